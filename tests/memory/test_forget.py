@@ -1,0 +1,74 @@
+from tests.memory.helpers import T0, cand, say
+from workbench.memory import EventKind, ReasonCode, Status, WorkingMemory
+
+
+def everything_visible(memory: WorkingMemory) -> str:
+    """All text memory can still show: facts with quotations, the prompt block, every event."""
+    facts = " ".join(f"{f.key} {f.value} {f.evidence}" for f in memory.facts())
+    events = " ".join(
+        f"{e.describe()} {e.value} {e.previous} {e.evidence} {[r.detail for r in e.reasons]}"
+        for e in memory.ledger.latest()
+    )
+    return f"{facts}\n{memory.prompt_block()}\n{events}"
+
+
+def test_forget_one_key_keeps_the_others_and_leaves_no_residue():
+    memory = WorkingMemory()
+    say(memory, "module=Reporting; database=PostgreSQL")
+    say(memory, "module=Billing; database=SQL Server 2022")
+    turn = memory.begin_turn("module=Invoicing")
+    memory.reject(turn, ReasonCode.MALFORMED_OUTPUT, "output echoed module Invoicing")
+    outcome = memory.forget("module")
+    (event,) = outcome.events
+    assert (outcome.status, event.kind, event.key) == (Status.FORGOTTEN, EventKind.FORGOTTEN, "module")
+    assert [f.key for f in memory.facts()] == ["database"]
+    visible = everything_visible(memory)
+    for value in ("Reporting", "Billing", "Invoicing"):
+        assert value not in visible
+    assert "SQL Server 2022" in visible
+    assert "Forgot module." in event.describe()
+    assert memory.epoch == 1
+
+
+def test_forget_all_keeps_that_a_forget_happened_not_what():
+    memory = WorkingMemory()
+    say(memory, "module=Reporting; database=PostgreSQL")
+    say(memory, "customer=Contoso; symptom=timeouts at night")
+    memory.forget()
+    assert memory.facts() == ()
+    visible = everything_visible(memory)
+    for value in ("Reporting", "PostgreSQL", "Contoso", "timeouts at night"):
+        assert value not in visible
+    assert "No facts are stored" in memory.prompt_block()
+    last = memory.ledger.latest(1)[0]
+    assert (last.kind, last.key) == (EventKind.FORGOTTEN, None)
+    assert "Forgot every fact (4 removed)." in last.describe()
+    assert all(e.redacted for e in memory.ledger.latest() if e.kind is EventKind.ADMITTED)
+
+
+def test_forget_narrows_another_quotation_that_covered_the_forgotten_value():
+    memory = WorkingMemory()
+    text = "module=Billing; database=SQL Server 2022"
+    turn = memory.begin_turn(text)
+    memory.admit(turn, [cand("module", "Billing", text), cand("database", "SQL Server 2022", text)], T0)
+    memory.forget("database")
+    (fact,) = memory.facts()
+    assert (fact.key, fact.value, fact.evidence) == ("module", "Billing", "module=Billing")
+    assert "SQL Server 2022" not in everything_visible(memory)
+
+
+def test_forgetting_an_absent_key_still_advances_the_epoch():
+    memory = WorkingMemory()
+    turn = memory.begin_turn("module=Billing")
+    outcome = memory.forget("customer")
+    assert "it was not stored" in outcome.events[0].describe()
+    assert memory.admit(turn, [cand("module", "Billing")], T0).status is Status.STALE
+
+
+def test_evicted_values_are_forgotten_too():
+    memory = WorkingMemory()
+    say(memory, "product=Old")
+    say(memory, "module=M; customer=C; symptom=S; version=1; priority=high")
+    assert "product" not in {f.key for f in memory.facts()}
+    memory.forget("product")
+    assert "Old" not in everything_visible(memory)

@@ -1,0 +1,60 @@
+import threading
+
+from tests.memory.helpers import say
+from workbench.memory import EventKind, WorkingMemory
+
+
+def test_subscribers_receive_each_event_until_they_unsubscribe():
+    memory = WorkingMemory()
+    seen = []
+    unsubscribe = memory.ledger.subscribe(seen.append)
+    say(memory, "module=Reporting; database=PostgreSQL")
+    say(memory, "Where can I find logs?", origin="logs")
+    unsubscribe()
+    say(memory, "module=Billing")
+    assert [(e.kind, e.turn, e.origin) for e in seen] == [
+        (EventKind.ADMITTED, 1, "support"),
+        (EventKind.ADMITTED, 1, "support"),
+        (EventKind.NOTHING_DECLARED, 2, "logs"),
+    ]
+    assert [e.seq for e in seen] == [1, 2, 3]
+
+
+def test_a_subscriber_may_read_memory_without_deadlock():
+    memory = WorkingMemory()
+    snapshots = []
+    memory.ledger.subscribe(lambda _e: snapshots.append(len(memory.facts())))
+    worker = threading.Thread(target=say, args=(memory, "module=Billing"))
+    worker.start()
+    worker.join(timeout=5)
+    assert snapshots == [1]
+
+
+def test_ledger_is_bounded_and_reads_the_latest_n_oldest_first():
+    memory = WorkingMemory(ledger_capacity=3)
+    for i in range(5):
+        say(memory, f"version={i}")
+    assert [e.value for e in memory.ledger.latest()] == ["2", "3", "4"]
+    assert [e.value for e in memory.ledger.latest(2)] == ["3", "4"]
+    assert memory.ledger.latest(0) == []
+
+
+def test_concurrent_turns_from_threads_keep_every_invariant():
+    memory = WorkingMemory(ledger_capacity=2000)
+    barrier = threading.Barrier(8)
+
+    def worker(i: int) -> None:
+        barrier.wait()
+        for j in range(50):
+            say(memory, f"version={i}.{j}; customer=c{i}")
+
+    threads = [threading.Thread(target=worker, args=(i,)) for i in range(8)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(timeout=30)
+    events = memory.ledger.latest()
+    applied_turns = [e.turn for e in events if e.kind in (EventKind.ADMITTED, EventKind.REPLACED)]
+    assert applied_turns == sorted(applied_turns)
+    assert len({e.turn for e in events}) == 400  # every turn left a trace: applied or stale
+    assert len(memory.facts()) == 2

@@ -1,0 +1,16 @@
+"""The memory core stands alone: importing it pulls in neither the UI nor the agent runtime."""
+
+import subprocess
+import sys
+
+HEAVY = ("textual", "agent_framework", "openai")
+
+
+def imported_after(statement: str) -> list[str]:
+    probe = f"import sys; {statement}; print(' '.join(m for m in {HEAVY!r} if m in sys.modules))"
+    result = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)
+    return result.stdout.split()
+
+
+def test_memory_core_imports_neither_textual_nor_agent_framework():
+    assert imported_after("import workbench.memory") == []

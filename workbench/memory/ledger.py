@@ -1,0 +1,214 @@
+"""Every outcome of a memory update as an event, kept in a bounded, subscribable ledger.
+
+Events hold values only in fields that a forget can blank: `value`, `previous`,
+`evidence` and reason details. Sentences are rendered from fields on demand, so a
+redacted event cannot keep a forgotten value in a pre-rendered string.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections import deque
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, replace
+from datetime import datetime
+from enum import StrEnum
+
+from workbench.memory.contract import MAX_EVIDENCE_CHARS, MAX_FACTS, MAX_MESSAGE_CHARS, MAX_VALUE_CHARS
+
+
+class EventKind(StrEnum):
+    ADMITTED = "admitted"
+    REPLACED = "replaced"
+    EVICTED = "evicted"
+    REJECTED = "rejected"
+    STALE = "stale"
+    FORGOTTEN = "forgotten"
+    NOTHING_DECLARED = "nothing_declared"
+    ABANDONED = "abandoned"
+
+
+class ReasonCode(StrEnum):
+    UNKNOWN_KEY = "unknown_key"
+    DUPLICATE_KEY = "duplicate_key"
+    EMPTY_VALUE = "empty_value"
+    VALUE_TOO_LONG = "value_too_long"
+    EVIDENCE_MISSING = "evidence_missing"
+    EVIDENCE_TOO_LONG = "evidence_too_long"
+    EVIDENCE_NOT_IN_MESSAGE = "evidence_not_in_message"
+    VALUE_NOT_IN_EVIDENCE = "value_not_in_evidence"
+    TOO_MANY_FACTS = "too_many_facts"
+    DECLARATION_MISMATCH = "declaration_mismatch"
+    MESSAGE_TOO_LONG = "message_too_long"
+    MALFORMED_OUTPUT = "malformed_output"
+
+
+_GENERIC: dict[ReasonCode, str] = {
+    ReasonCode.UNKNOWN_KEY: "the key is not one of the allowed keys",
+    ReasonCode.DUPLICATE_KEY: "the key appears more than once in the batch",
+    ReasonCode.EMPTY_VALUE: "the value is empty",
+    ReasonCode.VALUE_TOO_LONG: f"the value is longer than {MAX_VALUE_CHARS} characters",
+    ReasonCode.EVIDENCE_MISSING: "no quotation of the message was given",
+    ReasonCode.EVIDENCE_TOO_LONG: f"the quotation is longer than {MAX_EVIDENCE_CHARS} characters",
+    ReasonCode.EVIDENCE_NOT_IN_MESSAGE: "the quotation is not an exact part of the message",
+    ReasonCode.VALUE_NOT_IN_EVIDENCE: "the quotation does not contain the value",
+    ReasonCode.TOO_MANY_FACTS: f"one message may carry at most {MAX_FACTS} facts",
+    ReasonCode.DECLARATION_MISMATCH: "the candidates do not match the message's key=value declarations",
+    ReasonCode.MESSAGE_TOO_LONG: f"the message is longer than {MAX_MESSAGE_CHARS} characters",
+    ReasonCode.MALFORMED_OUTPUT: "the writer's output is not a valid extraction",
+}
+
+_REMOVED = "(removed by forget)"
+
+
+@dataclass(frozen=True)
+class Reason:
+    """Why one candidate (or, with `key` None, the whole batch) failed."""
+
+    code: ReasonCode
+    key: str | None
+    detail: str
+
+    @property
+    def generic(self) -> str:
+        return _GENERIC[self.code]
+
+    def redacted(self) -> Reason:
+        return replace(self, detail=self.generic)
+
+    def sentence(self) -> str:
+        where = f"{self.key!r}: " if self.key is not None else ""
+        return f"{where}{self.detail} [{self.code}]"
+
+
+@dataclass(frozen=True)
+class MemoryEvent:
+    seq: int
+    kind: EventKind
+    at: datetime
+    epoch: int
+    turn: int | None = None
+    origin: str = ""
+    key: str | None = None
+    value: str | None = None
+    previous: str | None = None
+    evidence: str | None = None
+    fact_turn: int | None = None
+    keys: tuple[str, ...] = ()
+    reasons: tuple[Reason, ...] = ()
+    detail: str = ""
+    redacted: bool = False
+
+    def values_of(self, key: str) -> set[str]:
+        """The values of `key` this event holds."""
+        if self.key != key:
+            return set()
+        return {v for v in (self.value, self.previous) if v}
+
+    def redact(self, key: str | None = None, values: frozenset[str] = frozenset()) -> MemoryEvent:
+        """A copy without what a forget removed: everything when `key` is None; otherwise every
+        field of an event about `key`, and any field elsewhere that holds one of `values`."""
+
+        def holds(text: str | None) -> bool:
+            return text is not None and (key is None or self.key == key or any(v in text for v in values))
+
+        def reason_holds(reason: Reason) -> bool:
+            return key is None or reason.key in (key, None) or any(v in reason.detail for v in values)
+
+        if not (
+            any(holds(t) for t in (self.value, self.previous, self.evidence))
+            or any(reason_holds(r) for r in self.reasons)
+        ):
+            return self
+        return replace(
+            self,
+            value=None if holds(self.value) else self.value,
+            previous=None if holds(self.previous) else self.previous,
+            evidence=None if holds(self.evidence) else self.evidence,
+            reasons=tuple(r.redacted() if reason_holds(r) else r for r in self.reasons),
+            redacted=True,
+        )
+
+    def describe(self) -> str:
+        """One sentence a person understands. Text is literal: render it without markup."""
+        turn = f"turn {self.turn}" if self.turn is not None else "no turn"
+        value = _quoted(self.value)
+        match self.kind:
+            case EventKind.ADMITTED:
+                return f"{self.key} = {value} admitted from {turn}, quoting {_quoted(self.evidence)}."
+            case EventKind.REPLACED:
+                return (
+                    f"{self.key} replaced: {_quoted(self.previous)} -> {value} "
+                    f"({turn}, quoting {_quoted(self.evidence)})."
+                )
+            case EventKind.EVICTED:
+                return (
+                    f"{self.key} = {value} (turn {self.fact_turn}) evicted: the store holds at most "
+                    f"{MAX_FACTS} facts and it was the oldest."
+                )
+            case EventKind.REJECTED:
+                reasons = "; ".join(r.sentence() for r in self.reasons)
+                return (
+                    f"Rejected the whole batch of {turn}: {reasons}. Nothing was stored and no "
+                    "fallback was attempted; the facts are as they were."
+                )
+            case EventKind.STALE:
+                return f"Dropped the update of {turn} as stale: {self.detail}. Nothing changed."
+            case EventKind.FORGOTTEN:
+                return f"{self.detail} Updates issued before this point can no longer apply."
+            case EventKind.NOTHING_DECLARED:
+                return f"{turn.capitalize()} declares no key=value facts: nothing to admit."
+            case EventKind.ABANDONED:
+                return f"{turn.capitalize()} ended without a memory update: {self.detail}. Facts are unchanged."
+        raise AssertionError(self.kind)
+
+
+def _quoted(text: str | None) -> str:
+    return _REMOVED if text is None else repr(text)
+
+
+Subscriber = Callable[[MemoryEvent], None]
+
+
+class Ledger:
+    """The latest events, oldest first, bounded to `capacity`. Not locked on its own:
+    `WorkingMemory` writes it under its lock and notifies subscribers after releasing it."""
+
+    def __init__(self, capacity: int = 500) -> None:
+        self._events: deque[MemoryEvent] = deque(maxlen=capacity)
+        self._seq = 0
+        self._subscribers: list[Subscriber] = []
+        self._subscribers_lock = threading.Lock()
+
+    def _record(self, **fields: object) -> MemoryEvent:
+        self._seq += 1
+        event = MemoryEvent(seq=self._seq, **fields)  # type: ignore[arg-type]
+        self._events.append(event)
+        return event
+
+    def _redact(self, key: str | None, values: frozenset[str] = frozenset()) -> None:
+        self._events = deque((e.redact(key, values) for e in self._events), maxlen=self._events.maxlen)
+
+    def latest(self, n: int | None = None) -> list[MemoryEvent]:
+        """The last `n` events (all when None), oldest first."""
+        events = list(self._events)
+        return events if n is None else events[-n:] if n > 0 else []
+
+    def subscribe(self, callback: Subscriber) -> Callable[[], None]:
+        """Call `callback` with each new event, from the thread that caused it. Returns an unsubscribe function."""
+        with self._subscribers_lock:
+            self._subscribers.append(callback)
+
+        def unsubscribe() -> None:
+            with self._subscribers_lock:
+                if callback in self._subscribers:
+                    self._subscribers.remove(callback)
+
+        return unsubscribe
+
+    def _notify(self, events: Iterable[MemoryEvent]) -> None:
+        with self._subscribers_lock:
+            subscribers = list(self._subscribers)
+        for event in events:
+            for callback in subscribers:
+                callback(event)

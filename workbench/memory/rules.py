@@ -1,0 +1,145 @@
+"""The host's checks: store rules for any batch, and the match against the message's declarations.
+
+Each function returns reasons and never raises for bad input: a failure is data to show.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from workbench.memory.contract import (
+    ALLOWED_KEYS,
+    MAX_EVIDENCE_CHARS,
+    MAX_FACTS,
+    MAX_MESSAGE_CHARS,
+    MAX_VALUE_CHARS,
+    ParsedMessage,
+    explain_key,
+)
+from workbench.memory.ledger import Reason, ReasonCode
+from workbench.memory.records import FactCandidate
+
+
+def check_message(user_text: str) -> Reason | None:
+    if len(user_text) > MAX_MESSAGE_CHARS:
+        return Reason(
+            ReasonCode.MESSAGE_TOO_LONG,
+            None,
+            f"the message has {len(user_text)} characters; at most {MAX_MESSAGE_CHARS} are read",
+        )
+    return None
+
+
+def _value_problem(key: str, value: str) -> Reason | None:
+    if not value.strip():
+        return Reason(ReasonCode.EMPTY_VALUE, key, "the value is empty")
+    if len(value) > MAX_VALUE_CHARS:
+        return Reason(
+            ReasonCode.VALUE_TOO_LONG, key, f"the value has {len(value)} characters; at most {MAX_VALUE_CHARS}"
+        )
+    return None
+
+
+def _candidate_problem(user_text: str, candidate: FactCandidate, seen: set[str]) -> Reason | None:
+    key, value, evidence = candidate.key, candidate.value, candidate.evidence
+    if key not in ALLOWED_KEYS:
+        return Reason(ReasonCode.UNKNOWN_KEY, key, explain_key(key))
+    if key in seen:
+        return Reason(ReasonCode.DUPLICATE_KEY, key, "the batch proposes this key more than once")
+    if problem := _value_problem(key, value):
+        return problem
+    if not evidence.strip():
+        return Reason(ReasonCode.EVIDENCE_MISSING, key, "no quotation of the message was given")
+    if len(evidence) > MAX_EVIDENCE_CHARS:
+        return Reason(
+            ReasonCode.EVIDENCE_TOO_LONG,
+            key,
+            f"the quotation has {len(evidence)} characters; at most {MAX_EVIDENCE_CHARS}",
+        )
+    if evidence not in user_text:
+        return Reason(
+            ReasonCode.EVIDENCE_NOT_IN_MESSAGE,
+            key,
+            f"the quotation {evidence!r} is not an exact part of the message",
+        )
+    if value not in evidence:
+        return Reason(
+            ReasonCode.VALUE_NOT_IN_EVIDENCE,
+            key,
+            f"the quotation {evidence!r} does not contain the value {value!r}",
+        )
+    return None
+
+
+def check_candidates(user_text: str, candidates: Sequence[FactCandidate]) -> list[Reason]:
+    """The store rules: at most five candidates, unique allowed keys, bounded non-blank values
+    and quotations, each quotation an exact part of the message that contains its value."""
+    reasons: list[Reason] = []
+    if len(candidates) > MAX_FACTS:
+        reasons.append(
+            Reason(ReasonCode.TOO_MANY_FACTS, None, f"{len(candidates)} candidates; at most {MAX_FACTS} per batch")
+        )
+    seen: set[str] = set()
+    for candidate in candidates:
+        if problem := _candidate_problem(user_text, candidate, seen):
+            reasons.append(problem)
+        seen.add(candidate.key)
+    return reasons
+
+
+def check_declarations(parsed: ParsedMessage, candidates: Sequence[FactCandidate]) -> list[Reason]:
+    """The host check: the candidates are exactly the message's declarations, key for key and
+    value for value, and the declarations themselves are admissible."""
+    reasons: list[Reason] = [
+        Reason(ReasonCode.UNKNOWN_KEY, key, f"declared in the message, but {explain_key(key)}")
+        for key in parsed.lookalike_keys
+    ]
+    declared = parsed.declarations
+    if len(declared) > MAX_FACTS:
+        reasons.append(
+            Reason(ReasonCode.TOO_MANY_FACTS, None, f"the message declares {len(declared)} keys; at most {MAX_FACTS}")
+        )
+    proposed = {c.key for c in candidates}
+    for candidate in candidates:
+        if candidate.key not in declared:
+            reasons.append(
+                Reason(
+                    ReasonCode.DECLARATION_MISMATCH,
+                    candidate.key,
+                    "the message declares no such key: no guessed fact is admitted",
+                )
+            )
+        elif candidate.value != declared[candidate.key]:
+            reasons.append(
+                Reason(
+                    ReasonCode.DECLARATION_MISMATCH,
+                    candidate.key,
+                    f"the proposed value {candidate.value!r} is not the declared {declared[candidate.key]!r}",
+                )
+            )
+    for key, value in declared.items():
+        if key in proposed:
+            continue
+        if key not in ALLOWED_KEYS:
+            reasons.append(Reason(ReasonCode.UNKNOWN_KEY, key, f"declared in the message, but {explain_key(key)}"))
+        elif problem := _value_problem(key, value):
+            reasons.append(problem)
+        else:
+            reasons.append(
+                Reason(
+                    ReasonCode.DECLARATION_MISMATCH, key, "the message declares this key but no candidate carries it"
+                )
+            )
+    return reasons
+
+
+def first_per_key(reasons: list[Reason]) -> tuple[Reason, ...]:
+    """One reason per failed candidate (the first found), and each batch-level code once."""
+    seen: set[str | ReasonCode] = set()
+    kept: list[Reason] = []
+    for reason in reasons:
+        mark = reason.key if reason.key is not None else reason.code
+        if mark not in seen:
+            seen.add(mark)
+            kept.append(reason)
+    return tuple(kept)

@@ -1,0 +1,263 @@
+"""The bounded working memory: one admission path, atomic batches, tickets, forget without residue."""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, replace
+from datetime import UTC, datetime
+from enum import StrEnum
+
+from workbench.memory.contract import MAX_FACTS, parse_message
+from workbench.memory.ledger import EventKind, Ledger, MemoryEvent, Reason, ReasonCode
+from workbench.memory.prompt import to_prompt_block
+from workbench.memory.records import Fact, FactCandidate, MemoryTurn
+from workbench.memory.rules import check_candidates, check_declarations, check_message, first_per_key
+
+
+class Status(StrEnum):
+    APPLIED = "applied"
+    REJECTED = "rejected"
+    STALE = "stale"
+    NOTHING_DECLARED = "nothing_declared"
+    ABANDONED = "abandoned"
+    FORGOTTEN = "forgotten"
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """What one call did to memory, and the events it recorded."""
+
+    status: Status
+    events: tuple[MemoryEvent, ...]
+
+    @property
+    def applied(self) -> bool:
+        return self.status is Status.APPLIED
+
+
+def utc_now() -> datetime:
+    return datetime.now(UTC)
+
+
+class WorkingMemory:
+    """At most five facts shared by every agent, changed only through verified batches.
+
+    Tickets: `begin_turn` issues one per user message, numbered in submission order across
+    epochs. A ticket settles once (applied, rejected, stale, nothing declared or abandoned).
+    It is stale when a forget advanced the epoch since it was issued, when it was already
+    settled, or when a later turn has already applied: so a later turn's value is never
+    overwritten by an earlier one's, whatever order extractions finish in.
+    """
+
+    def __init__(self, *, ledger_capacity: int = 500, clock: Callable[[], datetime] = utc_now) -> None:
+        self._lock = threading.RLock()
+        self._clock = clock
+        self._facts: dict[str, Fact] = {}
+        self._declaration_text: dict[str, str] = {}
+        self._epoch = 0
+        self._turn = 0
+        self._last_applied = 0
+        self._pending: dict[int, MemoryTurn] = {}
+        self.ledger = Ledger(ledger_capacity)
+
+    @property
+    def epoch(self) -> int:
+        return self._epoch
+
+    @property
+    def turn(self) -> int:
+        """The number of the latest ticket issued."""
+        return self._turn
+
+    def facts(self) -> tuple[Fact, ...]:
+        """A snapshot, oldest first (turn, then key): the first fact is the next to be evicted."""
+        with self._lock:
+            return tuple(sorted(self._facts.values(), key=lambda f: (f.turn, f.key)))
+
+    def prompt_block(self) -> str:
+        return to_prompt_block(self.facts())
+
+    def begin_turn(self, user_text: str, origin: str = "") -> MemoryTurn:
+        with self._lock:
+            self._turn += 1
+            ticket = MemoryTurn(epoch=self._epoch, number=self._turn, user_text=user_text, origin=origin)
+            self._pending[ticket.number] = ticket
+            return ticket
+
+    def admit(
+        self, turn: MemoryTurn, candidates: Sequence[FactCandidate], recorded_at: datetime | None = None
+    ) -> Outcome:
+        """Host check and store update as one step: the candidates must be exactly the message's
+        declarations and pass the store rules, or nothing changes."""
+        return self._settle(turn, candidates, recorded_at, match_declarations=True)
+
+    def apply(self, turn: MemoryTurn, candidates: Sequence[FactCandidate], recorded_at: datetime) -> Outcome:
+        """The store rules alone, without the match against declarations."""
+        return self._settle(turn, candidates, recorded_at, match_declarations=False)
+
+    def reject(self, turn: MemoryTurn, code: ReasonCode, detail: str) -> Outcome:
+        """Settle a ticket whose batch never became candidates (for example unreadable writer output)."""
+        return self._locked_then_notify(lambda: self._stale(turn) or self._reject(turn, (Reason(code, None, detail),)))
+
+    def abandon(self, turn: MemoryTurn, detail: str) -> Outcome:
+        """Settle a ticket whose turn failed before extraction (model error, timeout, cancel)."""
+
+        def settle() -> Outcome:
+            if stale := self._stale(turn):
+                return stale
+            self._release(turn)
+            return self._outcome(Status.ABANDONED, self._record(EventKind.ABANDONED, turn, detail=detail))
+
+        return self._locked_then_notify(settle)
+
+    def forget(self, key: str | None = None) -> Outcome:
+        """Remove one key, or everything, and advance the epoch so no earlier ticket can apply.
+        Afterwards no fact, event or prompt block holds a forgotten value."""
+
+        def run() -> Outcome:
+            if key is None:
+                count = len(self._facts)
+                self._facts.clear()
+                self._declaration_text.clear()
+                self.ledger._redact(None)
+                detail = f"Forgot every fact ({count} removed)."
+            else:
+                values = {f.value for f in (self._facts.pop(key, None),) if f is not None}
+                self._declaration_text.pop(key, None)
+                for event in self.ledger.latest():
+                    values |= event.values_of(key)
+                self._narrow_evidence(frozenset(values))
+                self.ledger._redact(key, frozenset(values))
+                detail = f"Forgot {key}." if values else f"Forgot {key} (it was not stored)."
+            self._epoch += 1
+            self._pending.clear()
+            return self._outcome(Status.FORGOTTEN, self._record(EventKind.FORGOTTEN, None, key=key, detail=detail))
+
+        return self._locked_then_notify(run)
+
+    # -- internals, called with the lock held ---------------------------------------------
+
+    def _locked_then_notify(self, action: Callable[[], Outcome]) -> Outcome:
+        with self._lock:
+            outcome = action()
+        self.ledger._notify(outcome.events)
+        return outcome
+
+    def _settle(
+        self,
+        turn: MemoryTurn,
+        candidates: Sequence[FactCandidate],
+        recorded_at: datetime | None,
+        *,
+        match_declarations: bool,
+    ) -> Outcome:
+        when = _as_utc(recorded_at) if recorded_at is not None else None
+
+        def run() -> Outcome:
+            if too_long := check_message(turn.user_text):
+                return self._reject(turn, (too_long,))
+            if stale := self._stale(turn):
+                return stale
+            parsed = parse_message(turn.user_text)
+            reasons = check_candidates(turn.user_text, candidates)
+            if match_declarations:
+                reasons += check_declarations(parsed, candidates)
+            if reasons:
+                return self._reject(turn, first_per_key(reasons), candidates)
+            self._release(turn)
+            if not candidates:
+                return self._outcome(Status.NOTHING_DECLARED, self._record(EventKind.NOTHING_DECLARED, turn))
+            own_text = {k: s.text for k, s in parsed.segments.items()}
+            return self._store(turn, candidates, when or self._clock(), own_text)
+
+        return self._locked_then_notify(run)
+
+    def _stale(self, turn: MemoryTurn) -> Outcome | None:
+        if turn.epoch != self._epoch:
+            why = (
+                "it was issued before a forget, so it may not bring anything back"
+                if turn.epoch < self._epoch
+                else "its ticket was never issued"
+            )
+        elif self._pending.get(turn.number) != turn:
+            why = "its ticket was already settled or never issued"
+        elif turn.number <= self._last_applied:
+            why = f"a later turn ({self._last_applied}) has already updated memory"
+        else:
+            return None
+        self._release(turn)
+        return self._outcome(Status.STALE, self._record(EventKind.STALE, turn, detail=why))
+
+    def _release(self, turn: MemoryTurn) -> None:
+        if self._pending.get(turn.number) == turn:
+            del self._pending[turn.number]
+
+    def _reject(
+        self, turn: MemoryTurn, reasons: tuple[Reason, ...], candidates: Sequence[FactCandidate] = ()
+    ) -> Outcome:
+        self._release(turn)
+        event = self._record(EventKind.REJECTED, turn, keys=tuple(c.key for c in candidates), reasons=reasons)
+        return self._outcome(Status.REJECTED, event)
+
+    def _store(
+        self, turn: MemoryTurn, candidates: Sequence[FactCandidate], when: datetime, own_text: dict[str, str]
+    ) -> Outcome:
+        events: list[MemoryEvent] = []
+        for c in candidates:
+            previous = self._facts.get(c.key)
+            self._facts[c.key] = Fact(c.key, c.value, c.evidence, turn.number, when)
+            self._declaration_text[c.key] = own_text.get(c.key, c.evidence)
+            kind = EventKind.REPLACED if previous is not None and previous.value != c.value else EventKind.ADMITTED
+            events.append(
+                self._record(
+                    kind,
+                    turn,
+                    key=c.key,
+                    value=c.value,
+                    previous=previous.value if previous else None,
+                    evidence=c.evidence,
+                )
+            )
+        while len(self._facts) > MAX_FACTS:
+            oldest = min(self._facts.values(), key=lambda f: (f.turn, f.key))
+            del self._facts[oldest.key]
+            self._declaration_text.pop(oldest.key, None)
+            events.append(
+                self._record(
+                    EventKind.EVICTED,
+                    turn,
+                    key=oldest.key,
+                    value=oldest.value,
+                    evidence=oldest.evidence,
+                    fact_turn=oldest.turn,
+                )
+            )
+        self._last_applied = turn.number
+        return Outcome(Status.APPLIED, tuple(events))
+
+    def _narrow_evidence(self, values: frozenset[str]) -> None:
+        """A remaining fact whose quotation also covers a forgotten value keeps only its own declaration."""
+        for key, fact in list(self._facts.items()):
+            if any(v in fact.evidence for v in values):
+                self._facts[key] = replace(fact, evidence=self._declaration_text.get(key, fact.value))
+
+    def _record(self, kind: EventKind, turn: MemoryTurn | None, **fields: object) -> MemoryEvent:
+        return self.ledger._record(
+            kind=kind,
+            at=self._clock(),
+            epoch=self._epoch,
+            turn=turn.number if turn else None,
+            origin=turn.origin if turn else "",
+            **fields,
+        )
+
+    @staticmethod
+    def _outcome(status: Status, event: MemoryEvent) -> Outcome:
+        return Outcome(status, (event,))
+
+
+def _as_utc(moment: datetime) -> datetime:
+    if moment.tzinfo is None or moment.utcoffset() is None:
+        raise ValueError("recorded_at must be timezone-aware (UTC)")
+    return moment.astimezone(UTC)
