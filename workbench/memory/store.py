@@ -78,6 +78,11 @@ class WorkingMemory:
     def prompt_block(self) -> str:
         return to_prompt_block(self.facts())
 
+    def is_open(self, turn: MemoryTurn) -> bool:
+        """Whether this ticket is issued, current and not yet settled."""
+        with self._lock:
+            return turn.epoch == self._epoch and self._pending.get(turn.number) == turn
+
     def begin_turn(self, user_text: str, origin: str = "") -> MemoryTurn:
         with self._lock:
             self._turn += 1

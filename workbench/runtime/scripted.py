@@ -1,0 +1,168 @@
+"""The built-in model: deterministic, offline, and honest about being a script.
+
+Every reply is derived only from the request it receives (instructions, the working-memory
+block, earlier messages, the question), so what an agent was sent is visible in what it says:
+forget a fact and the answer changes; keep a stale value in history and the answer shows it.
+It reports no token usage. It qualifies no model.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+import json
+import re
+from collections.abc import AsyncIterator, Awaitable, Mapping, Sequence
+from typing import Any, ClassVar
+
+from agent_framework import (
+    BaseChatClient,
+    ChatMiddlewareLayer,
+    ChatResponse,
+    ChatResponseUpdate,
+    Content,
+    FunctionInvocationLayer,
+    Message,
+    ResponseStream,
+)
+from agent_framework.observability import ChatTelemetryLayer
+
+from workbench.memory import Extraction, declared_candidates, parse_declarations
+from workbench.memory.prompt import BLOCK_END, BLOCK_START
+
+SCRIPTED_LABEL = "scripted (built-in, deterministic; qualifies no model)"
+
+_FACT_LINE = re.compile(r'^- (?P<key>\w+) = (?P<value>"(?:[^"\\]|\\.)*") \(turn (?P<turn>\d+)\)$', re.MULTILINE)
+_BLOCK = re.compile(re.escape(BLOCK_START) + r".*?" + re.escape(BLOCK_END), re.DOTALL)
+
+
+def split_block(text: str) -> tuple[str | None, str]:
+    """The last working-memory block in `text` (if any) and the text without blocks."""
+    blocks = _BLOCK.findall(text)
+    return (blocks[-1] if blocks else None), _BLOCK.sub("", text).strip()
+
+
+def facts_in_block(block: str) -> list[tuple[str, str]]:
+    return [(m["key"], json.loads(m["value"])) for m in _FACT_LINE.finditer(block)]
+
+
+def _persona(instructions: str) -> str:
+    for persona in ("support", "logs", "summarizer"):
+        if f"the {persona} agent" in instructions.lower():
+            return persona
+    return "assistant"
+
+
+def _list(pairs: Sequence[tuple[str, str]]) -> str:
+    return ", ".join(f"{k}={v}" for k, v in pairs)
+
+
+def compose_reply(instructions: str, texts: Sequence[tuple[str, str]]) -> str:
+    """A deterministic answer that says what the request (role, text pairs) contained."""
+    block = None
+    for _, text in texts:
+        block = split_block(text)[0] or block
+    # What the user wrote, without blocks; a message that was only a block is context, not a turn.
+    said = [rest for role, text in texts if role == "user" and (rest := split_block(text)[1])]
+    question = said[-1] if said else ""
+    earlier = said[:-1]
+    facts = facts_in_block(block) if block else []
+    remembered = [(k, v) for text in earlier for k, v in parse_declarations(text).items()]
+    persona = _persona(instructions)
+
+    lines = [f"**{persona}** (scripted) on: {question[:120] or '(empty message)'}"]
+    if block is None:
+        lines.append("- Working memory: not in this request.")
+    elif facts:
+        lines.append(f"- Working memory (unverified, authorizes nothing): {_list(facts)}.")
+    else:
+        lines.append("- Working memory: empty.")
+    if earlier:
+        seen = f"; declarations seen there: {_list(remembered)}" if remembered else ""
+        lines.append(f"- History: {len(earlier)} earlier user message(s){seen}.")
+    else:
+        lines.append("- History: none.")
+    lines.append(_advice(persona, dict(facts) or dict(remembered)))
+    return "\n".join(lines)
+
+
+def _advice(persona: str, facts: Mapping[str, str]) -> str:
+    where = " / ".join(facts[k] for k in ("product", "module", "database", "environment") if k in facts)
+    if persona == "logs":
+        if "log" in facts:
+            return f"- Logs: start with {facts['log']}" + (f" for {where}." if where else ".")
+        return "- Logs: no log location is declared; declare one with log=PATH." + (
+            f" Context: {where}." if where else ""
+        )
+    if persona == "support":
+        constraint = f" Respect: {facts['constraint']}." if "constraint" in facts else ""
+        target = f" for {where}" if where else ""
+        return f"- Next step: reproduce the symptom{target} and collect logs.{constraint}"
+    return "- No advice: this persona is not scripted."
+
+
+def summarize(texts: Sequence[tuple[str, str]]) -> str:
+    """A deterministic summary: the declarations of the conversation, last value per key."""
+    pairs: dict[str, str] = {}
+    for role, text in texts:
+        if role == "user":
+            pairs.update(parse_declarations(split_block(text)[1]))
+    return f"Summary (scripted): {_list(list(pairs.items()))}." if pairs else "Summary (scripted): no declarations."
+
+
+def scripted_reply(instructions: str, texts: Sequence[tuple[str, str]], *, structured: bool) -> str:
+    """The whole scripted model as a function of the request: writer JSON, summary, or an answer."""
+    if structured:
+        user = [text for role, text in texts if role == "user"]
+        return Extraction(facts=declared_candidates(user[-1] if user else "")).model_dump_json()
+    if _persona(instructions) == "summarizer":
+        return summarize(texts)
+    return compose_reply(instructions, texts)
+
+
+class RawScriptedChatClient(BaseChatClient):
+    OTEL_PROVIDER_NAME: ClassVar[str] = "workbench.scripted"
+
+    def __init__(self, *, delay: float = 0.0, **kwargs: Any) -> None:
+        """`delay` seconds pass before each streamed word (tests use it to interleave turns)."""
+        super().__init__(**kwargs)
+        self.delay = delay
+        self._ids = itertools.count(1)
+
+    def _reply(self, messages: Sequence[Message], options: Mapping[str, Any]) -> str:
+        return scripted_reply(
+            str(options.get("instructions") or ""),
+            [(str(m.role), m.text or "") for m in messages],
+            structured=options.get("response_format") is not None,
+        )
+
+    def _inner_get_response(
+        self, *, messages: Sequence[Message], stream: bool, options: Mapping[str, Any], **kwargs: Any
+    ) -> Awaitable[ChatResponse] | ResponseStream[ChatResponseUpdate, ChatResponse]:
+        text = self._reply(messages, options)
+        message_id = f"scripted-{next(self._ids)}"
+        if stream:
+
+            async def words() -> AsyncIterator[ChatResponseUpdate]:
+                for piece in re.findall(r"\S+\s*|\s+", text):
+                    if self.delay:
+                        await asyncio.sleep(self.delay)
+                    yield ChatResponseUpdate(
+                        role="assistant", contents=[Content.from_text(piece)], message_id=message_id
+                    )
+
+            return self._build_response_stream(words(), response_format=options.get("response_format"))
+
+        async def whole() -> ChatResponse:
+            if self.delay:
+                await asyncio.sleep(self.delay)
+            return ChatResponse(
+                messages=[Message(role="assistant", contents=[Content.from_text(text)], message_id=message_id)],
+                response_format=options.get("response_format"),
+            )
+
+        return whole()
+
+
+class ScriptedChatClient(FunctionInvocationLayer, ChatMiddlewareLayer, ChatTelemetryLayer, RawScriptedChatClient):
+    """The built-in model with the framework's standard layers, like any production client."""
