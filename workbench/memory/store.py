@@ -165,9 +165,9 @@ class WorkingMemory:
             if stale := self._stale(turn):
                 return stale
             parsed = parse_message(turn.user_text)
-            reasons = check_candidates(turn.user_text, candidates)
-            if match_declarations:
-                reasons += check_declarations(parsed, candidates)
+            # A mismatch with the declarations is the most telling reason, so it is listed first.
+            reasons = check_declarations(parsed, candidates) if match_declarations else []
+            reasons += check_candidates(turn.user_text, candidates)
             if reasons:
                 return self._reject(turn, first_per_key(reasons), candidates)
             self._release(turn)

@@ -11,6 +11,7 @@ from typing import Any
 
 from agent_framework import ChatContext, ChatMiddleware, ChatResponse
 
+from workbench.runtime.failures import explain_failure
 from workbench.runtime.usage import Usage, usage_from_details
 
 # The turn a model call belongs to; set by the runtime around each turn. Context variables
@@ -87,7 +88,7 @@ class RecordingMiddleware(ChatMiddleware):
         try:
             await call_next()
         except BaseException as exc:
-            record.error = f"{type(exc).__name__}: {exc}"
+            record.error = explain_failure(exc)
             raise
         if context.stream:
 

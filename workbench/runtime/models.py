@@ -26,6 +26,7 @@ class ModelConfig:
     writer_model: str | None = None
     api_key: str | None = field(default=None, repr=False)
     timeout: float = 120.0
+    max_retries: int = 2
 
     @classmethod
     def from_options(
@@ -90,7 +91,7 @@ def build_models(config: ModelConfig, *, scripted_delay: float = 0.0) -> ModelSe
         api_key=config.api_key or LOCAL_PLACEHOLDER_KEY,
         base_url=config.base_url,
         timeout=config.timeout,
-        max_retries=2,
+        max_retries=config.max_retries,
     )
     agent_client = OpenAIChatCompletionClient(config.model, async_client=sdk)
     writer_model = config.writer_model or config.model

@@ -1,0 +1,91 @@
+"""Model configuration: the built-in model by default, live only when a model is named, clear errors."""
+
+import subprocess
+import sys
+
+import pytest
+
+from tests.runtime.helpers import live
+from tests.support.openai_server import Canned
+from workbench.runtime import ConfigError, ModelConfig, build_models
+from workbench.runtime.scripted import SCRIPTED_LABEL
+
+SECRET = "sk-test-DO-NOT-LEAK-0123456789abcdef"
+
+
+def test_default_is_the_scripted_model_even_with_a_key_in_the_environment(monkeypatch):
+    monkeypatch.setenv("OPENAI_API_KEY", SECRET)
+    config = ModelConfig.from_options()
+    assert not config.is_live
+    assert build_models(config).agent_label == SCRIPTED_LABEL
+
+
+def test_live_model_needs_a_key_or_a_local_server():
+    with pytest.raises(ConfigError, match="OPENAI_API_KEY"):
+        ModelConfig.from_options(model="gpt-4o-mini")
+
+
+def test_base_url_needs_a_model():
+    with pytest.raises(ConfigError, match="--model"):
+        ModelConfig.from_options(base_url="http://127.0.0.1:11434/v1")
+
+
+def test_local_server_needs_no_key(monkeypatch):
+    monkeypatch.setenv("OPENAI_BASE_URL", "http://127.0.0.1:11434/v1")
+    config = ModelConfig.from_options(model="llama3.2")
+    assert config.is_live and config.api_key is None
+    models = build_models(config)
+    assert models.agent_label == "llama3.2 @ 127.0.0.1:11434"
+    assert models.writer_client is models.agent_client
+
+
+def test_separate_writer_model(monkeypatch):
+    monkeypatch.setenv("OPENAI_API_KEY", SECRET)
+    models = build_models(ModelConfig.from_options(model="big", writer_model="small"))
+    assert (models.agent_label, models.writer_label) == ("big @ api.openai.com", "small @ api.openai.com")
+    assert models.writer_client is not models.agent_client
+
+
+def test_the_key_is_not_in_the_config_repr(monkeypatch):
+    monkeypatch.setenv("OPENAI_API_KEY", SECRET)
+    config = ModelConfig.from_options(model="gpt-4o-mini")
+    assert SECRET not in repr(config) and SECRET not in repr(build_models(config))
+
+
+def test_the_sdk_is_imported_only_for_a_live_model():
+    probe = (
+        "import sys; from workbench.runtime import ModelConfig, build_models; build_models(ModelConfig()); "
+        "print('openai' in sys.modules)"
+    )
+    out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True).stdout
+    assert out.strip() == "False"
+
+
+async def test_a_rejected_key_is_explained_without_the_key(loopback, monkeypatch):
+    monkeypatch.setenv("OPENAI_API_KEY", SECRET)
+    runtime = live(loopback.base_url)
+    loopback.enqueue(Canned(status=401, body={"error": {"message": f"Incorrect API key provided: {SECRET}"}}))
+    result = await runtime.ask("support", "module=Billing")
+    assert "refused the API key (HTTP 401): check OPENAI_API_KEY" in result.error
+    everything = result.error + " ".join(e.describe() for e in runtime.memory.ledger.latest())
+    everything += " ".join(c.error for c in runtime.calls.records())
+    assert SECRET not in everything and "sk-test" not in everything
+
+
+async def test_a_writer_call_rejected_for_its_key_leaves_no_key_behind(loopback, monkeypatch):
+    monkeypatch.setenv("OPENAI_API_KEY", SECRET)
+    runtime = live(loopback.base_url)
+    loopback.enqueue(Canned(), Canned(status=403, body={"error": {"message": f"key {SECRET} is not allowed"}}))
+    result = await runtime.ask("support", "module=Billing")
+    assert result.ok
+    writer_call = runtime.calls.records(purpose="writer")[0]
+    assert "HTTP 403" in writer_call.error
+    everything = writer_call.error + " ".join(e.describe() for e in runtime.memory.ledger.latest())
+    assert SECRET not in everything and "sk-test" not in everything
+
+
+async def test_an_unknown_model_is_explained(loopback):
+    runtime = live(loopback.base_url)
+    loopback.enqueue(Canned(status=404, body={"error": {"message": "model 'x' not found"}}))
+    result = await runtime.ask("support", "hello")
+    assert "HTTP 404" in result.error and "--model" in result.error

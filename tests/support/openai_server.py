@@ -1,0 +1,162 @@
+"""A real HTTP server on loopback that speaks OpenAI's /v1/chat/completions, for tests.
+
+By default it answers like the built-in scripted model and reports usage, so the live client
+path (HTTP, SSE streaming, structured output, usage) is exercised for real. Tests can queue
+canned replies or HTTP errors, add a delay, and read every request it received.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+from collections import deque
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+from workbench.runtime.scripted import scripted_reply
+
+
+@dataclass
+class Canned:
+    """One scripted answer: a reply text, or an HTTP error status with a body."""
+
+    text: str | None = None
+    status: int = 200
+    body: dict[str, Any] | None = None
+    delay: float = 0.0
+    finish_reason: str = "stop"
+
+
+@dataclass
+class ServerState:
+    requests: list[dict[str, Any]] = field(default_factory=list)
+    queue: deque[Canned] = field(default_factory=deque)
+    report_usage: bool = True
+    delay: float = 0.0
+    lock: threading.Lock = field(default_factory=threading.Lock)
+
+
+def _text(content: Any) -> str:
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        return "".join(part.get("text", "") for part in content if isinstance(part, dict))
+    return ""
+
+
+class _Handler(BaseHTTPRequestHandler):
+    server: _Server
+
+    def log_message(self, format: str, *args: Any) -> None:  # silence the default stderr log
+        pass
+
+    def do_POST(self) -> None:
+        if not self.path.rstrip("/").endswith("/chat/completions"):
+            self._send_json(404, {"error": {"message": f"no route {self.path}", "type": "not_found"}})
+            return
+        body = json.loads(self.rfile.read(int(self.headers.get("Content-Length", "0"))) or b"{}")
+        state = self.server.state
+        with state.lock:
+            state.requests.append(body)
+            canned = state.queue.popleft() if state.queue else None
+        delay = canned.delay if canned and canned.delay else state.delay
+        if delay:
+            time.sleep(delay)
+        if canned is not None and canned.status != 200:
+            self._send_json(canned.status, canned.body or {"error": {"message": "canned failure"}})
+            return
+        text = canned.text if canned and canned.text is not None else self._scripted(body)
+        finish = canned.finish_reason if canned else "stop"
+        prompt_chars = sum(len(_text(m.get("content"))) for m in body.get("messages", []))
+        usage = {
+            "prompt_tokens": max(1, prompt_chars // 4),
+            "completion_tokens": max(1, len(text) // 4),
+            "total_tokens": max(1, prompt_chars // 4) + max(1, len(text) // 4),
+        }
+        if body.get("stream"):
+            self._stream(body, text, usage if state.report_usage else None, finish)
+        else:
+            payload = {
+                "id": f"chatcmpl-{len(state.requests)}",
+                "object": "chat.completion",
+                "created": 0,
+                "model": body.get("model", "loopback"),
+                "choices": [{"index": 0, "message": {"role": "assistant", "content": text}, "finish_reason": finish}],
+            }
+            if state.report_usage:
+                payload["usage"] = usage
+            self._send_json(200, payload)
+
+    @staticmethod
+    def _scripted(body: dict[str, Any]) -> str:
+        messages = body.get("messages", [])
+        instructions = "\n".join(_text(m.get("content")) for m in messages if m.get("role") in ("system", "developer"))
+        texts = [(m["role"], _text(m.get("content"))) for m in messages if m.get("role") not in ("system", "developer")]
+        structured = (body.get("response_format") or {}).get("type") in ("json_schema", "json_object")
+        return scripted_reply(instructions, texts, structured=structured)
+
+    def _send_json(self, status: int, payload: dict[str, Any]) -> None:
+        data = json.dumps(payload).encode()
+        self.send_response(status)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(data)))
+        self.end_headers()
+        self.wfile.write(data)
+
+    def _stream(self, body: dict[str, Any], text: str, usage: dict[str, int] | None, finish: str) -> None:
+        self.send_response(200)
+        self.send_header("Content-Type", "text/event-stream")
+        self.end_headers()
+        base = {"id": "chatcmpl-stream", "object": "chat.completion.chunk", "created": 0, "model": body.get("model")}
+        pieces = [text[i : i + 16] for i in range(0, len(text), 16)] or [""]
+        for i, piece in enumerate(pieces):
+            delta = {"content": piece, **({"role": "assistant"} if i == 0 else {})}
+            self._event({**base, "choices": [{"index": 0, "delta": delta, "finish_reason": None}]})
+        self._event({**base, "choices": [{"index": 0, "delta": {}, "finish_reason": finish}]})
+        if usage is not None and (body.get("stream_options") or {}).get("include_usage"):
+            self._event({**base, "choices": [], "usage": usage})
+        self.wfile.write(b"data: [DONE]\n\n")
+        self.wfile.flush()
+
+    def _event(self, payload: dict[str, Any]) -> None:
+        self.wfile.write(f"data: {json.dumps(payload)}\n\n".encode())
+        self.wfile.flush()
+
+
+class _Server(ThreadingHTTPServer):
+    daemon_threads = True
+
+    def __init__(self, state: ServerState) -> None:
+        super().__init__(("127.0.0.1", 0), _Handler)
+        self.state = state
+
+
+class LoopbackOpenAI:
+    """Start with `with LoopbackOpenAI() as server:`; `server.base_url` ends in /v1."""
+
+    def __init__(self) -> None:
+        self.state = ServerState()
+        self._server = _Server(self.state)
+        self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
+
+    @property
+    def base_url(self) -> str:
+        host, port = self._server.server_address[:2]
+        return f"http://{host}:{port}/v1"
+
+    @property
+    def requests(self) -> list[dict[str, Any]]:
+        return self.state.requests
+
+    def enqueue(self, *canned: Canned) -> None:
+        self.state.queue.extend(canned)
+
+    def __enter__(self) -> LoopbackOpenAI:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._server.shutdown()
+        self._server.server_close()
