@@ -1,6 +1,22 @@
+from pathlib import Path
+
 import pytest
+import pytest_textual_snapshot
 
 from tests.support.openai_server import LoopbackOpenAI
+
+SNAPSHOTS = Path(__file__).resolve().parent.parent / "snapshots"
+
+
+class _TopLevelSVGExtension(pytest_textual_snapshot.SVGImageExtension):
+    """Snapshot SVGs live in the top-level snapshots/ folder, one sub-folder per test module."""
+
+    @classmethod
+    def dirname(cls, *, test_location) -> str:
+        return str(SNAPSHOTS / Path(test_location.filepath).stem)
+
+
+pytest_textual_snapshot.SVGImageExtension = _TopLevelSVGExtension
 
 
 @pytest.fixture

@@ -77,7 +77,8 @@ class Reason:
         return replace(self, detail=self.generic)
 
     def sentence(self) -> str:
-        where = f"{self.key!r}: " if self.key is not None else ""
+        # ascii() shows a look-alike key for what it is, a Cyrillic o as \u043e.
+        where = f"{self.key!a}: " if self.key is not None else ""
         return f"{where}{self.detail} [{self.code}]"
 
 

@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable
+import inspect
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from enum import StrEnum
 
@@ -27,6 +28,9 @@ INSTRUCTIONS = {
     "logs": f"You are the logs agent: you tell users where logs live and how to read them. {_MEMORY_RULE}",
 }
 AGENT_NAMES = tuple(INSTRUCTIONS)
+
+# Receives each streamed piece of an answer; may be a coroutine function.
+TextSink = Callable[[str], Awaitable[None] | None]
 
 
 class Mode(StrEnum):
@@ -126,13 +130,13 @@ class AgentRuntime:
         await self.order.forgotten()
         return outcome
 
-    async def ask(self, name: str, text: str, *, on_text: Callable[[str], None] | None = None) -> TurnResult:
+    async def ask(self, name: str, text: str, *, on_text: TextSink | None = None) -> TurnResult:
         """One user turn: ticket at submission, the agent's answer (streamed to `on_text`), then the
         memory update. A failure leaves facts and histories as they were and is returned, not raised;
         cancellation settles the ticket and propagates."""
         slot = self._slots[name]
         turn = self.memory.begin_turn(text, origin=name)
-        token = current_turn.set(turn.number)
+        token = current_turn.set(turn)
         try:
             if len(text) > MAX_MESSAGE_CHARS:
                 outcome = self.memory.admit(turn, [])
@@ -149,8 +153,8 @@ class AgentRuntime:
                 async with asyncio.timeout(self.timeout):
                     stream = slot.agent.run(message, session=session, stream=True)
                     async for update in stream:
-                        if on_text is not None and update.text:
-                            on_text(update.text)
+                        if on_text is not None and update.text and inspect.isawaitable(shown := on_text(update.text)):
+                            await shown
                     response = await stream.get_final_response()
             except asyncio.CancelledError:
                 await self._failed(slot, session, turn, "the turn was cancelled")

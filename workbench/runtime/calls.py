@@ -11,12 +11,13 @@ from typing import Any
 
 from agent_framework import ChatContext, ChatMiddleware, ChatResponse
 
+from workbench.memory import MemoryTurn
 from workbench.runtime.failures import explain_failure
 from workbench.runtime.usage import Usage, usage_from_details
 
 # The turn a model call belongs to; set by the runtime around each turn. Context variables
-# follow asyncio tasks, so concurrent turns never see each other's number.
-current_turn: contextvars.ContextVar[int | None] = contextvars.ContextVar("current_turn", default=None)
+# follow asyncio tasks, so concurrent turns never see each other's ticket.
+current_turn: contextvars.ContextVar[MemoryTurn | None] = contextvars.ContextVar("current_turn", default=None)
 
 
 @dataclass(frozen=True)
@@ -32,6 +33,7 @@ class CallRecord:
     seq: int
     purpose: str
     turn: int | None
+    origin: str
     model: str
     instructions: str
     messages: tuple[SentMessage, ...]
@@ -47,26 +49,55 @@ class CallRecord:
 
 @dataclass
 class CallLog:
-    """The latest calls of a runtime, oldest first."""
+    """The latest calls of a runtime, oldest first, and running usage totals per origin (the pane
+    or run a call served). A total is unknown (None) once any completed call reported nothing."""
 
     capacity: int = 200
     _records: deque[CallRecord] = field(default_factory=deque)
     _seq: itertools.count[int] = field(default_factory=lambda: itertools.count(1))
+    _totals: dict[str, Usage | None] = field(default_factory=dict)
 
     def start(self, purpose: str, model: str, instructions: str, messages: tuple[SentMessage, ...]) -> CallRecord:
-        record = CallRecord(next(self._seq), purpose, current_turn.get(), model, instructions, messages)
+        turn = current_turn.get()
+        record = CallRecord(
+            next(self._seq),
+            purpose,
+            turn.number if turn else None,
+            turn.origin if turn else purpose,
+            model,
+            instructions,
+            messages,
+        )
         self._records.append(record)
         while len(self._records) > self.capacity:
             self._records.popleft()
         return record
 
-    def records(self, *, purpose: str | None = None, turn: int | None = None) -> list[CallRecord]:
+    def finish(self, record: CallRecord, response: ChatResponse[Any]) -> None:
+        record.reply = response.text or ""
+        record.usage = usage_from_details(response.usage_details)
+        record.finished = True
+        total = self._totals.get(record.origin, Usage(0, 0))
+        self._totals[record.origin] = None if total is None or record.usage is None else total + record.usage
+
+    def total(self, origin: str) -> Usage | None:
+        """Reported usage of every completed call for `origin`; zero before any call."""
+        return self._totals.get(origin, Usage(0, 0))
+
+    def records(
+        self, *, purpose: str | None = None, turn: int | None = None, origin: str | None = None
+    ) -> list[CallRecord]:
         return [
-            r for r in self._records if (purpose is None or r.purpose == purpose) and (turn is None or r.turn == turn)
+            r
+            for r in self._records
+            if (purpose is None or r.purpose == purpose)
+            and (turn is None or r.turn == turn)
+            and (origin is None or r.origin == origin)
         ]
 
     def clear(self) -> None:
         self._records.clear()
+        self._totals.clear()
 
 
 class RecordingMiddleware(ChatMiddleware):
@@ -93,15 +124,9 @@ class RecordingMiddleware(ChatMiddleware):
         if context.stream:
 
             def finish(response: ChatResponse[Any]) -> ChatResponse[Any]:
-                _finish(record, response)
+                self._log.finish(record, response)
                 return response
 
             context.stream_result_hooks.append(finish)
         elif isinstance(context.result, ChatResponse):
-            _finish(record, context.result)
-
-
-def _finish(record: CallRecord, response: ChatResponse[Any]) -> None:
-    record.reply = response.text or ""
-    record.usage = usage_from_details(response.usage_details)
-    record.finished = True
+            self._log.finish(record, context.result)

@@ -30,7 +30,7 @@ from agent_framework.observability import ChatTelemetryLayer
 from workbench.memory import Extraction, declared_candidates, parse_declarations
 from workbench.memory.prompt import BLOCK_END, BLOCK_START
 
-SCRIPTED_LABEL = "scripted (built-in, deterministic; qualifies no model)"
+SCRIPTED_LABEL = "scripted (built-in; qualifies no model)"
 
 _FACT_LINE = re.compile(r'^- (?P<key>\w+) = (?P<value>"(?:[^"\\]|\\.)*") \(turn (?P<turn>\d+)\)$', re.MULTILINE)
 _BLOCK = re.compile(re.escape(BLOCK_START) + r".*?" + re.escape(BLOCK_END), re.DOTALL)

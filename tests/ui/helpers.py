@@ -1,0 +1,32 @@
+from datetime import UTC, datetime
+
+from textual.pilot import Pilot
+
+from workbench.memory import WorkingMemory
+from workbench.runtime import AgentRuntime, Mode, ModelConfig, build_models
+from workbench.ui.app import WorkbenchApp
+
+FIXED = datetime(2026, 11, 30, 9, 15, 0, tzinfo=UTC)
+
+
+def make_app(mode: Mode = Mode.MANUAL, *, delay: float = 0.0) -> WorkbenchApp:
+    """The real app on the built-in model, with a fixed clock so recorded times never change."""
+    memory = WorkingMemory(clock=lambda: FIXED)
+    runtime = AgentRuntime(memory, build_models(ModelConfig(), scripted_delay=delay), mode=mode)
+    return WorkbenchApp(runtime)
+
+
+async def say(pilot: Pilot, agent: str, text: str, *, typed: bool = False) -> None:
+    """Enter text into an agent's input (key by key when `typed`, else as a paste), press Enter,
+    and wait for the turn to finish."""
+    app = pilot.app
+    prompt = app.pane(agent).prompt
+    prompt.focus()
+    await pilot.pause()
+    if typed:
+        await pilot.press(*text)
+    else:
+        prompt.insert_text_at_cursor(text)
+    await pilot.press("enter")
+    await app.workers.wait_for_complete()
+    await pilot.pause()

@@ -1,0 +1,126 @@
+"""Bad input, failures, cancellation, the model-call view, the command palette."""
+
+from textual.widgets import Input, Static
+
+from tests.support.openai_server import Canned
+from tests.ui.helpers import make_app, say
+from workbench.memory import EventKind, WorkingMemory
+from workbench.runtime import AgentRuntime, Mode, ModelConfig, build_models
+from workbench.ui.app import WorkbenchApp
+from workbench.ui.chat import AgentReply, Notice, UserMessage
+from workbench.ui.screens import CallsScreen
+
+HOSTILE = "[bold]loud[/bold] [link=https://example.com]x[/link] \x1b[31mred\x1b[0m\nmodule=[red]x"
+
+
+async def test_text_from_people_and_models_is_shown_literally():
+    app = make_app()
+    async with app.run_test(size=(140, 40)) as pilot:
+        await say(pilot, "support", HOSTILE)  # pasted: escape characters cannot be typed
+        (user,) = app.pane("support").query(UserMessage)
+        shown = str(user.render())
+        assert "[bold]loud[/bold]" in shown and "[link=https://example.com]" in shown
+        assert "\x1b" not in shown and "\\x1b[31mred" in shown
+        (reply,) = app.pane("support").query(AgentReply)
+        assert "\x1b" not in reply.source and "[bold]loud[/bold]" in reply.source
+        table = app.query_one("#fact-table")
+        assert table.get_row_at(0)[1].plain == "[red]x"
+
+
+async def test_a_message_over_the_limit_is_refused_and_the_draft_kept():
+    app = make_app()
+    async with app.run_test(size=(140, 40), notifications=True) as pilot:
+        prompt = app.pane("support").prompt
+        prompt.value = "x" * 4097
+        prompt.focus()
+        await pilot.press("enter")
+        await pilot.pause()
+        assert prompt.value == "x" * 4097
+        assert app.pane("support").turns == 0 and app.runtime.calls.records() == []
+        assert any("limit is 4,096" in n.message for n in app._notifications)
+
+
+async def test_an_empty_message_does_nothing():
+    app = make_app()
+    async with app.run_test(size=(140, 40)) as pilot:
+        await say(pilot, "support", "   ")
+        assert app.pane("support").turns == 0 and not app.pane("support").query(UserMessage)
+
+
+async def test_a_model_error_shows_in_the_pane_and_the_ledger_and_the_app_keeps_working(loopback):
+    config = ModelConfig(model="loopback-model", base_url=loopback.base_url, max_retries=0)
+    app = WorkbenchApp(AgentRuntime(WorkingMemory(), build_models(config), mode=Mode.PROVIDER))
+    async with app.run_test(size=(140, 40)) as pilot:
+        loopback.enqueue(Canned(status=500, body={"error": {"message": "boom"}}))
+        await say(pilot, "support", "module=Billing")
+        (notice,) = app.pane("support").query(Notice)
+        assert "HTTP 500" in str(notice.render()) and "unchanged" in str(notice.render())
+        assert not app.pane("support").query(AgentReply)
+        assert app.runtime.memory.ledger.latest(1)[0].kind is EventKind.ABANDONED
+        assert "HTTP 500" in str(app.query_one("#ledger", Static).render())
+        await say(pilot, "support", "module=Billing")
+        assert [f.value for f in app.runtime.memory.facts()] == ["Billing"]
+        assert "tokens reported: " in app.pane("support").border_subtitle
+        assert " in / " in app.pane("support").border_subtitle  # the loopback server reports usage
+
+
+async def test_escape_cancels_a_running_turn():
+    app = make_app(delay=0.05)
+    async with app.run_test(size=(140, 40)) as pilot:
+        pane = app.pane("support")
+        pane.prompt.focus()
+        pane.prompt.insert_text_at_cursor("module=Billing")
+        await pilot.press("enter")
+        await pilot.pause(0.2)
+        assert pane.busy and pane.has_class("-busy")
+        await pilot.press("escape")
+        await app.workers.wait_for_complete()
+        await pilot.pause()
+        assert not pane.busy
+        assert "Cancelled" in str(pane.query(Notice).last().render())
+        assert app.runtime.memory.facts() == () and app.runtime.history("support") == []
+
+
+async def test_f2_shows_what_the_model_saw_for_the_focused_pane():
+    app = make_app(Mode.PROVIDER)
+    async with app.run_test(size=(140, 40)) as pilot:
+        await say(pilot, "support", "module=Billing")
+        await say(pilot, "logs", "Where can I find logs?")
+        await pilot.press("f2")
+        await pilot.pause()
+        assert isinstance(app.screen, CallsScreen) and app.screen.agent == "logs"
+        shown = str(app.screen.query_one("#calls Static", Static).render())
+        assert "logs call" in shown and "You are the logs agent" in shown
+        assert "reported usage: unknown" in shown
+        assert "an estimate, not a bill" in shown
+        assert 'module = "Billing"' in shown and "Where can I find logs?" in shown
+        assert "writer call" not in shown  # the logs turn declared nothing: no writer call
+        await pilot.press("escape")
+        app.pane("support").prompt.focus()
+        await pilot.press("f2")
+        await pilot.pause()
+        shown = str(app.screen.query_one("#calls Static", Static).render())
+        assert "support call" in shown and "writer call" in shown
+
+
+async def test_command_palette_switches_mode_and_says_what_happens_to_histories():
+    app = make_app()
+    async with app.run_test(size=(140, 40)) as pilot:
+        await say(pilot, "support", "module=Billing")
+        commands = {c.title: c for c in app.get_system_commands(app.screen)}
+        assert "Forget all facts" in commands
+        switch = commands["Switch to provider mode"]
+        assert "histories are replaced" in switch.help and "facts are kept" in switch.help
+        switch.callback()
+        await app.workers.wait_for_complete()
+        await pilot.pause()
+        assert app.runtime.mode is Mode.PROVIDER and "mode: provider" in app.sub_title
+        assert [f.key for f in app.runtime.memory.facts()] == ["module"]
+        assert app.runtime.history("support") == []
+        assert "Switched to provider mode" in str(app.pane("support").query(Notice).first().render())
+
+
+async def test_inputs_do_not_blink():
+    app = make_app()
+    async with app.run_test(size=(140, 40)):
+        assert all(not i.cursor_blink for i in app.query(Input))

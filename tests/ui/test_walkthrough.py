@@ -1,0 +1,102 @@
+"""The seed's walk-through driven through the TUI: typing, a real click on a fact row,
+the confirmation, the forget-all binding."""
+
+from textual.widgets import Static
+
+from tests.ui.helpers import make_app, say
+from workbench.memory import EventKind
+from workbench.ui.chat import AgentReply, Notice, UserMessage
+from workbench.ui.facts import FactTable
+from workbench.ui.screens import ConfirmForget
+
+
+def table_rows(app):
+    table = app.query_one(FactTable)
+    return [tuple(cell.plain for cell in table.get_row_at(i)) for i in range(table.row_count)]
+
+
+def texts(app, agent, kind):
+    return [str(w.render()) if not isinstance(w, AgentReply) else w.source for w in app.pane(agent).query(kind)]
+
+
+async def test_correct_then_forget_through_the_ui():
+    app = make_app()
+    async with app.run_test(size=(140, 40)) as pilot:
+        runtime = app.runtime
+        await say(pilot, "support", "module=Reporting; database=PostgreSQL", typed=True)
+        assert table_rows(app) == [
+            ("database", "PostgreSQL", "1", "09:15:00"),
+            ("module", "Reporting", "1", "09:15:00"),
+        ]
+
+        await say(pilot, "support", "mem", typed=True)
+        (snapshot,) = texts(app, "support", Notice)
+        assert "mem: 2 fact(s)" in snapshot and "quoting 'database=PostgreSQL'" in snapshot
+
+        await say(pilot, "support", "module=Billing; database=SQL Server 2022")
+        assert table_rows(app) == [
+            ("database", "PostgreSQL -> SQL Server 2022", "2", "09:15:00"),
+            ("module", "Reporting -> Billing", "2", "09:15:00"),
+        ]
+        changes = str(app.query_one("#changes", Static).render())
+        assert "module replaced: 'Reporting' -> 'Billing' (turn 2, quoting 'module=Billing')." in changes
+        assert "database replaced: 'PostgreSQL' -> 'SQL Server 2022'" in changes
+
+        await say(pilot, "logs", "Where can I find logs?", typed=True)
+        assert [r[0] for r in table_rows(app)] == ["database", "module"]
+        (logs_reply,) = texts(app, "logs", AgentReply)
+        assert "module=Billing" in logs_reply and "Reporting" not in logs_reply
+        assert len(runtime.history("logs")) == 2 and len(runtime.history("support")) == 4
+        assert app.pane("logs").turns == 1 and app.pane("support").turns == 2
+
+        # A real mouse click on the module row (rows: database, then module) asks to confirm.
+        assert await pilot.click(FactTable, offset=(3, 2))
+        await pilot.pause()
+        assert isinstance(app.screen, ConfirmForget) and app.screen.key == "module"
+        await pilot.click("#yes")
+        await pilot.pause()
+        assert [f.key for f in runtime.memory.facts()] == ["database"]
+        assert runtime.history("support") == [] and runtime.history("logs") == []
+        for agent in ("support", "logs"):
+            assert texts(app, agent, UserMessage) == []
+            assert "History replaced by forget module" in texts(app, agent, Notice)[0]
+
+        await pilot.press("f8")
+        await pilot.pause()
+        assert isinstance(app.screen, ConfirmForget) and app.screen.key is None
+        await pilot.press("y")
+        await pilot.pause()
+        assert runtime.memory.facts() == () and table_rows(app) == []
+
+        await say(pilot, "support", "Which module and database do I use?")
+        (reply,) = texts(app, "support", AgentReply)
+        for value in ("Billing", "Reporting", "SQL Server 2022", "PostgreSQL"):
+            assert value not in reply
+        assert runtime.memory.facts() == ()
+        assert runtime.memory.ledger.latest(1)[0].kind is EventKind.NOTHING_DECLARED
+
+
+async def test_keeping_a_fact_in_the_confirmation_changes_nothing():
+    app = make_app()
+    async with app.run_test(size=(140, 40)) as pilot:
+        await say(pilot, "support", "module=Billing")
+        app.query_one(FactTable).focus()
+        await pilot.press("delete")
+        await pilot.pause()
+        assert isinstance(app.screen, ConfirmForget)
+        await pilot.press("n")
+        await pilot.pause()
+        assert [f.key for f in app.runtime.memory.facts()] == ["module"]
+        assert len(app.runtime.history("support")) == 2
+
+
+async def test_typed_forget_commands_work_without_a_dialog():
+    app = make_app()
+    async with app.run_test(size=(140, 40)) as pilot:
+        await say(pilot, "logs", "module=Billing; database=SQL Server 2022")
+        await say(pilot, "logs", "forget module")
+        assert [f.key for f in app.runtime.memory.facts()] == ["database"]
+        await say(pilot, "support", "forget password")
+        assert [f.key for f in app.runtime.memory.facts()] == ["database"]
+        await say(pilot, "support", "forget")
+        assert app.runtime.memory.facts() == ()

@@ -1,0 +1,184 @@
+"""The fact panel: the live store, the quotation of the selected fact, the latest change and the ledger."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from rich.text import Text
+from textual import events, on
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Vertical, VerticalScroll
+from textual.message import Message
+from textual.widgets import Button, DataTable, Static
+
+from workbench.memory import EventKind, Fact, MemoryEvent
+from workbench.ui.literal import literal
+
+LEDGER_LINES = 100
+
+_KIND_STYLE = {
+    EventKind.ADMITTED: "green",
+    EventKind.REPLACED: "bold yellow",
+    EventKind.EVICTED: "magenta",
+    EventKind.REJECTED: "bold red",
+    EventKind.STALE: "red",
+    EventKind.FORGOTTEN: "cyan",
+    EventKind.NOTHING_DECLARED: "dim",
+    EventKind.ABANDONED: "red",
+}
+
+
+@dataclass
+class ForgetRequested(Message):
+    """The user asked to forget one key, or everything when `key` is None."""
+
+    key: str | None
+
+
+class FactTable(DataTable[Text]):
+    """One click on a fact row asks to forget it; so do Enter and Delete on the focused row."""
+
+    BINDINGS = [
+        Binding("enter", "forget_row", "Forget fact", id="forget_fact"),
+        Binding("delete", "forget_row", "Forget fact", show=False),
+    ]
+
+    def __init__(self) -> None:
+        super().__init__(cursor_type="row", zebra_stripes=True, id="fact-table")
+
+    async def _on_click(self, event: events.Click) -> None:
+        await super()._on_click(event)
+        row = event.style.meta.get("row")
+        if isinstance(row, int) and row >= 0 and row < self.row_count:
+            self.post_message(ForgetRequested(str(self.coordinate_to_cell_key((row, 0)).row_key.value)))
+
+    def action_forget_row(self) -> None:
+        if self.row_count:
+            self.post_message(ForgetRequested(str(self.coordinate_to_cell_key(self.cursor_coordinate).row_key.value)))
+
+
+def _tag(event: MemoryEvent) -> str:
+    turn = f"t{event.turn}" if event.turn is not None else "--"
+    return f"{turn} {event.origin or 'memory'}"
+
+
+def describe_batch(events: Sequence[MemoryEvent]) -> Text:
+    """The latest change in plain words, one line per event, coloured by kind."""
+    return Text("\n").join(literal(event.describe(), _KIND_STYLE[event.kind]) for event in events)
+
+
+class FactPanel(Vertical):
+    """Renders memory state it is given; sends forget intentions up as ForgetRequested."""
+
+    def __init__(self) -> None:
+        super().__init__(id="facts")
+        self.border_title = "working memory"
+        self.border_subtitle = "unverified user assertions: they authorize nothing"
+        self._facts: dict[str, Fact] = {}
+        self._batch: tuple[MemoryEvent, ...] = ()
+
+    def compose(self) -> ComposeResult:
+        yield FactTable()
+        yield Static(id="evidence", markup=False)
+        yield Static(id="changes", markup=False)
+        yield Button("Forget all (F8)", id="forget-all", variant="error", compact=True)
+        with VerticalScroll(id="ledger-scroll"):
+            yield Static(id="ledger", markup=False)
+
+    def on_mount(self) -> None:
+        self.query_one("#ledger-scroll").border_title = "ledger, newest first"
+        self.show_facts((), ())
+
+    def on_resize(self) -> None:
+        self.show_facts(tuple(self._facts.values()), self._batch)
+
+    def _layout_columns(self, table: FactTable) -> int:
+        """(Re)build the columns for the table's width; returns the room left for a value."""
+        width = table.size.width
+        narrow = 0 < width < 44
+        table.clear(columns=True)
+        value = max(8, width - (16 if narrow else 32)) if width else 24
+        table.add_column("key", key="key", width=11)
+        table.add_column("value", key="value", width=value)
+        if not narrow:
+            table.add_column("turn", key="turn", width=4)
+            table.add_column("UTC", key="at", width=8)
+        return value
+
+    def show_facts(self, facts: Sequence[Fact], batch: Sequence[MemoryEvent]) -> None:
+        """Redraw the table; keys changed by `batch` are highlighted, a replaced key shows old and new."""
+        table = self.query_one(FactTable)
+        selected = self._selected_key()
+        previous = {e.key: e.previous for e in batch if e.kind is EventKind.REPLACED}
+        admitted = {e.key for e in batch if e.kind is EventKind.ADMITTED}
+        room = self._layout_columns(table)
+        self._facts = {f.key: f for f in facts}
+        self._batch = tuple(batch)
+        for fact in facts:
+            if fact.key in previous:
+                value = Text.assemble(
+                    literal(previous[fact.key] or "", "strike dim"), (" -> ", "dim"), literal(fact.value, "bold yellow")
+                )
+                key = literal(fact.key, "bold yellow")
+            else:
+                style = "bold green" if fact.key in admitted else ""
+                value, key = literal(fact.value, style), literal(fact.key, style)
+            value.truncate(room, overflow="ellipsis")
+            cells = [key, value, Text(str(fact.turn)), Text(fact.recorded_at.strftime("%H:%M:%S"))]
+            table.add_row(*cells[: len(table.columns)], key=fact.key)
+        if selected in self._facts:
+            table.move_cursor(row=table.get_row_index(selected))
+        self.set_class(not facts, "-empty")
+        self._show_evidence()
+
+    def _selected_key(self) -> str | None:
+        table = self.query_one(FactTable)
+        if not table.row_count:
+            return None
+        return str(table.coordinate_to_cell_key(table.cursor_coordinate).row_key.value)
+
+    @on(DataTable.RowHighlighted)
+    def _highlighted(self, _event: DataTable.RowHighlighted) -> None:
+        self._show_evidence()
+
+    def _show_evidence(self) -> None:
+        fact = self._facts.get(self._selected_key() or "")
+        evidence = self.query_one("#evidence", Static)
+        if fact is None:
+            evidence.update(Text("No facts. Declare them as key=value in a message, e.g. module=Billing.", "dim"))
+            return
+        evidence.update(
+            Text.assemble(
+                (f"{fact.key}", "bold"),
+                (f" quoted from turn {fact.turn}: ", "dim"),
+                literal(fact.evidence, "italic"),
+                ("\nclick, Enter or Delete: forget this fact", "dim"),
+            )
+        )
+
+    def show_changes(self, batch: Sequence[MemoryEvent]) -> None:
+        changes = self.query_one("#changes", Static)
+        changes.update(describe_batch(batch) if batch else Text("No change yet.", "dim"))
+        first = batch[0] if batch else None
+        changes.border_title = (
+            f"latest change · turn {first.turn} · {first.origin}" if first and first.turn else "latest change"
+        )
+        kinds = {e.kind for e in batch}
+        for kind in (EventKind.REJECTED, EventKind.STALE, EventKind.REPLACED, EventKind.EVICTED):
+            changes.set_class(kind in kinds, f"-{kind}")
+
+    def show_ledger(self, events: Sequence[MemoryEvent]) -> None:
+        text = Text()
+        for event in reversed(events[-LEDGER_LINES:]):
+            if text:
+                text.append("\n")
+            text.append(f"[{_tag(event)}] ", style="dim")
+            text.append_text(literal(event.describe(), _KIND_STYLE[event.kind]))
+        self.query_one("#ledger", Static).update(text or Text("No events yet.", "dim"))
+
+    @on(Button.Pressed, "#forget-all")
+    def _forget_all(self, event: Button.Pressed) -> None:
+        event.stop()
+        self.post_message(ForgetRequested(None))

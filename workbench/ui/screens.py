@@ -1,0 +1,135 @@
+"""Modal screens: forget confirmation, what the model saw, help."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from rich.text import Text
+from textual import on
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Horizontal, Vertical, VerticalScroll
+from textual.screen import ModalScreen
+from textual.widgets import Button, Static
+
+from workbench.memory import ALLOWED_KEYS, MAX_FACTS, MAX_MESSAGE_CHARS
+from workbench.runtime import CallRecord, describe_usage
+from workbench.runtime.usage import estimate_tokens
+from workbench.ui.literal import literal
+
+
+class ConfirmForget(ModalScreen[bool]):
+    """Asks before forgetting: a forget replaces both agents' histories and cannot be undone."""
+
+    BINDINGS = [
+        Binding("y", "answer(True)", "Forget"),
+        Binding("n,escape", "answer(False)", "Keep"),
+    ]
+
+    def __init__(self, key: str | None, value: str | None = None) -> None:
+        super().__init__(classes="modal")
+        self.key = key
+        self.value = value
+
+    def compose(self) -> ComposeResult:
+        what = (
+            Text.assemble("Forget ", (self.key or "", "bold"), " = ", literal(self.value or "", "bold"), "?")
+            if self.key
+            else Text("Forget every fact?", "bold")
+        )
+        with Vertical(id="dialog"):
+            yield Static(what, id="question")
+            yield Static(
+                "Both agents' histories will be replaced by new, empty sessions, so neither can bring the "
+                "value back. Facts you keep stay. This cannot be undone.",
+                id="consequence",
+            )
+            with Horizontal(id="buttons"):
+                yield Button("Forget (y)", id="yes", variant="error")
+                yield Button("Keep (n)", id="no", variant="primary")
+
+    def on_mount(self) -> None:
+        self.query_one("#no", Button).focus()
+
+    def action_answer(self, answer: bool) -> None:
+        self.dismiss(answer)
+
+    @on(Button.Pressed)
+    def _pressed(self, event: Button.Pressed) -> None:
+        self.dismiss(event.button.id == "yes")
+
+
+def render_calls(agent: str, calls: Sequence[CallRecord]) -> Text:
+    """Every call of one turn, as sent: instructions, messages, reported usage and an estimate."""
+    if not calls:
+        return Text(f"The {agent} agent has not been called yet.", "dim")
+    text = Text()
+    for call in calls:
+        chars = call.request_chars
+        text.append(f"{call.purpose} call #{call.seq}", style="bold")
+        text.append(f" · turn {call.turn} · model: ")
+        text.append_text(literal(call.model))
+        text.append("\nreported usage: ")
+        text.append(describe_usage(call.usage), style="bold" if call.usage else "bold yellow")
+        text.append(f"\nrequest size: {chars:,} characters · estimate: ~{estimate_tokens(chars):,} tokens ")
+        text.append("(characters/4, an estimate, not a bill)", style="dim")
+        if call.error:
+            text.append("\nfailed: ", style="bold red")
+            text.append_text(literal(call.error))
+        text.append("\n\ninstructions\n", style="underline")
+        text.append_text(literal(call.instructions or "(none)"))
+        for index, message in enumerate(call.messages, 1):
+            text.append(f"\n\nmessage {index} · {message.role}\n", style="underline")
+            text.append_text(literal(message.text))
+        text.append("\n\n" + "-" * 40 + "\n\n", style="dim")
+    return text
+
+
+class CallsScreen(ModalScreen[None]):
+    """What the model saw in the last turn of one pane."""
+
+    BINDINGS = [Binding("escape,q,f2", "dismiss", "Close")]
+
+    def __init__(self, agent: str, calls: Sequence[CallRecord]) -> None:
+        super().__init__(classes="modal")
+        self.agent = agent
+        self.calls = calls
+
+    def compose(self) -> ComposeResult:
+        with Vertical(id="dialog", classes="wide"):
+            yield Static(Text(f"What the model saw: last turn of the {self.agent} pane", "bold"), id="question")
+            with VerticalScroll(id="calls"):
+                yield Static(render_calls(self.agent, self.calls), markup=False)
+            yield Static("Esc closes", classes="hint")
+
+
+HELP = f"""workbench: see and control what your agents remember.
+
+Type in either pane to talk to that agent. Facts enter memory only as key=value
+declarations in your message, separated by ; or new lines, for example:
+    module=Billing; database=SQL Server 2022
+Keys: {", ".join(sorted(ALLOWED_KEYS))}. At most {MAX_FACTS} facts; the oldest is
+evicted by a new key. Messages are limited to {MAX_MESSAGE_CHARS} characters.
+
+Commands typed into a pane:
+    mem            show the facts with their quotations
+    forget KEY     forget one fact and replace both histories
+    forget         forget every fact and replace both histories
+
+Keys: Tab moves between panes and the fact table · Enter or Delete on a fact
+forgets it (click works too) · F2 what the model saw · F8 forget all ·
+Esc cancels a running turn · Ctrl+P command palette · Ctrl+Q quits.
+
+A fact is an unverified user assertion. It authorizes nothing."""
+
+
+class HelpScreen(ModalScreen[None]):
+    BINDINGS = [Binding("escape,q,f1", "dismiss", "Close")]
+
+    def __init__(self) -> None:
+        super().__init__(classes="modal")
+
+    def compose(self) -> ComposeResult:
+        with Vertical(id="dialog", classes="wide"):
+            yield Static(HELP, markup=False)
+            yield Static("Esc closes", classes="hint")
