@@ -7,7 +7,7 @@ from tests.ui.helpers import make_app, say
 from workbench.memory import EventKind, WorkingMemory
 from workbench.runtime import AgentRuntime, Mode, ModelConfig, build_models
 from workbench.ui.app import WorkbenchApp
-from workbench.ui.chat import AgentReply, Notice, UserMessage
+from workbench.ui.chat import AgentAnswer, HiddenNote, Notice, UserMessage
 from workbench.ui.screens import CallsScreen
 
 HOSTILE = "[bold]loud[/bold] [link=https://example.com]x[/link] \x1b[31mred\x1b[0m\nmodule=[red]x"
@@ -21,8 +21,8 @@ async def test_text_from_people_and_models_is_shown_literally():
         shown = str(user.render())
         assert "[bold]loud[/bold]" in shown and "[link=https://example.com]" in shown
         assert "\x1b" not in shown and "\\x1b[31mred" in shown
-        (reply,) = app.pane("support").query(AgentReply)
-        assert "\x1b" not in reply.source and "[bold]loud[/bold]" in reply.source
+        (reply,) = app.pane("support").query(AgentAnswer)
+        assert "\x1b" not in reply.text and "[bold]loud[/bold]" in reply.text
         table = app.query_one("#fact-table")
         assert table.get_row_at(0)[1].plain == "[red]x"
 
@@ -55,12 +55,12 @@ async def test_a_model_error_shows_in_the_pane_and_the_ledger_and_the_app_keeps_
         await say(pilot, "support", "module=Billing")
         (notice,) = app.pane("support").query(Notice)
         assert "HTTP 500" in str(notice.render()) and "unchanged" in str(notice.render())
-        assert not app.pane("support").query(AgentReply)
+        assert not app.pane("support").query(AgentAnswer)
         assert app.runtime.memory.ledger.latest(1)[0].kind is EventKind.ABANDONED
         assert "HTTP 500" in str(app.query_one("#ledger", Static).render())
         await say(pilot, "support", "module=Billing")
         assert [f.value for f in app.runtime.memory.facts()] == ["Billing"]
-        assert "tokens reported: " in app.pane("support").border_subtitle
+        assert "2 turns · tokens: " in app.pane("support").border_subtitle
         assert " in / " in app.pane("support").border_subtitle  # the loopback server reports usage
 
 
@@ -124,3 +124,16 @@ async def test_inputs_do_not_blink():
     app = make_app()
     async with app.run_test(size=(140, 40)):
         assert all(not i.cursor_blink for i in app.query(Input))
+
+
+async def test_a_long_conversation_keeps_only_the_latest_messages_on_screen():
+    app = make_app()
+    async with app.run_test(size=(140, 40)) as pilot:
+        pane = app.pane("support")
+        pane.MAX_SHOWN = 6
+        for i in range(5):
+            await say(pilot, "support", f"question {i}")
+        shown = [str(w.render()) for w in pane.query(UserMessage)]
+        assert shown == ["question 2", "question 3", "question 4"]
+        assert "4 earlier message(s) are not shown" in str(pane.query_one(HiddenNote).render())
+        assert len(app.runtime.history("support")) == 10  # the history itself is untouched

@@ -5,7 +5,7 @@ from textual.widgets import Static
 
 from tests.ui.helpers import make_app, say
 from workbench.memory import EventKind
-from workbench.ui.chat import AgentReply, Notice, UserMessage
+from workbench.ui.chat import AgentAnswer, Notice, UserMessage
 from workbench.ui.facts import FactTable
 from workbench.ui.screens import ConfirmForget
 
@@ -16,7 +16,7 @@ def table_rows(app):
 
 
 def texts(app, agent, kind):
-    return [str(w.render()) if not isinstance(w, AgentReply) else w.source for w in app.pane(agent).query(kind)]
+    return [str(w.render()) if not isinstance(w, AgentAnswer) else w.text for w in app.pane(agent).query(kind)]
 
 
 async def test_correct_then_forget_through_the_ui():
@@ -44,7 +44,7 @@ async def test_correct_then_forget_through_the_ui():
 
         await say(pilot, "logs", "Where can I find logs?", typed=True)
         assert [r[0] for r in table_rows(app)] == ["database", "module"]
-        (logs_reply,) = texts(app, "logs", AgentReply)
+        (logs_reply,) = texts(app, "logs", AgentAnswer)
         assert "module=Billing" in logs_reply and "Reporting" not in logs_reply
         assert len(runtime.history("logs")) == 2 and len(runtime.history("support")) == 4
         assert app.pane("logs").turns == 1 and app.pane("support").turns == 2
@@ -69,7 +69,7 @@ async def test_correct_then_forget_through_the_ui():
         assert runtime.memory.facts() == () and table_rows(app) == []
 
         await say(pilot, "support", "Which module and database do I use?")
-        (reply,) = texts(app, "support", AgentReply)
+        (reply,) = texts(app, "support", AgentAnswer)
         for value in ("Billing", "Reporting", "SQL Server 2022", "PostgreSQL"):
             assert value not in reply
         assert runtime.memory.facts() == ()

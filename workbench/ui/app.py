@@ -136,12 +136,12 @@ class WorkbenchApp(App[None]):
         self.run_worker(self._turn(pane, text, reply), group=pane.agent, exit_on_error=False)
 
     async def _turn(self, pane: ChatPane, text: str, reply: AgentReply) -> None:
+        answer: str | None = None
         try:
             result = await self.runtime.ask(pane.agent, text, on_text=reply.add)
             if result.ok:
-                await reply.finish(result.reply)
+                answer = result.reply
             else:
-                await reply.remove()
                 await pane.notice(
                     f"The {pane.agent} agent's call failed: {result.error}. Facts and history are unchanged.",
                     kind="error",
@@ -151,8 +151,8 @@ class WorkbenchApp(App[None]):
             await pane.notice("Cancelled. Nothing from this turn was stored.", kind="error")
             raise
         finally:
+            await pane.finish_turn(reply, answer)
             pane.busy = False
-            pane.end_turn()
             pane.usage = self.runtime.calls.total(pane.agent)
 
     @on(ChatPane.CancelRequested)

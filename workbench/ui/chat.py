@@ -4,12 +4,14 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from rich.markdown import Markdown as RichMarkdown
 from textual import on
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Vertical, VerticalScroll
 from textual.message import Message
 from textual.reactive import reactive
+from textual.widget import Widget
 from textual.widgets import Input, Markdown, Static
 from textual.widgets.markdown import MarkdownStream
 
@@ -30,29 +32,49 @@ class Notice(Static):
 
 
 class AgentReply(Markdown):
-    """An agent's answer, streamed as Markdown and finished with one full update."""
+    """An agent's answer while it streams: Markdown fed with deltas."""
 
     def __init__(self) -> None:
         super().__init__("")
         self._stream: MarkdownStream | None = None
-        self._text = ""
 
     async def add(self, fragment: str) -> None:
         if self._stream is None:
             self._stream = Markdown.get_stream(self)
-        self._text += fragment
         await self._stream.write(visible(fragment))
 
-    async def finish(self, text: str) -> None:
+    async def close(self) -> None:
         if self._stream is not None:
             await self._stream.stop()
             self._stream = None
-        self._text = text
-        await self.update(visible(text))
+
+
+class AgentAnswer(Static):
+    """A finished answer: the whole reply rendered once as Markdown in a single widget, so a
+    long conversation stays light (a streaming Markdown widget holds one child per block)."""
+
+    def __init__(self, text: str) -> None:
+        self.text = visible(text)
+        super().__init__(RichMarkdown(self.text))
+
+
+class HiddenNote(Static):
+    """Says how many earlier messages left the screen to keep the pane fast."""
+
+    count: reactive[int] = reactive(0)
+
+    def __init__(self, count: int) -> None:
+        super().__init__(markup=False)
+        self.set_reactive(HiddenNote.count, count)
+
+    def render(self) -> str:
+        return f"{self.count} earlier message(s) are not shown here; the agent's history still holds them."
 
 
 class ChatPane(Vertical):
     """Renders one agent's conversation; sends what the user typed up as `ChatPane.Submitted`."""
+
+    MAX_SHOWN = 100
 
     BINDINGS = [Binding("escape", "cancel", "Cancel turn", id="cancel_turn")]
 
@@ -75,6 +97,7 @@ class ChatPane(Vertical):
         self.border_title = title
         self._placeholder = placeholder
         self._in_flight: tuple[UserMessage, AgentReply] | None = None
+        self._hidden = 0
 
     def compose(self) -> ComposeResult:
         yield VerticalScroll(classes="conversation")
@@ -98,8 +121,8 @@ class ChatPane(Vertical):
         self.set_class(busy, "-busy")
 
     def _update_subtitle(self) -> None:
-        tokens = describe_usage(self.usage) if self.turns else "no calls yet"
-        self.border_subtitle = f"turns: {self.turns} · tokens reported: {tokens}"
+        tokens = describe_usage(self.usage) if self.turns else "none yet"
+        self.border_subtitle = f"{self.turns} turns · tokens: {tokens}"
 
     def watch_turns(self) -> None:
         self._update_subtitle()
@@ -119,18 +142,39 @@ class ChatPane(Vertical):
         """Show the user's message and an empty reply to stream into."""
         user, reply = UserMessage(text), AgentReply()
         self._in_flight = (user, reply)
-        await self.conversation.mount_all([user, reply])
+        await self._show(user, reply)
         return reply
 
-    def end_turn(self) -> None:
+    async def finish_turn(self, reply: AgentReply, text: str | None) -> None:
+        """Replace the streaming reply by the finished answer, or drop it when the turn failed."""
+        await reply.close()
+        if text is not None:
+            await self.conversation.mount(AgentAnswer(text), before=reply)
+        await reply.remove()
         self._in_flight = None
 
     async def notice(self, text: str, *, kind: str = "info") -> None:
-        await self.conversation.mount(Notice(text, kind=kind))
+        await self._show(Notice(text, kind=kind))
+
+    async def _show(self, *widgets: Widget) -> None:
+        """Mount at the bottom; beyond MAX_SHOWN messages the oldest leave the screen (not the history)."""
+        await self.conversation.mount_all(widgets)
+        shown = [w for w in self.conversation.children if not isinstance(w, HiddenNote)]
+        excess = len(shown) - self.MAX_SHOWN
+        if excess <= 0:
+            return
+        self._hidden += excess
+        await self.conversation.remove_children(shown[:excess])
+        note = self.conversation.query(HiddenNote)
+        if note:
+            note.first().count = self._hidden
+        else:
+            await self.conversation.mount(HiddenNote(self._hidden), before=0)
 
     async def replace_history(self, reason: str) -> None:
         """The agent's history was replaced: clear what it no longer holds, keep a turn in flight."""
         keep = set(self._in_flight or ())
+        self._hidden = 0
         await self.conversation.remove_children([w for w in self.conversation.children if w not in keep])
         notice = Notice(reason, kind="replaced")
         if self.conversation.children:

@@ -89,7 +89,6 @@ class FactPanel(Vertical):
 
     def on_mount(self) -> None:
         self.query_one("#ledger-scroll").border_title = "ledger, newest first"
-        self.show_facts((), ())
 
     def on_resize(self) -> None:
         self.show_facts(tuple(self._facts.values()), self._batch)
@@ -130,7 +129,6 @@ class FactPanel(Vertical):
             table.add_row(*cells[: len(table.columns)], key=fact.key)
         if selected in self._facts:
             table.move_cursor(row=table.get_row_index(selected))
-        self.set_class(not facts, "-empty")
         self._show_evidence()
 
     def _selected_key(self) -> str | None:

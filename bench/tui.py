@@ -1,0 +1,136 @@
+"""TUI speed: appending to a long conversation, and start-up against a bare Textual app. Run on demand:
+
+    python bench/tui.py [--runs 15]
+
+Everything runs headless in one process and reports medians; compare the ratios, not the
+absolute times (shared machines are noisy). Targets: the append to a 1,000-message pane
+within 2x of the append to a 10-message pane; start-up within 1.5x of a bare app.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import statistics
+import subprocess
+import sys
+import time
+
+from textual.app import App, ComposeResult
+from textual.widgets import Footer, Header, Static
+
+from workbench.memory import WorkingMemory
+from workbench.runtime import AgentRuntime, ModelConfig, build_models
+from workbench.ui.app import WorkbenchApp
+
+REPLY = "**support** (scripted) on: a question\n- Working memory: empty.\n- History: none.\n- Next step: check."
+SIZE = (140, 40)
+
+
+def make_app() -> WorkbenchApp:
+    return WorkbenchApp(AgentRuntime(WorkingMemory(), build_models(ModelConfig())))
+
+
+class BareApp(App[None]):
+    def compose(self) -> ComposeResult:
+        yield Header()
+        yield Static("bare")
+        yield Footer()
+
+
+async def append_ms(history: int, runs: int) -> list[float]:
+    """Milliseconds to show one more exchange (a user message, its streamed reply, the finished
+    answer) in a pane that already holds `history` messages, until the screen has refreshed."""
+    app = make_app()
+    samples = []
+    async with app.run_test(size=SIZE) as pilot:
+        pane = app.pane("support")
+        for i in range(history // 2):
+            reply = await pane.start_turn(f"question {i}")
+            await pane.finish_turn(reply, REPLY)
+        await pilot.pause()
+        for i in range(runs):
+            start = time.perf_counter()
+            reply = await pane.start_turn(f"one more question {i}")
+            await reply.add(REPLY)
+            await pane.finish_turn(reply, REPLY)
+            await pilot.pause()
+            samples.append((time.perf_counter() - start) * 1000)
+    return samples
+
+
+async def startup_ms(factory, runs: int) -> list[float]:
+    """Milliseconds from constructing the app, in this process, to its first frame."""
+    samples = []
+    for _ in range(runs):
+        start = time.perf_counter()
+        async with factory().run_test(size=SIZE):
+            samples.append((time.perf_counter() - start) * 1000)
+    return samples
+
+
+BARE_APP = """
+from textual.app import App
+from textual.widgets import Footer, Header, Static
+
+class BareApp(App):
+    def compose(self):
+        yield Header()
+        yield Static("bare")
+        yield Footer()
+
+app = BareApp()
+"""
+WORKBENCH_APP = """
+from workbench.memory import WorkingMemory
+from workbench.runtime import AgentRuntime, ModelConfig, build_models
+from workbench.ui.app import WorkbenchApp
+
+app = WorkbenchApp(AgentRuntime(WorkingMemory(), build_models(ModelConfig())))
+"""
+FIRST_FRAME = """
+async def leave(pilot):
+    pilot.app.exit()
+
+app.run(headless=True, size={size!r}, auto_pilot=leave)
+"""
+
+
+def process_startup_ms(app_code: str, runs: int) -> list[float]:
+    """Milliseconds for a whole process to start Python, import, compose and draw its first frame
+    (auto_pilot runs once the app is ready, and exits): what a person launching it waits for."""
+    code = app_code + FIRST_FRAME.format(size=SIZE)
+    samples = []
+    for _ in range(runs):
+        start = time.perf_counter()
+        subprocess.run([sys.executable, "-c", code], check=True, capture_output=True)
+        samples.append((time.perf_counter() - start) * 1000)
+    return samples
+
+
+async def main(runs: int) -> None:
+    rows = []
+    short = statistics.median(await append_ms(10, runs))
+    long = statistics.median(await append_ms(1000, runs))
+    rows.append(("append one exchange, pane holding 10 messages", short))
+    rows.append(("append one exchange, pane holding 1,000 messages", long))
+    bare = statistics.median(process_startup_ms(BARE_APP, runs))
+    ours = statistics.median(process_startup_ms(WORKBENCH_APP, runs))
+    rows.append(("process start to first frame, bare Textual app", bare))
+    rows.append(("process start to first frame, workbench", ours))
+    bare_in = statistics.median(await startup_ms(BareApp, runs))
+    ours_in = statistics.median(await startup_ms(make_app, runs))
+    rows.append(("in-process construct to first frame, bare app", bare_in))
+    rows.append(("in-process construct to first frame, workbench", ours_in))
+    print(f"{'measure (median of ' + str(runs) + ' runs)':<56}{'ms':>10}")
+    for name, value in rows:
+        print(f"{name:<56}{value:>10.1f}")
+    print(f"append ratio 1,000 / 10 messages:        {long / short:.2f}x (target <= 2x)")
+    print(f"process start-up ratio workbench / bare: {ours / bare:.2f}x (target <= 1.5x)")
+    print(f"in-process first-frame ratio:            {ours_in / bare_in:.2f}x (more widgets to lay out and draw)")
+
+
+if __name__ == "__main__":
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--runs", type=int, default=15)
+    asyncio.run(main(parser.parse_args().runs))
