@@ -63,11 +63,15 @@ class WorkbenchApp(App[None]):
                     "support",
                     title="support agent",
                     placeholder="Ask support · key=value declares a fact · mem · forget KEY",
+                    hint="The support agent helps with product problems. Declare what you know as "
+                    "key=value, e.g. module=Reporting; database=PostgreSQL. F1 shows help.",
                 )
                 yield ChatPane(
                     "logs",
                     title="logs agent",
                     placeholder="Ask about logs · key=value declares a fact · mem · forget KEY",
+                    hint="The logs agent says where logs live and how to read them. It has its own "
+                    "history and shares only the facts, e.g. ask: Where can I find logs?",
                 )
             yield FactPanel()
         yield Footer()

@@ -31,6 +31,13 @@ class Notice(Static):
         super().__init__(literal(text), markup=False, classes=f"-{kind}")
 
 
+class Hint(Static):
+    """What a pane is for, shown until its first forget or mode switch."""
+
+    def __init__(self, text: str) -> None:
+        super().__init__(text, markup=False)
+
+
 class AgentReply(Markdown):
     """An agent's answer while it streams: Markdown fed with deltas."""
 
@@ -91,16 +98,18 @@ class ChatPane(Vertical):
     class CancelRequested(Message):
         pane: ChatPane
 
-    def __init__(self, agent: str, *, title: str, placeholder: str) -> None:
+    def __init__(self, agent: str, *, title: str, placeholder: str, hint: str) -> None:
         super().__init__(id=agent, classes="chat-pane")
         self.agent = agent
         self.border_title = title
         self._placeholder = placeholder
+        self._hint = hint
         self._in_flight: tuple[UserMessage, AgentReply] | None = None
         self._hidden = 0
 
     def compose(self) -> ComposeResult:
-        yield VerticalScroll(classes="conversation")
+        with VerticalScroll(classes="conversation"):
+            yield Hint(self._hint)
         yield Static("working... (Esc cancels)", classes="working")
         yield Input(placeholder=self._placeholder, classes="prompt")
 
@@ -122,7 +131,7 @@ class ChatPane(Vertical):
 
     def _update_subtitle(self) -> None:
         tokens = describe_usage(self.usage) if self.turns else "none yet"
-        self.border_subtitle = f"{self.turns} turns · tokens: {tokens}"
+        self.border_subtitle = f"{self.turns} turn{'' if self.turns == 1 else 's'} · tokens: {tokens}"
 
     def watch_turns(self) -> None:
         self._update_subtitle()
@@ -159,7 +168,7 @@ class ChatPane(Vertical):
     async def _show(self, *widgets: Widget) -> None:
         """Mount at the bottom; beyond MAX_SHOWN messages the oldest leave the screen (not the history)."""
         await self.conversation.mount_all(widgets)
-        shown = [w for w in self.conversation.children if not isinstance(w, HiddenNote)]
+        shown = [w for w in self.conversation.children if not isinstance(w, HiddenNote | Hint)]
         excess = len(shown) - self.MAX_SHOWN
         if excess <= 0:
             return
