@@ -8,9 +8,7 @@ ROOT = Path(__file__).resolve().parent.parent
 
 def test_every_package_is_listed_for_the_wheel():
     config = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["setuptools"]
-    found = {
-        ".".join(p.parent.relative_to(ROOT).parts) for p in (ROOT / "workbench").rglob("__init__.py")
-    }
+    found = {".".join(p.parent.relative_to(ROOT).parts) for p in (ROOT / "workbench").rglob("__init__.py")}
     assert found | {"workbench.styles"} == set(config["packages"])
     assert config["package-dir"] == {"workbench.styles": "styles"}
     assert list((ROOT / "styles").glob("*.tcss"))
