@@ -14,3 +14,7 @@ def imported_after(statement: str) -> list[str]:
 
 def test_memory_core_imports_neither_textual_nor_agent_framework():
     assert imported_after("import workbench.memory") == []
+
+
+def test_runtime_and_drift_lab_do_not_import_textual():
+    assert "textual" not in imported_after("import workbench.runtime, workbench.drift")

@@ -8,12 +8,17 @@ import sys
 from workbench.runtime import ConfigError, Mode, ModelConfig, WriterKind
 
 
-def add_model_options(parser: argparse.ArgumentParser) -> None:
+def add_model_options(parser: argparse.ArgumentParser, *, with_defaults: bool = True) -> None:
     group = parser.add_argument_group("model (default: the built-in scripted model, no network)")
     group.add_argument("--model", help="a model on an OpenAI-compatible server; without it the built-in model runs")
     group.add_argument("--base-url", help="the server's /v1 URL (default: OPENAI_BASE_URL, else OpenAI)")
     group.add_argument("--writer-model", help="a separate model for the writer (default: --model)")
-    group.add_argument("--timeout", type=float, default=120.0, help="seconds per model call (default: 120)")
+    group.add_argument(
+        "--timeout",
+        type=float,
+        help="seconds per model call (default: 120)",
+        **({"default": 120.0} if with_defaults else {}),
+    )
 
 
 def model_config(args: argparse.Namespace) -> ModelConfig:
@@ -25,7 +30,8 @@ def model_config(args: argparse.Namespace) -> ModelConfig:
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="workbench",
-        description="See and control what LLM agents remember. Keys: OPENAI_API_KEY (never shown).",
+        description="See and control what LLM agents remember. Without a command, the TUI opens. "
+        "The API key is read from OPENAI_API_KEY and never shown.",
     )
     add_model_options(parser)
     parser.add_argument(
@@ -40,7 +46,42 @@ def build_parser() -> argparse.ArgumentParser:
         default=WriterKind.MODEL.value,
         help="who proposes facts: the writer model, or the host's own parse (no model call)",
     )
+    commands = parser.add_subparsers(dest="command", metavar="COMMAND")
+    drift = commands.add_parser(
+        "drift",
+        help="run the fixed chronology through five context policies and print what each kept and lost",
+        description="Run the drift lab: one fixed chronology through five context policies, scored on what "
+        "each request contains, with call counts and reported tokens (or unknown). No winner is named.",
+        # Options given before the command keep their values unless repeated after it.
+        argument_default=argparse.SUPPRESS,
+    )
+    add_model_options(drift, with_defaults=False)
+    drift.add_argument("--turns", type=int, help="stretch the chronology to this many turns with filler turns")
+    drift.add_argument("--json", action="store_true", help="print the report as JSON")
     return parser
+
+
+def run_drift_command(args: argparse.Namespace) -> int:
+    import asyncio
+    import json
+
+    from rich.console import Console
+
+    from workbench.drift import DriftStopped, run_drift
+    from workbench.drift.report import render, to_json
+    from workbench.runtime import build_models
+
+    try:
+        turns = getattr(args, "turns", None)
+        report = asyncio.run(run_drift(build_models(model_config(args)), turns=turns))
+    except (DriftStopped, ConfigError, ValueError) as exc:
+        print(f"workbench drift: stopped: {exc}", file=sys.stderr)
+        return 1
+    if getattr(args, "json", False):
+        print(json.dumps(to_json(report), indent=2, ensure_ascii=False))
+    else:
+        Console().print(render(report))
+    return 0
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -50,6 +91,8 @@ def main(argv: list[str] | None = None) -> int:
     except ConfigError as exc:
         print(f"workbench: {exc}", file=sys.stderr)
         return 2
+    if args.command == "drift":
+        return run_drift_command(args)
     from workbench.memory import WorkingMemory
     from workbench.runtime import AgentRuntime, build_models
     from workbench.ui.app import WorkbenchApp

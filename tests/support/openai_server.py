@@ -11,6 +11,7 @@ import json
 import threading
 import time
 from collections import deque
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
@@ -27,12 +28,20 @@ class Canned:
     body: dict[str, Any] | None = None
     delay: float = 0.0
     finish_reason: str = "stop"
+    report_usage: bool | None = None
+
+
+Responder = Callable[[dict[str, Any]], "Canned | None"]
 
 
 @dataclass
 class ServerState:
+    """`responder`, when set, sees each request body first and may answer it (None: fall through
+    to the queue, then to the scripted answer)."""
+
     requests: list[dict[str, Any]] = field(default_factory=list)
     queue: deque[Canned] = field(default_factory=deque)
+    responder: Responder | None = None
     report_usage: bool = True
     delay: float = 0.0
     lock: threading.Lock = field(default_factory=threading.Lock)
@@ -60,14 +69,16 @@ class _Handler(BaseHTTPRequestHandler):
         state = self.server.state
         with state.lock:
             state.requests.append(body)
-            canned = state.queue.popleft() if state.queue else None
+            canned = state.responder(body) if state.responder else None
+            if canned is None and state.queue:
+                canned = state.queue.popleft()
         delay = canned.delay if canned and canned.delay else state.delay
         if delay:
             time.sleep(delay)
         if canned is not None and canned.status != 200:
             self._send_json(canned.status, canned.body or {"error": {"message": "canned failure"}})
             return
-        text = canned.text if canned and canned.text is not None else self._scripted(body)
+        text = canned.text if canned and canned.text is not None else self.scripted(body)
         finish = canned.finish_reason if canned else "stop"
         prompt_chars = sum(len(_text(m.get("content"))) for m in body.get("messages", []))
         usage = {
@@ -75,8 +86,9 @@ class _Handler(BaseHTTPRequestHandler):
             "completion_tokens": max(1, len(text) // 4),
             "total_tokens": max(1, prompt_chars // 4) + max(1, len(text) // 4),
         }
+        report_usage = state.report_usage if canned is None or canned.report_usage is None else canned.report_usage
         if body.get("stream"):
-            self._stream(body, text, usage if state.report_usage else None, finish)
+            self._stream(body, text, usage if report_usage else None, finish)
         else:
             payload = {
                 "id": f"chatcmpl-{len(state.requests)}",
@@ -85,12 +97,12 @@ class _Handler(BaseHTTPRequestHandler):
                 "model": body.get("model", "loopback"),
                 "choices": [{"index": 0, "message": {"role": "assistant", "content": text}, "finish_reason": finish}],
             }
-            if state.report_usage:
+            if report_usage:
                 payload["usage"] = usage
             self._send_json(200, payload)
 
     @staticmethod
-    def _scripted(body: dict[str, Any]) -> str:
+    def scripted(body: dict[str, Any]) -> str:
         messages = body.get("messages", [])
         instructions = "\n".join(_text(m.get("content")) for m in messages if m.get("role") in ("system", "developer"))
         texts = [(m["role"], _text(m.get("content"))) for m in messages if m.get("role") not in ("system", "developer")]

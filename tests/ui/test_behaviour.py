@@ -1,5 +1,8 @@
 """Bad input, failures, cancellation, the model-call view, the command palette."""
 
+import io
+
+from rich.console import Console
 from textual.widgets import Input, Static
 
 from tests.support.openai_server import Canned
@@ -137,3 +140,24 @@ async def test_a_long_conversation_keeps_only_the_latest_messages_on_screen():
         assert shown == ["question 2", "question 3", "question 4"]
         assert "4 earlier message(s) are not shown" in str(pane.query_one(HiddenNote).render())
         assert len(app.runtime.history("support")) == 10  # the history itself is untouched
+
+
+async def test_the_drift_screen_runs_without_blocking_and_goes_back():
+    from workbench.ui.drift_screen import DriftScreen
+
+    app = make_app()
+    async with app.run_test(size=(160, 50)) as pilot:
+        await say(pilot, "support", "module=Billing")
+        commands = {c.title: c for c in app.get_system_commands(app.screen)}
+        commands["Drift lab"].callback()
+        await app.workers.wait_for_complete()
+        await pilot.pause()
+        assert isinstance(app.screen, DriftScreen)
+        console = Console(width=200, record=True, file=io.StringIO())
+        console.print(app.screen.query_one("#drift-body", Static).content)
+        body = console.export_text()
+        assert "probe 'restart'" in body and "bounded facts" in body
+        await pilot.press("escape")
+        await pilot.pause()
+        assert not isinstance(app.screen, DriftScreen)
+        assert [f.value for f in app.runtime.memory.facts()] == ["Billing"]  # the lab has its own memory

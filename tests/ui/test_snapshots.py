@@ -73,3 +73,12 @@ def test_80x24_layout(snap_compare):
         await say(pilot, "logs", "Where can I find logs?")
 
     assert snap_compare(make_app(), terminal_size=(80, 24), run_before=run)
+
+
+def test_drift_screen(snap_compare):
+    async def run(pilot):
+        await pilot.press("f5")
+        await pilot.app.workers.wait_for_complete()
+        await pilot.pause()
+
+    assert snap_compare(make_app(), terminal_size=(160, 50), run_before=run)

@@ -102,12 +102,14 @@ def _advice(persona: str, facts: Mapping[str, str]) -> str:
 
 
 def summarize(texts: Sequence[tuple[str, str]]) -> str:
-    """A deterministic summary: the declarations of the conversation, last value per key."""
+    """A deterministic summary: the declarations found in user messages, last value per key, one
+    `key=value` per line, so a rolling summary fed back in is read again the same way."""
     pairs: dict[str, str] = {}
     for role, text in texts:
         if role == "user":
             pairs.update(parse_declarations(split_block(text)[1]))
-    return f"Summary (scripted): {_list(list(pairs.items()))}." if pairs else "Summary (scripted): no declarations."
+    lines = [f"{k}={v}" for k, v in pairs.items()] or ["no declarations yet"]
+    return "\n".join(["Summary (scripted, unverified):", *lines])
 
 
 def scripted_reply(instructions: str, texts: Sequence[tuple[str, str]], *, structured: bool) -> str:

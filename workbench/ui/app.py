@@ -19,6 +19,7 @@ from workbench.memory import ALLOWED_KEYS, MAX_MESSAGE_CHARS, EventKind, MemoryE
 from workbench.runtime import AgentRuntime, Mode
 from workbench.ui.chat import AgentReply, ChatPane
 from workbench.ui.console import Forget, ShowMemory, parse_console_command
+from workbench.ui.drift_screen import DriftScreen
 from workbench.ui.facts import FactPanel, ForgetRequested
 from workbench.ui.screens import CallsScreen, ConfirmForget, HelpScreen
 
@@ -44,6 +45,7 @@ class WorkbenchApp(App[None]):
     BINDINGS = [
         Binding("f1", "help", "Help", id="help"),
         Binding("f2", "show_calls", "What the model saw", id="show_calls"),
+        Binding("f5", "drift", "Drift lab", id="drift"),
         Binding("f8", "forget_all", "Forget all", id="forget_all"),
         Binding("ctrl+q", "quit", "Quit", id="quit"),
     ]
@@ -224,6 +226,9 @@ class WorkbenchApp(App[None]):
     def action_help(self) -> None:
         self.push_screen(HelpScreen())
 
+    def action_drift(self) -> None:
+        self.push_screen(DriftScreen(self.runtime.models))
+
     async def switch_mode(self, mode: Mode) -> None:
         if any(self.pane(a).busy for a in ("support", "logs")):
             self.notify("Wait for the running turns to finish before switching mode.", severity="warning")
@@ -247,4 +252,7 @@ class WorkbenchApp(App[None]):
             lambda: self.run_worker(self.switch_mode(other)),
         )
         yield SystemCommand("What the model saw", "The last turn's calls of the focused pane", self.action_show_calls)
+        yield SystemCommand(
+            "Drift lab", "Run the fixed chronology through five context policies and compare", self.action_drift
+        )
         yield SystemCommand("Workbench help", "The contract, the commands and the keys", self.action_help)

@@ -117,7 +117,7 @@ Commands typed into a pane:
     forget         forget every fact and replace both histories
 
 Keys: Tab moves between panes and the fact table · Enter or Delete on a fact
-forgets it (click works too) · F2 what the model saw · F8 forget all ·
+forgets it (click works too) · F2 what the model saw · F5 drift lab · F8 forget all ·
 Esc cancels a running turn · Ctrl+P command palette · Ctrl+Q quits.
 
 A fact is an unverified user assertion. It authorizes nothing."""

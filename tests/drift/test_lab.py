@@ -1,0 +1,160 @@
+"""The drift lab on the built-in model, checked cell by cell against what the chronology implies."""
+
+import pytest
+
+from workbench.drift import MAX_SUMMARY_CHARS, DriftStopped, load_chronology, run_drift
+from workbench.runtime import ModelConfig, build_models
+
+SCRIPTED = build_models(ModelConfig())
+
+
+def test_the_chronology_implies_a_correction_an_eviction_pressure_and_a_forget():
+    story = load_chronology()
+    assert story.turns == 10
+    restart, scope = story.expectations
+    assert (restart.probe, scope.probe) == ("restart", "scope")
+    assert restart.current == {
+        "constraint": "no downtime during business hours",
+        "module": "Billing",
+        "database": "SQL Server 2022",
+        "version": "12.4",
+        "environment": "production",
+    }
+    assert restart.superseded == {"module": ("Reporting",), "database": ("PostgreSQL",)}
+    assert restart.prohibition == "no downtime during business hours"
+    assert restart.forgotten == {"customer": ("Contoso",)}
+    assert sum(1 for s in story.steps if "=" in s.say) == 5  # six keys declared: one more than the store holds
+
+
+def test_stretching_inserts_fillers_that_declare_nothing():
+    story = load_chronology().stretched(25)
+    assert story.turns == 25
+    assert story.expectations == load_chronology().expectations
+    assert story.steps[4].say.startswith("Still looking") and story.steps[-1].probe == "scope"
+    with pytest.raises(ValueError, match="at least 10 turns"):
+        load_chronology().stretched(9)
+
+
+@pytest.fixture(scope="module")
+def report():
+    import asyncio
+
+    return asyncio.run(run_drift(SCRIPTED))
+
+
+def cells(report, policy, probe):
+    return report.scores[policy][probe]
+
+
+def test_full_history_holds_everything_said_including_what_was_replaced_and_forgotten(report):
+    for probe in ("restart", "scope"):
+        cell = cells(report, "full", probe)
+        assert all(cell.current.values())
+        assert cell.superseded == {"Reporting": True, "PostgreSQL": True}
+        assert cell.prohibition is True
+        assert cell.forgotten == {"Contoso": True}
+
+
+def test_the_window_loses_the_prohibition(report):
+    for probe in ("restart", "scope"):
+        cell = cells(report, "window", probe)
+        assert cell.prohibition is False and cell.current_missing == ["constraint"]
+        assert cell.forgotten == {"Contoso": True}  # the user's request to forget is only words here
+    # The old user messages left the window, but an answer inside it repeated the old values.
+    assert cells(report, "window", "restart").superseded == {"Reporting": True, "PostgreSQL": True}
+    assert cells(report, "window", "scope").superseded == {"Reporting": False, "PostgreSQL": False}
+
+
+def test_bounded_facts_hold_the_corrected_values_and_nothing_forgotten_but_evicted_the_prohibition(report):
+    for probe in ("restart", "scope"):
+        cell = cells(report, "facts", probe)
+        assert cell.current == {
+            "constraint": False,
+            "module": True,
+            "database": True,
+            "version": True,
+            "environment": True,
+        }
+        assert cell.superseded == {"Reporting": False, "PostgreSQL": False}
+        assert cell.forgotten == {"Contoso": False}
+        assert cell.prohibition is False
+
+
+def test_the_summary_keeps_latest_values_and_the_forgotten_one(report):
+    cell = cells(report, "summary", "scope")
+    assert all(cell.current.values()) and cell.prohibition is True
+    assert cell.superseded == {"Reporting": False, "PostgreSQL": False}
+    assert cell.forgotten == {"Contoso": True}
+
+
+def test_request_compaction_keeps_the_history_a_reducer_drops_it(report):
+    for probe in ("restart", "scope"):
+        assert cells(report, "compaction", probe).current == cells(report, "window", probe).current
+    assert report.retained["window"].messages == 6
+    assert report.retained["compaction"].messages == report.retained["full"].messages == 20
+    assert report.retained["facts"].messages == 0
+
+
+def test_accounting_counts_every_call_and_reports_unknown_without_usage(report):
+    calls = {name: cost.calls for name, cost in report.accounting.items()}
+    assert calls == {
+        "full": {"agent": 10, "writer": 0, "summarizer": 0},
+        "window": {"agent": 10, "writer": 0, "summarizer": 0},
+        "summary": {"agent": 10, "writer": 0, "summarizer": 10},
+        "facts": {"agent": 10, "writer": 5, "summarizer": 0},
+        "compaction": {"agent": 10, "writer": 0, "summarizer": 0},
+    }
+    assert all(cost.reported is None for cost in report.accounting.values())
+    assert all(cost.estimate == cost.request_chars // 4 for cost in report.accounting.values())
+    assert report.accounting["window"].request_chars < report.accounting["full"].request_chars
+
+
+async def test_bounded_facts_stay_flat_as_the_conversation_grows():
+    short, long = [await run_drift(SCRIPTED, turns=n) for n in (10, 60)]
+    growth = cells(long, "facts", "scope").request_chars - cells(short, "facts", "scope").request_chars
+    assert 0 <= growth <= 8  # only the turn numbers in the block gain digits
+    assert cells(long, "full", "scope").request_chars > 3 * cells(short, "full", "scope").request_chars
+
+
+@pytest.mark.parametrize(
+    ("summary", "reason"),
+    [("   ", "empty summary"), ("x" * (MAX_SUMMARY_CHARS + 1), f"{MAX_SUMMARY_CHARS + 1} characters")],
+)
+async def test_a_bad_summary_stops_the_comparison_without_replacement(loopback, summary, reason):
+    from tests.support.openai_server import Canned
+
+    loopback.state.responder = lambda body: (
+        Canned(text=summary) if "summarizer agent" in body["messages"][0]["content"] else None
+    )
+    models = build_models(ModelConfig(model="loopback-model", base_url=loopback.base_url, max_retries=0))
+    with pytest.raises(DriftStopped, match=reason) as stopped:
+        await run_drift(models)
+    assert "no replacement text" in str(stopped.value) and "turn 1" in str(stopped.value)
+
+
+async def test_a_summary_of_exactly_the_limit_is_accepted(loopback):
+    from tests.support.openai_server import Canned
+
+    loopback.state.responder = lambda body: (
+        Canned(text="s" * MAX_SUMMARY_CHARS) if "summarizer agent" in body["messages"][0]["content"] else None
+    )
+    models = build_models(ModelConfig(model="loopback-model", base_url=loopback.base_url, max_retries=0))
+    report = await run_drift(models)
+    assert report.retained["summary"].chars == MAX_SUMMARY_CHARS
+
+
+async def test_reported_usage_is_summed_and_one_silent_call_makes_a_policy_unknown(loopback):
+    from tests.support.openai_server import Canned
+
+    loopback.state.responder = lambda body: (
+        Canned(report_usage=False) if "summarizer agent" in body["messages"][0]["content"] else None
+    )
+    models = build_models(ModelConfig(model="loopback-model", base_url=loopback.base_url, max_retries=0))
+    report = await run_drift(models)
+    assert report.live
+    assert report.accounting["summary"].reported is None
+    for name in ("full", "window", "facts", "compaction"):
+        reported = report.accounting[name].reported
+        assert reported is not None and reported.input_tokens > 0 and reported.output_tokens > 0
+    assert report.accounting["facts"].reported.input_tokens < report.accounting["full"].reported.input_tokens
+    assert all(cell.answer for probes in report.scores.values() for cell in probes.values())

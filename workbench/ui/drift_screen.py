@@ -1,0 +1,71 @@
+"""The drift lab inside the TUI: runs in a worker, never blocks the panes."""
+
+from __future__ import annotations
+
+from rich.text import Text
+from textual import work
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import VerticalScroll
+from textual.screen import Screen
+from textual.widgets import Footer, Static
+
+from workbench.drift import DriftStopped, run_drift
+from workbench.drift.report import render
+from workbench.runtime import ModelSet
+
+
+class DriftScreen(Screen[None]):
+    """Runs the fixed chronology through the five policies on the app's model and shows the report."""
+
+    BINDINGS = [
+        Binding("escape", "close", "Back to the agents", id="close_drift"),
+        Binding("r", "rerun", "Run again", id="rerun_drift"),
+    ]
+
+    def __init__(self, models: ModelSet, *, turns: int | None = None) -> None:
+        super().__init__(id="drift")
+        self.models = models
+        self.turns = turns
+
+    def compose(self) -> ComposeResult:
+        yield Static(Text("drift lab", "bold"), id="drift-status", markup=False)
+        with VerticalScroll(id="drift-report"):
+            yield Static(id="drift-body", markup=False)
+        yield Footer()
+
+    def on_mount(self) -> None:
+        self.action_rerun()
+
+    def action_rerun(self) -> None:
+        self.query_one("#drift-body", Static).update("")
+        self.run_lab()
+
+    def action_close(self) -> None:
+        self.workers.cancel_node(self)
+        self.dismiss()
+
+    def _status(self, text: str, style: str = "") -> None:
+        self.query_one("#drift-status", Static).update(Text(text, style))
+
+    @work(exclusive=True, group="drift", exit_on_error=False)
+    async def run_lab(self) -> None:
+        self._status(f"drift lab · running on {self.models.agent_label} ...", "italic")
+        try:
+            report = await run_drift(
+                self.models,
+                turns=self.turns,
+                progress=lambda policy, turn, total: self._status(f"drift lab · {policy}: turn {turn}/{total}"),
+            )
+        except DriftStopped as exc:
+            self._status(f"drift lab stopped: {exc}", "bold red")
+            self.notify(str(exc), title="Drift lab stopped", severity="error")
+            return
+        except Exception as exc:  # a defect must show, not vanish with the worker
+            self._status(f"drift lab failed: {type(exc).__name__}: {exc}", "bold red")
+            self.notify(f"{type(exc).__name__}: {exc}", title="Drift lab failed", severity="error")
+            raise
+        self._status(
+            f"drift lab · {report.chronology.turns} turns · model: {report.model} · r runs again, Esc goes back"
+        )
+        self.query_one("#drift-body", Static).update(render(report, timing=False))
