@@ -18,3 +18,7 @@ def test_memory_core_imports_neither_textual_nor_agent_framework():
 
 def test_runtime_and_drift_lab_do_not_import_textual():
     assert "textual" not in imported_after("import workbench.runtime, workbench.drift")
+
+
+def test_qualify_does_not_import_textual():
+    assert "textual" not in imported_after("import workbench.qualify")

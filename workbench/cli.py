@@ -6,6 +6,7 @@ import argparse
 import sys
 
 from workbench.runtime import ConfigError, Mode, ModelConfig, WriterKind
+from workbench.runtime.writer import WriterFormat
 
 
 def add_model_options(parser: argparse.ArgumentParser, *, with_defaults: bool = True) -> None:
@@ -13,6 +14,12 @@ def add_model_options(parser: argparse.ArgumentParser, *, with_defaults: bool = 
     group.add_argument("--model", help="a model on an OpenAI-compatible server; without it the built-in model runs")
     group.add_argument("--base-url", help="the server's /v1 URL (default: OPENAI_BASE_URL, else OpenAI)")
     group.add_argument("--writer-model", help="a separate model for the writer (default: --model)")
+    group.add_argument(
+        "--writer-format",
+        choices=[f.value for f in WriterFormat],
+        help="how the writer's JSON travels: json_schema (default for OpenAI and the built-in model), "
+        "json_object, prompt, or auto (default for other servers: steps down when the server refuses)",
+    )
     group.add_argument(
         "--timeout",
         type=float,
@@ -23,7 +30,11 @@ def add_model_options(parser: argparse.ArgumentParser, *, with_defaults: bool = 
 
 def model_config(args: argparse.Namespace) -> ModelConfig:
     return ModelConfig.from_options(
-        model=args.model, base_url=args.base_url, writer_model=args.writer_model, timeout=args.timeout
+        model=args.model,
+        base_url=args.base_url,
+        writer_model=args.writer_model,
+        timeout=args.timeout,
+        writer_format=args.writer_format,
     )
 
 
@@ -58,7 +69,40 @@ def build_parser() -> argparse.ArgumentParser:
     add_model_options(drift, with_defaults=False)
     drift.add_argument("--turns", type=int, help="stretch the chronology to this many turns with filler turns")
     drift.add_argument("--json", action="store_true", help="print the report as JSON")
+    qualify = commands.add_parser(
+        "qualify",
+        help="run the contract suite against the configured model and report what it measured",
+        description="Qualify a model: a fixed contract suite through the writer, verified by the host as in "
+        "the app. Exit status: 0 when every case behaves as the contract says, 3 when some do not, 1 when the "
+        "model cannot be asked.",
+        argument_default=argparse.SUPPRESS,
+    )
+    add_model_options(qualify, with_defaults=False)
+    qualify.add_argument("--json", action="store_true", help="print the report as JSON")
     return parser
+
+
+def run_qualify_command(args: argparse.Namespace) -> int:
+    import asyncio
+    import json
+
+    from rich.console import Console
+
+    from workbench.qualify import QualifyStopped, run_qualify
+    from workbench.qualify.report import render, to_json
+    from workbench.runtime import build_models
+
+    config = model_config(args)
+    try:
+        report = asyncio.run(run_qualify(build_models(config), timeout=config.timeout))
+    except QualifyStopped as exc:
+        print(f"workbench qualify: stopped: {exc}", file=sys.stderr)
+        return 1
+    if getattr(args, "json", False):
+        print(json.dumps(to_json(report), indent=2, ensure_ascii=False))
+    else:
+        Console().print(render(report))
+    return 0 if report.passed == len(report.results) else 3
 
 
 def run_drift_command(args: argparse.Namespace) -> int:
@@ -93,6 +137,8 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     if args.command == "drift":
         return run_drift_command(args)
+    if args.command == "qualify":
+        return run_qualify_command(args)
     from workbench.memory import WorkingMemory
     from workbench.runtime import AgentRuntime, build_models
     from workbench.ui.app import WorkbenchApp

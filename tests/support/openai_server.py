@@ -29,6 +29,7 @@ class Canned:
     delay: float = 0.0
     finish_reason: str = "stop"
     report_usage: bool | None = None
+    headers: dict[str, str] = field(default_factory=dict)
 
 
 Responder = Callable[[dict[str, Any]], "Canned | None"]
@@ -76,7 +77,7 @@ class _Handler(BaseHTTPRequestHandler):
         if delay:
             time.sleep(delay)
         if canned is not None and canned.status != 200:
-            self._send_json(canned.status, canned.body or {"error": {"message": "canned failure"}})
+            self._send_json(canned.status, canned.body or {"error": {"message": "canned failure"}}, canned.headers)
             return
         text = canned.text if canned and canned.text is not None else self.scripted(body)
         finish = canned.finish_reason if canned else "stop"
@@ -109,9 +110,11 @@ class _Handler(BaseHTTPRequestHandler):
         structured = (body.get("response_format") or {}).get("type") in ("json_schema", "json_object")
         return scripted_reply(instructions, texts, structured=structured)
 
-    def _send_json(self, status: int, payload: dict[str, Any]) -> None:
+    def _send_json(self, status: int, payload: dict[str, Any], headers: dict[str, str] | None = None) -> None:
         data = json.dumps(payload).encode()
         self.send_response(status)
+        for name, value in (headers or {}).items():
+            self.send_header(name, value)
         self.send_header("Content-Type", "application/json")
         self.send_header("Content-Length", str(len(data)))
         self.end_headers()

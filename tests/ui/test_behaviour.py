@@ -161,3 +161,20 @@ async def test_the_drift_screen_runs_without_blocking_and_goes_back():
         await pilot.pause()
         assert not isinstance(app.screen, DriftScreen)
         assert [f.value for f in app.runtime.memory.facts()] == ["Billing"]  # the lab has its own memory
+
+
+async def test_a_writer_format_step_down_shows_in_the_header_and_the_ledger(loopback):
+    from tests.live.helpers import is_writer, live_runtime, response_format_type
+
+    loopback.state.responder = lambda body: (
+        Canned(status=500, body={"error": {"message": "response_format json_schema unsupported"}})
+        if is_writer(body) and response_format_type(body) == "json_schema"
+        else None
+    )
+    app = WorkbenchApp(live_runtime(loopback.base_url, "auto"))
+    async with app.run_test(size=(160, 40)) as pilot:
+        assert "writer: json_schema (auto)" in app.sub_title
+        await say(pilot, "support", "module=Billing")
+        assert "writer: json_object (auto)" in app.sub_title
+        assert [f.value for f in app.runtime.memory.facts()] == ["Billing"]
+        assert "using json_object from now on" in str(app.query_one("#ledger", Static).render())

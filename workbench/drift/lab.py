@@ -96,7 +96,7 @@ async def run_drift(
     if turns is not None:
         story = story.stretched(turns)
     calls = CallLog(capacity=1_000_000)
-    policies = build_policies(models.agent_client, models.writer_client, calls, models.agent_label, models.writer_label)
+    policies = build_policies(models, calls)
     report = DriftReport(story, models.agent_label, live=models.agent_label != SCRIPTED_LABEL)
     expectations = {e.probe: e for e in story.expectations}
     started = time.perf_counter()

@@ -21,13 +21,14 @@ from agent_framework import (
     SessionContext,
     SlidingWindowStrategy,
     SupportsAgentRun,
-    SupportsChatGetResponse,
     apply_compaction,
 )
 
 from workbench.memory import WorkingMemory
 from workbench.runtime.agents import INSTRUCTIONS
 from workbench.runtime.calls import CallLog, RecordingMiddleware
+from workbench.runtime.guards import CutOffGuard
+from workbench.runtime.models import ModelSet
 from workbench.runtime.provider import WorkingMemoryProvider
 from workbench.runtime.updater import AdmissionOrder, MemoryUpdater
 from workbench.runtime.writer import ModelWriter
@@ -183,14 +184,10 @@ class FactsPolicy(Policy):
         return []
 
 
-def build_policies(
-    agent_client: SupportsChatGetResponse,
-    writer_client: SupportsChatGetResponse,
-    calls: CallLog,
-    agent_label: str,
-    writer_label: str,
-) -> list[Policy]:
+def build_policies(models: ModelSet, calls: CallLog) -> list[Policy]:
     """The five policies over the same clients; every call is recorded under the policy's name."""
+    agent_client, writer_client = models.agent_client, models.writer_client
+    agent_label, writer_label = models.agent_label, models.writer_label
     instructions = INSTRUCTIONS["support"]
 
     def agent(name: str, providers: list[ContextProvider], purpose: str = "agent", text: str = instructions) -> Agent:
@@ -200,12 +197,12 @@ def build_policies(
             text,
             name=name,
             context_providers=providers,
-            middleware=[RecordingMiddleware(calls, purpose, label)],
+            middleware=[RecordingMiddleware(calls, purpose, label), CutOffGuard()],
         )
 
     info = {p.name: p for p in POLICIES}
     memory = WorkingMemory()
-    writer = ModelWriter(writer_client, calls, writer_label)
+    writer = ModelWriter(writer_client, calls, writer_label, writer_format=models.writer_format)
     updater = MemoryUpdater(memory, writer, AdmissionOrder(memory))
     facts_provider = WorkingMemoryProvider(memory, updater, origin="facts")
     window = SlidingWindowStrategy(keep_last_groups=2 * WINDOW_TURNS)

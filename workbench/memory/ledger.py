@@ -26,6 +26,7 @@ class EventKind(StrEnum):
     FORGOTTEN = "forgotten"
     NOTHING_DECLARED = "nothing_declared"
     ABANDONED = "abandoned"
+    NOTE = "note"
 
 
 class ReasonCode(StrEnum):
@@ -161,6 +162,8 @@ class MemoryEvent:
                 return f"{turn.capitalize()} declares no key=value facts: nothing to admit."
             case EventKind.ABANDONED:
                 return f"{turn.capitalize()} ended without a memory update: {self.detail}. Facts are unchanged."
+            case EventKind.NOTE:
+                return f"Note: {self.detail}."
         raise AssertionError(self.kind)
 
 

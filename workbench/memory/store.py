@@ -22,6 +22,7 @@ class Status(StrEnum):
     NOTHING_DECLARED = "nothing_declared"
     ABANDONED = "abandoned"
     FORGOTTEN = "forgotten"
+    NOTED = "noted"
 
 
 @dataclass(frozen=True)
@@ -115,6 +116,18 @@ class WorkingMemory:
             return self._outcome(Status.ABANDONED, self._record(EventKind.ABANDONED, turn, detail=detail))
 
         return self._locked_then_notify(settle)
+
+    def note(self, detail: str, origin: str = "") -> MemoryEvent:
+        """Record something that changes how updates arrive, not what memory holds (a writer
+        stepping down to another output format, say). Notes change no fact."""
+
+        def run() -> Outcome:
+            event = self.ledger._record(
+                kind=EventKind.NOTE, at=self._clock(), epoch=self._epoch, origin=origin, detail=detail
+            )
+            return Outcome(Status.NOTED, (event,))
+
+        return self._locked_then_notify(run).events[0]
 
     def forget(self, key: str | None = None) -> Outcome:
         """Remove one key, or everything, and advance the epoch so no earlier ticket can apply.

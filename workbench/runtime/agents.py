@@ -13,6 +13,7 @@ from agent_framework import Agent, AgentSession, InMemoryHistoryProvider, Messag
 from workbench.memory import MAX_MESSAGE_CHARS, MemoryTurn, Outcome, WorkingMemory
 from workbench.runtime.calls import CallLog, RecordingMiddleware, current_turn
 from workbench.runtime.failures import explain_failure
+from workbench.runtime.guards import CutOffGuard
 from workbench.runtime.models import ModelSet
 from workbench.runtime.provider import WorkingMemoryProvider
 from workbench.runtime.updater import AdmissionOrder, MemoryUpdater
@@ -89,7 +90,14 @@ class AgentRuntime:
         writer_impl: Writer = (
             HostWriter()
             if writer is WriterKind.HOST
-            else ModelWriter(models.writer_client, self.calls, models.writer_label, timeout=timeout)
+            else ModelWriter(
+                models.writer_client,
+                self.calls,
+                models.writer_label,
+                timeout=timeout,
+                writer_format=models.writer_format,
+                on_step_down=lambda detail: memory.note(detail, origin="writer"),
+            )
         )
         self.updater = MemoryUpdater(memory, writer_impl, self.order)
         self.mode = mode
@@ -102,7 +110,7 @@ class AgentRuntime:
             INSTRUCTIONS[name],
             name=name,
             context_providers=[InMemoryHistoryProvider(), *([provider] if provider else [])],
-            middleware=[RecordingMiddleware(self.calls, name, self.models.agent_label)],
+            middleware=[RecordingMiddleware(self.calls, name, self.models.agent_label), CutOffGuard()],
         )
         return _Slot(agent, agent.create_session(), provider)
 

@@ -6,6 +6,27 @@ import os
 import re
 
 _KEY_PATTERN = re.compile(r"(sk-[A-Za-z0-9_\-*]{4,}|Bearer\s+\S+)")
+_FORMAT_WORDS = ("response_format", "json_schema", "json_object", "structured output", "grammar")
+CUT_OFF = (
+    "the reply was cut off by the model's token limit (finish_reason=length): raise max_tokens, or the "
+    "server's context size (llama.cpp --ctx-size, Ollama num_ctx, vLLM --max-model-len)"
+)
+
+
+class ReplyCutOff(Exception):
+    """A model reply ended at the token limit: it is incomplete and is not kept."""
+
+    def __init__(self) -> None:
+        super().__init__(CUT_OFF)
+
+
+def rejects_request_format(exc: BaseException) -> bool:
+    """Whether a server refused the request's response_format itself (not the model's output)."""
+    return any(
+        getattr(cause, "status_code", None) in (400, 415, 422, 500, 501)
+        and any(word in str(cause).lower() for word in _FORMAT_WORDS)
+        for cause in _chain(exc)
+    )
 
 
 def scrub_secrets(text: str, secrets: tuple[str, ...] = ()) -> str:
@@ -31,8 +52,12 @@ def explain_failure(exc: BaseException, *, base_url: str | None = None, secrets:
     for cause in _chain(exc):
         name = type(cause).__name__
         status = getattr(cause, "status_code", None)
-        if isinstance(cause, TimeoutError) or name == "APITimeoutError":
+        if isinstance(cause, ReplyCutOff):
+            line = CUT_OFF
+        elif isinstance(cause, TimeoutError) or name == "APITimeoutError":
             line = "the model call timed out: raise --timeout, or check that the server is not overloaded"
+        elif name == "APIConnectionError" and _unknown_host(cause):
+            line = f"cannot resolve the host of {server}: check the name in --base-url / OPENAI_BASE_URL"
         elif name == "APIConnectionError":
             line = f"cannot reach {server}: check --base-url / OPENAI_BASE_URL and that the server is running"
         elif status in (401, 403):
@@ -49,6 +74,11 @@ def explain_failure(exc: BaseException, *, base_url: str | None = None, secrets:
             continue
         return scrub_secrets(line, secrets)
     return scrub_secrets(f"{type(exc).__name__}: {_first_line(exc)}", secrets)
+
+
+def _unknown_host(exc: BaseException) -> bool:
+    words = ("name or service not known", "nodename nor servname", "getaddrinfo", "no address associated")
+    return any(word in str(cause).lower() for cause in _chain(exc) for word in words)
 
 
 def _first_line(exc: BaseException) -> str:

@@ -9,6 +9,7 @@ from urllib.parse import urlsplit
 from agent_framework import SupportsChatGetResponse
 
 from workbench.runtime.scripted import SCRIPTED_LABEL, ScriptedChatClient
+from workbench.runtime.writer import WriterFormat
 
 LOCAL_PLACEHOLDER_KEY = "no-key-needed"
 
@@ -27,6 +28,7 @@ class ModelConfig:
     api_key: str | None = field(default=None, repr=False)
     timeout: float = 120.0
     max_retries: int = 2
+    writer_format: WriterFormat | None = None
 
     @classmethod
     def from_options(
@@ -36,18 +38,20 @@ class ModelConfig:
         base_url: str | None = None,
         writer_model: str | None = None,
         timeout: float = 120.0,
+        writer_format: str | None = None,
     ) -> ModelConfig:
         """Command-line options first, then OPENAI_BASE_URL and OPENAI_API_KEY from the environment.
 
         A live model is used only when a model is named: a key in the environment alone never
         turns the built-in model into a billed one."""
         base_url = base_url or os.environ.get("OPENAI_BASE_URL") or None
+        chosen_format = WriterFormat(writer_format) if writer_format else None
         if model is None:
             if writer_model:
                 raise ConfigError("--writer-model needs --model: name the agents' model too")
             if base_url and base_url != os.environ.get("OPENAI_BASE_URL"):
                 raise ConfigError(f"--base-url {base_url} needs --model: name the model that server serves")
-            return cls(timeout=timeout)
+            return cls(timeout=timeout, writer_format=chosen_format)
         api_key = os.environ.get("OPENAI_API_KEY") or None
         if api_key is None and base_url is None:
             raise ConfigError(
@@ -56,11 +60,25 @@ class ModelConfig:
             )
         if timeout <= 0:
             raise ConfigError("--timeout must be a positive number of seconds")
-        return cls(model=model, base_url=base_url, writer_model=writer_model, api_key=api_key, timeout=timeout)
+        return cls(
+            model=model,
+            base_url=base_url,
+            writer_model=writer_model,
+            api_key=api_key,
+            timeout=timeout,
+            writer_format=chosen_format,
+        )
 
     @property
     def is_live(self) -> bool:
         return self.model is not None
+
+    @property
+    def effective_writer_format(self) -> WriterFormat:
+        """As chosen; else structured output for OpenAI and the built-in model, negotiation elsewhere."""
+        if self.writer_format is not None:
+            return self.writer_format
+        return WriterFormat.AUTO if self.is_live and self.base_url else WriterFormat.JSON_SCHEMA
 
 
 @dataclass(frozen=True)
@@ -71,6 +89,7 @@ class ModelSet:
     writer_label: str
     base_url: str | None = None
     secrets: tuple[str, ...] = field(default=(), repr=False)
+    writer_format: WriterFormat = WriterFormat.JSON_SCHEMA
 
 
 def _label(model: str, base_url: str | None) -> str:
@@ -82,7 +101,7 @@ def build_models(config: ModelConfig, *, scripted_delay: float = 0.0) -> ModelSe
     """Clients for `config`. The OpenAI SDK is imported only here, and only for a live model."""
     if not config.is_live:
         client = ScriptedChatClient(delay=scripted_delay)
-        return ModelSet(client, client, SCRIPTED_LABEL, SCRIPTED_LABEL)
+        return ModelSet(client, client, SCRIPTED_LABEL, SCRIPTED_LABEL, writer_format=config.effective_writer_format)
     from agent_framework.openai import OpenAIChatCompletionClient
     from openai import AsyncOpenAI
 
@@ -105,4 +124,5 @@ def build_models(config: ModelConfig, *, scripted_delay: float = 0.0) -> ModelSe
         _label(writer_model, config.base_url),
         base_url=config.base_url or "https://api.openai.com/v1",
         secrets=tuple(s for s in (config.api_key,) if s),
+        writer_format=config.effective_writer_format,
     )

@@ -47,7 +47,7 @@ def facts_in_block(block: str) -> list[tuple[str, str]]:
 
 
 def _persona(instructions: str) -> str:
-    for persona in ("support", "logs", "summarizer"):
+    for persona in ("support", "logs", "summarizer", "writer"):
         if f"the {persona} agent" in instructions.lower():
             return persona
     return "assistant"
@@ -114,7 +114,7 @@ def summarize(texts: Sequence[tuple[str, str]]) -> str:
 
 def scripted_reply(instructions: str, texts: Sequence[tuple[str, str]], *, structured: bool) -> str:
     """The whole scripted model as a function of the request: writer JSON, summary, or an answer."""
-    if structured:
+    if structured or _persona(instructions) == "writer":
         user = [text for role, text in texts if role == "user"]
         return Extraction(facts=declared_candidates(user[-1] if user else "")).model_dump_json()
     if _persona(instructions) == "summarizer":

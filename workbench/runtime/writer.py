@@ -1,15 +1,27 @@
-"""Writers propose fact candidates from the current user message only; the host verifies them."""
+"""Writers propose fact candidates from the current user message only; the host verifies them.
+
+The model writer can carry its JSON in three ways, because servers differ in what they accept:
+structured output (`json_schema`), JSON mode (`json_object`, schema in the instructions), or plain
+text (`prompt`, one code fence tolerated). `auto` starts with `json_schema` and steps down when the
+server rejects the request format itself. Only the transport changes: the host's verification of a
+batch is the same whichever format carried it, and a batch that fails it is rejected, never repaired.
+"""
 
 from __future__ import annotations
 
 import asyncio
-from typing import Protocol
+import json
+import re
+from collections.abc import Callable
+from enum import StrEnum
+from typing import Any, Protocol
 
 from agent_framework import Agent, SupportsChatGetResponse
 from pydantic import ValidationError
 
 from workbench.memory import ALLOWED_KEYS, MAX_FACTS, Extraction, FactCandidate, declared_candidates
 from workbench.runtime.calls import CallLog, RecordingMiddleware
+from workbench.runtime.failures import CUT_OFF, rejects_request_format
 
 WRITER_INSTRUCTIONS = f"""You are the writer agent of a controlled working memory.
 Read only the user message you are given. Return every explicit key=value declaration in it, and nothing else.
@@ -21,13 +33,32 @@ Read only the user message you are given. Return every explicit key=value declar
 - Never infer, translate, normalise or guess a fact from free text, questions or context. At most {MAX_FACTS} facts.
 Answer with JSON: {{"facts": [{{"key": ..., "value": ..., "evidence": ...}}]}}."""
 
+_SCHEMA_NOTE = "\nThe JSON must match this JSON Schema exactly, with no other text:\n" + json.dumps(
+    Extraction.model_json_schema(), separators=(",", ":")
+)
+_FENCE = re.compile(r"\A\s*```(?:json)?[ \t]*\n(?P<body>.*?)\n?```\s*\Z", re.DOTALL)
+
+
+class WriterFormat(StrEnum):
+    JSON_SCHEMA = "json_schema"
+    JSON_OBJECT = "json_object"
+    PROMPT = "prompt"
+    AUTO = "auto"
+
+
+_NEXT_FORMAT = {WriterFormat.JSON_SCHEMA: WriterFormat.JSON_OBJECT, WriterFormat.JSON_OBJECT: WriterFormat.PROMPT}
+
 
 class MalformedOutput(Exception):
     """The writer's reply is not a valid Extraction. The host never repairs it."""
 
 
 class Writer(Protocol):
-    label: str
+    @property
+    def label(self) -> str: ...
+
+    @property
+    def format_summary(self) -> str: ...
 
     async def propose(self, user_text: str) -> list[FactCandidate]: ...
 
@@ -36,42 +67,95 @@ class HostWriter:
     """Candidates read by the host from its own parse: zero model calls."""
 
     label = "host (deterministic parse, no model call)"
+    format_summary = "host parse"
 
     async def propose(self, user_text: str) -> list[FactCandidate]:
         return declared_candidates(user_text)
 
 
-class ModelWriter:
-    """A sessionless agent with structured output. It sees the current user message and nothing else."""
-
-    def __init__(
-        self, client: SupportsChatGetResponse, calls: CallLog, model_label: str, *, timeout: float = 120.0
-    ) -> None:
-        self.label = f"model ({model_label})"
-        self._timeout = timeout
-        self._agent = Agent(
-            client,
-            WRITER_INSTRUCTIONS,
-            name="writer",
-            default_options={"response_format": Extraction},
-            middleware=[RecordingMiddleware(calls, "writer", model_label)],
-        )
-
-    async def propose(self, user_text: str) -> list[FactCandidate]:
-        async with asyncio.timeout(self._timeout):
-            response = await self._agent.run(user_text)
-        try:
-            extraction = response.value
-        except (ValidationError, ValueError) as exc:
-            raise MalformedOutput(_summarize_error(exc)) from exc
-        if not isinstance(extraction, Extraction):
-            raise MalformedOutput("the reply carried no extraction")
-        return list(extraction.facts)
-
-
-def _summarize_error(exc: Exception) -> str:
-    if isinstance(exc, ValidationError):
+def parse_extraction(text: str, *, fenced: bool = False) -> list[FactCandidate]:
+    """Strict: the whole reply is the JSON (inside one code fence when `fenced` is allowed)."""
+    if fenced and (match := _FENCE.match(text)):
+        text = match["body"]
+    try:
+        return list(Extraction.model_validate_json(text).facts)
+    except ValidationError as exc:
         first = exc.errors()[0]
         where = ".".join(str(p) for p in first.get("loc", ())) or "the reply"
-        return f"{exc.error_count()} schema error(s), first at {where}: {first.get('msg', 'invalid')}"
-    return f"the reply is not valid JSON ({str(exc).splitlines()[0][:160]})"
+        if first.get("type") == "json_invalid":
+            raise MalformedOutput(f"the reply is not valid JSON ({first.get('msg', 'invalid')})") from exc
+        raise MalformedOutput(
+            f"{exc.error_count()} schema error(s), first at {where}: {first.get('msg', 'invalid')}"
+        ) from exc
+
+
+class ModelWriter:
+    """A sessionless agent that sees the current user message and nothing else."""
+
+    def __init__(
+        self,
+        client: SupportsChatGetResponse,
+        calls: CallLog,
+        model_label: str,
+        *,
+        timeout: float = 120.0,
+        writer_format: WriterFormat = WriterFormat.JSON_SCHEMA,
+        on_step_down: Callable[[str], None] | None = None,
+    ) -> None:
+        self._client = client
+        self._calls = calls
+        self._model_label = model_label
+        self._timeout = timeout
+        self._negotiating = writer_format is WriterFormat.AUTO
+        self.format = WriterFormat.JSON_SCHEMA if self._negotiating else writer_format
+        self._on_step_down = on_step_down
+        self._agents: dict[WriterFormat, Agent] = {}
+
+    @property
+    def format_summary(self) -> str:
+        return f"{self.format} (auto)" if self._negotiating else str(self.format)
+
+    @property
+    def label(self) -> str:
+        return f"model ({self._model_label}; {self.format_summary})"
+
+    def _agent(self, writer_format: WriterFormat) -> Agent:
+        if writer_format not in self._agents:
+            options: dict[str, Any] = {}
+            instructions = WRITER_INSTRUCTIONS
+            if writer_format is WriterFormat.JSON_SCHEMA:
+                options["response_format"] = Extraction
+            else:
+                instructions += _SCHEMA_NOTE
+                if writer_format is WriterFormat.JSON_OBJECT:
+                    options["response_format"] = {"type": "json_object"}
+            self._agents[writer_format] = Agent(
+                self._client,
+                instructions,
+                name="writer",
+                default_options=options,  # type: ignore[arg-type]
+                middleware=[RecordingMiddleware(self._calls, "writer", self._model_label)],
+            )
+        return self._agents[writer_format]
+
+    async def propose(self, user_text: str) -> list[FactCandidate]:
+        while True:
+            try:
+                return await self._propose(user_text, self.format)
+            except Exception as exc:
+                following = _NEXT_FORMAT.get(self.format)
+                if not (self._negotiating and following and rejects_request_format(exc)):
+                    raise
+                rejected, self.format = self.format, following
+                if self._on_step_down is not None:
+                    self._on_step_down(
+                        f"the server rejected the writer's {rejected} request format; using {following} "
+                        "from now on (the host's checks are unchanged)"
+                    )
+
+    async def _propose(self, user_text: str, writer_format: WriterFormat) -> list[FactCandidate]:
+        async with asyncio.timeout(self._timeout):
+            response = await self._agent(writer_format).run(user_text)
+        if response.finish_reason == "length":
+            raise MalformedOutput(CUT_OFF)
+        return parse_extraction(response.text or "", fenced=writer_format is WriterFormat.PROMPT)

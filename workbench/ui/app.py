@@ -91,7 +91,10 @@ class WorkbenchApp(App[None]):
         return self.query_one(f"#{agent}", ChatPane)
 
     def _update_header(self) -> None:
-        self.sub_title = f"model: {self.runtime.models.agent_label} · mode: {self.runtime.mode}"
+        self.sub_title = (
+            f"model: {self.runtime.models.agent_label} · mode: {self.runtime.mode} · "
+            f"writer: {self.runtime.updater.writer.format_summary}"
+        )
 
     # -- memory ------------------------------------------------------------------------
 
@@ -105,6 +108,9 @@ class WorkbenchApp(App[None]):
             and self._batch[-1].turn == event.turn
         )
         self._batch = [*self._batch, event] if same_batch else [event]
+        if event.kind is EventKind.NOTE:
+            self._update_header()
+            self.notify(event.describe(), title="Writer format")
         self._refresh_memory()
 
     def _refresh_memory(self) -> None:

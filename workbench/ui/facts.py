@@ -27,6 +27,7 @@ _KIND_STYLE = {
     EventKind.FORGOTTEN: "cyan",
     EventKind.NOTHING_DECLARED: "dim",
     EventKind.ABANDONED: "red",
+    EventKind.NOTE: "cyan",
 }
 
 

@@ -1,0 +1,29 @@
+from workbench.memory import WorkingMemory
+from workbench.runtime import AgentRuntime, Mode, ModelConfig, build_models
+from workbench.runtime.writer import WriterFormat
+
+
+def live_runtime(
+    base_url: str,
+    writer_format: str | None = None,
+    *,
+    timeout: float = 30.0,
+    retries: int = 0,
+    mode: Mode = Mode.MANUAL,
+) -> AgentRuntime:
+    config = ModelConfig(
+        model="loopback-model",
+        base_url=base_url,
+        timeout=timeout,
+        max_retries=retries,
+        writer_format=WriterFormat(writer_format) if writer_format else None,
+    )
+    return AgentRuntime(WorkingMemory(), build_models(config), mode=mode, timeout=timeout)
+
+
+def is_writer(body) -> bool:
+    return "writer agent" in body["messages"][0]["content"]
+
+
+def response_format_type(body) -> str | None:
+    return (body.get("response_format") or {}).get("type")

@@ -1,0 +1,130 @@
+"""Run the contract suite against the configured writer model and report only what was measured."""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+
+from workbench.memory import EventKind, ReasonCode, Status, WorkingMemory, declared_candidates
+from workbench.qualify.suite import Case, Suite, load_suite
+from workbench.runtime.calls import CallLog, current_turn
+from workbench.runtime.failures import explain_failure, rejects_request_format
+from workbench.runtime.models import ModelSet
+from workbench.runtime.usage import Usage, total_usage
+from workbench.runtime.writer import MalformedOutput, ModelWriter, WriterFormat
+
+CONCRETE_FORMATS = (WriterFormat.JSON_SCHEMA, WriterFormat.JSON_OBJECT, WriterFormat.PROMPT)
+
+
+@dataclass(frozen=True)
+class CaseResult:
+    case: Case
+    outcome: str
+    reasons: tuple[str, ...]
+    facts: dict[str, str]
+    writer_format: str
+    latency_ms: float
+    usage: Usage | None
+    detail: str = ""
+
+    @property
+    def passed(self) -> bool:
+        if self.outcome != self.case.expect or self.facts != self.case.facts:
+            return False
+        return self.case.reason is None or self.case.reason in self.reasons
+
+
+@dataclass
+class QualifyReport:
+    suite: Suite
+    model: str
+    requested_format: str
+    results: list[CaseResult] = field(default_factory=list)
+    formats: dict[str, str] = field(default_factory=dict)
+
+    @property
+    def passed(self) -> int:
+        return sum(r.passed for r in self.results)
+
+    @property
+    def usage(self) -> Usage | None:
+        return total_usage(r.usage for r in self.results)
+
+
+async def probe_formats(models: ModelSet, text: str, timeout: float) -> dict[str, str]:
+    """Which request formats the server accepts, one plain request each: "accepted", "refused"
+    (the server rejected the format itself), or the failure in one line."""
+    found = {}
+    for writer_format in CONCRETE_FORMATS:
+        writer = ModelWriter(
+            models.writer_client, CallLog(), models.writer_label, timeout=timeout, writer_format=writer_format
+        )
+        try:
+            await writer.propose(text)
+            found[str(writer_format)] = "accepted"
+        except MalformedOutput:
+            found[str(writer_format)] = "accepted (reply not a valid extraction)"
+        except Exception as exc:
+            found[str(writer_format)] = (
+                "refused by the server"
+                if rejects_request_format(exc)
+                else explain_failure(exc, base_url=models.base_url, secrets=models.secrets)
+            )
+    return found
+
+
+class QualifyStopped(Exception):
+    """The model could not be asked at all; the message names what to check."""
+
+
+async def _run_case(case: Case, writer: ModelWriter, calls: CallLog, models: ModelSet) -> CaseResult:
+    memory = WorkingMemory()
+    for text in case.setup:
+        memory.admit(memory.begin_turn(text, "setup"), declared_candidates(text))
+    turn = memory.begin_turn(case.message, "qualify")
+    token = current_turn.set(turn)
+    started = time.perf_counter()
+    detail = ""
+    try:
+        try:
+            candidates = await writer.propose(case.message)
+        except MalformedOutput as exc:
+            outcome = memory.reject(turn, ReasonCode.MALFORMED_OUTPUT, str(exc))
+        except Exception as exc:
+            detail = explain_failure(exc, base_url=models.base_url, secrets=models.secrets)
+            outcome = memory.abandon(turn, detail)
+        else:
+            outcome = memory.admit(turn, candidates)
+    finally:
+        current_turn.reset(token)
+    latency = (time.perf_counter() - started) * 1000
+    event = outcome.events[0]
+    reasons = tuple(str(r.code) for r in event.reasons) if event.kind is EventKind.REJECTED else ()
+    return CaseResult(
+        case=case,
+        outcome={Status.APPLIED: "admitted"}.get(outcome.status, str(outcome.status)),
+        reasons=reasons,
+        facts={f.key: f.value for f in memory.facts() if f.turn == turn.number} if outcome.applied else {},
+        writer_format=str(writer.format),
+        latency_ms=latency,
+        usage=total_usage(c.usage for c in calls.records(turn=turn.number, origin="qualify")),
+        detail=detail or (event.describe() if event.kind is EventKind.REJECTED else ""),
+    )
+
+
+async def run_qualify(models: ModelSet, *, timeout: float = 120.0, suite: Suite | None = None) -> QualifyReport:
+    """Every case of the suite through one writer with the configured format (auto negotiates once,
+    then keeps what it found). The host's verification is the app's own."""
+    suite = suite or load_suite()
+    calls = CallLog()
+    writer = ModelWriter(
+        models.writer_client, calls, models.writer_label, timeout=timeout, writer_format=models.writer_format
+    )
+    report = QualifyReport(suite, models.writer_label, str(models.writer_format))
+    report.formats = await probe_formats(models, suite.format_probe, timeout)
+    failures = [v for v in report.formats.values() if not v.startswith(("accepted", "refused"))]
+    if len(failures) == len(CONCRETE_FORMATS):
+        raise QualifyStopped(failures[0])
+    for case in suite.cases:
+        report.results.append(await _run_case(case, writer, calls, models))
+    return report
