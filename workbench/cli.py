@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import argparse
+import asyncio
+import json
 import sys
+from typing import Any
 
 from workbench.runtime import ConfigError, Mode, ModelConfig, WriterKind
 from workbench.runtime.writer import WriterFormat
@@ -82,49 +85,41 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def run_qualify_command(args: argparse.Namespace) -> int:
-    import asyncio
-    import json
+def _print_report(args: argparse.Namespace, data: dict[str, Any], renderable: Any) -> None:
+    """JSON for machines with --json, else the tables."""
+    if getattr(args, "json", False):
+        print(json.dumps(data, indent=2, ensure_ascii=False))
+    else:
+        from rich.console import Console
 
-    from rich.console import Console
+        Console().print(renderable)
 
+
+def run_qualify_command(args: argparse.Namespace, config: ModelConfig) -> int:
     from workbench.qualify import QualifyStopped, run_qualify
     from workbench.qualify.report import render, to_json
     from workbench.runtime import build_models
 
-    config = model_config(args)
     try:
         report = asyncio.run(run_qualify(build_models(config), timeout=config.timeout))
     except QualifyStopped as exc:
         print(f"workbench qualify: stopped: {exc}", file=sys.stderr)
         return 1
-    if getattr(args, "json", False):
-        print(json.dumps(to_json(report), indent=2, ensure_ascii=False))
-    else:
-        Console().print(render(report))
+    _print_report(args, to_json(report), render(report))
     return 0 if report.passed == len(report.results) else 3
 
 
-def run_drift_command(args: argparse.Namespace) -> int:
-    import asyncio
-    import json
-
-    from rich.console import Console
-
+def run_drift_command(args: argparse.Namespace, config: ModelConfig) -> int:
     from workbench.drift import DriftStopped, run_drift
     from workbench.drift.report import render, to_json
     from workbench.runtime import build_models
 
     try:
-        turns = getattr(args, "turns", None)
-        report = asyncio.run(run_drift(build_models(model_config(args)), turns=turns))
-    except (DriftStopped, ConfigError, ValueError) as exc:
+        report = asyncio.run(run_drift(build_models(config), turns=getattr(args, "turns", None)))
+    except (DriftStopped, ValueError) as exc:
         print(f"workbench drift: stopped: {exc}", file=sys.stderr)
         return 1
-    if getattr(args, "json", False):
-        print(json.dumps(to_json(report), indent=2, ensure_ascii=False))
-    else:
-        Console().print(render(report))
+    _print_report(args, to_json(report), render(report))
     return 0
 
 
@@ -136,9 +131,9 @@ def main(argv: list[str] | None = None) -> int:
         print(f"workbench: {exc}", file=sys.stderr)
         return 2
     if args.command == "drift":
-        return run_drift_command(args)
+        return run_drift_command(args, config)
     if args.command == "qualify":
-        return run_qualify_command(args)
+        return run_qualify_command(args, config)
     from workbench.memory import WorkingMemory
     from workbench.runtime import AgentRuntime, build_models
     from workbench.ui.app import WorkbenchApp

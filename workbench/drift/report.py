@@ -11,6 +11,7 @@ from rich.text import Text
 from workbench.drift.lab import DriftReport, ProbeScore
 from workbench.drift.policies import POLICIES
 from workbench.runtime.usage import describe_usage
+from workbench.tables import titled_table
 
 TITLES = {p.name: p.title for p in POLICIES}
 NOTE = (
@@ -35,19 +36,30 @@ def _held(found: dict[str, bool]) -> Text:
     return Text(", ".join(held), "bold red") if held else Text("none", "green")
 
 
+MATRIX_COLUMNS = (
+    "policy",
+    "current values held",
+    "superseded held (drift risk)",
+    "prohibition held",
+    "forgotten held (resurrection)",
+    "request chars",
+)
+COST_COLUMNS = (
+    "policy",
+    "agent calls",
+    "writer calls",
+    "summarizer calls",
+    "request chars sent",
+    "estimate (chars/4)",
+    "reported tokens",
+    "retained history",
+)
+
+
 def matrix_tables(report: DriftReport) -> list[Table]:
     tables = []
     for expected in report.chronology.expectations:
-        table = Table(title=f"probe {expected.probe!r}: {expected.question}", title_justify="left", expand=False)
-        for column in (
-            "policy",
-            "current values held",
-            "superseded held (drift risk)",
-            "prohibition held",
-            "forgotten held (resurrection)",
-            "request chars",
-        ):
-            table.add_column(column, overflow="fold")
+        table = titled_table(f"probe {expected.probe!r}: {expected.question}", MATRIX_COLUMNS)
         for name, probes in report.scores.items():
             cell: ProbeScore = probes[expected.probe]
             held = sum(cell.current.values())
@@ -64,19 +76,8 @@ def matrix_tables(report: DriftReport) -> list[Table]:
     return tables
 
 
-def accounting_table(report: DriftReport) -> Table:
-    table = Table(title=f"cost over {report.chronology.turns} turns · model: {report.model}", title_justify="left")
-    for column in (
-        "policy",
-        "agent calls",
-        "writer calls",
-        "summarizer calls",
-        "request chars sent",
-        "estimate (chars/4)",
-        "reported tokens",
-        "retained history",
-    ):
-        table.add_column(column, overflow="fold")
+def accountingtitled_table(report: DriftReport) -> Table:
+    table = titled_table(f"cost over {report.chronology.turns} turns · model: {report.model}", COST_COLUMNS)
     for name, cost in report.accounting.items():
         kept = report.retained[name]
         table.add_row(
@@ -92,11 +93,9 @@ def accounting_table(report: DriftReport) -> Table:
     return table
 
 
-def answers_table(report: DriftReport) -> Table:
-    table = Table(title=f"answers of {report.model} (that model's answers, not a verdict)", title_justify="left")
-    table.add_column("policy")
-    for expected in report.chronology.expectations:
-        table.add_column(expected.probe, overflow="fold")
+def answerstitled_table(report: DriftReport) -> Table:
+    probes = tuple(e.probe for e in report.chronology.expectations)
+    table = titled_table(f"answers of {report.model} (that model's answers, not a verdict)", ("policy", *probes))
     for name, probes in report.scores.items():
         table.add_row(TITLES[name], *(Text(probes[e.probe].answer) for e in report.chronology.expectations))
     return table
@@ -107,10 +106,10 @@ def render(report: DriftReport, *, timing: bool = True) -> Group:
     parts: list[Any] = [
         Text(f"drift lab · {report.chronology.name} · {report.chronology.turns} turns{took}", "bold"),
         *matrix_tables(report),
-        accounting_table(report),
+        accountingtitled_table(report),
     ]
     if report.live:
-        parts.append(answers_table(report))
+        parts.append(answerstitled_table(report))
     parts.append(Text(NOTE, "dim"))
     return Group(*parts)
 

@@ -5,11 +5,11 @@ from __future__ import annotations
 from typing import Any
 
 from rich.console import Group
-from rich.table import Table
 from rich.text import Text
 
 from workbench.qualify.runner import QualifyReport
 from workbench.runtime.usage import describe_usage
+from workbench.tables import titled_table
 
 NOTE = (
     "Each case is one message through the writer, verified by the host exactly as in the app. A pass means "
@@ -19,14 +19,13 @@ NOTE = (
 
 
 def render(report: QualifyReport) -> Group:
-    formats = Table(title="request formats the server accepts", title_justify="left")
-    formats.add_column("format")
-    formats.add_column("result", overflow="fold")
+    formats = titled_table("request formats the server accepts", ("format", "result"))
     for name, result in report.formats.items():
         formats.add_row(name, Text(result, "green" if result.startswith("accepted") else "yellow"))
-    cases = Table(title=f"contract suite {report.suite.name} · writer: {report.model}", title_justify="left")
-    for column in ("case", "expected", "outcome", "format", "latency", "reported tokens", "verdict"):
-        cases.add_column(column, overflow="fold")
+    cases = titled_table(
+        f"contract suite {report.suite.name} · writer: {report.model}",
+        ("case", "expected", "outcome", "format", "latency", "reported tokens", "verdict"),
+    )
     for result in report.results:
         expected = result.case.expect + (f" ({result.case.reason})" if result.case.reason else "")
         outcome = result.outcome + (f" ({', '.join(result.reasons)})" if result.reasons else "")
