@@ -86,7 +86,6 @@ class AgentRuntime:
         self.timeout = timeout
         self.calls = CallLog()
         self.order = AdmissionOrder(memory)
-        self.writer_kind = writer
         writer_impl: Writer = (
             HostWriter()
             if writer is WriterKind.HOST

@@ -95,10 +95,6 @@ class CallLog:
             and (origin is None or r.origin == origin)
         ]
 
-    def clear(self) -> None:
-        self._records.clear()
-        self._totals.clear()
-
 
 class RecordingMiddleware(ChatMiddleware):
     """Records every chat call of one agent into a CallLog under a fixed purpose."""
