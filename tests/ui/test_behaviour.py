@@ -178,3 +178,15 @@ async def test_a_writer_format_step_down_shows_in_the_header_and_the_ledger(loop
         assert "writer: json_object (auto)" in app.sub_title
         assert [f.value for f in app.runtime.memory.facts()] == ["Billing"]
         assert "using json_object from now on" in str(app.query_one("#ledger", Static).render())
+
+
+async def test_tab_moves_from_input_to_input_to_the_fact_table():
+    app = make_app()
+    async with app.run_test(size=(140, 40)) as pilot:
+        assert app.focused is app.pane("support").prompt
+        await pilot.press("tab")
+        assert app.focused is app.pane("logs").prompt
+        await pilot.press("tab")
+        assert app.focused is app.query_one("#fact-table")
+        await pilot.press("shift+tab", "shift+tab")
+        assert app.focused is app.pane("support").prompt

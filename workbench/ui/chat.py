@@ -114,7 +114,9 @@ class ChatPane(Vertical):
         yield Input(placeholder=self._placeholder, classes="prompt")
 
     def on_mount(self) -> None:
-        self.query_one(".conversation", VerticalScroll).anchor()
+        conversation = self.query_one(".conversation", VerticalScroll)
+        conversation.can_focus = False  # Tab goes from input to input; the wheel still scrolls
+        conversation.anchor()
         self.query_one(Input).cursor_blink = False
         self._update_subtitle()
 

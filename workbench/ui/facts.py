@@ -89,7 +89,9 @@ class FactPanel(Vertical):
             yield Static(id="ledger", markup=False)
 
     def on_mount(self) -> None:
-        self.query_one("#ledger-scroll").border_title = "ledger, newest first"
+        ledger = self.query_one("#ledger-scroll")
+        ledger.border_title = "ledger, newest first"
+        ledger.can_focus = False
 
     def on_resize(self) -> None:
         self.show_facts(tuple(self._facts.values()), self._batch)
