@@ -54,6 +54,7 @@ class WorkbenchApp(App[None]):
         super().__init__()
         self.runtime = runtime
         self._batch: list[MemoryEvent] = []
+        self._refresh_pending = False
         self._active_pane = "support"
         self._unsubscribe = lambda: None
 
@@ -111,9 +112,12 @@ class WorkbenchApp(App[None]):
         if event.kind is EventKind.NOTE:
             self._update_header()
             self.notify(event.describe(), title="Writer format")
-        self._refresh_memory()
+        if not self._refresh_pending:  # one redraw for the several events of one batch
+            self._refresh_pending = True
+            self.call_after_refresh(self._refresh_memory)
 
     def _refresh_memory(self) -> None:
+        self._refresh_pending = False
         panel = self.query_one(FactPanel)
         panel.show_facts(self.runtime.memory.facts(), self._batch)
         panel.show_changes(self._batch)
