@@ -6,10 +6,13 @@ import argparse
 import asyncio
 import json
 import sys
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from workbench.runtime import ConfigError, Mode, ModelConfig, WriterKind
-from workbench.runtime.writer import WriterFormat
+from workbench.runtime.config import ConfigError, Mode, ModelConfig, WriterFormat, WriterKind
+
+if TYPE_CHECKING:
+    from workbench.runtime.agents import AgentRuntime
+    from workbench.ui.app import WorkbenchApp
 
 
 def add_model_options(parser: argparse.ArgumentParser, *, with_defaults: bool = True) -> None:
@@ -134,16 +137,24 @@ def main(argv: list[str] | None = None) -> int:
         return run_drift_command(args, config)
     if args.command == "qualify":
         return run_qualify_command(args, config)
-    from workbench.memory import WorkingMemory
-    from workbench.runtime import AgentRuntime, build_models
+    build_app(args, config).run()
+    return 0
+
+
+def build_app(args: argparse.Namespace, config: ModelConfig) -> WorkbenchApp:
+    """The TUI as `workbench` opens it: the window first, the agent runtime right after."""
     from workbench.ui.app import WorkbenchApp
 
-    runtime = AgentRuntime(
-        WorkingMemory(),
-        build_models(config),
-        mode=Mode(args.mode),
-        writer=WriterKind(args.writer),
-        timeout=config.timeout,
-    )
-    WorkbenchApp(runtime).run()
-    return 0
+    def start() -> AgentRuntime:
+        from workbench.memory import WorkingMemory
+        from workbench.runtime import AgentRuntime, build_models
+
+        return AgentRuntime(
+            WorkingMemory(),
+            build_models(config),
+            mode=Mode(args.mode),
+            writer=WriterKind(args.writer),
+            timeout=config.timeout,
+        )
+
+    return WorkbenchApp(start=start)

@@ -10,7 +10,8 @@ from tests.ui.helpers import make_app, say
 from workbench.memory import EventKind, WorkingMemory
 from workbench.runtime import AgentRuntime, Mode, ModelConfig, build_models
 from workbench.ui.app import WorkbenchApp
-from workbench.ui.chat import AgentAnswer, HiddenNote, Notice, UserMessage
+from workbench.ui.chat import HiddenNote, Notice, UserMessage
+from workbench.ui.replies import AgentAnswer
 from workbench.ui.screens import CallsScreen
 
 HOSTILE = "[bold]loud[/bold] [link=https://example.com]x[/link] \x1b[31mred\x1b[0m\nmodule=[red]x"
@@ -190,3 +191,30 @@ async def test_tab_moves_from_input_to_input_to_the_fact_table():
         assert app.focused is app.query_one("#fact-table")
         await pilot.press("shift+tab", "shift+tab")
         assert app.focused is app.pane("support").prompt
+
+
+async def test_the_window_opens_before_the_runtime_and_keeps_a_draft_until_it_is_ready():
+    from workbench.cli import build_app, build_parser, model_config
+
+    args = build_parser().parse_args(["--mode", "provider"])
+    app = build_app(args, model_config(args))
+    async with app.run_test(size=(140, 40), notifications=True) as pilot:
+        await pilot.pause()
+        assert app.ready and app.runtime.mode.value == "provider"
+        assert "mode: provider" in app.sub_title
+        await say(pilot, "support", "module=Billing")
+        assert [f.value for f in app.runtime.memory.facts()] == ["Billing"]
+
+
+async def test_before_the_runtime_is_ready_a_message_waits_in_the_input():
+    app = WorkbenchApp(start=lambda: (_ for _ in ()).throw(RuntimeError("no models today")))
+    async with app.run_test(size=(140, 40), notifications=True) as pilot:
+        await pilot.pause()
+        assert not app.ready and "could not start" in app.sub_title
+        assert any("no models today" in n.message for n in app._notifications)
+        prompt = app.pane("support").prompt
+        prompt.focus()
+        prompt.insert_text_at_cursor("module=Billing")
+        await pilot.press("enter")
+        await pilot.pause()
+        assert prompt.value == "module=Billing" and not app.pane("support").query(UserMessage)

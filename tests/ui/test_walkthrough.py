@@ -5,8 +5,9 @@ from textual.widgets import Static
 
 from tests.ui.helpers import make_app, say
 from workbench.memory import EventKind
-from workbench.ui.chat import AgentAnswer, Notice, UserMessage
+from workbench.ui.chat import Notice, UserMessage
 from workbench.ui.facts import FactTable
+from workbench.ui.replies import AgentAnswer
 from workbench.ui.screens import ConfirmForget
 
 

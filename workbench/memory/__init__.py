@@ -1,23 +1,53 @@
 """Controlled working memory: the key=value contract, verified atomic admission, a bounded
 store with provenance, and the event ledger. Imports neither Textual nor Agent Framework."""
 
-from workbench.memory.contract import (
-    ALLOWED_KEYS,
-    MAX_EVIDENCE_CHARS,
-    MAX_FACTS,
-    MAX_MESSAGE_CHARS,
-    MAX_VALUE_CHARS,
-    ParsedMessage,
-    Segment,
-    declared_candidates,
-    parse_declarations,
-    parse_message,
-)
-from workbench.memory.ledger import EventKind, Ledger, MemoryEvent, Reason, ReasonCode
-from workbench.memory.prompt import to_prompt_block
-from workbench.memory.records import Extraction, Fact, FactCandidate, MemoryTurn
-from workbench.memory.store import Outcome, Status, WorkingMemory
+from __future__ import annotations
 
+import importlib
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from workbench.memory.contract import (
+        ALLOWED_KEYS,
+        MAX_EVIDENCE_CHARS,
+        MAX_FACTS,
+        MAX_MESSAGE_CHARS,
+        MAX_VALUE_CHARS,
+        ParsedMessage,
+        Segment,
+        parse_declarations,
+        parse_message,
+    )
+    from workbench.memory.ledger import EventKind, Ledger, MemoryEvent, Reason, ReasonCode
+    from workbench.memory.prompt import to_prompt_block
+    from workbench.memory.records import Extraction, Fact, FactCandidate, MemoryTurn, declared_candidates
+    from workbench.memory.store import Outcome, Status, WorkingMemory
+
+_EXPORTS = {
+    "ALLOWED_KEYS": "workbench.memory.contract",
+    "MAX_EVIDENCE_CHARS": "workbench.memory.contract",
+    "MAX_FACTS": "workbench.memory.contract",
+    "MAX_MESSAGE_CHARS": "workbench.memory.contract",
+    "MAX_VALUE_CHARS": "workbench.memory.contract",
+    "ParsedMessage": "workbench.memory.contract",
+    "Segment": "workbench.memory.contract",
+    "parse_declarations": "workbench.memory.contract",
+    "parse_message": "workbench.memory.contract",
+    "EventKind": "workbench.memory.ledger",
+    "Ledger": "workbench.memory.ledger",
+    "MemoryEvent": "workbench.memory.ledger",
+    "Reason": "workbench.memory.ledger",
+    "ReasonCode": "workbench.memory.ledger",
+    "to_prompt_block": "workbench.memory.prompt",
+    "Extraction": "workbench.memory.records",
+    "Fact": "workbench.memory.records",
+    "FactCandidate": "workbench.memory.records",
+    "MemoryTurn": "workbench.memory.records",
+    "declared_candidates": "workbench.memory.records",
+    "Outcome": "workbench.memory.store",
+    "Status": "workbench.memory.store",
+    "WorkingMemory": "workbench.memory.store",
+}
 __all__ = [
     "ALLOWED_KEYS",
     "MAX_EVIDENCE_CHARS",
@@ -43,3 +73,14 @@ __all__ = [
     "parse_message",
     "to_prompt_block",
 ]
+
+
+def __getattr__(name: str) -> object:
+    """Exports load on first use, so importing one light part (the contract, the ledger, usage)
+    does not load the heavy ones (pydantic, Agent Framework) on the way to the TUI's first frame."""
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value

@@ -10,8 +10,6 @@ import re
 import unicodedata
 from dataclasses import dataclass
 
-from workbench.memory.records import FactCandidate
-
 ALLOWED_KEYS: frozenset[str] = frozenset(
     {
         "product",
@@ -108,13 +106,3 @@ def explain_key(key: str) -> str:
         )
         return f"not an allowed key: it contains {names}; keys are matched character for character"
     return f"not an allowed key (allowed: {', '.join(sorted(ALLOWED_KEYS))})"
-
-
-def declared_candidates(text: str) -> list[FactCandidate]:
-    """The candidates the host itself reads from a message: each declaration quoting its own segment.
-
-    Look-alike keys yield no candidate; admission still rejects the message because of them.
-    """
-    return [
-        FactCandidate(key=seg.key, value=seg.value, evidence=seg.text) for seg in parse_message(text).segments.values()
-    ]

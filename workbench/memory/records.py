@@ -7,6 +7,8 @@ from datetime import datetime
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from workbench.memory.contract import parse_message
+
 
 class FactCandidate(BaseModel):
     """One fact the writer proposes. Limits are checked by the host, not by the schema,
@@ -49,3 +51,13 @@ class MemoryTurn:
     number: int
     user_text: str
     origin: str = ""
+
+
+def declared_candidates(text: str) -> list[FactCandidate]:
+    """The candidates the host itself reads from a message: each declaration quoting its own segment.
+
+    Look-alike keys yield no candidate; admission still rejects the message because of them.
+    """
+    return [
+        FactCandidate(key=seg.key, value=seg.value, evidence=seg.text) for seg in parse_message(text).segments.values()
+    ]

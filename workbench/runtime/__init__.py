@@ -1,11 +1,36 @@
 """The headless agent runtime: two agents on one working memory, the writer, model clients.
 Knows nothing of Textual."""
 
-from workbench.runtime.agents import AGENT_NAMES, AgentRuntime, Mode, TurnResult, WriterKind
-from workbench.runtime.calls import CallLog, CallRecord, SentMessage
-from workbench.runtime.models import ConfigError, ModelConfig, ModelSet, build_models
-from workbench.runtime.usage import Usage, describe_usage, total_usage
+from __future__ import annotations
 
+import importlib
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from workbench.runtime.agents import AGENT_NAMES, AgentRuntime, TurnResult
+    from workbench.runtime.calls import CallLog, CallRecord, SentMessage
+    from workbench.runtime.config import ConfigError, Mode, ModelConfig, WriterFormat, WriterKind
+    from workbench.runtime.models import ModelSet, build_models
+    from workbench.runtime.usage import Usage, describe_usage, total_usage
+
+_EXPORTS = {
+    "AGENT_NAMES": "workbench.runtime.agents",
+    "AgentRuntime": "workbench.runtime.agents",
+    "TurnResult": "workbench.runtime.agents",
+    "CallLog": "workbench.runtime.calls",
+    "CallRecord": "workbench.runtime.calls",
+    "SentMessage": "workbench.runtime.calls",
+    "ConfigError": "workbench.runtime.config",
+    "Mode": "workbench.runtime.config",
+    "ModelConfig": "workbench.runtime.config",
+    "WriterFormat": "workbench.runtime.config",
+    "WriterKind": "workbench.runtime.config",
+    "ModelSet": "workbench.runtime.models",
+    "build_models": "workbench.runtime.models",
+    "Usage": "workbench.runtime.usage",
+    "describe_usage": "workbench.runtime.usage",
+    "total_usage": "workbench.runtime.usage",
+}
 __all__ = [
     "AGENT_NAMES",
     "AgentRuntime",
@@ -18,8 +43,20 @@ __all__ = [
     "SentMessage",
     "TurnResult",
     "Usage",
+    "WriterFormat",
     "WriterKind",
     "build_models",
     "describe_usage",
     "total_usage",
 ]
+
+
+def __getattr__(name: str) -> object:
+    """Exports load on first use, so importing one light part (the contract, the ledger, usage)
+    does not load the heavy ones (pydantic, Agent Framework) on the way to the TUI's first frame."""
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value

@@ -6,12 +6,12 @@ import asyncio
 import inspect
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
-from enum import StrEnum
 
 from agent_framework import Agent, AgentSession, InMemoryHistoryProvider, Message
 
 from workbench.memory import MAX_MESSAGE_CHARS, MemoryTurn, Outcome, WorkingMemory
 from workbench.runtime.calls import CallLog, RecordingMiddleware, current_turn
+from workbench.runtime.config import Mode, WriterKind
 from workbench.runtime.failures import explain_failure
 from workbench.runtime.guards import CutOffGuard
 from workbench.runtime.models import ModelSet
@@ -32,16 +32,6 @@ AGENT_NAMES = tuple(INSTRUCTIONS)
 
 # Receives each streamed piece of an answer; may be a coroutine function.
 TextSink = Callable[[str], Awaitable[None] | None]
-
-
-class Mode(StrEnum):
-    MANUAL = "manual"
-    PROVIDER = "provider"
-
-
-class WriterKind(StrEnum):
-    MODEL = "model"
-    HOST = "host"
 
 
 @dataclass(frozen=True)

@@ -13,7 +13,6 @@ import asyncio
 import json
 import re
 from collections.abc import Callable
-from enum import StrEnum
 from typing import Any, Protocol
 
 from agent_framework import Agent, SupportsChatGetResponse
@@ -21,6 +20,7 @@ from pydantic import ValidationError
 
 from workbench.memory import ALLOWED_KEYS, MAX_FACTS, Extraction, FactCandidate, declared_candidates
 from workbench.runtime.calls import CallLog, RecordingMiddleware
+from workbench.runtime.config import WriterFormat
 from workbench.runtime.failures import CUT_OFF, rejects_request_format
 
 WRITER_INSTRUCTIONS = f"""You are the writer agent of a controlled working memory.
@@ -37,13 +37,6 @@ _SCHEMA_NOTE = "\nThe JSON must match this JSON Schema exactly, with no other te
     Extraction.model_json_schema(), separators=(",", ":")
 )
 _FENCE = re.compile(r"\A\s*```(?:json)?[ \t]*\n(?P<body>.*?)\n?```\s*\Z", re.DOTALL)
-
-
-class WriterFormat(StrEnum):
-    JSON_SCHEMA = "json_schema"
-    JSON_OBJECT = "json_object"
-    PROMPT = "prompt"
-    AUTO = "auto"
 
 
 _NEXT_FORMAT = {WriterFormat.JSON_SCHEMA: WriterFormat.JSON_OBJECT, WriterFormat.JSON_OBJECT: WriterFormat.PROMPT}

@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from textual import on
 from textual.app import App, ComposeResult, SystemCommand
@@ -15,13 +16,18 @@ from textual.message import Message
 from textual.screen import Screen
 from textual.widgets import Footer, Header
 
-from workbench.memory import ALLOWED_KEYS, MAX_MESSAGE_CHARS, EventKind, MemoryEvent
-from workbench.runtime import AgentRuntime, Mode
-from workbench.ui.chat import AgentReply, ChatPane
+from workbench.memory.contract import ALLOWED_KEYS, MAX_MESSAGE_CHARS
+from workbench.memory.ledger import EventKind, MemoryEvent
+from workbench.runtime.config import Mode
+from workbench.ui.chat import ChatPane
 from workbench.ui.console import Forget, ShowMemory, parse_console_command
 from workbench.ui.drift_screen import DriftScreen
 from workbench.ui.facts import FactPanel, ForgetRequested
 from workbench.ui.screens import CallsScreen, ConfirmForget, HelpScreen
+
+if TYPE_CHECKING:
+    from workbench.runtime.agents import AgentRuntime
+    from workbench.ui.replies import AgentReply
 
 
 def stylesheet_dir() -> Path:
@@ -50,9 +56,14 @@ class WorkbenchApp(App[None]):
         Binding("ctrl+q", "quit", "Quit", id="quit"),
     ]
 
-    def __init__(self, runtime: AgentRuntime) -> None:
+    def __init__(self, runtime: AgentRuntime | None = None, *, start: Callable[[], AgentRuntime] | None = None) -> None:
+        """Give a runtime, or `start`, which builds one in a thread after the first frame, so the
+        window opens before Agent Framework and pydantic have loaded."""
+        if (runtime is None) == (start is None):
+            raise ValueError("give the app a runtime, or a way to start one")
         super().__init__()
-        self.runtime = runtime
+        self._runtime = runtime
+        self._start = start
         self._batch: list[MemoryEvent] = []
         self._refresh_pending = False
         self._active_pane = "support"
@@ -79,11 +90,46 @@ class WorkbenchApp(App[None]):
             yield FactPanel()
         yield Footer()
 
+    @property
+    def runtime(self) -> AgentRuntime:
+        if self._runtime is None:
+            raise RuntimeError("the agent runtime is still starting")
+        return self._runtime
+
+    @property
+    def ready(self) -> bool:
+        return self._runtime is not None
+
     def on_mount(self) -> None:
+        self.pane("support").prompt.focus()
+        if self._runtime is not None:
+            self._attach()
+        else:
+            self.sub_title = "starting: loading the agent runtime ..."
+            self.call_after_refresh(self._start_runtime)
+
+    def _start_runtime(self) -> None:
+        """Right after the first frame: build the runtime (keys typed meanwhile wait in the terminal).
+        A thread would not help: the imports hold the GIL, and compete with the UI for it."""
+        assert self._start is not None
+        try:
+            self._runtime = self._start()
+        except Exception as exc:
+            self.sub_title = "could not start the agent runtime"
+            self.notify(f"{type(exc).__name__}: {exc}", title="Start-up failed", severity="error", timeout=30)
+            return
+        self._attach()
+
+    def _attach(self) -> None:
         self._update_header()
         self._unsubscribe = self.runtime.memory.ledger.subscribe(lambda e: self.post_message(MemoryChanged(e)))
         self._refresh_memory()
-        self.pane("support").prompt.focus()
+
+    def _starting(self) -> bool:
+        """True (and says so) while the runtime is not there yet."""
+        if not self.ready:
+            self.notify("Still starting: the agent runtime is loading. Your draft is kept.", severity="warning")
+        return not self.ready
 
     def on_unmount(self) -> None:
         self._unsubscribe()
@@ -128,7 +174,7 @@ class WorkbenchApp(App[None]):
     @on(ChatPane.Submitted)
     async def _submitted(self, event: ChatPane.Submitted) -> None:
         pane, text = event.pane, event.text
-        if not text.strip():
+        if not text.strip() or self._starting():
             return
         if command := parse_console_command(text):
             pane.prompt.clear()
@@ -196,6 +242,8 @@ class WorkbenchApp(App[None]):
 
     @on(ForgetRequested)
     def _forget_requested(self, request: ForgetRequested) -> None:
+        if self._starting():
+            return
         facts = {f.key: f for f in self.runtime.memory.facts()}
         if request.key is not None and request.key not in facts:
             return
@@ -229,6 +277,8 @@ class WorkbenchApp(App[None]):
         self.post_message(ForgetRequested(None))
 
     def action_show_calls(self) -> None:
+        if self._starting():
+            return
         calls = self.runtime.calls.records(origin=self._active_pane)
         last_turn = max((c.turn for c in calls if c.turn is not None), default=None)
         self.push_screen(CallsScreen(self._active_pane, [c for c in calls if c.turn == last_turn]))
@@ -237,6 +287,8 @@ class WorkbenchApp(App[None]):
         self.push_screen(HelpScreen())
 
     def action_drift(self) -> None:
+        if self._starting():
+            return
         self.push_screen(DriftScreen(self.runtime.models))
 
     async def switch_mode(self, mode: Mode) -> None:
@@ -255,12 +307,13 @@ class WorkbenchApp(App[None]):
         yield SystemCommand(
             "Forget all facts", "Remove every fact and replace both agents' histories", self.action_forget_all
         )
-        other = Mode.PROVIDER if self.runtime.mode is Mode.MANUAL else Mode.MANUAL
-        yield SystemCommand(
-            f"Switch to {other} mode",
-            "Both agents start new, empty sessions (their histories are replaced); the facts are kept",
-            lambda: self.run_worker(self.switch_mode(other)),
-        )
+        if self.ready:
+            other = Mode.PROVIDER if self.runtime.mode is Mode.MANUAL else Mode.MANUAL
+            yield SystemCommand(
+                f"Switch to {other} mode",
+                "Both agents start new, empty sessions (their histories are replaced); the facts are kept",
+                lambda: self.run_worker(self.switch_mode(other)),
+            )
         yield SystemCommand("What the model saw", "The last turn's calls of the focused pane", self.action_show_calls)
         yield SystemCommand(
             "Drift lab", "Run the fixed chronology through five context policies and compare", self.action_drift

@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
-from rich.markdown import Markdown as RichMarkdown
 from textual import on
 from textual.app import ComposeResult
 from textual.binding import Binding
@@ -12,11 +12,13 @@ from textual.containers import Vertical, VerticalScroll
 from textual.message import Message
 from textual.reactive import reactive
 from textual.widget import Widget
-from textual.widgets import Input, Markdown, Static
-from textual.widgets.markdown import MarkdownStream
+from textual.widgets import Input, Static
 
-from workbench.runtime import Usage, describe_usage
-from workbench.ui.literal import literal, visible
+from workbench.runtime.usage import Usage, describe_usage
+from workbench.ui.literal import literal
+
+if TYPE_CHECKING:
+    from workbench.ui.replies import AgentReply
 
 
 class UserMessage(Static):
@@ -36,33 +38,6 @@ class Hint(Static):
 
     def __init__(self, text: str) -> None:
         super().__init__(text, markup=False)
-
-
-class AgentReply(Markdown):
-    """An agent's answer while it streams: Markdown fed with deltas."""
-
-    def __init__(self) -> None:
-        super().__init__("")
-        self._stream: MarkdownStream | None = None
-
-    async def add(self, fragment: str) -> None:
-        if self._stream is None:
-            self._stream = Markdown.get_stream(self)
-        await self._stream.write(visible(fragment))
-
-    async def close(self) -> None:
-        if self._stream is not None:
-            await self._stream.stop()
-            self._stream = None
-
-
-class AgentAnswer(Static):
-    """A finished answer: the whole reply rendered once as Markdown in a single widget, so a
-    long conversation stays light (a streaming Markdown widget holds one child per block)."""
-
-    def __init__(self, text: str) -> None:
-        self.text = visible(text)
-        super().__init__(RichMarkdown(self.text))
 
 
 class HiddenNote(Static):
@@ -151,6 +126,8 @@ class ChatPane(Vertical):
 
     async def start_turn(self, text: str) -> AgentReply:
         """Show the user's message and an empty reply to stream into."""
+        from workbench.ui.replies import AgentReply  # Markdown loads at the first turn, not at start-up
+
         user, reply = UserMessage(text), AgentReply()
         self._in_flight = (user, reply)
         await self._show(user, reply)
@@ -158,6 +135,8 @@ class ChatPane(Vertical):
 
     async def finish_turn(self, reply: AgentReply, text: str | None) -> None:
         """Replace the streaming reply by the finished answer, or drop it when the turn failed."""
+        from workbench.ui.replies import AgentAnswer
+
         await reply.close()
         if text is not None:
             await self.conversation.mount(AgentAnswer(text), before=reply)

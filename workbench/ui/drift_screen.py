@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from rich.text import Text
 from textual import work
 from textual.app import ComposeResult
@@ -10,9 +12,8 @@ from textual.containers import VerticalScroll
 from textual.screen import Screen
 from textual.widgets import Footer, Static
 
-from workbench.drift import DriftStopped, run_drift
-from workbench.drift.report import render
-from workbench.runtime import ModelSet
+if TYPE_CHECKING:
+    from workbench.runtime.models import ModelSet
 
 
 class DriftScreen(Screen[None]):
@@ -50,6 +51,9 @@ class DriftScreen(Screen[None]):
 
     @work(exclusive=True, group="drift", exit_on_error=False)
     async def run_lab(self) -> None:
+        from workbench.drift import DriftStopped, run_drift
+        from workbench.drift.report import render
+
         self._status(f"drift lab · running on {self.models.agent_label} ...", "italic")
         try:
             report = await run_drift(

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from rich.text import Text
 from textual import events, on
@@ -13,8 +14,11 @@ from textual.containers import Vertical, VerticalScroll
 from textual.message import Message
 from textual.widgets import Button, DataTable, Static
 
-from workbench.memory import EventKind, Fact, MemoryEvent
+from workbench.memory.ledger import EventKind, MemoryEvent
 from workbench.ui.literal import literal
+
+if TYPE_CHECKING:
+    from workbench.memory.records import Fact
 
 LEDGER_LINES = 100
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 from rich.text import Text
 from textual import on
@@ -12,10 +13,12 @@ from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.screen import ModalScreen
 from textual.widgets import Button, Static
 
-from workbench.memory import ALLOWED_KEYS, MAX_FACTS, MAX_MESSAGE_CHARS
-from workbench.runtime import CallRecord, describe_usage
-from workbench.runtime.usage import estimate_tokens
+from workbench.memory.contract import ALLOWED_KEYS, MAX_FACTS, MAX_MESSAGE_CHARS
+from workbench.runtime.usage import describe_usage, estimate_tokens
 from workbench.ui.literal import literal
+
+if TYPE_CHECKING:
+    from workbench.runtime.calls import CallRecord
 
 
 class ConfirmForget(ModalScreen[bool]):
