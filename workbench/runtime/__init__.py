@@ -3,8 +3,9 @@ Knows nothing of Textual."""
 
 from __future__ import annotations
 
-import importlib
 from typing import TYPE_CHECKING
+
+from workbench.lazy import lazy_exports
 
 if TYPE_CHECKING:
     from workbench.runtime.agents import AGENT_NAMES, AgentRuntime, TurnResult
@@ -51,12 +52,4 @@ __all__ = [
 ]
 
 
-def __getattr__(name: str) -> object:
-    """Exports load on first use, so importing one light part (the contract, the ledger, usage)
-    does not load the heavy ones (pydantic, Agent Framework) on the way to the TUI's first frame."""
-    module = _EXPORTS.get(name)
-    if module is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(importlib.import_module(module), name)
-    globals()[name] = value
-    return value
+__getattr__ = lazy_exports(__name__, _EXPORTS, globals())
