@@ -17,6 +17,8 @@ if TYPE_CHECKING:
 
 def add_model_options(parser: argparse.ArgumentParser, *, with_defaults: bool = True) -> None:
     group = parser.add_argument_group("model (default: the built-in scripted model, no network)")
+    # Subcommands leave the default out, so an option given before the subcommand is not overwritten.
+    timeout_default: dict[str, Any] = {"default": 120.0} if with_defaults else {}
     group.add_argument("--model", help="a model on an OpenAI-compatible server; without it the built-in model runs")
     group.add_argument("--base-url", help="the server's /v1 URL (default: OPENAI_BASE_URL, else OpenAI)")
     group.add_argument("--writer-model", help="a separate model for the writer (default: --model)")
@@ -30,7 +32,7 @@ def add_model_options(parser: argparse.ArgumentParser, *, with_defaults: bool = 
         "--timeout",
         type=float,
         help="seconds per model call (default: 120)",
-        **({"default": 120.0} if with_defaults else {}),
+        **timeout_default,
     )
 
 

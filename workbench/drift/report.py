@@ -96,8 +96,8 @@ def accountingtitled_table(report: DriftReport) -> Table:
 def answerstitled_table(report: DriftReport) -> Table:
     probes = tuple(e.probe for e in report.chronology.expectations)
     table = titled_table(f"answers of {report.model} (that model's answers, not a verdict)", ("policy", *probes))
-    for name, probes in report.scores.items():
-        table.add_row(TITLES[name], *(Text(probes[e.probe].answer) for e in report.chronology.expectations))
+    for name, scores in report.scores.items():
+        table.add_row(TITLES[name], *(Text(scores[e.probe].answer) for e in report.chronology.expectations))
     return table
 
 

@@ -20,8 +20,8 @@ NOTE = (
 
 def render(report: QualifyReport) -> Group:
     formats = titled_table("request formats the server accepts", ("format", "result"))
-    for name, result in report.formats.items():
-        formats.add_row(name, Text(result, "green" if result.startswith("accepted") else "yellow"))
+    for name, verdict in report.formats.items():
+        formats.add_row(name, Text(verdict, "green" if verdict.startswith("accepted") else "yellow"))
     cases = titled_table(
         f"contract suite {report.suite.name} · writer: {report.model}",
         ("case", "expected", "outcome", "format", "latency", "reported tokens", "verdict"),

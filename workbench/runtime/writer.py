@@ -93,7 +93,7 @@ class ModelWriter:
         *,
         timeout: float = 120.0,
         writer_format: WriterFormat = WriterFormat.JSON_SCHEMA,
-        on_step_down: Callable[[str], None] | None = None,
+        on_step_down: Callable[[str], object] | None = None,
     ) -> None:
         self._client = client
         self._calls = calls

@@ -103,7 +103,7 @@ class WorkbenchApp(App[None]):
     def on_mount(self) -> None:
         self.pane("support").prompt.focus()
         if self._runtime is not None:
-            self._attach()
+            self._connect_runtime()
         else:
             self.sub_title = "starting: loading the agent runtime ..."
             self.call_after_refresh(self._start_runtime)
@@ -118,12 +118,15 @@ class WorkbenchApp(App[None]):
             self.sub_title = "could not start the agent runtime"
             self.notify(f"{type(exc).__name__}: {exc}", title="Start-up failed", severity="error", timeout=30)
             return
-        self._attach()
+        self._connect_runtime()
 
-    def _attach(self) -> None:
+    def _connect_runtime(self) -> None:
         self._update_header()
-        self._unsubscribe = self.runtime.memory.ledger.subscribe(lambda e: self.post_message(MemoryChanged(e)))
+        self._unsubscribe = self.runtime.memory.ledger.subscribe(self._post_memory_change)
         self._refresh_memory()
+
+    def _post_memory_change(self, event: MemoryEvent) -> None:
+        self.post_message(MemoryChanged(event))
 
     def _starting(self) -> bool:
         """True (and says so) while the runtime is not there yet."""
@@ -291,7 +294,7 @@ class WorkbenchApp(App[None]):
             return
         self.push_screen(DriftScreen(self.runtime.models))
 
-    async def switch_mode(self, mode: Mode) -> None:
+    async def switch_integration_mode(self, mode: Mode) -> None:
         if any(self.pane(a).busy for a in ("support", "logs")):
             self.notify("Wait for the running turns to finish before switching mode.", severity="warning")
             return
@@ -312,7 +315,7 @@ class WorkbenchApp(App[None]):
             yield SystemCommand(
                 f"Switch to {other} mode",
                 "Both agents start new, empty sessions (their histories are replaced); the facts are kept",
-                lambda: self.run_worker(self.switch_mode(other)),
+                lambda: self.run_worker(self.switch_integration_mode(other)),
             )
         yield SystemCommand("What the model saw", "The last turn's calls of the focused pane", self.action_show_calls)
         yield SystemCommand(

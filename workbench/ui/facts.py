@@ -11,6 +11,7 @@ from textual import events, on
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Vertical, VerticalScroll
+from textual.coordinate import Coordinate
 from textual.message import Message
 from textual.widgets import Button, DataTable, Static
 
@@ -57,7 +58,7 @@ class FactTable(DataTable[Text]):
         await super()._on_click(event)
         row = event.style.meta.get("row")
         if isinstance(row, int) and row >= 0 and row < self.row_count:
-            self.post_message(ForgetRequested(str(self.coordinate_to_cell_key((row, 0)).row_key.value)))
+            self.post_message(ForgetRequested(str(self.coordinate_to_cell_key(Coordinate(row, 0)).row_key.value)))
 
     def action_forget_row(self) -> None:
         if self.row_count:
