@@ -92,3 +92,39 @@ def test_reject_records_malformed_output_and_abandon_records_a_failed_turn():
     assert "timed out" in outcome.events[0].describe()
     assert state(memory) == before
     assert memory.abandon(turn, "again").status is Status.STALE
+
+
+def test_a_ticket_in_flight_during_a_forget_stays_open_until_it_settles_once_as_stale():
+    memory = WorkingMemory()
+    turn = memory.begin_turn("module=Billing")
+    memory.forget()
+    assert memory.open_tickets() == (turn,)  # the registry still owes it a settlement
+    assert memory.abandon(turn, "the model call failed").status is Status.STALE
+    assert memory.open_tickets() == ()
+    assert [e.kind for e in memory.ledger.latest()] == [EventKind.FORGOTTEN, EventKind.STALE]
+
+
+async def test_admission_waits_for_every_earlier_ticket_of_its_epoch_only():
+    import asyncio
+
+    memory = WorkingMemory()
+    first = memory.begin_turn("module=Reporting")
+    second = memory.begin_turn("module=Billing")
+    waiting = asyncio.create_task(memory.wait_for_earlier(second))
+    await asyncio.sleep(0)
+    assert not waiting.done()
+    memory.abandon(first, "failed")
+    await asyncio.wait_for(waiting, 1)
+
+    third = memory.begin_turn("module=A")
+    fourth = memory.begin_turn("module=B")
+    waiting = asyncio.create_task(memory.wait_for_earlier(fourth))
+    await asyncio.sleep(0)
+    waiting.cancel()  # a cancelled wait changes nothing: the ticket stays open for its owner
+    await asyncio.gather(waiting, return_exceptions=True)
+    assert memory.is_open(fourth)
+    memory.forget()  # a forget makes the waiting ticket stale: nothing to wait for any more
+    await asyncio.wait_for(memory.wait_for_earlier(fourth), 1)
+    fifth = memory.begin_turn("module=C")
+    await asyncio.wait_for(memory.wait_for_earlier(fifth), 1)  # the old epoch's open tickets do not block it
+    assert memory.is_open(third) and admit(memory, fifth).applied

@@ -151,6 +151,7 @@ async def test_the_drift_screen_runs_without_blocking_and_goes_back():
         await say(pilot, "support", "module=Billing")
         commands = {c.title: c for c in app.get_system_commands(app.screen)}
         commands["Drift lab"].callback()
+        await pilot.pause()  # the screen mounts and starts its worker
         await app.workers.wait_for_complete()
         await pilot.pause()
         assert isinstance(app.screen, DriftScreen)

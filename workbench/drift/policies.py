@@ -30,7 +30,7 @@ from workbench.runtime.calls import CallLog, RecordingMiddleware
 from workbench.runtime.guards import CutOffGuard
 from workbench.runtime.models import ModelSet
 from workbench.runtime.provider import WorkingMemoryProvider
-from workbench.runtime.updater import AdmissionOrder, MemoryUpdater
+from workbench.runtime.updater import MemoryUpdater
 from workbench.runtime.writer import ModelWriter
 
 WINDOW_TURNS = 3
@@ -174,8 +174,14 @@ class FactsPolicy(Policy):
         self.provider = provider
 
     async def answer(self, turn: int, text: str) -> str:
-        self.provider.expect(self.session, self.memory.begin_turn(text, self.info.name))
-        return await super().answer(turn, text)
+        ticket = self.memory.begin_turn(text, self.info.name)
+        self.provider.expect(self.session, f"u{turn}", ticket)
+        try:
+            return await super().answer(turn, text)
+        finally:
+            self.provider.discard(self.session, f"u{turn}")
+            if self.memory.is_open(ticket):
+                self.memory.abandon(ticket, "the turn ended before its facts were admitted")
 
     async def forget(self, key: str) -> None:
         self.memory.forget(key)
@@ -203,7 +209,7 @@ def build_policies(models: ModelSet, calls: CallLog) -> list[Policy]:
     info = {p.name: p for p in POLICIES}
     memory = WorkingMemory()
     writer = ModelWriter(writer_client, calls, writer_label, writer_format=models.writer_format)
-    updater = MemoryUpdater(memory, writer, AdmissionOrder(memory))
+    updater = MemoryUpdater(memory, writer)
     facts_provider = WorkingMemoryProvider(memory, updater, origin="facts")
     window = SlidingWindowStrategy(keep_last_groups=2 * WINDOW_TURNS)
     return [

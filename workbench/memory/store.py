@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import threading
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
@@ -45,10 +46,13 @@ class WorkingMemory:
     """At most five facts shared by every agent, changed only through verified batches.
 
     Tickets: `begin_turn` issues one per user message, numbered in submission order across
-    epochs. A ticket settles once (applied, rejected, stale, nothing declared or abandoned).
-    It is stale when a forget advanced the epoch since it was issued, when it was already
-    settled, or when a later turn has already applied: so a later turn's value is never
-    overwritten by an earlier one's, whatever order extractions finish in.
+    epochs. This is the one registry of open tickets: a ticket stays open until it settles, once
+    (applied, rejected, stale, nothing declared or abandoned), even across a forget. It is stale
+    when a forget advanced the epoch since it was issued, when it was already settled, or when a
+    later turn has already applied: so a later turn's value is never overwritten by an earlier
+    one's, whatever order extractions finish in. `wait_for_earlier` lets a caller admit in ticket
+    order. Settling is synchronous, so a caller can always settle in a `finally`, even when
+    cancelled.
     """
 
     def __init__(self, *, ledger_capacity: int = 500, clock: Callable[[], datetime] = utc_now) -> None:
@@ -59,7 +63,8 @@ class WorkingMemory:
         self._epoch = 0
         self._turn = 0
         self._last_applied = 0
-        self._pending: dict[int, MemoryTurn] = {}
+        self._open: dict[int, MemoryTurn] = {}
+        self._waiters: list[tuple[asyncio.AbstractEventLoop, asyncio.Future[None]]] = []
         self.ledger = Ledger(ledger_capacity)
 
     @property
@@ -80,16 +85,44 @@ class WorkingMemory:
         return to_prompt_block(self.facts())
 
     def is_open(self, turn: MemoryTurn) -> bool:
-        """Whether this ticket is issued, current and not yet settled."""
+        """Whether this ticket was issued and has not settled yet (a forget does not settle it)."""
         with self._lock:
-            return turn.epoch == self._epoch and self._pending.get(turn.number) == turn
+            return self._open.get(turn.number) == turn
+
+    def ticket(self, number: int) -> MemoryTurn | None:
+        """The open ticket with this number, if any."""
+        with self._lock:
+            return self._open.get(number)
+
+    def open_tickets(self) -> tuple[MemoryTurn, ...]:
+        with self._lock:
+            return tuple(self._open.values())
 
     def begin_turn(self, user_text: str, origin: str = "") -> MemoryTurn:
         with self._lock:
             self._turn += 1
             ticket = MemoryTurn(epoch=self._epoch, number=self._turn, user_text=user_text, origin=origin)
-            self._pending[ticket.number] = ticket
+            self._open[ticket.number] = ticket
             return ticket
+
+    async def wait_for_earlier(self, turn: MemoryTurn) -> None:
+        """Return once every earlier ticket of `turn`'s epoch has settled; at once for a stale ticket.
+        Waiting changes nothing, so a cancelled wait leaves the ticket for its caller to settle."""
+        loop = asyncio.get_running_loop()
+        while True:
+            with self._lock:
+                if turn.epoch != self._epoch or not any(
+                    t.epoch == turn.epoch and t.number < turn.number for t in self._open.values()
+                ):
+                    return
+                waiter = loop.create_future()
+                self._waiters.append((loop, waiter))
+            try:
+                await waiter
+            finally:
+                with self._lock:
+                    if (loop, waiter) in self._waiters:
+                        self._waiters.remove((loop, waiter))
 
     def admit(
         self, turn: MemoryTurn, candidates: Sequence[FactCandidate], recorded_at: datetime | None = None
@@ -149,7 +182,6 @@ class WorkingMemory:
                 self.ledger._redact(key, frozenset(values))
                 detail = f"Forgot {key}." if values else f"Forgot {key} (it was not stored)."
             self._epoch += 1
-            self._pending.clear()
             return self._outcome(Status.FORGOTTEN, self._record(EventKind.FORGOTTEN, None, key=key, detail=detail))
 
         return self._locked_then_notify(run)
@@ -159,6 +191,9 @@ class WorkingMemory:
     def _locked_then_notify(self, action: Callable[[], Outcome]) -> Outcome:
         with self._lock:
             outcome = action()
+            waiters, self._waiters = self._waiters, []
+        for loop, waiter in waiters:  # whatever settled or forgot may let a waiting turn go on
+            loop.call_soon_threadsafe(_wake, waiter)
         self.ledger._notify(outcome.events)
         return outcome
 
@@ -198,7 +233,7 @@ class WorkingMemory:
                 if turn.epoch < self._epoch
                 else "its ticket was never issued"
             )
-        elif self._pending.get(turn.number) != turn:
+        elif self._open.get(turn.number) != turn:
             why = "its ticket was already settled or never issued"
         elif turn.number <= self._last_applied:
             why = f"a later turn ({self._last_applied}) has already updated memory"
@@ -208,8 +243,8 @@ class WorkingMemory:
         return self._outcome(Status.STALE, self._record(EventKind.STALE, turn, detail=why))
 
     def _release(self, turn: MemoryTurn) -> None:
-        if self._pending.get(turn.number) == turn:
-            del self._pending[turn.number]
+        if self._open.get(turn.number) == turn:
+            del self._open[turn.number]
 
     def _reject(
         self, turn: MemoryTurn, reasons: tuple[Reason, ...], candidates: Sequence[FactCandidate] = ()
@@ -273,6 +308,11 @@ class WorkingMemory:
     @staticmethod
     def _outcome(status: Status, event: MemoryEvent) -> Outcome:
         return Outcome(status, (event,))
+
+
+def _wake(waiter: asyncio.Future[None]) -> None:
+    if not waiter.done():
+        waiter.set_result(None)
 
 
 def _as_utc(moment: datetime) -> datetime:

@@ -16,7 +16,7 @@ from workbench.runtime.failures import explain_failure
 from workbench.runtime.guards import CutOffGuard
 from workbench.runtime.models import ModelSet
 from workbench.runtime.provider import WorkingMemoryProvider
-from workbench.runtime.updater import AdmissionOrder, MemoryUpdater
+from workbench.runtime.updater import MemoryUpdater
 from workbench.runtime.usage import Usage, usage_from_details
 from workbench.runtime.writer import HostWriter, ModelWriter, Writer
 
@@ -51,15 +51,20 @@ class TurnResult:
 class _Slot:
     agent: Agent
     session: AgentSession
-    provider: WorkingMemoryProvider | None
+    extractor: WorkingMemoryProvider
 
 
 class AgentRuntime:
     """The support and logs agents, their sessions, the writer, and the shared memory.
 
     Manual mode (Demo150) puts the prompt block in the user's message, so history stores the
-    block with each message; extraction runs after a successful answer. Provider mode (Demo160)
-    supplies the block as context that history does not store, and extracts in `after_run`.
+    block with each message. Provider mode (Demo160) supplies the block as context that history
+    does not store. In both, extraction runs after a successful answer, in the provider's
+    `after_run`, before history stores the exchange.
+
+    Every turn's ticket is issued at submission and settled exactly once, whatever happens: the
+    memory update settles it, and `ask` settles whatever is still open in a `finally` (failure,
+    timeout, cancellation at any await).
     """
 
     def __init__(
@@ -75,7 +80,6 @@ class AgentRuntime:
         self.models = models
         self.timeout = timeout
         self.calls = CallLog()
-        self.order = AdmissionOrder(memory)
         writer_impl: Writer = (
             HostWriter()
             if writer is WriterKind.HOST
@@ -88,20 +92,22 @@ class AgentRuntime:
                 on_step_down=lambda detail: memory.note(detail, origin="writer"),
             )
         )
-        self.updater = MemoryUpdater(memory, writer_impl, self.order)
+        self.updater = MemoryUpdater(memory, writer_impl)
         self.mode = mode
         self._slots = {name: self._build(name) for name in AGENT_NAMES}
 
     def _build(self, name: str) -> _Slot:
-        provider = WorkingMemoryProvider(self.memory, self.updater, origin=name) if self.mode is Mode.PROVIDER else None
+        extractor = WorkingMemoryProvider(
+            self.memory, self.updater, origin=name, supplies_block=self.mode is Mode.PROVIDER
+        )
         agent = Agent(
             self.models.agent_client,
             INSTRUCTIONS[name],
             name=name,
-            context_providers=[InMemoryHistoryProvider(), *([provider] if provider else [])],
+            context_providers=[InMemoryHistoryProvider(), extractor],
             middleware=[RecordingMiddleware(self.calls, name, self.models.agent_label), CutOffGuard()],
         )
-        return _Slot(agent, agent.create_session(), provider)
+        return _Slot(agent, agent.create_session(), extractor)
 
     @property
     def writer_label(self) -> str:
@@ -124,7 +130,6 @@ class AgentRuntime:
         outcome = self.memory.forget(key)
         for slot in self._slots.values():
             slot.session = slot.agent.create_session()
-        await self.order.forgotten()
         return outcome
 
     async def ask(self, name: str, text: str, *, on_text: TextSink | None = None) -> TurnResult:
@@ -134,18 +139,16 @@ class AgentRuntime:
         slot = self._slots[name]
         turn = self.memory.begin_turn(text, origin=name)
         token = current_turn.set(turn)
+        ending = "the turn ended before its facts were admitted"
+        session = slot.session
+        message_id = f"user-{turn.number}"
         try:
             if len(text) > MAX_MESSAGE_CHARS:
                 outcome = self.memory.admit(turn, [])
                 return TurnResult(name, turn, error=outcome.events[0].describe())
-            self.order.open(turn)
-            session = slot.session
-            if slot.provider is not None:
-                slot.provider.expect(session, turn)
-                content = text
-            else:
-                content = f"{self.memory.prompt_block()}\n\n{text}"
-            message = Message(role="user", contents=[content], message_id=f"user-{turn.number}")
+            slot.extractor.expect(session, message_id, turn)
+            content = text if self.mode is Mode.PROVIDER else f"{self.memory.prompt_block()}\n\n{text}"
+            message = Message(role="user", contents=[content], message_id=message_id)
             try:
                 async with asyncio.timeout(self.timeout):
                     stream = slot.agent.run(message, session=session, stream=True)
@@ -154,21 +157,16 @@ class AgentRuntime:
                             await shown
                     response = await stream.get_final_response()
             except asyncio.CancelledError:
-                await self._failed(slot, session, turn, "the turn was cancelled")
+                ending = "the turn was cancelled"
                 raise
             except Exception as exc:
                 detail = explain_failure(exc, base_url=self.models.base_url, secrets=self.models.secrets)
-                await self._failed(slot, session, turn, f"the {name} agent's call failed: {detail}")
+                ending = f"the {name} agent's call failed: {detail}"
                 return TurnResult(name, turn, error=detail)
-            if slot.provider is None:
-                await self.updater.update(turn)
-            else:
-                await self.updater.abandon(turn, "the context provider saw no user input to extract")
+            ending = "the context provider saw no user input to extract"
             return TurnResult(name, turn, reply=response.text or "", usage=usage_from_details(response.usage_details))
         finally:
+            slot.extractor.discard(session, message_id)
+            if self.memory.is_open(turn):
+                self.memory.abandon(turn, ending)
             current_turn.reset(token)
-
-    async def _failed(self, slot: _Slot, session: AgentSession, turn: MemoryTurn, detail: str) -> None:
-        if slot.provider is not None:
-            slot.provider.discard(session)
-        await self.updater.abandon(turn, detail)

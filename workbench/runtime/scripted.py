@@ -146,21 +146,24 @@ class RawScriptedChatClient(BaseChatClient):
         if stream:
 
             async def words() -> AsyncIterator[ChatResponseUpdate]:
-                for piece in re.findall(r"\S+\s*|\s+", text):
-                    if self.delay:
-                        await asyncio.sleep(self.delay)
+                pieces = re.findall(r"\S+\s*|\s+", text)
+                for i, piece in enumerate(pieces, 1):
+                    await asyncio.sleep(self.delay)  # yields to the loop even without a delay, as a socket would
                     yield ChatResponseUpdate(
-                        role="assistant", contents=[Content.from_text(piece)], message_id=message_id
+                        role="assistant",
+                        contents=[Content.from_text(piece)],
+                        message_id=message_id,
+                        finish_reason="stop" if i == len(pieces) else None,
                     )
 
             return self._build_response_stream(words(), response_format=options.get("response_format"))
 
         async def whole() -> ChatResponse:
-            if self.delay:
-                await asyncio.sleep(self.delay)
+            await asyncio.sleep(self.delay)
             return ChatResponse(
                 messages=[Message(role="assistant", contents=[Content.from_text(text)], message_id=message_id)],
                 response_format=options.get("response_format"),
+                finish_reason="stop",
             )
 
         return whole()
