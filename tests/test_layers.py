@@ -32,3 +32,11 @@ def test_the_tui_opens_without_loading_agent_framework_pydantic_or_markdown():
     )
     out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True).stdout
     assert out.split() == []
+
+
+def test_recall_imports_no_textual_and_its_provider_no_duckdb():
+    loaded = imported_after("import workbench.recall.provider, workbench.recall.store")
+    assert "textual" not in loaded
+    probe = "import sys, workbench.recall.provider, workbench.recall.store; print('duckdb' in sys.modules)"
+    out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True).stdout
+    assert out.strip() == "False"

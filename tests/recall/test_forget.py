@@ -1,0 +1,86 @@
+"""Forget reaches the vector store, and on DuckDB the disk: the raw files are scanned for the bytes."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from tests.recall.helpers import USER, seat
+from workbench.recall.duckdb_file import DuckDBBackend, companion_files
+from workbench.recall.records import RecallScope
+from workbench.recall.store import RecallStore
+
+
+async def test_forgetting_a_key_purges_every_record_holding_its_values(store: RecallStore) -> None:
+    support = seat(store, "support")
+    await support.say("customer=Contoso; version=12.4")
+    await support.say("The export for Contoso fails at midnight.")
+    await support.say("database=PostgreSQL")
+    holding = [r for r in await store.records(USER) if "Contoso" in r.text]
+    assert len(holding) >= 3  # two user messages, and the replies that echoed them
+    purge = await store.forget_key("customer", known=(), scope=USER)
+    texts = [r.text for r in await store.records(USER)]
+    assert purge.records == len(holding)
+    assert texts and not any("Contoso" in t for t in texts)
+    logs = seat(store, "logs")
+    await logs.say("Which customer? Contoso?")
+    assert logs.recalled[-1] and not any("Contoso" in r.text for r in logs.recalled[-1])
+    assert any("PostgreSQL" in t for t in texts)
+
+
+async def test_forget_all_purges_the_whole_scope_and_nothing_outside_it(store: RecallStore) -> None:
+    await seat(store, "support").say("customer=Contoso")
+    other = seat(store, "support", search=RecallScope("workbench", None, "bob"))
+    other.provider.storage_scope = RecallScope("workbench", "support", "bob")
+    await other.say("customer=Fabrikam")
+    purge = await store.forget_scope(USER)
+    assert purge.records == 2
+    assert await store.records(USER) == []
+    assert [r.text for r in await store.records(RecallScope(user_id="bob")) if r.role == "user"] == [
+        "customer=Fabrikam"
+    ]
+
+
+def _raw_bytes(path: Path) -> bytes:
+    return b"".join(p.read_bytes() for p in (path, *companion_files(path)) if p.exists())
+
+
+@pytest.mark.parametrize("forget", ["key", "all"])
+async def test_after_a_forget_no_byte_of_the_value_is_left_in_the_database_files(tmp_path: Path, forget: str) -> None:
+    path = tmp_path / "recall.duckdb"
+    store = RecallStore(DuckDBBackend(path))
+    support = seat(store, "support")
+    await support.say("customer=Zanzibar-Orchid-7731; version=12.4")
+    await support.say("database=PostgreSQL")
+    await store.close()  # checkpointed: the value is in the file itself
+    assert b"Zanzibar-Orchid-7731" in _raw_bytes(path)
+
+    if forget == "key":
+        await store.forget_key("customer", known=(), scope=USER)
+    else:
+        await store.forget_scope(USER)
+    await store.close()
+
+    assert b"Zanzibar-Orchid-7731" not in _raw_bytes(path)
+    assert "Zanzibar-Orchid-7731".encode("utf-16-le") not in _raw_bytes(path)
+    assert [p.name for p in tmp_path.iterdir()] == ["recall.duckdb"]  # no WAL, no work file
+    kept = [r.text for r in await store.records(USER)]
+    assert ("database=PostgreSQL" in kept) == (forget == "key")
+    await store.close()
+
+
+async def test_deleting_alone_leaves_the_value_in_the_file(tmp_path: Path) -> None:
+    """Why the rewrite exists: DuckDB keeps a deleted row's bytes after DELETE and CHECKPOINT."""
+    path = tmp_path / "recall.duckdb"
+    store = RecallStore(DuckDBBackend(path))
+    support = seat(store, "support")
+    await support.say("customer=Zanzibar-Orchid-7731")
+    await support.say("database=PostgreSQL")
+    await store.close()  # checkpointed into the file
+    collection = (await store._existing())[0]
+    await collection.delete([r.key for r in await store.records(USER) if "Zanzibar" in r.text])
+    await store.close()
+    assert [r for r in await store.records(USER) if "Zanzibar" in r.text] == []
+    assert b"Zanzibar-Orchid-7731" in _raw_bytes(path)
+    await store.close()

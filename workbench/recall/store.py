@@ -1,0 +1,197 @@
+"""The vector store behind recall: one collection per embedder, scoped search, and forget.
+
+Any Agent Framework `BaseVectorStore` works; a `Backend` opens it and, after a forget deleted
+records, makes sure the deleted text is gone from wherever the store keeps it (for DuckDB that
+means rewriting the file; see `workbench.recall.duckdb_file`)."""
+
+from __future__ import annotations
+
+import asyncio
+import re
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+from agent_framework import BaseVectorCollection, BaseVectorSearch, BaseVectorStore, InMemoryStore
+
+from workbench.memory.contract import parse_declarations
+from workbench.recall.records import RecallScope, StoredMessage, embedded, record_type, without_vector
+
+COLLECTION_PREFIX = "recall_"
+_PAGE = 1000
+_COLLECTION_NAME = re.compile(rf"^{COLLECTION_PREFIX}(?P<embedder>[a-z0-9_]+)_(?P<dimensions>\d+)$")
+
+
+class Backend(Protocol):
+    """Where the vector store lives: opens it, and erases what a forget deleted."""
+
+    kind: str
+    location: str | None
+
+    def open(self) -> BaseVectorStore: ...
+
+    async def erase_deleted(self, store: BaseVectorStore) -> BaseVectorStore:
+        """Make deleted records unrecoverable; returns the store to use from now on."""
+        ...
+
+    def size_on_disk(self) -> int | None: ...
+
+
+class InMemoryBackend:
+    """Agent Framework's `InMemoryStore`: a dict in this process, gone when it exits."""
+
+    kind = "in memory"
+    location: str | None = None
+
+    def open(self) -> BaseVectorStore:
+        return InMemoryStore()
+
+    async def erase_deleted(self, store: BaseVectorStore) -> BaseVectorStore:
+        return store  # deleted records leave the dict; nothing else holds them
+
+    def size_on_disk(self) -> int | None:
+        return None
+
+
+@dataclass(frozen=True)
+class Hit:
+    record: StoredMessage
+    score: float
+
+
+@dataclass(frozen=True)
+class Purge:
+    """What a forget removed: a count, never the text."""
+
+    records: int
+    collections: int
+
+
+def collection_name(embedder: str, dimensions: int) -> str:
+    slug = re.sub(r"[^a-z0-9]+", "_", embedder.lower()).strip("_") or "embedder"
+    return f"{COLLECTION_PREFIX}{slug}_{dimensions}"
+
+
+class Collection(BaseVectorCollection[str, StoredMessage], BaseVectorSearch[str, StoredMessage]):
+    """What a store's collection is: CRUD and search (for typing only)."""
+
+
+class RecallStore:
+    """Records of chat messages in a vector store, searched within a scope, purged by forget.
+
+    Every operation holds one lock, so a forget's purge and file rewrite never interleave with a
+    store or a search. `generation` advances at every forget: a run that began before it must not
+    store its messages afterwards (they may hold what was just forgotten)."""
+
+    def __init__(self, backend: Backend | None = None) -> None:
+        self.backend: Backend = backend or InMemoryBackend()
+        self._store: BaseVectorStore | None = None
+        self._ready: set[str] = set()
+        self._lock = asyncio.Lock()
+        self.generation = 0
+
+    @property
+    def kind(self) -> str:
+        return self.backend.kind
+
+    @property
+    def location(self) -> str | None:
+        return self.backend.location
+
+    def describe(self) -> str:
+        return f"{self.kind}: {self.location}" if self.location else self.kind
+
+    def _vector_store(self) -> BaseVectorStore:
+        if self._store is None:
+            self._store = self.backend.open()
+        return self._store
+
+    def _collection(self, name: str, dimensions: int) -> Collection:
+        collection: Any = self._vector_store().get_collection(record_type(dimensions), collection_name=name)
+        return collection  # type: ignore[no-any-return]
+
+    async def _existing(self) -> list[Collection]:
+        names = await self._vector_store().list_collection_names()
+        return [
+            self._collection(name, int(match["dimensions"]))
+            for name in names
+            if (match := _COLLECTION_NAME.match(name))
+        ]
+
+    async def add(self, embedder: str, records: Iterable[StoredMessage], vectors: list[list[float]]) -> int:
+        rows = [embedded(record, vector) for record, vector in zip(records, vectors, strict=True)]
+        if not rows:
+            return 0
+        name = collection_name(embedder, len(vectors[0]))
+        async with self._lock:
+            collection = self._collection(name, len(vectors[0]))
+            if name not in self._ready:
+                await collection.ensure_collection_exists()
+                self._ready.add(name)
+            await collection.upsert(rows, generate_vectors=False)
+        return len(rows)
+
+    async def search(self, embedder: str, vector: list[float], scope: RecallScope, top: int) -> list[Hit]:
+        """The `top` closest records within `scope` (cosine distance: lower is closer)."""
+        name = collection_name(embedder, len(vector))
+        async with self._lock:
+            collection = self._collection(name, len(vector))
+            if name not in self._ready:
+                if not await collection.collection_exists():
+                    return []
+                self._ready.add(name)
+            results = await collection.search(vector=vector, filter=scope.filter(), top=top)
+            return [Hit(without_vector(r["record"]), float(r["score"] or 0.0)) async for r in results.results]
+
+    async def records(self, scope: RecallScope) -> list[StoredMessage]:
+        """Every record within `scope`, in every collection (what a forget looks through)."""
+        async with self._lock:
+            return [record for _, record in await self._scan(scope)]
+
+    async def _scan(self, scope: RecallScope) -> list[tuple[Collection, StoredMessage]]:
+        found: list[tuple[Collection, StoredMessage]] = []
+        for collection in await self._existing():
+            skip = 0
+            while page := await collection.get(filter=scope.filter(), top=_PAGE, skip=skip):
+                found += [(collection, without_vector(record)) for record in page]
+                skip += len(page)
+        return found
+
+    async def forget_values(self, values: Iterable[str], scope: RecallScope) -> Purge:
+        """Delete every record in `scope` whose text contains one of `values` (case folded)."""
+        folded = [v.casefold() for v in values if v]
+        return await self._purge(scope, lambda r: any(v in r.text.casefold() for v in folded))
+
+    async def forget_key(self, key: str, known: Iterable[str], scope: RecallScope) -> Purge:
+        """Forget `key`: the values known to the caller and every value a stored message declared for
+        it (`key=value`), then every record in `scope` that contains one of them."""
+        values = {v for v in known if v}
+        for record in await self.records(scope):
+            if (value := parse_declarations(record.text).get(key)) is not None:
+                values.add(value)
+        return await self.forget_values(values, scope)
+
+    async def forget_scope(self, scope: RecallScope) -> Purge:
+        """Delete every record in `scope`."""
+        return await self._purge(scope, lambda r: True)
+
+    async def _purge(self, scope: RecallScope, doomed: Callable[[StoredMessage], bool]) -> Purge:
+        async with self._lock:
+            self.generation += 1
+            by_collection: dict[str, tuple[Collection, list[str]]] = {}
+            for collection, record in await self._scan(scope):
+                if doomed(record):
+                    by_collection.setdefault(collection.collection_name, (collection, []))[1].append(record.key)
+            for collection, keys in by_collection.values():
+                await collection.delete(keys)
+            count = sum(len(keys) for _, keys in by_collection.values())
+            if count:
+                self._store = await self.backend.erase_deleted(self._vector_store())
+                self._ready.clear()
+            return Purge(count, len(by_collection))
+
+    async def close(self) -> None:
+        async with self._lock:
+            store, self._store = self._store, None
+            if store is not None:
+                await store.__aexit__(None, None, None)
