@@ -10,7 +10,7 @@ import asyncio
 import re
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import Protocol, cast
 
 from agent_framework import BaseVectorCollection, BaseVectorSearch, BaseVectorStore, InMemoryStore
 
@@ -107,8 +107,8 @@ class RecallStore:
         return self._store
 
     def _collection(self, name: str, dimensions: int) -> Collection:
-        collection: Any = self._vector_store().get_collection(record_type(dimensions), collection_name=name)
-        return collection  # type: ignore[no-any-return]
+        # Every store the framework ships returns a collection that also searches.
+        return cast(Collection, self._vector_store().get_collection(record_type(dimensions), collection_name=name))
 
     async def _existing(self) -> list[Collection]:
         names = await self._vector_store().list_collection_names()
