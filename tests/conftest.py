@@ -1,8 +1,10 @@
+import os
 from pathlib import Path
 
 import pytest
 import pytest_textual_snapshot
 
+from tests.support.azure_server import LoopbackAzure
 from tests.support.openai_server import LoopbackOpenAI
 
 SNAPSHOTS = Path(__file__).resolve().parent.parent / "snapshots"
@@ -25,8 +27,17 @@ def loopback():
         yield server
 
 
+@pytest.fixture
+def azure():
+    with LoopbackAzure() as server:
+        yield server
+
+
 @pytest.fixture(autouse=True)
 def _no_ambient_openai_settings(monkeypatch):
-    """Tests never see the developer's own OpenAI settings."""
+    """Tests never see the developer's own OpenAI, Azure OpenAI or Azure sign-in settings."""
     for name in ("OPENAI_API_KEY", "OPENAI_BASE_URL", "OPENAI_MODEL", "OPENAI_CHAT_COMPLETION_MODEL"):
         monkeypatch.delenv(name, raising=False)
+    for name in list(os.environ):
+        if name.startswith(("AZURE_", "IDENTITY_", "MSI_")):
+            monkeypatch.delenv(name)

@@ -19,3 +19,23 @@ def test_the_app_loads_the_stylesheets_of_this_tree():
 
     assert stylesheet_dir() == ROOT / "styles"
     assert all(Path(p).exists() for p in WorkbenchApp.CSS_PATH)
+
+
+def _names(requirements: list[str], extra: str) -> set[str]:
+    from packaging.requirements import Requirement
+
+    parsed = [Requirement(r) for r in requirements]
+    return {r.name for r in parsed if r.marker is None or r.marker.evaluate({"extra": extra})}
+
+
+def test_entra_id_sign_in_is_an_extra_never_a_requirement():
+    """`pip install .` does not bring azure-identity; `pip install ".[azure]"` does. Checked in the
+    project file and in the metadata pip installed from it."""
+    from importlib.metadata import requires
+
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
+    assert "azure-identity" not in _names(project["dependencies"], "")
+    assert "azure-identity" in _names(project["optional-dependencies"]["azure"], "azure")
+    installed = requires("workbench") or []
+    assert "azure-identity" not in _names(installed, "")
+    assert "azure-identity" in _names(installed, "azure")

@@ -8,7 +8,14 @@ import json
 import sys
 from typing import TYPE_CHECKING, Any
 
-from workbench.runtime.config import ConfigError, Mode, ModelConfig, WriterFormat, WriterKind
+from workbench.runtime.config import (
+    DEFAULT_AZURE_API_VERSION,
+    ConfigError,
+    Mode,
+    ModelConfig,
+    WriterFormat,
+    WriterKind,
+)
 
 if TYPE_CHECKING:
     from workbench.runtime.agents import AgentRuntime
@@ -22,6 +29,15 @@ def add_model_options(parser: argparse.ArgumentParser, *, with_defaults: bool = 
     group.add_argument("--model", help="a model on an OpenAI-compatible server; without it the built-in model runs")
     group.add_argument("--base-url", help="the server's /v1 URL (default: OPENAI_BASE_URL, else OpenAI)")
     group.add_argument("--writer-model", help="a separate model for the writer (default: --model)")
+    group.add_argument(
+        "--azure-endpoint",
+        help="an Azure OpenAI resource, https://<resource>.openai.azure.com (default: AZURE_OPENAI_ENDPOINT); "
+        "--model and --writer-model then name deployments (default: AZURE_OPENAI_DEPLOYMENT_NAME)",
+    )
+    group.add_argument(
+        "--api-version",
+        help=f"the Azure OpenAI API version (default: AZURE_OPENAI_API_VERSION, else {DEFAULT_AZURE_API_VERSION})",
+    )
     group.add_argument(
         "--writer-format",
         choices=[f.value for f in WriterFormat],
@@ -43,6 +59,8 @@ def model_config(args: argparse.Namespace) -> ModelConfig:
         writer_model=args.writer_model,
         timeout=args.timeout,
         writer_format=args.writer_format,
+        azure_endpoint=args.azure_endpoint,
+        api_version=args.api_version,
     )
 
 
@@ -50,7 +68,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="workbench",
         description="See and control what LLM agents remember. Without a command, the TUI opens. "
-        "The API key is read from OPENAI_API_KEY and never shown.",
+        "API keys are read from OPENAI_API_KEY (Azure: AZURE_OPENAI_API_KEY) and never shown.",
     )
     add_model_options(parser)
     parser.add_argument(

@@ -1,8 +1,9 @@
 """The seed's "Correct then forget" walk-through, in both integration modes, on the built-in
-model and on a real HTTP server speaking /v1/chat/completions."""
+model, on a real HTTP server speaking /v1/chat/completions, and on one speaking Azure OpenAI's shape."""
 
 import pytest
 
+from tests.azure.helpers import azure_runtime
 from tests.runtime.helpers import facts, live, scripted, transcript
 from workbench.memory import EventKind
 from workbench.memory.prompt import BLOCK_START
@@ -18,10 +19,12 @@ def mode(request):
     return request.param
 
 
-@pytest.fixture(params=["scripted", "loopback"])
+@pytest.fixture(params=["scripted", "loopback", "azure"])
 def runtime(request, mode):
     if request.param == "scripted":
         return scripted(mode)
+    if request.param == "azure":
+        return azure_runtime(request.getfixturevalue("azure").endpoint, mode)
     return live(request.getfixturevalue("loopback").base_url, mode)
 
 

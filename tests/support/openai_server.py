@@ -124,6 +124,8 @@ class _Handler(BaseHTTPRequestHandler):
         self.send_response(200)
         self.send_header("Content-Type", "text/event-stream")
         self.end_headers()
+        for opening in self.stream_opening():
+            self._event(opening)
         base = {"id": "chatcmpl-stream", "object": "chat.completion.chunk", "created": 0, "model": body.get("model")}
         pieces = [text[i : i + 16] for i in range(0, len(text), 16)] or [""]
         for i, piece in enumerate(pieces):
@@ -135,6 +137,10 @@ class _Handler(BaseHTTPRequestHandler):
         self.wfile.write(b"data: [DONE]\n\n")
         self.wfile.flush()
 
+    def stream_opening(self) -> list[dict[str, Any]]:
+        """Events a provider sends before the first choice (none for OpenAI)."""
+        return []
+
     def _event(self, payload: dict[str, Any]) -> None:
         self.wfile.write(f"data: {json.dumps(payload)}\n\n".encode())
         self.wfile.flush()
@@ -143,17 +149,19 @@ class _Handler(BaseHTTPRequestHandler):
 class _Server(ThreadingHTTPServer):
     daemon_threads = True
 
-    def __init__(self, state: ServerState) -> None:
-        super().__init__(("127.0.0.1", 0), _Handler)
+    def __init__(self, state: ServerState, handler: type[_Handler]) -> None:
+        super().__init__(("127.0.0.1", 0), handler)
         self.state = state
 
 
 class LoopbackOpenAI:
     """Start with `with LoopbackOpenAI() as server:`; `server.base_url` ends in /v1."""
 
+    handler: type[_Handler] = _Handler
+
     def __init__(self) -> None:
         self.state = ServerState()
-        self._server = _Server(self.state)
+        self._server = _Server(self.state, self.handler)
         self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
 
     @property

@@ -3,9 +3,18 @@ reads it before anything heavy (Agent Framework, the OpenAI SDK) is loaded."""
 
 from __future__ import annotations
 
+import importlib.util
 import os
+import re
 from dataclasses import dataclass, field
 from enum import StrEnum
+from urllib.parse import urlsplit
+
+# The newest generally available Azure OpenAI inference API version: it has structured output
+# (json_schema) and streamed usage. Previews come and go; a GA version stays.
+DEFAULT_AZURE_API_VERSION = "2024-10-21"
+AZURE_EXTRA = 'pip install "workbench[azure]"'
+_DEPLOYMENT_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,63}")
 
 
 class Mode(StrEnum):
@@ -30,6 +39,32 @@ class ConfigError(ValueError):
 
 
 @dataclass(frozen=True)
+class AzureTarget:
+    """An Azure OpenAI resource. The deployments are the config's models; the key, when there is
+    one, is the config's api_key (sent as `api-key`), else Entra ID signs in."""
+
+    endpoint: str
+    api_version: str = DEFAULT_AZURE_API_VERSION
+
+    @property
+    def resource(self) -> str:
+        """`contoso` for https://contoso.openai.azure.com (and the other Azure host shapes), else the host."""
+        host = urlsplit(self.endpoint).netloc
+        for suffix in (".openai.azure.com", ".cognitiveservices.azure.com", ".services.ai.azure.com"):
+            if host.lower().endswith(suffix):
+                return host[: -len(suffix)]
+        return host
+
+
+def entra_id_available() -> bool:
+    """Whether the optional azure-identity package is installed (without importing it)."""
+    try:
+        return importlib.util.find_spec("azure.identity") is not None
+    except (ImportError, ValueError):
+        return False
+
+
+@dataclass(frozen=True)
 class ModelConfig:
     """`model` None means the built-in scripted model. The key is never shown in repr."""
 
@@ -40,6 +75,7 @@ class ModelConfig:
     timeout: float = 120.0
     max_retries: int = 2
     writer_format: WriterFormat | None = None
+    azure: AzureTarget | None = None
 
     @classmethod
     def from_options(
@@ -50,13 +86,30 @@ class ModelConfig:
         writer_model: str | None = None,
         timeout: float = 120.0,
         writer_format: str | None = None,
+        azure_endpoint: str | None = None,
+        api_version: str | None = None,
     ) -> ModelConfig:
         """Command-line options first, then OPENAI_BASE_URL and OPENAI_API_KEY from the environment.
 
-        A live model is used only when a model is named: a key in the environment alone never
-        turns the built-in model into a billed one."""
-        base_url = base_url or os.environ.get("OPENAI_BASE_URL") or None
+        A live model is used only when a model (or an Azure endpoint) is named on the command line:
+        a key in the environment alone never turns the built-in model into a billed one. Azure is
+        chosen as Agent Framework chooses it: an explicit Azure option first, then an OpenAI key or
+        server, then AZURE_OPENAI_ENDPOINT."""
+        if timeout <= 0:
+            raise ConfigError("--timeout must be a positive number of seconds")
         chosen_format = WriterFormat(writer_format) if writer_format else None
+        if _wants_azure(model=model, base_url=base_url, azure_endpoint=azure_endpoint, api_version=api_version):
+            if base_url:
+                raise ConfigError("--base-url and --azure-endpoint name two different servers: use one of them")
+            return cls._azure(
+                model=model,
+                writer_model=writer_model,
+                endpoint=azure_endpoint,
+                api_version=api_version,
+                timeout=timeout,
+                writer_format=chosen_format,
+            )
+        base_url = base_url or os.environ.get("OPENAI_BASE_URL") or None
         if model is None:
             if writer_model:
                 raise ConfigError("--writer-model needs --model: name the agents' model too")
@@ -67,10 +120,8 @@ class ModelConfig:
         if api_key is None and base_url is None:
             raise ConfigError(
                 "the OpenAI API needs a key: set OPENAI_API_KEY, or point --base-url (or OPENAI_BASE_URL) "
-                "at a local OpenAI-compatible server"
+                "at a local OpenAI-compatible server, or --azure-endpoint (or AZURE_OPENAI_ENDPOINT) at Azure OpenAI"
             )
-        if timeout <= 0:
-            raise ConfigError("--timeout must be a positive number of seconds")
         return cls(
             model=model,
             base_url=base_url,
@@ -78,6 +129,50 @@ class ModelConfig:
             api_key=api_key,
             timeout=timeout,
             writer_format=chosen_format,
+        )
+
+    @classmethod
+    def _azure(
+        cls,
+        *,
+        model: str | None,
+        writer_model: str | None,
+        endpoint: str | None,
+        api_version: str | None,
+        timeout: float,
+        writer_format: WriterFormat | None,
+    ) -> ModelConfig:
+        endpoint = _azure_endpoint(endpoint if endpoint is not None else os.environ.get("AZURE_OPENAI_ENDPOINT"))
+        if os.environ.get("AZURE_OPENAI_BASE_URL"):
+            raise ConfigError(
+                "AZURE_OPENAI_BASE_URL is set as well as the Azure endpoint: unset it; workbench takes the "
+                "resource endpoint from --azure-endpoint or AZURE_OPENAI_ENDPOINT"
+            )
+        deployment = model or os.environ.get("AZURE_OPENAI_DEPLOYMENT_NAME") or None
+        if deployment is None:
+            raise ConfigError(
+                "Azure OpenAI needs a deployment: pass --model DEPLOYMENT or set AZURE_OPENAI_DEPLOYMENT_NAME "
+                "(the name you gave the deployment, not the model's)"
+            )
+        for option, name in (("--model", deployment), ("--writer-model", writer_model)):
+            if name is not None and not _DEPLOYMENT_NAME.fullmatch(name):
+                raise ConfigError(
+                    f"{option} {name[:80]!r} is not an Azure deployment name: up to 64 letters, digits, '.', '-', '_'"
+                )
+        api_key = os.environ.get("AZURE_OPENAI_API_KEY") or None
+        if api_key is None and not entra_id_available():
+            raise ConfigError(
+                "Azure OpenAI needs a key or an Entra ID sign-in: set AZURE_OPENAI_API_KEY, or install "
+                f"azure-identity ({AZURE_EXTRA}) and sign in (az login) for DefaultAzureCredential"
+            )
+        version = api_version or os.environ.get("AZURE_OPENAI_API_VERSION") or DEFAULT_AZURE_API_VERSION
+        return cls(
+            model=deployment,
+            writer_model=writer_model,
+            api_key=api_key,
+            timeout=timeout,
+            writer_format=writer_format,
+            azure=AzureTarget(endpoint, version),
         )
 
     @property
@@ -89,4 +184,30 @@ class ModelConfig:
         """As chosen; else structured output for OpenAI and the built-in model, negotiation elsewhere."""
         if self.writer_format is not None:
             return self.writer_format
-        return WriterFormat.AUTO if self.is_live and self.base_url else WriterFormat.JSON_SCHEMA
+        elsewhere = self.base_url or self.azure
+        return WriterFormat.AUTO if self.is_live and elsewhere else WriterFormat.JSON_SCHEMA
+
+
+def _wants_azure(
+    *, model: str | None, base_url: str | None, azure_endpoint: str | None, api_version: str | None
+) -> bool:
+    """An Azure option on the command line; or a model with AZURE_OPENAI_ENDPOINT and no OpenAI key or server."""
+    if azure_endpoint is not None or api_version is not None:
+        return True
+    openai_signals = (base_url, os.environ.get("OPENAI_BASE_URL"), os.environ.get("OPENAI_API_KEY"))
+    return model is not None and bool(os.environ.get("AZURE_OPENAI_ENDPOINT")) and not any(openai_signals)
+
+
+def _azure_endpoint(endpoint: str | None) -> str:
+    """The resource endpoint, checked: https://<resource>.openai.azure.com, with no /openai path."""
+    example = "https://<resource>.openai.azure.com"
+    if not endpoint:
+        raise ConfigError(
+            f"Azure OpenAI needs the resource endpoint: pass --azure-endpoint {example} or set AZURE_OPENAI_ENDPOINT"
+        )
+    parts = urlsplit(endpoint.strip())
+    if parts.scheme not in ("https", "http") or not parts.netloc or parts.query or parts.fragment:
+        raise ConfigError(f"the Azure endpoint {endpoint[:120]!r} is not a URL like {example}")
+    if "/openai" in parts.path.lower():
+        raise ConfigError(f"pass the Azure resource endpoint without its /openai path, like {example}")
+    return f"{parts.scheme}://{parts.netloc}{parts.path.rstrip('/')}"

@@ -4,13 +4,31 @@ from __future__ import annotations
 
 import os
 import re
+from typing import Any
+from urllib.parse import parse_qs, unquote, urlsplit
 
-_KEY_PATTERN = re.compile(r"(sk-[A-Za-z0-9_\-*]{4,}|Bearer\s+\S+)")
+# OpenAI keys, bearer headers, and JSON web tokens (what an Entra ID access token is).
+_KEY_PATTERN = re.compile(r"(sk-[A-Za-z0-9_\-*]{4,}|Bearer\s+\S+|eyJ[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-.]+)")
+_AZURE_DEPLOYMENT_PATH = re.compile(r"/openai/deployments/([^/?]+)/")
+_ENTRA_ERRORS = ("ClientAuthenticationError", "CredentialUnavailableError")
 _FORMAT_WORDS = ("response_format", "json_schema", "json_object", "structured output", "grammar")
 CUT_OFF = (
     "the reply was cut off by the model's token limit (finish_reason=length): raise max_tokens, or the "
     "server's context size (llama.cpp --ctx-size, Ollama num_ctx, vLLM --max-model-len)"
 )
+
+
+CONTENT_FILTERED = (
+    "the provider's content filter withheld the reply (finish_reason=content_filter): nothing was kept; "
+    "rephrase the message, or check the deployment's content filter"
+)
+
+
+class ReplyFiltered(Exception):
+    """A model reply was stopped by the provider's content filter: it is not an answer and is not kept."""
+
+    def __init__(self) -> None:
+        super().__init__(CONTENT_FILTERED)
 
 
 class ReplyCutOff(Exception):
@@ -31,7 +49,7 @@ def rejects_request_format(exc: BaseException) -> bool:
 
 def scrub_secrets(text: str, secrets: tuple[str, ...] = ()) -> str:
     """Remove API keys: the configured ones, the environment's, and anything shaped like one."""
-    for secret in (*secrets, os.environ.get("OPENAI_API_KEY", "")):
+    for secret in (*secrets, os.environ.get("OPENAI_API_KEY", ""), os.environ.get("AZURE_OPENAI_API_KEY", "")):
         if secret and len(secret) >= 4:
             text = text.replace(secret, "[key hidden]")
     return _KEY_PATTERN.sub("[key hidden]", text)
@@ -52,10 +70,17 @@ def explain_failure(exc: BaseException, *, base_url: str | None = None, secrets:
     for cause in _chain(exc):
         name = type(cause).__name__
         status = getattr(cause, "status_code", None)
-        if isinstance(cause, ReplyCutOff):
-            line = CUT_OFF
+        if isinstance(cause, ReplyCutOff | ReplyFiltered):
+            line = str(cause)
         elif isinstance(cause, TimeoutError) or name == "APITimeoutError":
             line = "the model call timed out: raise --timeout, or check that the server is not overloaded"
+        elif name in _ENTRA_ERRORS:
+            line = (
+                "Entra ID sign-in failed (DefaultAzureCredential got no token): run az login, "
+                "or set AZURE_OPENAI_API_KEY"
+            )
+        elif (azure := _azure_line(cause, name, status, server)) is not None:
+            line = azure
         elif name == "APIConnectionError" and _unknown_host(cause):
             line = f"cannot resolve the host of {server}: check the name in --base-url / OPENAI_BASE_URL"
         elif name == "APIConnectionError":
@@ -74,6 +99,76 @@ def explain_failure(exc: BaseException, *, base_url: str | None = None, secrets:
             continue
         return scrub_secrets(line, secrets)
     return scrub_secrets(f"{type(exc).__name__}: {_first_line(exc)}", secrets)
+
+
+def _azure_line(cause: BaseException, name: str, status: Any, server: str) -> str | None:
+    """The Azure OpenAI reading of a failed request to `/openai/deployments/{deployment}/...`, or None."""
+    request = getattr(cause, "request", None)
+    url = urlsplit(str(getattr(request, "url", "")))
+    deployment = _AZURE_DEPLOYMENT_PATH.search(url.path)
+    if request is None or deployment is None:
+        return None
+    entra = "authorization" in request.headers  # which kind of credential was sent, never its value
+    version = parse_qs(url.query).get("api-version", ["?"])[0][:40]
+    body = getattr(cause, "body", None)
+    code = body.get("code") if isinstance(body, dict) else None
+    if name == "APIConnectionError" and _unknown_host(cause):
+        return (
+            f"cannot resolve the host of {server}: check the resource name in --azure-endpoint / AZURE_OPENAI_ENDPOINT"
+        )
+    if name == "APIConnectionError":
+        return f"cannot reach {server}: check --azure-endpoint / AZURE_OPENAI_ENDPOINT"
+    if status == 401 and entra:
+        return (
+            f"Azure OpenAI at {server} refused the Entra ID token (HTTP 401): sign in to the resource's tenant "
+            "(az login --tenant ...), or set AZURE_OPENAI_API_KEY"
+        )
+    if status == 403 and entra:
+        return (
+            f"Azure OpenAI at {server} denied your Entra ID identity (HTTP 403): it needs the "
+            "'Cognitive Services OpenAI User' role on the resource, and the resource's network rules must let you in"
+        )
+    if status == 401:
+        return (
+            f"Azure OpenAI at {server} refused the key (HTTP 401): check that AZURE_OPENAI_API_KEY is a key "
+            "of this resource"
+        )
+    if status == 403:
+        return (
+            f"Azure OpenAI at {server} denied access (HTTP 403): check the resource's network rules "
+            "(firewall, private endpoint) and AZURE_OPENAI_API_KEY"
+        )
+    if status == 404 and code == "DeploymentNotFound":
+        return (
+            f"Azure OpenAI at {server} has no deployment {unquote(deployment[1])[:80]!r} (HTTP 404): check --model / "
+            "--writer-model / AZURE_OPENAI_DEPLOYMENT_NAME (the deployment's name, not the model's)"
+        )
+    if status == 404:
+        return (
+            f"Azure OpenAI at {server} does not know this path (HTTP 404): check --azure-endpoint and "
+            f"--api-version ({version})"
+        )
+    if code == "content_filter":
+        return (
+            f"Azure OpenAI's content filter refused the prompt (HTTP {status}{_filtered(body)}): nothing was kept; "
+            "rephrase the message, or check the deployment's content filter"
+        )
+    if status == 429:
+        return (
+            f"Azure OpenAI at {server} is rate limiting (HTTP 429) after the client's retries: wait, or raise "
+            "the deployment's tokens-per-minute quota"
+        )
+    return None
+
+
+def _filtered(body: dict[str, Any]) -> str:
+    """`, filtered: jailbreak, violence` from an Azure content-filter error body."""
+    inner = body.get("innererror")
+    results = inner.get("content_filter_result") if isinstance(inner, dict) else None
+    if not isinstance(results, dict):
+        return ""
+    names = [str(k)[:40] for k, v in results.items() if isinstance(v, dict) and v.get("filtered")][:6]
+    return f", filtered: {', '.join(names)}" if names else ""
 
 
 def _unknown_host(exc: BaseException) -> bool:

@@ -7,12 +7,13 @@ from typing import Any
 
 from agent_framework import ChatContext, ChatMiddleware, ChatResponse
 
-from workbench.runtime.failures import ReplyCutOff
+from workbench.runtime.failures import ReplyCutOff, ReplyFiltered
 
 
 class CutOffGuard(ChatMiddleware):
-    """A reply that stopped at the token limit raises ReplyCutOff, so the run fails like any other
-    failed call: the history providers never see it and facts stay as they were."""
+    """A reply that stopped at the token limit raises ReplyCutOff (one the content filter stopped,
+    ReplyFiltered), so the run fails like any other failed call: the history providers never see it
+    and facts stay as they were."""
 
     async def process(self, context: ChatContext, call_next: Callable[[], Awaitable[None]]) -> None:
         await call_next()
@@ -25,4 +26,6 @@ class CutOffGuard(ChatMiddleware):
 def _refuse_cut_off(response: ChatResponse[Any]) -> ChatResponse[Any]:
     if response.finish_reason == "length":
         raise ReplyCutOff()
+    if response.finish_reason == "content_filter":
+        raise ReplyFiltered()
     return response

@@ -7,6 +7,7 @@ from urllib.parse import urlsplit
 
 from agent_framework import SupportsChatGetResponse
 
+from workbench.runtime.azure import TokenProvider, azure_chat_client, azure_client_options, azure_label
 from workbench.runtime.config import ModelConfig, WriterFormat
 from workbench.runtime.scripted import SCRIPTED_LABEL, ScriptedChatClient
 
@@ -29,11 +30,16 @@ def _label(model: str, base_url: str | None) -> str:
     return f"{model} @ {host}"
 
 
-def build_models(config: ModelConfig, *, scripted_delay: float = 0.0) -> ModelSet:
-    """Clients for `config`. The OpenAI SDK is imported only here, and only for a live model."""
+def build_models(
+    config: ModelConfig, *, scripted_delay: float = 0.0, credential: TokenProvider | None = None
+) -> ModelSet:
+    """Clients for `config`. The OpenAI SDK is imported only here, and only for a live model.
+    `credential` signs in to Azure OpenAI when there is no key (default: DefaultAzureCredential)."""
     if not config.is_live:
         client = ScriptedChatClient(delay=scripted_delay)
         return ModelSet(client, client, SCRIPTED_LABEL, SCRIPTED_LABEL, writer_format=config.effective_writer_format)
+    if config.azure is not None:
+        return _build_azure_models(config, credential)
     from agent_framework.openai import OpenAIChatCompletionClient
     from openai import AsyncOpenAI
 
@@ -55,6 +61,24 @@ def build_models(config: ModelConfig, *, scripted_delay: float = 0.0) -> ModelSe
         _label(config.model, config.base_url),
         _label(writer_model, config.base_url),
         base_url=config.base_url or "https://api.openai.com/v1",
+        secrets=tuple(s for s in (config.api_key,) if s),
+        writer_format=config.effective_writer_format,
+    )
+
+
+def _build_azure_models(config: ModelConfig, credential: TokenProvider | None) -> ModelSet:
+    """One client per deployment (Azure puts the deployment in the URL), sharing one sign-in."""
+    assert config.model is not None and config.azure is not None
+    options = azure_client_options(config, credential)
+    agent_client = azure_chat_client(config, config.model, options)
+    writer_model = config.writer_model or config.model
+    writer_client = agent_client if writer_model == config.model else azure_chat_client(config, writer_model, options)
+    return ModelSet(
+        agent_client,
+        writer_client,
+        azure_label(config.model, config.azure),
+        azure_label(writer_model, config.azure),
+        base_url=config.azure.endpoint,
         secrets=tuple(s for s in (config.api_key,) if s),
         writer_format=config.effective_writer_format,
     )

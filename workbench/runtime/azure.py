@@ -1,0 +1,60 @@
+"""Azure OpenAI through Agent Framework's own OpenAI clients: the framework routes to
+`{endpoint}/openai/deployments/{deployment}/...?api-version=...` and sends the key as `api-key`,
+or an Entra ID bearer token from a credential. Keys and tokens never leave the SDK's headers."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Awaitable, Callable
+from typing import TYPE_CHECKING, Any
+
+from workbench.runtime.config import AZURE_EXTRA, AzureTarget, ConfigError, ModelConfig
+
+if TYPE_CHECKING:
+    from agent_framework.openai import OpenAIChatCompletionClient
+
+# What Azure OpenAI accepts Entra ID tokens for (the framework's AZURE_OPENAI_TOKEN_SCOPE).
+TOKEN_SCOPE = "https://cognitiveservices.azure.com/.default"
+
+TokenProvider = Callable[[], str | Awaitable[str]]
+
+
+def azure_label(deployment: str, target: AzureTarget) -> str:
+    return f"azure: {deployment} @ {target.resource}"
+
+
+def entra_token_provider() -> TokenProvider:
+    """DefaultAzureCredential (az login, managed identity, workload identity, ...) as a token provider.
+    The synchronous credential runs in a worker thread, so signing in never blocks the event loop,
+    and azure-identity caches the token until shortly before it expires."""
+    try:
+        from azure.identity import DefaultAzureCredential, get_bearer_token_provider
+    except ImportError as exc:
+        raise ConfigError(f"Entra ID sign-in needs azure-identity: {AZURE_EXTRA}, or set AZURE_OPENAI_API_KEY") from exc
+    provider = get_bearer_token_provider(DefaultAzureCredential(), TOKEN_SCOPE)
+
+    async def token() -> str:
+        return await asyncio.to_thread(provider)
+
+    return token
+
+
+def azure_client_options(config: ModelConfig, credential: TokenProvider | None = None) -> dict[str, Any]:
+    """The keyword arguments that put a framework OpenAI client (chat or embedding) on Azure:
+    the key when there is one, else `credential` (default: DefaultAzureCredential)."""
+    assert config.azure is not None
+    auth: dict[str, Any] = (
+        {"api_key": config.api_key}
+        if config.api_key
+        else {"credential": credential if credential is not None else entra_token_provider()}
+    )
+    return {"azure_endpoint": config.azure.endpoint, "api_version": config.azure.api_version, **auth}
+
+
+def azure_chat_client(config: ModelConfig, deployment: str, options: dict[str, Any]) -> OpenAIChatCompletionClient:
+    """One deployment's chat client, its calls bounded like any live model's."""
+    from agent_framework.openai import OpenAIChatCompletionClient
+
+    client = OpenAIChatCompletionClient(deployment, **options)
+    client.client = client.client.with_options(timeout=config.timeout, max_retries=config.max_retries)
+    return client
