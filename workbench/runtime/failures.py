@@ -161,9 +161,9 @@ def _azure_line(cause: BaseException, name: str, status: Any, server: str) -> st
     return None
 
 
-def _filtered(body: dict[str, Any]) -> str:
+def _filtered(body: object) -> str:
     """`, filtered: jailbreak, violence` from an Azure content-filter error body."""
-    inner = body.get("innererror")
+    inner = body.get("innererror") if isinstance(body, dict) else None
     results = inner.get("content_filter_result") if isinstance(inner, dict) else None
     if not isinstance(results, dict):
         return ""
