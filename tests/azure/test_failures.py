@@ -5,12 +5,91 @@ import pytest
 
 from tests.azure.helpers import azure_runtime
 from tests.live.helpers import is_writer
-from tests.support.azure_server import API_KEY, content_filtered
+from tests.support.azure_server import API_KEY, TOKEN, content_filtered
 from tests.support.openai_server import Canned
 from workbench.memory import EventKind, ReasonCode
 from workbench.runtime.failures import CONTENT_FILTERED
 
-FIRST = "module=Reporting"
+OTHER_KEY = "0123456789abcdef0123456789abcdef"
+OTHER_TENANT_TOKEN = "eyJ0eXAiOiJKV1QifQ.eyJ3cm9uZyI6InRlbmFudCJ9.c2lnbmF0dXJl"
+FIREWALL = Canned(
+    status=403, body={"error": {"code": "403", "message": "Access denied due to Virtual Network/Firewall rules."}}
+)
+RATE_LIMITED = Canned(
+    status=429,
+    body={
+        "error": {
+            "code": "429",
+            "message": "Requests to the ChatCompletions_Create Operation have exceeded token rate limit",
+        }
+    },
+    headers={"retry-after": "1"},
+)
+
+# (name, how the runtime signs in and what it asks for, the server's answer, the one line)
+FAILURES = [
+    (
+        "a key of another resource",
+        {"key": OTHER_KEY},
+        None,
+        "Azure OpenAI at {endpoint} refused the key (HTTP 401): check that AZURE_OPENAI_API_KEY is a key of this resource",
+    ),
+    (
+        "a token for another tenant",
+        {"key": None, "token": OTHER_TENANT_TOKEN},
+        None,
+        "Azure OpenAI at {endpoint} refused the Entra ID token (HTTP 401): sign in to the resource's tenant "
+        "(az login --tenant ...), or set AZURE_OPENAI_API_KEY",
+    ),
+    (
+        "an identity without the role",
+        {"key": None, "token": TOKEN, "role_assigned": False},
+        None,
+        "Azure OpenAI at {endpoint} denied your Entra ID identity (HTTP 403): it needs the 'Cognitive Services "
+        "OpenAI User' role on the resource, and the resource's network rules must let you in",
+    ),
+    (
+        "a key behind the resource firewall",
+        {},
+        FIREWALL,
+        "Azure OpenAI at {endpoint} denied access (HTTP 403): check the resource's network rules (firewall, private "
+        "endpoint) and AZURE_OPENAI_API_KEY",
+    ),
+    (
+        "a deployment that does not exist",
+        {"deployment": "gpt-4o-mini-typo"},
+        None,
+        "Azure OpenAI at {endpoint} has no deployment 'gpt-4o-mini-typo' (HTTP 404): check --model / --writer-model "
+        "/ AZURE_OPENAI_DEPLOYMENT_NAME (the deployment's name, not the model's)",
+    ),
+    (
+        "an api version the resource does not serve",
+        {"version": "2023-01-01-nope"},
+        None,
+        "Azure OpenAI at {endpoint} does not know this path (HTTP 404): check --azure-endpoint and --api-version "
+        "(2023-01-01-nope)",
+    ),
+    (
+        "a prompt the content filter refuses",
+        {},
+        content_filtered("jailbreak"),
+        "Azure OpenAI's content filter refused the prompt (HTTP 400, filtered: jailbreak): nothing was kept; "
+        "rephrase the message, or check the deployment's content filter",
+    ),
+    (
+        "a reply the content filter stops",
+        {},
+        Canned(text="Here is how to", finish_reason="content_filter"),
+        CONTENT_FILTERED,
+    ),
+    (
+        "rate limiting",
+        {},
+        RATE_LIMITED,
+        "Azure OpenAI at {endpoint} is rate limiting (HTTP 429) after the client's retries: wait, or raise the "
+        "deployment's tokens-per-minute quota",
+    ),
+]
 
 
 def state(runtime):
@@ -21,131 +100,29 @@ def state(runtime):
     )
 
 
-def wrong_token() -> str:
-    return "eyJ0eXAiOiJKV1QifQ.eyJ3cm9uZyI6InRlbmFudCJ9.c2lnbmF0dXJl"
-
-
-async def _assert_one_line_and_nothing_changed(runtime, expected, secret=API_KEY):
-    before = state(runtime)
-    result = await runtime.ask("support", "module=Billing")
-    assert not result.ok
-    assert result.error == expected
-    assert state(runtime) == before
-    event = runtime.memory.ledger.latest(1)[0]
-    assert event.kind is EventKind.ABANDONED and expected in event.describe()
-    shown = result.error + event.describe() + " ".join(c.error for c in runtime.calls.records())
-    assert secret not in shown
-    return result
-
-
-async def test_a_key_of_another_resource(azure):
-    runtime = azure_runtime(azure.endpoint, key="0123456789abcdef0123456789abcdef")
-    await _assert_one_line_and_nothing_changed(
-        runtime,
-        f"Azure OpenAI at {azure.endpoint} refused the key (HTTP 401): check that AZURE_OPENAI_API_KEY is a key "
-        "of this resource",
-        secret="0123456789abcdef0123456789abcdef",
-    )
-
-
-async def test_a_token_for_another_tenant(azure):
-    token = wrong_token()
+@pytest.mark.parametrize(("name", "setup", "answer", "line"), FAILURES, ids=[f[0] for f in FAILURES])
+async def test_each_failure_is_one_line_and_changes_nothing(azure, name, setup, answer, line):
+    setup = dict(setup)
+    token = setup.pop("token", None)
+    azure.role_assigned = setup.pop("role_assigned", True)
 
     async def credential() -> str:
         return token
 
-    runtime = azure_runtime(azure.endpoint, key=None, credential=credential)
-    await _assert_one_line_and_nothing_changed(
-        runtime,
-        f"Azure OpenAI at {azure.endpoint} refused the Entra ID token (HTTP 401): sign in to the resource's tenant "
-        "(az login --tenant ...), or set AZURE_OPENAI_API_KEY",
-        secret=token,
-    )
-
-
-async def test_an_identity_without_the_role(azure):
-    azure.role_assigned = False
-
-    async def credential() -> str:
-        return azure.token
-
-    runtime = azure_runtime(azure.endpoint, key=None, credential=credential)
-    await _assert_one_line_and_nothing_changed(
-        runtime,
-        f"Azure OpenAI at {azure.endpoint} denied your Entra ID identity (HTTP 403): it needs the "
-        "'Cognitive Services OpenAI User' role on the resource, and the resource's network rules must let you in",
-        secret=azure.token,
-    )
-
-
-async def test_a_key_behind_the_resource_firewall(azure):
-    runtime = azure_runtime(azure.endpoint)
-    azure.enqueue(
-        Canned(
-            status=403,
-            body={"error": {"code": "403", "message": "Access denied due to Virtual Network/Firewall rules."}},
-        )
-    )
-    await _assert_one_line_and_nothing_changed(
-        runtime,
-        f"Azure OpenAI at {azure.endpoint} denied access (HTTP 403): check the resource's network rules "
-        "(firewall, private endpoint) and AZURE_OPENAI_API_KEY",
-    )
-
-
-async def test_a_deployment_that_does_not_exist(azure):
-    runtime = azure_runtime(azure.endpoint, deployment="gpt-4o-mini-typo")
-    await _assert_one_line_and_nothing_changed(
-        runtime,
-        f"Azure OpenAI at {azure.endpoint} has no deployment 'gpt-4o-mini-typo' (HTTP 404): check --model / "
-        "--writer-model / AZURE_OPENAI_DEPLOYMENT_NAME (the deployment's name, not the model's)",
-    )
-
-
-async def test_an_api_version_the_resource_does_not_serve(azure):
-    runtime = azure_runtime(azure.endpoint, version="2023-01-01-nope")
-    await _assert_one_line_and_nothing_changed(
-        runtime,
-        f"Azure OpenAI at {azure.endpoint} does not know this path (HTTP 404): check --azure-endpoint and "
-        "--api-version (2023-01-01-nope)",
-    )
-
-
-async def test_a_prompt_the_content_filter_refuses(azure):
-    runtime = azure_runtime(azure.endpoint)
-    azure.enqueue(content_filtered("jailbreak"))
-    await _assert_one_line_and_nothing_changed(
-        runtime,
-        "Azure OpenAI's content filter refused the prompt (HTTP 400, filtered: jailbreak): nothing was kept; "
-        "rephrase the message, or check the deployment's content filter",
-    )
-
-
-async def test_a_reply_the_content_filter_stops(azure):
-    runtime = azure_runtime(azure.endpoint)
-    azure.enqueue(Canned(text="Here is how to", finish_reason="content_filter"))
-    await _assert_one_line_and_nothing_changed(runtime, CONTENT_FILTERED)
-
-
-async def test_rate_limiting_names_the_quota(azure):
-    runtime = azure_runtime(azure.endpoint)
-    azure.enqueue(
-        Canned(
-            status=429,
-            body={
-                "error": {
-                    "code": "429",
-                    "message": "Requests to the ChatCompletions_Create Operation have exceeded token rate limit",
-                }
-            },
-            headers={"retry-after": "1"},
-        )
-    )
-    await _assert_one_line_and_nothing_changed(
-        runtime,
-        f"Azure OpenAI at {azure.endpoint} is rate limiting (HTTP 429) after the client's retries: wait, or raise "
-        "the deployment's tokens-per-minute quota",
-    )
+    runtime = azure_runtime(azure.endpoint, credential=credential if token else None, **setup)
+    if answer is not None:  # a working call first, so there is something to keep
+        assert (await runtime.ask("logs", "module=Reporting")).ok
+        azure.enqueue(answer)
+    before = state(runtime)
+    result = await runtime.ask("support", "module=Billing")
+    assert not result.ok and result.error == line.format(endpoint=azure.endpoint)
+    assert state(runtime) == before
+    event = runtime.memory.ledger.latest(1)[0]
+    assert event.kind is EventKind.ABANDONED and result.error in event.describe()
+    shown = result.error + event.describe() + " ".join(c.error for c in runtime.calls.records())
+    assert not any(secret in shown for secret in (API_KEY, OTHER_KEY, TOKEN, OTHER_TENANT_TOKEN))
+    if answer is not None:
+        assert (await runtime.ask("support", "module=Billing")).ok  # and the next turn works
 
 
 async def test_an_endpoint_nothing_listens_on():
@@ -156,14 +133,14 @@ async def test_an_endpoint_nothing_listens_on():
 
 
 @pytest.mark.parametrize(
-    "canned", [content_filtered("violence"), Canned(text="", finish_reason="content_filter")], ids=["prompt", "reply"]
+    "answer", [content_filtered("violence"), Canned(text="", finish_reason="content_filter")], ids=["prompt", "reply"]
 )
-async def test_a_filtered_writer_call_is_a_rejected_batch(azure, canned):
+async def test_a_filtered_writer_call_is_a_batch_that_changes_nothing(azure, answer):
     runtime = azure_runtime(azure.endpoint, writer_format="json_schema")
-    azure.state.responder = lambda body: canned if is_writer(body) else None
+    azure.state.responder = lambda body: answer if is_writer(body) else None
     result = await runtime.ask("support", "module=Billing")
     assert result.ok and runtime.memory.facts() == ()
     event = runtime.memory.ledger.latest(1)[0]
     assert "content filter" in event.describe() and "\n" not in event.describe()
-    if canned.status == 200:
+    if answer.status == 200:
         assert event.kind is EventKind.REJECTED and event.reasons[0].code is ReasonCode.MALFORMED_OUTPUT
