@@ -38,7 +38,7 @@ def test_seed_correction_replaces_two_keys_with_their_quotations():
     }
     assert all(f.recorded_at == T0 and f.recorded_at.tzinfo is UTC for f in facts.values())
     assert "Reporting" not in memory.prompt_block() and "PostgreSQL" not in memory.prompt_block()
-    assert "'Reporting' -> 'Billing'" in second.events[0].describe()
+    assert '"Reporting" -> "Billing"' in second.events[0].describe()
 
 
 def test_values_containing_equals_signs_are_admitted_whole():

@@ -1,29 +1,31 @@
 import threading
 
 from tests.memory.helpers import say
-from workbench.memory import EventKind, WorkingMemory
+from workbench.memory import EventKind, Status, WorkingMemory
 
 
-def test_subscribers_receive_each_event_until_they_unsubscribe():
+def test_subscribers_receive_one_outcome_per_batch_until_they_unsubscribe():
     memory = WorkingMemory()
     seen = []
-    unsubscribe = memory.ledger.subscribe(seen.append)
+    unsubscribe = memory.subscribe(seen.append)
     say(memory, "module=Reporting; database=PostgreSQL")
     say(memory, "Where can I find logs?", origin="logs")
+    memory.forget("module")
     unsubscribe()
     say(memory, "module=Billing")
-    assert [(e.kind, e.turn, e.origin) for e in seen] == [
-        (EventKind.ADMITTED, 1, "support"),
-        (EventKind.ADMITTED, 1, "support"),
-        (EventKind.NOTHING_DECLARED, 2, "logs"),
+    assert [o.status for o in seen] == [Status.APPLIED, Status.NOTHING_DECLARED, Status.FORGOTTEN]
+    assert [[(e.kind, e.turn, e.origin) for e in o.events] for o in seen] == [
+        [(EventKind.ADMITTED, 1, "support"), (EventKind.ADMITTED, 1, "support")],
+        [(EventKind.NOTHING_DECLARED, 2, "logs")],
+        [(EventKind.FORGOTTEN, None, "")],
     ]
-    assert [e.seq for e in seen] == [1, 2, 3]
+    assert [e.seq for o in seen for e in o.events] == [1, 2, 3, 4]
 
 
 def test_a_subscriber_may_read_memory_without_deadlock():
     memory = WorkingMemory()
     snapshots = []
-    memory.ledger.subscribe(lambda _e: snapshots.append(len(memory.facts())))
+    memory.subscribe(lambda _o: snapshots.append(len(memory.facts())))
     worker = threading.Thread(target=say, args=(memory, "module=Billing"))
     worker.start()
     worker.join(timeout=5)

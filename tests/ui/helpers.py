@@ -1,5 +1,6 @@
 from datetime import UTC, datetime
 
+from textual import events
 from textual.pilot import Pilot
 
 from workbench.memory import WorkingMemory
@@ -26,7 +27,8 @@ async def say(pilot: Pilot, agent: str, text: str, *, typed: bool = False) -> No
     if typed:
         await pilot.press(*text)
     else:
-        prompt.insert_text_at_cursor(text)
+        app.post_message(events.Paste(text))
+        await pilot.pause()
     await pilot.press("enter")
     await app.workers.wait_for_complete()
     await pilot.pause()

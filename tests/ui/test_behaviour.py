@@ -3,7 +3,7 @@
 import io
 
 from rich.console import Console
-from textual.widgets import Input, Static
+from textual.widgets import Static, TextArea
 
 from tests.support.openai_server import Canned
 from tests.ui.helpers import make_app, say
@@ -35,11 +35,11 @@ async def test_a_message_over_the_limit_is_refused_and_the_draft_kept():
     app = make_app()
     async with app.run_test(size=(140, 40), notifications=True) as pilot:
         prompt = app.pane("support").prompt
-        prompt.value = "x" * 4097
+        prompt.text = "x" * 4097
         prompt.focus()
         await pilot.press("enter")
         await pilot.pause()
-        assert prompt.value == "x" * 4097
+        assert prompt.text == "x" * 4097
         assert app.pane("support").turns == 0 and app.runtime.calls.records() == []
         assert any("limit is 4,096" in n.message for n in app._notifications)
 
@@ -73,7 +73,7 @@ async def test_escape_cancels_a_running_turn():
     async with app.run_test(size=(140, 40)) as pilot:
         pane = app.pane("support")
         pane.prompt.focus()
-        pane.prompt.insert_text_at_cursor("module=Billing")
+        pane.prompt.insert("module=Billing")
         await pilot.press("enter")
         await pilot.pause(0.2)
         assert pane.busy and pane.has_class("-busy")
@@ -127,7 +127,7 @@ async def test_command_palette_switches_mode_and_says_what_happens_to_histories(
 async def test_inputs_do_not_blink():
     app = make_app()
     async with app.run_test(size=(140, 40)):
-        assert all(not i.cursor_blink for i in app.query(Input))
+        assert all(not i.cursor_blink for i in app.query(TextArea))
 
 
 async def test_a_long_conversation_keeps_only_the_latest_messages_on_screen():
@@ -215,7 +215,7 @@ async def test_before_the_runtime_is_ready_a_message_waits_in_the_input():
         assert any("no models today" in n.message for n in app._notifications)
         prompt = app.pane("support").prompt
         prompt.focus()
-        prompt.insert_text_at_cursor("module=Billing")
+        prompt.insert("module=Billing")
         await pilot.press("enter")
         await pilot.pause()
-        assert prompt.value == "module=Billing" and not app.pane("support").query(UserMessage)
+        assert prompt.text == "module=Billing" and not app.pane("support").query(UserMessage)

@@ -32,7 +32,7 @@ async def test_correct_then_forget_through_the_ui():
 
         await say(pilot, "support", "mem", typed=True)
         (snapshot,) = texts(app, "support", Notice)
-        assert "mem: 2 fact(s)" in snapshot and "quoting 'database=PostgreSQL'" in snapshot
+        assert "mem: 2 fact(s)" in snapshot and 'database = "PostgreSQL" (turn 1) quoting "database=PostgreSQL"' in snapshot
 
         await say(pilot, "support", "module=Billing; database=SQL Server 2022")
         assert table_rows(app) == [
@@ -40,8 +40,8 @@ async def test_correct_then_forget_through_the_ui():
             ("module", "Reporting -> Billing", "2", "09:15:00"),
         ]
         changes = str(app.query_one("#changes", Static).render())
-        assert "module replaced: 'Reporting' -> 'Billing' (turn 2, quoting 'module=Billing')." in changes
-        assert "database replaced: 'PostgreSQL' -> 'SQL Server 2022'" in changes
+        assert 'module replaced: "Reporting" -> "Billing" (turn 2, quoting "module=Billing").' in changes
+        assert 'database replaced: "PostgreSQL" -> "SQL Server 2022"' in changes
 
         await say(pilot, "logs", "Where can I find logs?", typed=True)
         assert [r[0] for r in table_rows(app)] == ["database", "module"]
@@ -65,6 +65,7 @@ async def test_correct_then_forget_through_the_ui():
         await pilot.press("f8")
         await pilot.pause()
         assert isinstance(app.screen, ConfirmForget) and app.screen.key is None
+        await pilot.pause(ConfirmForget.GUARD_SECONDS)  # a person reads the question before answering
         await pilot.press("y")
         await pilot.pause()
         assert runtime.memory.facts() == () and table_rows(app) == []

@@ -7,14 +7,13 @@ redacted event cannot keep a forgotten value in a pre-rendered string.
 
 from __future__ import annotations
 
-import threading
 from collections import deque
-from collections.abc import Callable, Iterable
 from dataclasses import dataclass, replace
 from datetime import datetime
 from enum import StrEnum
 
 from workbench.memory.contract import MAX_EVIDENCE_CHARS, MAX_FACTS, MAX_MESSAGE_CHARS, MAX_VALUE_CHARS
+from workbench.memory.shown import quoted
 
 
 class EventKind(StrEnum):
@@ -168,21 +167,16 @@ class MemoryEvent:
 
 
 def _quoted(text: str | None) -> str:
-    return _REMOVED if text is None else repr(text)
-
-
-Subscriber = Callable[[MemoryEvent], None]
+    return _REMOVED if text is None else quoted(text)
 
 
 class Ledger:
     """The latest events, oldest first, bounded to `capacity`. Not locked on its own:
-    `WorkingMemory` writes it under its lock and notifies subscribers after releasing it."""
+    `WorkingMemory` writes it under its lock and tells its subscribers after releasing it."""
 
     def __init__(self, capacity: int = 500) -> None:
         self._events: deque[MemoryEvent] = deque(maxlen=capacity)
         self._seq = 0
-        self._subscribers: list[Subscriber] = []
-        self._subscribers_lock = threading.Lock()
 
     def _record(self, **fields: object) -> MemoryEvent:
         self._seq += 1
@@ -197,22 +191,3 @@ class Ledger:
         """The last `n` events (all when None), oldest first."""
         events = list(self._events)
         return events if n is None else events[-n:] if n > 0 else []
-
-    def subscribe(self, callback: Subscriber) -> Callable[[], None]:
-        """Call `callback` with each new event, from the thread that caused it. Returns an unsubscribe function."""
-        with self._subscribers_lock:
-            self._subscribers.append(callback)
-
-        def unsubscribe() -> None:
-            with self._subscribers_lock:
-                if callback in self._subscribers:
-                    self._subscribers.remove(callback)
-
-        return unsubscribe
-
-    def _notify(self, events: Iterable[MemoryEvent]) -> None:
-        with self._subscribers_lock:
-            subscribers = list(self._subscribers)
-        for event in events:
-            for callback in subscribers:
-                callback(event)

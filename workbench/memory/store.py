@@ -38,6 +38,10 @@ class Outcome:
         return self.status is Status.APPLIED
 
 
+# Receives the Outcome of each settled batch (or forget, or note), once, after memory's lock is released.
+Subscriber = Callable[[Outcome], None]
+
+
 def utc_now() -> datetime:
     return datetime.now(UTC)
 
@@ -66,6 +70,8 @@ class WorkingMemory:
         self._open: dict[int, MemoryTurn] = {}
         self._waiters: list[tuple[asyncio.AbstractEventLoop, asyncio.Future[None]]] = []
         self.ledger = Ledger(ledger_capacity)
+        self._subscribers: list[Subscriber] = []
+        self._subscribers_lock = threading.Lock()
 
     @property
     def epoch(self) -> int:
@@ -75,6 +81,19 @@ class WorkingMemory:
     def turn(self) -> int:
         """The number of the latest ticket issued."""
         return self._turn
+
+    def subscribe(self, callback: Subscriber) -> Callable[[], None]:
+        """Call `callback` with the Outcome of every later batch, from the thread that settled it:
+        one call per batch, carrying all its events. Returns an unsubscribe function."""
+        with self._subscribers_lock:
+            self._subscribers.append(callback)
+
+        def unsubscribe() -> None:
+            with self._subscribers_lock:
+                if callback in self._subscribers:
+                    self._subscribers.remove(callback)
+
+        return unsubscribe
 
     def facts(self) -> tuple[Fact, ...]:
         """A snapshot, oldest first (turn, then key): the first fact is the next to be evicted."""
@@ -194,7 +213,10 @@ class WorkingMemory:
             waiters, self._waiters = self._waiters, []
         for loop, waiter in waiters:  # whatever settled or forgot may let a waiting turn go on
             loop.call_soon_threadsafe(_wake, waiter)
-        self.ledger._notify(outcome.events)
+        with self._subscribers_lock:
+            subscribers = list(self._subscribers)
+        for callback in subscribers:
+            callback(outcome)
         return outcome
 
     def _settle(

@@ -13,6 +13,7 @@ if TYPE_CHECKING:
     from workbench.runtime.config import ConfigError, Mode, ModelConfig, WriterFormat, WriterKind
     from workbench.runtime.models import ModelSet, build_models
     from workbench.runtime.usage import Usage, describe_usage, total_usage
+    from workbench.runtime.view import MemorySnapshot, MemoryUpdate, RuntimeStatus
 
 _EXPORTS = {
     "AGENT_NAMES": "workbench.runtime.agents",
@@ -31,6 +32,9 @@ _EXPORTS = {
     "Usage": "workbench.runtime.usage",
     "describe_usage": "workbench.runtime.usage",
     "total_usage": "workbench.runtime.usage",
+    "MemorySnapshot": "workbench.runtime.view",
+    "MemoryUpdate": "workbench.runtime.view",
+    "RuntimeStatus": "workbench.runtime.view",
 }
 __all__ = [
     "AGENT_NAMES",
@@ -38,9 +42,12 @@ __all__ = [
     "CallLog",
     "CallRecord",
     "ConfigError",
+    "MemorySnapshot",
+    "MemoryUpdate",
     "Mode",
     "ModelConfig",
     "ModelSet",
+    "RuntimeStatus",
     "SentMessage",
     "TurnResult",
     "Usage",

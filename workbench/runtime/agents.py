@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from agent_framework import Agent, AgentSession, InMemoryHistoryProvider, Message
 
 from workbench.memory import MAX_MESSAGE_CHARS, MemoryTurn, Outcome, WorkingMemory
-from workbench.runtime.calls import CallLog, RecordingMiddleware, current_turn
+from workbench.runtime.calls import CallLog, CallRecord, RecordingMiddleware, current_turn
 from workbench.runtime.config import Mode, WriterKind
 from workbench.runtime.failures import explain_failure
 from workbench.runtime.guards import CutOffGuard
@@ -18,6 +18,7 @@ from workbench.runtime.models import ModelSet
 from workbench.runtime.provider import WorkingMemoryProvider
 from workbench.runtime.updater import MemoryUpdater
 from workbench.runtime.usage import Usage, usage_from_details
+from workbench.runtime.view import MemorySnapshot, MemoryUpdate, RuntimeStatus
 from workbench.runtime.writer import HostWriter, ModelWriter, Writer
 
 _MEMORY_RULE = (
@@ -170,3 +171,27 @@ class AgentRuntime:
             if self.memory.is_open(turn):
                 self.memory.abandon(turn, ending)
             current_turn.reset(token)
+
+    # -- what a user interface reads; it needs nothing else of what the runtime is made of ----
+
+    def subscribe(self, callback: Callable[[MemoryUpdate], None]) -> Callable[[], None]:
+        """Call `callback` once per settled batch (admission, rejection, forget, note) with its
+        Outcome and memory as it left it. Returns an unsubscribe function."""
+        return self.memory.subscribe(lambda outcome: callback(MemoryUpdate(outcome, self.snapshot())))
+
+    def snapshot(self) -> MemorySnapshot:
+        return MemorySnapshot(self.memory.facts(), tuple(self.memory.ledger.latest()))
+
+    @property
+    def status(self) -> RuntimeStatus:
+        return RuntimeStatus(self.models.agent_label, self.mode, self.updater.writer.format_summary)
+
+    def usage(self, name: str) -> Usage | None:
+        """Reported usage of every call made for this agent's pane since start; None when unknown."""
+        return self.calls.total(name)
+
+    def last_turn_calls(self, name: str) -> list[CallRecord]:
+        """Every call of the agent's latest turn (its answer, and the writer's), oldest first."""
+        calls = self.calls.records(origin=name)
+        last = max((c.turn for c in calls if c.turn is not None), default=None)
+        return [c for c in calls if c.turn == last]

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
@@ -15,19 +14,23 @@ from textual.containers import Container, Horizontal
 from textual.message import Message
 from textual.screen import Screen
 from textual.widgets import Footer, Header
+from textual.worker import Worker, WorkerState
 
-from workbench.memory.contract import ALLOWED_KEYS, MAX_MESSAGE_CHARS
-from workbench.memory.ledger import EventKind, MemoryEvent
+from workbench.memory import ALLOWED_KEYS, MAX_MESSAGE_CHARS, Status
+from workbench.memory.shown import quoted
 from workbench.runtime.config import Mode
 from workbench.ui.chat import ChatPane
+from workbench.ui.composer import Composer
 from workbench.ui.console import Forget, ShowMemory, parse_console_command
 from workbench.ui.drift_screen import DriftScreen
-from workbench.ui.facts import FactPanel, ForgetRequested
+from workbench.ui.facts import FactPanel, ForgetRequested, MemoryView
 from workbench.ui.screens import CallsScreen, ConfirmForget, HelpScreen
 
 if TYPE_CHECKING:
-    from workbench.runtime.agents import AgentRuntime
-    from workbench.ui.replies import AgentReply
+    from workbench.runtime import AgentRuntime, MemoryUpdate
+
+# How much of an unexpected error's text a notification shows.
+ERROR_CHARS = 300
 
 
 def stylesheet_dir() -> Path:
@@ -38,8 +41,14 @@ def stylesheet_dir() -> Path:
 
 
 @dataclass
-class MemoryChanged(Message):
-    event: MemoryEvent
+class MemoryUpdated(Message):
+    """One settled batch, posted from the runtime's subscription: its Outcome and memory after it."""
+
+    update: MemoryUpdate
+
+
+def bounded(text: str, limit: int = ERROR_CHARS) -> str:
+    return text if len(text) <= limit else f"{text[:limit]}... ({len(text):,} characters)"
 
 
 class WorkbenchApp(App[None]):
@@ -57,17 +66,15 @@ class WorkbenchApp(App[None]):
     ]
 
     def __init__(self, runtime: AgentRuntime | None = None, *, start: Callable[[], AgentRuntime] | None = None) -> None:
-        """Give a runtime, or `start`, which builds one in a thread after the first frame, so the
+        """Give a runtime, or `start`, which builds one right after the first frame, so the
         window opens before Agent Framework and pydantic have loaded."""
         if (runtime is None) == (start is None):
             raise ValueError("give the app a runtime, or a way to start one")
         super().__init__()
         self._runtime = runtime
         self._start = start
-        self._batch: list[MemoryEvent] = []
-        self._refresh_pending = False
-        self._active_pane = "support"
-        self._unsubscribe = lambda: None
+        self._start_error: str | None = None
+        self._unsubscribe: Callable[[], None] = lambda: None
 
     def compose(self) -> ComposeResult:
         yield Header(icon="")
@@ -76,14 +83,14 @@ class WorkbenchApp(App[None]):
                 yield ChatPane(
                     "support",
                     title="support agent",
-                    placeholder="Ask support · key=value declares a fact · mem · forget KEY",
+                    placeholder="Ask support · key=value declares · Ctrl+J new line",
                     hint="The support agent helps with product problems. Declare what you know as "
                     "key=value, e.g. module=Reporting; database=PostgreSQL. F1 shows help.",
                 )
                 yield ChatPane(
                     "logs",
                     title="logs agent",
-                    placeholder="Ask about logs · key=value declares a fact · mem · forget KEY",
+                    placeholder="Ask about logs · key=value declares · Ctrl+J new line",
                     hint="The logs agent says where logs live and how to read them. It has its own "
                     "history and shares only the facts, e.g. ask: Where can I find logs?",
                 )
@@ -93,7 +100,7 @@ class WorkbenchApp(App[None]):
     @property
     def runtime(self) -> AgentRuntime:
         if self._runtime is None:
-            raise RuntimeError("the agent runtime is still starting")
+            raise RuntimeError("the agent runtime is not running")
         return self._runtime
 
     @property
@@ -101,7 +108,9 @@ class WorkbenchApp(App[None]):
         return self._runtime is not None
 
     def on_mount(self) -> None:
-        self.pane("support").prompt.focus()
+        self._last_input = self.pane("support").prompt
+        self._last_input.focus()
+        self.screen_change_signal.subscribe(self, self._screen_changed)
         if self._runtime is not None:
             self._connect_runtime()
         else:
@@ -115,22 +124,31 @@ class WorkbenchApp(App[None]):
         try:
             self._runtime = self._start()
         except Exception as exc:
-            self.sub_title = "could not start the agent runtime"
-            self.notify(f"{type(exc).__name__}: {exc}", title="Start-up failed", severity="error", timeout=30)
+            self._start_error = bounded(f"{type(exc).__name__}: {exc}")
+            self.sub_title = f"could not start: {self._start_error}"
+            self.notify(self._start_error, title="Start-up failed", severity="error", timeout=30, markup=False)
+            self.log.error("start-up failed", exc)
             return
         self._connect_runtime()
 
     def _connect_runtime(self) -> None:
-        self._update_header()
-        self._unsubscribe = self.runtime.memory.ledger.subscribe(self._post_memory_change)
-        self._refresh_memory()
+        self._show_status()
+        self._unsubscribe = self.runtime.subscribe(self._post_memory_update)
+        self.query_one(FactPanel).view = MemoryView(self.runtime.snapshot())
 
-    def _post_memory_change(self, event: MemoryEvent) -> None:
-        self.post_message(MemoryChanged(event))
+    def _post_memory_update(self, update: MemoryUpdate) -> None:
+        self.post_message(MemoryUpdated(update))
 
-    def _starting(self) -> bool:
-        """True (and says so) while the runtime is not there yet."""
-        if not self.ready:
+    def _unavailable(self) -> bool:
+        """True (and says why) while there is no runtime: still starting, or start-up failed."""
+        if self._start_error is not None:
+            self.notify(
+                f"The agent runtime could not start: {self._start_error}. Quit (Ctrl+Q), fix it and start again.",
+                title="Not available",
+                severity="error",
+                markup=False,
+            )
+        elif not self.ready:
             self.notify("Still starting: the agent runtime is loading. Your draft is kept.", severity="warning")
         return not self.ready
 
@@ -140,44 +158,26 @@ class WorkbenchApp(App[None]):
     def pane(self, agent: str) -> ChatPane:
         return self.query_one(f"#{agent}", ChatPane)
 
-    def _update_header(self) -> None:
-        self.sub_title = (
-            f"model: {self.runtime.models.agent_label} · mode: {self.runtime.mode} · "
-            f"writer: {self.runtime.updater.writer.format_summary}"
-        )
+    def _show_status(self) -> None:
+        self.sub_title = self.runtime.status.summary
 
-    # -- memory ------------------------------------------------------------------------
+    # -- memory: one message per settled batch, rendered by the panel's one view ---------------
 
-    @on(MemoryChanged)
-    def _memory_changed(self, message: MemoryChanged) -> None:
-        event = message.event
-        same_batch = (
-            self._batch
-            and event.kind is not EventKind.FORGOTTEN
-            and self._batch[-1].kind is not EventKind.FORGOTTEN
-            and self._batch[-1].turn == event.turn
-        )
-        self._batch = [*self._batch, event] if same_batch else [event]
-        if event.kind is EventKind.NOTE:
-            self._update_header()
-            self.notify(event.describe(), title="Writer format")
-        if not self._refresh_pending:  # one redraw for the several events of one batch
-            self._refresh_pending = True
-            self.call_after_refresh(self._refresh_memory)
-
-    def _refresh_memory(self) -> None:
-        self._refresh_pending = False
-        panel = self.query_one(FactPanel)
-        panel.show_facts(self.runtime.memory.facts(), self._batch)
-        panel.show_changes(self._batch)
-        panel.show_ledger(self.runtime.memory.ledger.latest())
+    @on(MemoryUpdated)
+    def _memory_updated(self, message: MemoryUpdated) -> None:
+        outcome = message.update.outcome
+        if outcome.status is Status.NOTED:
+            self._show_status()
+            for event in outcome.events:
+                self.notify(event.describe(), title="Writer format", markup=False)
+        self.query_one(FactPanel).view = MemoryView.after(message.update)
 
     # -- turns -------------------------------------------------------------------------
 
     @on(ChatPane.Submitted)
     async def _submitted(self, event: ChatPane.Submitted) -> None:
         pane, text = event.pane, event.text
-        if not text.strip() or self._starting():
+        if not text.strip() or self._unavailable():
             return
         if command := parse_console_command(text):
             pane.prompt.clear()
@@ -194,44 +194,38 @@ class WorkbenchApp(App[None]):
         if pane.busy:
             self.notify(f"The {pane.agent} agent is still answering: wait, or press Esc to cancel.", severity="warning")
             return
-        pane.prompt.clear()
-        pane.turns += 1
-        reply = await pane.start_turn(text)
-        pane.busy = True
-        self.run_worker(self._turn(pane, text, reply), group=pane.agent, exit_on_error=False)
+        runtime, agent = self.runtime, pane.agent
+        pane.start_turn(text, lambda on_text: runtime.ask(agent, text, on_text=on_text))
 
-    async def _turn(self, pane: ChatPane, text: str, reply: AgentReply) -> None:
-        answer: str | None = None
-        try:
-            result = await self.runtime.ask(pane.agent, text, on_text=reply.add)
-            if result.ok:
-                answer = result.reply
-            else:
-                await pane.notice(
-                    f"The {pane.agent} agent's call failed: {result.error}. Facts and history are unchanged.",
-                    kind="error",
-                )
-                self.notify(result.error, title=f"{pane.agent} agent failed", severity="error")
-        except asyncio.CancelledError:
-            await pane.notice("Cancelled. Nothing from this turn was stored.", kind="error")
-            raise
-        finally:
-            await pane.finish_turn(reply, answer)
-            pane.busy = False
-            pane.usage = self.runtime.calls.total(pane.agent)
+    @on(ChatPane.TurnEnded)
+    def _turn_ended(self, event: ChatPane.TurnEnded) -> None:
+        event.pane.usage = self.runtime.usage(event.pane.agent)
 
-    @on(ChatPane.CancelRequested)
-    def _cancel(self, event: ChatPane.CancelRequested) -> None:
-        if event.pane.busy:
-            self.workers.cancel_group(self, event.pane.agent)
+    @on(Worker.StateChanged)
+    async def _worker_changed(self, event: Worker.StateChanged) -> None:
+        """Every worker's unexpected failure ends here: shown, logged, and the app keeps running."""
+        if event.state is not WorkerState.ERROR:
+            return
+        error = event.worker.error
+        detail = bounded(f"{type(error).__name__}: {error}")
+        self.log.error(f"worker {event.worker.name!r} failed", error)
+        self.notify(
+            detail, title=f"{event.worker.name or 'A task'} failed unexpectedly", severity="error", markup=False
+        )
+        if isinstance(event.worker.node, ChatPane):
+            await event.worker.node.notice(
+                f"This turn stopped on an unexpected error: {detail}. The app keeps running; the ledger "
+                "says what memory did.",
+                kind="error",
+            )
 
     # -- console commands and forget ---------------------------------------------------
 
     async def _console(self, pane: ChatPane, command: ShowMemory | Forget) -> None:
         if isinstance(command, ShowMemory):
-            facts = self.runtime.memory.facts()
+            facts = self.runtime.snapshot().facts
             lines = [f"mem: {len(facts)} fact(s)"] + [
-                f"{f.key} = {f.value!r} (turn {f.turn}) quoting {f.evidence!r}" for f in facts
+                f"{f.key} = {quoted(f.value)} (turn {f.turn}) quoting {quoted(f.evidence)}" for f in facts
             ]
             await pane.notice("\n".join(lines))
         elif command.key is not None and command.key not in ALLOWED_KEYS:
@@ -239,15 +233,16 @@ class WorkbenchApp(App[None]):
                 f"{command.key!r} is not a key. Keys: {', '.join(sorted(ALLOWED_KEYS))}.",
                 title="Nothing forgotten",
                 severity="error",
+                markup=False,
             )
         else:
             await self.forget(command.key)
 
     @on(ForgetRequested)
     def _forget_requested(self, request: ForgetRequested) -> None:
-        if self._starting():
+        if self._unavailable():
             return
-        facts = {f.key: f for f in self.runtime.memory.facts()}
+        facts = {f.key: f for f in self.runtime.snapshot().facts}
         if request.key is not None and request.key not in facts:
             return
         value = facts[request.key].value if request.key else None
@@ -256,7 +251,7 @@ class WorkbenchApp(App[None]):
             if answer:
                 await self.forget(request.key)
 
-        self.push_screen(ConfirmForget(request.key, value), callback=confirmed)
+        self.push_screen(ConfirmForget(request.key, value, kept=len(facts) - 1), callback=confirmed)
 
     async def forget(self, key: str | None) -> None:
         await self.runtime.forget(key)
@@ -268,29 +263,42 @@ class WorkbenchApp(App[None]):
             )
         self.notify(f"{'Forgot ' + key if key else 'Forgot every fact'}; both histories replaced.")
 
-    # -- actions -----------------------------------------------------------------------
+    # -- focus: typing never lands anywhere it could forget something --------------------
 
     def on_descendant_focus(self, event: object) -> None:
-        focused = self.focused
-        pane = next((a for a in focused.ancestors_with_self if isinstance(a, ChatPane)), None) if focused else None
-        if pane is not None:
-            self._active_pane = pane.agent
+        if isinstance(self.focused, Composer):
+            self._last_input = self.focused
+
+    def _screen_changed(self, screen: Screen[object]) -> None:
+        """Back on the main screen after a modal or the drift lab: focus the input last typed in."""
+        if screen is self.screen_stack[0]:
+            screen.set_focus(self._last_input)
+
+    @on(FactPanel.Typed)
+    def _typed_on_the_panel(self, event: FactPanel.Typed) -> None:
+        self._last_input.type_in(event.character)
+
+    @property
+    def active_agent(self) -> str:
+        pane = next((a for a in self._last_input.ancestors if isinstance(a, ChatPane)), None)
+        return pane.agent if pane else "support"
+
+    # -- actions -----------------------------------------------------------------------
 
     def action_forget_all(self) -> None:
         self.post_message(ForgetRequested(None))
 
     def action_show_calls(self) -> None:
-        if self._starting():
+        if self._unavailable():
             return
-        calls = self.runtime.calls.records(origin=self._active_pane)
-        last_turn = max((c.turn for c in calls if c.turn is not None), default=None)
-        self.push_screen(CallsScreen(self._active_pane, [c for c in calls if c.turn == last_turn]))
+        agent = self.active_agent
+        self.push_screen(CallsScreen(agent, self.runtime.last_turn_calls(agent)))
 
     def action_help(self) -> None:
-        self.push_screen(HelpScreen())
+        self.push_screen(HelpScreen(self.runtime.status if self.ready else None))
 
     def action_drift(self) -> None:
-        if self._starting():
+        if self._unavailable():
             return
         self.push_screen(DriftScreen(self.runtime.models))
 
@@ -299,13 +307,13 @@ class WorkbenchApp(App[None]):
             self.notify("Wait for the running turns to finish before switching mode.", severity="warning")
             return
         self.runtime.set_mode(mode)
-        self._update_header()
+        self._show_status()
         for agent in ("support", "logs"):
             await self.pane(agent).replace_history(
                 f"Switched to {mode} mode: the {agent} agent starts a new session; the facts are kept."
             )
 
-    def get_system_commands(self, screen: Screen) -> Iterable[SystemCommand]:
+    def get_system_commands(self, screen: Screen[object]) -> Iterable[SystemCommand]:
         yield from super().get_system_commands(screen)
         yield SystemCommand(
             "Forget all facts", "Remove every fact and replace both agents' histories", self.action_forget_all

@@ -1,7 +1,10 @@
-"""One agent's pane: its conversation, a working indicator and an input."""
+"""One agent's pane: its conversation, a working indicator, a composer, and the lifecycle of its
+turns (start, stream, finish, fail, cancel)."""
 
 from __future__ import annotations
 
+import asyncio
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -12,13 +15,18 @@ from textual.containers import Vertical, VerticalScroll
 from textual.message import Message
 from textual.reactive import reactive
 from textual.widget import Widget
-from textual.widgets import Input, Static
+from textual.widgets import Static
 
 from workbench.runtime.usage import Usage, describe_usage
+from workbench.ui.composer import Composer
 from workbench.ui.literal import literal
 
 if TYPE_CHECKING:
+    from workbench.runtime import TurnResult
     from workbench.ui.replies import AgentReply
+
+# Runs one turn, streaming the answer's pieces to the callable it is given.
+Ask = Callable[[Callable[[str], Awaitable[None]]], Awaitable["TurnResult"]]
 
 
 class UserMessage(Static):
@@ -54,7 +62,8 @@ class HiddenNote(Static):
 
 
 class ChatPane(Vertical):
-    """Renders one agent's conversation; sends what the user typed up as `ChatPane.Submitted`."""
+    """One agent's conversation. Sends what the user typed up as `ChatPane.Submitted`; runs the
+    turn it is then given in its own worker, and says when it ended with `ChatPane.TurnEnded`."""
 
     MAX_SHOWN = 100
 
@@ -69,9 +78,17 @@ class ChatPane(Vertical):
         pane: ChatPane
         text: str
 
+        @property
+        def control(self) -> ChatPane:
+            return self.pane
+
     @dataclass
-    class CancelRequested(Message):
+    class TurnEnded(Message):
         pane: ChatPane
+
+        @property
+        def control(self) -> ChatPane:
+            return self.pane
 
     def __init__(self, agent: str, *, title: str, placeholder: str, hint: str) -> None:
         super().__init__(id=agent, classes="chat-pane")
@@ -86,13 +103,12 @@ class ChatPane(Vertical):
         with VerticalScroll(classes="conversation"):
             yield Hint(self._hint)
         yield Static("working... (Esc cancels)", classes="working")
-        yield Input(placeholder=self._placeholder, classes="prompt")
+        yield Composer(self._placeholder)
 
     def on_mount(self) -> None:
         conversation = self.query_one(".conversation", VerticalScroll)
         conversation.can_focus = False  # Tab goes from input to input; the wheel still scrolls
         conversation.anchor()
-        self.query_one(Input).cursor_blink = False
         self._update_subtitle()
 
     @property
@@ -100,15 +116,16 @@ class ChatPane(Vertical):
         return self.query_one(".conversation", VerticalScroll)
 
     @property
-    def prompt(self) -> Input:
-        return self.query_one(Input)
+    def prompt(self) -> Composer:
+        return self.query_one(Composer)
 
     def watch_busy(self, busy: bool) -> None:
         self.set_class(busy, "-busy")
 
     def _update_subtitle(self) -> None:
         tokens = describe_usage(self.usage) if self.turns else "none yet"
-        self.border_subtitle = f"{self.turns} turn{'' if self.turns == 1 else 's'} · tokens: {tokens}"
+        plural = "" if self.turns == 1 else "s"
+        self.border_subtitle = f"since start: {self.turns} turn{plural} · tokens: {tokens}"
 
     def watch_turns(self) -> None:
         self._update_subtitle()
@@ -116,24 +133,46 @@ class ChatPane(Vertical):
     def watch_usage(self) -> None:
         self._update_subtitle()
 
-    @on(Input.Submitted)
-    def _submitted(self, event: Input.Submitted) -> None:
+    @on(Composer.Sent)
+    def _sent(self, event: Composer.Sent) -> None:
         event.stop()
-        self.post_message(self.Submitted(self, event.value))
+        self.post_message(self.Submitted(self, event.text))
 
-    def action_cancel(self) -> None:
-        self.post_message(self.CancelRequested(self))
+    # -- the turn ------------------------------------------------------------------------
 
-    async def start_turn(self, text: str) -> AgentReply:
-        """Show the user's message and an empty reply to stream into."""
+    def start_turn(self, text: str, ask: Ask) -> None:
+        """Take the draft, show it, and run the turn in this pane's worker."""
+        self.prompt.clear()
+        self.turns += 1
+        self.busy = True
+        self.run_worker(self._turn(text, ask), name=f"{self.agent} turn", group="turn", exit_on_error=False)
+
+    async def _turn(self, text: str, ask: Ask) -> None:
         from workbench.ui.replies import AgentReply  # Markdown loads at the first turn, not at start-up
 
         user, reply = UserMessage(text), AgentReply()
         self._in_flight = (user, reply)
-        await self._show(user, reply)
-        return reply
+        answer: str | None = None
+        try:
+            await self._show(user, reply)
+            result = await ask(reply.add)
+            if result.ok:
+                answer = result.reply
+            else:
+                await self.notice(
+                    f"The {self.agent} agent's call failed: {result.error}. Facts and history are unchanged.",
+                    kind="error",
+                )
+                self.notify(result.error, title=f"{self.agent} agent failed", severity="error", markup=False)
+        except asyncio.CancelledError:
+            await self.notice("Cancelled. Nothing from this turn was stored.", kind="error")
+            raise
+        finally:
+            await self._finish(reply, answer)
+            self.busy = False
+            self.post_message(self.TurnEnded(self))
 
-    async def finish_turn(self, reply: AgentReply, text: str | None) -> None:
+    async def _finish(self, reply: AgentReply, text: str | None) -> None:
         """Replace the streaming reply by the finished answer, or drop it when the turn failed."""
         from workbench.ui.replies import AgentAnswer
 
@@ -142,6 +181,11 @@ class ChatPane(Vertical):
             await self.conversation.mount(AgentAnswer(text), before=reply)
         await reply.remove()
         self._in_flight = None
+
+    def action_cancel(self) -> None:
+        self.workers.cancel_group(self, "turn")
+
+    # -- what the pane shows ---------------------------------------------------------------
 
     async def notice(self, text: str, *, kind: str = "info") -> None:
         await self._show(Notice(text, kind=kind))

@@ -3,8 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from dataclasses import dataclass, field
 
 from rich.text import Text
 from textual import events, on
@@ -13,13 +12,13 @@ from textual.binding import Binding
 from textual.containers import Vertical, VerticalScroll
 from textual.coordinate import Coordinate
 from textual.message import Message
+from textual.reactive import reactive
 from textual.widgets import Button, DataTable, Static
 
-from workbench.memory.ledger import EventKind, MemoryEvent
+from workbench.memory import EventKind, MemoryEvent
+from workbench.memory.shown import quoted
+from workbench.runtime.view import MemorySnapshot, MemoryUpdate
 from workbench.ui.literal import literal
-
-if TYPE_CHECKING:
-    from workbench.memory.records import Fact
 
 LEDGER_LINES = 100
 
@@ -41,6 +40,18 @@ class ForgetRequested(Message):
     """The user asked to forget one key, or everything when `key` is None."""
 
     key: str | None
+
+
+@dataclass(frozen=True)
+class MemoryView:
+    """What the panel shows: memory as the latest settled batch left it, and that batch's events."""
+
+    memory: MemorySnapshot = field(default_factory=MemorySnapshot)
+    batch: tuple[MemoryEvent, ...] = ()
+
+    @classmethod
+    def after(cls, update: MemoryUpdate) -> MemoryView:
+        return cls(update.memory, update.outcome.events)
 
 
 class FactTable(DataTable[Text]):
@@ -76,14 +87,19 @@ def describe_batch(events: Sequence[MemoryEvent]) -> Text:
 
 
 class FactPanel(Vertical):
-    """Renders memory state it is given; sends forget intentions up as ForgetRequested."""
+    """Renders the one view of memory it is given (`view`); sends intentions up: ForgetRequested,
+    and Typed for a printable key pressed here, which belongs in a message, not on a fact."""
+
+    view: reactive[MemoryView] = reactive(MemoryView, always_update=True)
+
+    @dataclass
+    class Typed(Message):
+        character: str
 
     def __init__(self) -> None:
         super().__init__(id="facts")
         self.border_title = "working memory"
         self.border_subtitle = "unverified user assertions: they authorize nothing"
-        self._facts: dict[str, Fact] = {}
-        self._batch: tuple[MemoryEvent, ...] = ()
 
     def compose(self) -> ComposeResult:
         yield FactTable()
@@ -98,8 +114,20 @@ class FactPanel(Vertical):
         ledger.border_title = "ledger, newest first"
         ledger.can_focus = False
 
+    def watch_view(self, view: MemoryView) -> None:
+        self._show_facts(view)
+        self._show_changes(view.batch)
+        self._show_ledger(view.memory.ledger)
+
     def on_resize(self) -> None:
-        self.show_facts(tuple(self._facts.values()), self._batch)
+        self._show_facts(self.view)
+
+    def on_key(self, event: events.Key) -> None:
+        """A printable key on the table or the button is text for a message: send it up, never lose it."""
+        if event.is_printable and event.character:
+            event.stop()
+            event.prevent_default()
+            self.post_message(self.Typed(event.character))
 
     def _layout_columns(self, table: FactTable) -> int:
         """(Re)build the columns for the table's width; returns the room left for a value."""
@@ -114,16 +142,14 @@ class FactPanel(Vertical):
             table.add_column("UTC", key="at", width=8)
         return value
 
-    def show_facts(self, facts: Sequence[Fact], batch: Sequence[MemoryEvent]) -> None:
-        """Redraw the table; keys changed by `batch` are highlighted, a replaced key shows old and new."""
+    def _show_facts(self, view: MemoryView) -> None:
+        """Redraw the table; keys changed by the batch are highlighted, a replaced key shows old and new."""
         table = self.query_one(FactTable)
         selected = self._selected_key()
-        previous = {e.key: e.previous for e in batch if e.kind is EventKind.REPLACED}
-        admitted = {e.key for e in batch if e.kind is EventKind.ADMITTED}
+        previous = {e.key: e.previous for e in view.batch if e.kind is EventKind.REPLACED}
+        admitted = {e.key for e in view.batch if e.kind is EventKind.ADMITTED}
         room = self._layout_columns(table)
-        self._facts = {f.key: f for f in facts}
-        self._batch = tuple(batch)
-        for fact in facts:
+        for fact in view.memory.facts:
             if fact.key in previous:
                 value = Text.assemble(
                     literal(previous[fact.key] or "", "strike dim"), (" -> ", "dim"), literal(fact.value, "bold yellow")
@@ -135,7 +161,7 @@ class FactPanel(Vertical):
             value.truncate(room, overflow="ellipsis")
             cells = [key, value, Text(str(fact.turn)), Text(fact.recorded_at.strftime("%H:%M:%S"))]
             table.add_row(*cells[: len(table.columns)], key=fact.key)
-        if selected in self._facts:
+        if selected in {f.key for f in view.memory.facts}:
             table.move_cursor(row=table.get_row_index(selected))
         self._show_evidence()
 
@@ -150,7 +176,8 @@ class FactPanel(Vertical):
         self._show_evidence()
 
     def _show_evidence(self) -> None:
-        fact = self._facts.get(self._selected_key() or "")
+        facts = {f.key: f for f in self.view.memory.facts}
+        fact = facts.get(self._selected_key() or "")
         evidence = self.query_one("#evidence", Static)
         if fact is None:
             evidence.update(Text("No facts. Declare them as key=value in a message, e.g. module=Billing.", "dim"))
@@ -159,12 +186,12 @@ class FactPanel(Vertical):
             Text.assemble(
                 (f"{fact.key}", "bold"),
                 (f" quoted from turn {fact.turn}: ", "dim"),
-                literal(fact.evidence, "italic"),
+                (quoted(fact.evidence), "italic"),
                 ("\nclick, Enter or Delete: forget this fact", "dim"),
             )
         )
 
-    def show_changes(self, batch: Sequence[MemoryEvent]) -> None:
+    def _show_changes(self, batch: Sequence[MemoryEvent]) -> None:
         changes = self.query_one("#changes", Static)
         changes.update(describe_batch(batch) if batch else Text("No change yet.", "dim"))
         first = batch[0] if batch else None
@@ -175,7 +202,7 @@ class FactPanel(Vertical):
         for kind in (EventKind.REJECTED, EventKind.STALE, EventKind.REPLACED, EventKind.EVICTED):
             changes.set_class(kind in kinds, f"-{kind}")
 
-    def show_ledger(self, events: Sequence[MemoryEvent]) -> None:
+    def _show_ledger(self, events: Sequence[MemoryEvent]) -> None:
         text = Text()
         for event in reversed(events[-LEDGER_LINES:]):
             if text:

@@ -7,7 +7,7 @@ from rich.markdown import Markdown as RichMarkdown
 from textual.widgets import Markdown, Static
 from textual.widgets.markdown import MarkdownStream
 
-from workbench.ui.literal import visible
+from workbench.memory.shown import visible
 
 
 class AgentReply(Markdown):

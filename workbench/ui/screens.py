@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import time
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
@@ -14,47 +15,67 @@ from textual.screen import ModalScreen
 from textual.widgets import Button, Static
 
 from workbench.memory.contract import ALLOWED_KEYS, MAX_FACTS, MAX_MESSAGE_CHARS
+from workbench.memory.shown import quoted
 from workbench.runtime.usage import describe_usage, estimate_tokens
 from workbench.ui.literal import literal
 
 if TYPE_CHECKING:
-    from workbench.runtime.calls import CallRecord
+    from workbench.runtime import CallRecord, RuntimeStatus
 
 
 class ConfirmForget(ModalScreen[bool]):
-    """Asks before forgetting: a forget replaces both agents' histories and cannot be undone."""
+    """Asks before forgetting: a forget replaces both agents' histories and cannot be undone.
+
+    The forgetting answer (y) counts only once the question has been on screen for GUARD_SECONDS:
+    keys typed before a person could have read it (the "y" of "my" typed on after an Enter) are
+    ignored. Keeping (n, Esc, the focused Keep button) is always safe and always works."""
+
+    GUARD_SECONDS = 0.5
 
     BINDINGS = [
         Binding("y", "answer(True)", "Forget"),
         Binding("n,escape", "answer(False)", "Keep"),
     ]
 
-    def __init__(self, key: str | None, value: str | None = None) -> None:
+    def __init__(self, key: str | None, value: str | None = None, *, kept: int = 0) -> None:
         super().__init__(classes="modal")
         self.key = key
         self.value = value
+        self.kept = kept
+        self._shown_at = float("inf")
 
     def compose(self) -> ComposeResult:
-        what = (
-            Text.assemble("Forget ", (self.key or "", "bold"), " = ", literal(self.value or "", "bold"), "?")
-            if self.key
-            else Text("Forget every fact?", "bold")
-        )
+        if self.key:
+            what = Text.assemble("Forget ", (self.key, "bold"), " = ", (quoted(self.value or ""), "bold"), "?")
+            others = f" The other {self.kept} fact(s) stay." if self.kept > 0 else ""
+            consequence = (
+                "Both agents' histories will be replaced by new, empty sessions, so neither can bring the "
+                f"value back.{others} This cannot be undone."
+            )
+        else:
+            what = Text("Forget every fact?", "bold")
+            consequence = (
+                "Working memory will be emptied and both agents' histories replaced by new, empty sessions. "
+                "This cannot be undone."
+            )
         with Vertical(id="dialog"):
             yield Static(what, id="question")
-            yield Static(
-                "Both agents' histories will be replaced by new, empty sessions, so neither can bring the "
-                "value back. Facts you keep stay. This cannot be undone.",
-                id="consequence",
-            )
+            yield Static(consequence, id="consequence")
             with Horizontal(id="buttons"):
                 yield Button("Forget (y)", id="yes", variant="error")
                 yield Button("Keep (n)", id="no", variant="primary")
 
     def on_mount(self) -> None:
         self.query_one("#no", Button).focus()
+        self.call_after_refresh(self._shown)
+
+    def _shown(self) -> None:
+        self._shown_at = time.monotonic()
 
     def action_answer(self, answer: bool) -> None:
+        if answer and time.monotonic() - self._shown_at < self.GUARD_SECONDS:
+            self.notify("A key typed before this question appeared was ignored.", severity="warning")
+            return
         self.dismiss(answer)
 
     @on(Button.Pressed)
@@ -108,20 +129,27 @@ class CallsScreen(ModalScreen[None]):
 
 HELP = f"""workbench: see and control what your agents remember.
 
-Type in either pane to talk to that agent. Facts enter memory only as key=value
-declarations in your message, separated by ; or new lines, for example:
+Type in either pane to talk to that agent. Enter sends; Ctrl+J starts a new line
+(Shift+Enter too, where the terminal tells it from Enter); a pasted text keeps its lines.
+Facts enter memory only as key=value declarations in your message, separated by ;
+or new lines, for example:
     module=Billing; database=SQL Server 2022
 Keys: {", ".join(sorted(ALLOWED_KEYS))}. At most {MAX_FACTS} facts; the oldest is
 evicted by a new key. Messages are limited to {MAX_MESSAGE_CHARS} characters.
+
+Memory is updated after the answer: the agent reads your declarations in your message,
+and the panel on the right changes once the reply is done (the writer proposes the facts,
+the host verifies each against your exact words, and admits the batch whole or not at all).
 
 Commands typed into a pane:
     mem            show the facts with their quotations
     forget KEY     forget one fact and replace both histories
     forget         forget every fact and replace both histories
 
-Keys: Tab moves between panes and the fact table · Enter or Delete on a fact
-forgets it (click works too) · F2 what the model saw · F5 drift lab · F8 forget all ·
-Esc cancels a running turn · Ctrl+P command palette · Ctrl+Q quits.
+Keys: Tab moves between the inputs and the fact table · Enter or Delete on a fact
+forgets it (click works too; letters typed there go to your message) · F2 what the
+model saw · F5 drift lab · F8 forget all · Esc cancels a running turn · Ctrl+P command
+palette · Ctrl+Q quits.
 
 A fact is an unverified user assertion. It authorizes nothing."""
 
@@ -129,10 +157,14 @@ A fact is an unverified user assertion. It authorizes nothing."""
 class HelpScreen(ModalScreen[None]):
     BINDINGS = [Binding("escape,q,f1", "dismiss", "Close")]
 
-    def __init__(self) -> None:
+    def __init__(self, status: RuntimeStatus | None = None) -> None:
         super().__init__(classes="modal")
+        self.status = status
 
     def compose(self) -> ComposeResult:
+        header = "The header: " + (self.status.explained() if self.status else "the runtime is not running yet.")
         with Vertical(id="dialog", classes="wide"):
-            yield Static(HELP, markup=False)
+            with VerticalScroll(id="help-body"):
+                yield Static(HELP, markup=False)
+                yield Static(header, markup=False, id="header-explained")
             yield Static("Esc closes", classes="hint")

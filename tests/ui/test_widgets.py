@@ -1,0 +1,128 @@
+"""Widgets on their own, each in a tiny host app: the fact panel renders the one view it is given,
+and a chat pane runs its own turn from start to finish, failure or cancellation."""
+
+import asyncio
+from datetime import UTC, datetime
+
+from textual.app import App, ComposeResult
+from textual.widgets import Static
+
+from workbench.memory import MemoryTurn, Outcome, Status, WorkingMemory
+from workbench.memory.records import FactCandidate
+from workbench.runtime import MemorySnapshot, MemoryUpdate, TurnResult
+from workbench.ui.chat import ChatPane, Notice, UserMessage
+from workbench.ui.facts import FactPanel, FactTable, MemoryView
+from workbench.ui.replies import AgentAnswer, AgentReply
+
+WHEN = datetime(2026, 11, 30, 9, 15, tzinfo=UTC)
+
+
+class Host(App[None]):
+    def __init__(self, widget) -> None:
+        super().__init__()
+        self.widget = widget
+        self.seen: list = []
+
+    def compose(self) -> ComposeResult:
+        yield self.widget
+
+    def on_chat_pane_turn_ended(self, event: ChatPane.TurnEnded) -> None:
+        self.seen.append(event)
+
+    def on_fact_panel_typed(self, event: FactPanel.Typed) -> None:
+        self.seen.append(event)
+
+
+def settle(memory: WorkingMemory, text: str, *pairs: tuple[str, str]) -> MemoryUpdate:
+    turn: MemoryTurn = memory.begin_turn(text, origin="support")
+    candidates = [FactCandidate(key=k, value=v, evidence=f"{k}={v}") for k, v in pairs]
+    outcome: Outcome = memory.admit(turn, candidates, WHEN)
+    return MemoryUpdate(outcome, MemorySnapshot(memory.facts(), tuple(memory.ledger.latest())))
+
+
+def rows(panel: FactPanel) -> list[tuple[str, ...]]:
+    table = panel.query_one(FactTable)
+    return [tuple(c.plain for c in table.get_row_at(i)) for i in range(table.row_count)]
+
+
+async def test_the_fact_panel_renders_the_view_it_is_given():
+    memory = WorkingMemory()
+    panel = FactPanel()
+    async with Host(panel).run_test(size=(70, 30)) as pilot:
+        assert rows(panel) == [] and "No facts" in str(panel.query_one("#evidence", Static).render())
+        panel.view = MemoryView.after(settle(memory, "module=Reporting", ("module", "Reporting")))
+        await pilot.pause()
+        update = settle(memory, "module=Billing", ("module", "Billing"))
+        assert update.outcome.status is Status.APPLIED
+        panel.view = MemoryView.after(update)
+        await pilot.pause()
+        assert rows(panel) == [("module", "Reporting -> Billing", "2", "09:15:00")]
+        changes = str(panel.query_one("#changes", Static).render())
+        assert 'module replaced: "Reporting" -> "Billing"' in changes
+        assert panel.query_one("#changes").has_class("-replaced")
+        ledger = str(panel.query_one("#ledger", Static).render()).splitlines()
+        assert ledger[0].startswith("[t2 support] module replaced") and ledger[1].startswith("[t1 support]")
+
+
+async def test_a_printable_key_on_the_fact_panel_is_sent_up_not_lost():
+    panel = FactPanel()
+    host = Host(panel)
+    async with host.run_test(size=(70, 30)) as pilot:
+        panel.query_one(FactTable).focus()
+        await pilot.press("m", "y", "space")
+        assert [e.character for e in host.seen] == ["m", "y", " "]
+
+
+async def test_a_chat_pane_runs_its_turn_streams_and_finishes():
+    pane = ChatPane("support", title="support", placeholder="type", hint="hint")
+    async with Host(pane).run_test(size=(80, 24)) as pilot:
+        release = asyncio.Event()
+
+        async def ask(on_text):
+            await on_text("Hello ")
+            await release.wait()
+            await on_text("there")
+            return TurnResult("support", MemoryTurn(0, 1, "hi"), reply="Hello there")
+
+        pane.start_turn("hi", ask)
+        await pilot.pause()
+        assert pane.busy and pane.turns == 1 and pane.query(AgentReply)
+        release.set()
+        await pane.app.workers.wait_for_complete()
+        await pilot.pause()
+        assert not pane.busy and not pane.query(AgentReply)
+        assert [a.text for a in pane.query(AgentAnswer)] == ["Hello there"]
+        assert [str(u.render()) for u in pane.query(UserMessage)] == ["hi"]
+        assert len(pane.app.seen) == 1
+
+
+async def test_a_chat_pane_shows_a_failed_turn_and_keeps_nothing_of_it():
+    pane = ChatPane("logs", title="logs", placeholder="type", hint="hint")
+    async with Host(pane).run_test(size=(80, 24)) as pilot:
+
+        async def ask(on_text):
+            await on_text("partial")
+            return TurnResult("logs", MemoryTurn(0, 1, "hi"), error="HTTP 500 from the server")
+
+        pane.start_turn("hi", ask)
+        await pane.app.workers.wait_for_complete()
+        await pilot.pause()
+        assert not pane.query(AgentAnswer) and not pane.query(AgentReply)
+        assert "HTTP 500" in str(pane.query(Notice).last().render())
+
+
+async def test_escape_cancels_the_pane_s_own_turn():
+    pane = ChatPane("support", title="support", placeholder="type", hint="hint")
+    async with Host(pane).run_test(size=(80, 24)) as pilot:
+
+        async def ask(on_text):
+            await asyncio.sleep(30)
+
+        pane.start_turn("hi", ask)
+        await pilot.pause()
+        pane.prompt.focus()
+        await pilot.press("escape")
+        await pane.app.workers.wait_for_complete()
+        await pilot.pause()
+        assert not pane.busy and "Cancelled" in str(pane.query(Notice).last().render())
+        assert len(pane.app.seen) == 1

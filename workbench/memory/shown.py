@@ -1,0 +1,39 @@
+"""How values and quotations are shown to people: as typed, with only the characters a person
+cannot see made visible. One style for every surface (fact table, change box, ledger, `mem`,
+confirmations, the CLI): a value in double quotes, nothing inside it escaped."""
+
+from __future__ import annotations
+
+import unicodedata
+
+_KEEP = frozenset("\n\t\u200d")  # line breaks and tabs lay text out; the zero-width joiner builds emoji
+
+
+def _is_hidden(ch: str) -> bool:
+    return ch not in _KEEP and unicodedata.category(ch) in {"Cc", "Cf"}
+
+
+def _shown(ch: str) -> str:
+    return f"\\x{ord(ch):02x}" if ord(ch) < 0x100 else f"\\u{ord(ch):04x}"
+
+
+def visible(text: str) -> str:
+    """Control and format characters (escape sequences, bidi overrides) as visible `\\xNN` or
+    `\\uNNNN` text; newlines and tabs kept; everything else exactly as written."""
+    return "".join(_shown(ch) if _is_hidden(ch) else ch for ch in text)
+
+
+def quoted(text: str) -> str:
+    """A value or quotation as a person typed it, in double quotes: `"O'Brien \\ Sons"`."""
+    return f'"{visible(text)}"'
+
+
+def visible_controls(text: str) -> tuple[str, int]:
+    """Text for an input: line ends as `\\n`, other control characters shown as `\\xNN` text (so a
+    paste can neither scramble the text around them nor smuggle escape sequences), and how many
+    were shown that way."""
+    text = text.replace("\r\n", "\n").replace("\r", "\n")
+    count = sum(1 for ch in text if ch not in "\n\t" and unicodedata.category(ch) == "Cc")
+    if not count:
+        return text, 0
+    return "".join(_shown(ch) if ch not in "\n\t" and unicodedata.category(ch) == "Cc" else ch for ch in text), count

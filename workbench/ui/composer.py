@@ -1,0 +1,75 @@
+"""The message input: multi-line, Enter sends, pasted lines kept, pasted control characters shown."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from textual import events
+from textual.binding import Binding
+from textual.message import Message
+from textual.widgets import TextArea
+
+from workbench.memory.shown import visible_controls
+
+NEWLINE_KEYS = "Ctrl+J"
+
+
+class Composer(TextArea):
+    """Enter sends the message; Ctrl+J (or Shift+Enter, where the terminal tells it from Enter)
+    starts a new line. A paste keeps its lines, so a multi-line paste declares every line."""
+
+    BINDINGS = [
+        # A priority binding: TextArea would otherwise take Enter as a newline.
+        Binding("enter", "send", "Send", priority=True, show=False),
+        Binding("ctrl+j,shift+enter", "newline", "New line", show=False),
+    ]
+
+    @dataclass
+    class Sent(Message):
+        composer: Composer
+        text: str
+
+        @property
+        def control(self) -> Composer:
+            return self.composer
+
+    def __init__(self, placeholder: str) -> None:
+        super().__init__(
+            soft_wrap=True,
+            tab_behavior="focus",
+            show_line_numbers=False,
+            placeholder=placeholder,
+            compact=True,
+            classes="prompt",
+        )
+        self.cursor_blink = False
+
+    def action_send(self) -> None:
+        self.post_message(self.Sent(self, self.text))
+
+    def action_newline(self) -> None:
+        self.insert("\n")
+
+    def type_in(self, text: str) -> None:
+        """Put text typed elsewhere at the cursor, and take the focus."""
+        self.insert(text)
+        self.focus()
+
+    def on_paste(self, event: events.Paste) -> None:
+        """Insert the paste ourselves (TextArea's own handler is skipped): lines kept, control
+        characters shown as `\\x1b`-style text, and the user told that it happened."""
+        event.prevent_default()
+        event.stop()
+        if self.read_only:
+            return
+        text, hidden = visible_controls(event.text)
+        self.move_cursor(self.replace(text, *self.selection).end_location)
+        self.focus()
+        if hidden:
+            self.notify(
+                f"The pasted text held {hidden} control character(s) (such as terminal escape codes). "
+                "They are shown as \\xNN text in your draft and are not sent as controls.",
+                title="Paste",
+                severity="warning",
+                markup=False,
+            )
