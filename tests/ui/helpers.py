@@ -32,3 +32,16 @@ async def say(pilot: Pilot, agent: str, text: str, *, typed: bool = False) -> No
     await pilot.press("enter")
     await app.workers.wait_for_complete()
     await pilot.pause()
+
+
+async def answer(pilot: Pilot, key: str) -> None:
+    """Answer the confirmation on screen as a person does: once it has been drawn and read."""
+    from workbench.ui.screens import ConfirmForget
+
+    screen = pilot.app.screen
+    assert isinstance(screen, ConfirmForget)
+    while screen.shown_at == float("inf"):
+        await pilot.pause(0.01)
+    await pilot.pause(ConfirmForget.GUARD_SECONDS)
+    await pilot.press(key)
+    await pilot.pause()

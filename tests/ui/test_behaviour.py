@@ -64,19 +64,20 @@ async def test_a_model_error_shows_in_the_pane_and_the_ledger_and_the_app_keeps_
         assert "HTTP 500" in str(app.query_one("#ledger", Static).render())
         await say(pilot, "support", "module=Billing")
         assert [f.value for f in app.runtime.memory.facts()] == ["Billing"]
-        assert "2 turns · tokens: " in app.pane("support").border_subtitle
-        assert " in / " in app.pane("support").border_subtitle  # the loopback server reports usage
+        assert "since start: 2 turns · " in app.pane("support").border_subtitle
+        assert " out tokens" in app.pane("support").border_subtitle  # the loopback server reports usage
 
 
 async def test_escape_cancels_a_running_turn():
-    app = make_app(delay=0.05)
+    app = make_app(delay=1.0)  # each streamed word waits a second: the turn is still running when Esc comes
     async with app.run_test(size=(140, 40)) as pilot:
         pane = app.pane("support")
         pane.prompt.focus()
         pane.prompt.insert("module=Billing")
+        await pilot.pause()
         await pilot.press("enter")
         await pilot.pause(0.2)
-        assert pane.busy and pane.has_class("-busy")
+        assert pane.turns == 1 and pane.busy and pane.has_class("-busy")
         await pilot.press("escape")
         await app.workers.wait_for_complete()
         await pilot.pause()

@@ -1,7 +1,9 @@
 """Snapshots of the screens a person sees, on the built-in model with a fixed clock.
 SVGs live under snapshots/test_snapshots/; update with --snapshot-update after looking at them."""
 
-from tests.ui.helpers import make_app, say
+import pytest
+
+from tests.ui.helpers import answer, make_app, say
 from workbench.ui.facts import FactTable
 
 WIDE = (140, 40)
@@ -51,8 +53,8 @@ def test_after_forget_all(snap_compare):
     async def run(pilot):
         await say(pilot, "support", CORRECTION)
         await say(pilot, "logs", "Where can I find logs?")
-        await pilot.press("f8", "y")
-        await pilot.pause()
+        await pilot.press("f8")
+        await answer(pilot, "y")
 
     assert snap_compare(make_app(), terminal_size=WIDE, run_before=run)
 
@@ -67,18 +69,36 @@ def test_what_the_model_saw(snap_compare):
     assert snap_compare(make_app(), terminal_size=WIDE, run_before=run)
 
 
-def test_80x24_layout(snap_compare):
+SMALL = {"80x24": (80, 24), "60x20": (60, 20)}
+
+
+@pytest.mark.parametrize("size", SMALL)
+def test_main_screen_small(snap_compare, size):
     async def run(pilot):
         await say(pilot, "support", SEED)
         await say(pilot, "logs", "Where can I find logs?")
 
-    assert snap_compare(make_app(), terminal_size=(80, 24), run_before=run)
+    assert snap_compare(make_app(), terminal_size=SMALL[size], run_before=run)
 
 
-def test_drift_screen(snap_compare):
+@pytest.mark.parametrize("size", SMALL)
+def test_confirmation_small(snap_compare, size):
+    async def run(pilot):
+        await say(pilot, "support", CORRECTION)
+        pilot.app.query_one(FactTable).focus()
+        await pilot.press("delete")
+        await pilot.pause()
+
+    assert snap_compare(make_app(), terminal_size=SMALL[size], run_before=run)
+
+
+@pytest.mark.parametrize("size", {"160x50": (160, 50), **SMALL})
+def test_drift_screen(snap_compare, size):
+    sizes = {"160x50": (160, 50), **SMALL}
+
     async def run(pilot):
         await pilot.press("f5")
         await pilot.app.workers.wait_for_complete()
         await pilot.pause()
 
-    assert snap_compare(make_app(), terminal_size=(160, 50), run_before=run)
+    assert snap_compare(make_app(), terminal_size=sizes[size], run_before=run)

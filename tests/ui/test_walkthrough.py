@@ -3,7 +3,7 @@ the confirmation, the forget-all binding."""
 
 from textual.widgets import Static
 
-from tests.ui.helpers import make_app, say
+from tests.ui.helpers import answer, make_app, say
 from workbench.memory import EventKind
 from workbench.ui.chat import Notice, UserMessage
 from workbench.ui.facts import FactTable
@@ -32,7 +32,10 @@ async def test_correct_then_forget_through_the_ui():
 
         await say(pilot, "support", "mem", typed=True)
         (snapshot,) = texts(app, "support", Notice)
-        assert "mem: 2 fact(s)" in snapshot and 'database = "PostgreSQL" (turn 1) quoting "database=PostgreSQL"' in snapshot
+        assert (
+            "mem: 2 fact(s)" in snapshot
+            and 'database = "PostgreSQL" (turn 1) quoting "database=PostgreSQL"' in snapshot
+        )
 
         await say(pilot, "support", "module=Billing; database=SQL Server 2022")
         assert table_rows(app) == [
@@ -65,9 +68,7 @@ async def test_correct_then_forget_through_the_ui():
         await pilot.press("f8")
         await pilot.pause()
         assert isinstance(app.screen, ConfirmForget) and app.screen.key is None
-        await pilot.pause(ConfirmForget.GUARD_SECONDS)  # a person reads the question before answering
-        await pilot.press("y")
-        await pilot.pause()
+        await answer(pilot, "y")
         assert runtime.memory.facts() == () and table_rows(app) == []
 
         await say(pilot, "support", "Which module and database do I use?")

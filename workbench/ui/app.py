@@ -83,14 +83,14 @@ class WorkbenchApp(App[None]):
                 yield ChatPane(
                     "support",
                     title="support agent",
-                    placeholder="Ask support · key=value declares · Ctrl+J new line",
+                    placeholder="Ask support · Ctrl+J new line",
                     hint="The support agent helps with product problems. Declare what you know as "
                     "key=value, e.g. module=Reporting; database=PostgreSQL. F1 shows help.",
                 )
                 yield ChatPane(
                     "logs",
                     title="logs agent",
-                    placeholder="Ask about logs · key=value declares · Ctrl+J new line",
+                    placeholder="Ask about logs · Ctrl+J new line",
                     hint="The logs agent says where logs live and how to read them. It has its own "
                     "history and shares only the facts, e.g. ask: Where can I find logs?",
                 )
@@ -212,8 +212,8 @@ class WorkbenchApp(App[None]):
         self.notify(
             detail, title=f"{event.worker.name or 'A task'} failed unexpectedly", severity="error", markup=False
         )
-        if isinstance(event.worker.node, ChatPane):
-            await event.worker.node.notice(
+        for pane in [p for p in self.query(ChatPane) if p.turn_group == event.worker.group]:
+            await pane.notice(
                 f"This turn stopped on an unexpected error: {detail}. The app keeps running; the ledger "
                 "says what memory did.",
                 kind="error",

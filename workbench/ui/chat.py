@@ -123,9 +123,9 @@ class ChatPane(Vertical):
         self.set_class(busy, "-busy")
 
     def _update_subtitle(self) -> None:
-        tokens = describe_usage(self.usage) if self.turns else "none yet"
+        tokens = f"{describe_usage(self.usage)} tokens" if self.usage is not None else "tokens unknown"
         plural = "" if self.turns == 1 else "s"
-        self.border_subtitle = f"since start: {self.turns} turn{plural} · tokens: {tokens}"
+        self.border_subtitle = f"since start: {self.turns} turn{plural} · {tokens if self.turns else 'no tokens yet'}"
 
     def watch_turns(self) -> None:
         self._update_subtitle()
@@ -145,7 +145,11 @@ class ChatPane(Vertical):
         self.prompt.clear()
         self.turns += 1
         self.busy = True
-        self.run_worker(self._turn(text, ask), name=f"{self.agent} turn", group="turn", exit_on_error=False)
+        # The worker belongs to the app, where every worker's failure is handled in one place
+        # (Worker.StateChanged does not bubble); the group keeps this pane's turns apart.
+        self.app.run_worker(
+            self._turn(text, ask), name=f"{self.agent} turn", group=self.turn_group, exit_on_error=False
+        )
 
     async def _turn(self, text: str, ask: Ask) -> None:
         from workbench.ui.replies import AgentReply  # Markdown loads at the first turn, not at start-up
@@ -182,8 +186,12 @@ class ChatPane(Vertical):
         await reply.remove()
         self._in_flight = None
 
+    @property
+    def turn_group(self) -> str:
+        return f"{self.agent}-turn"
+
     def action_cancel(self) -> None:
-        self.workers.cancel_group(self, "turn")
+        self.app.workers.cancel_group(self.app, self.turn_group)
 
     # -- what the pane shows ---------------------------------------------------------------
 

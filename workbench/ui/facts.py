@@ -63,7 +63,10 @@ class FactTable(DataTable[Text]):
     ]
 
     def __init__(self) -> None:
-        super().__init__(cursor_type="row", zebra_stripes=True, id="fact-table")
+        # The cells' own colours win over the cursor's, so a replaced value stays highlighted on the cursor row.
+        super().__init__(
+            cursor_type="row", zebra_stripes=True, cursor_foreground_priority="renderable", id="fact-table"
+        )
 
     async def _on_click(self, event: events.Click) -> None:
         await super()._on_click(event)
@@ -113,6 +116,8 @@ class FactPanel(Vertical):
         ledger = self.query_one("#ledger-scroll")
         ledger.border_title = "ledger, newest first"
         ledger.can_focus = False
+        # F8 and a click reach it; Tab does not stop on it, where typed text would be lost.
+        self.query_one("#forget-all").can_focus = False
 
     def watch_view(self, view: MemoryView) -> None:
         self._show_facts(view)

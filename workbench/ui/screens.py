@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-import time
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from rich.text import Text
-from textual import on
+from textual import events, on
+from textual._time import get_time  # the clock Textual stamps events with (monotonic on POSIX)
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical, VerticalScroll
@@ -42,7 +42,7 @@ class ConfirmForget(ModalScreen[bool]):
         self.key = key
         self.value = value
         self.kept = kept
-        self._shown_at = float("inf")
+        self.shown_at = float("inf")
 
     def compose(self) -> ComposeResult:
         if self.key:
@@ -70,12 +70,16 @@ class ConfirmForget(ModalScreen[bool]):
         self.call_after_refresh(self._shown)
 
     def _shown(self) -> None:
-        self._shown_at = time.monotonic()
+        self.shown_at = get_time()
+
+    def on_key(self, event: events.Key) -> None:
+        """Stops a too-early "y" before the binding sees it (bindings are checked after the key bubbles)."""
+        if event.key == "y" and event.time - self.shown_at < self.GUARD_SECONDS:
+            event.stop()
+            event.prevent_default()
+            self.notify("Ignored a y typed before this question could be read: press y again to forget.")
 
     def action_answer(self, answer: bool) -> None:
-        if answer and time.monotonic() - self._shown_at < self.GUARD_SECONDS:
-            self.notify("A key typed before this question appeared was ignored.", severity="warning")
-            return
         self.dismiss(answer)
 
     @on(Button.Pressed)

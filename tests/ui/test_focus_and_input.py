@@ -1,0 +1,191 @@
+"""Typing never forgets anything; the composer takes lines and pastes; values are shown as typed;
+memory comes back to the screen as one update per batch; failures are shown, not swallowed."""
+
+from textual import events
+from textual.widgets import Static
+
+from tests.ui.helpers import answer, make_app, say
+from workbench.memory import EventKind
+from workbench.ui.app import WorkbenchApp
+from workbench.ui.chat import Notice, UserMessage
+from workbench.ui.facts import FactPanel, FactTable
+from workbench.ui.screens import CallsScreen, ConfirmForget, HelpScreen
+
+
+async def test_a_sentence_typed_right_after_a_click_forget_is_sent_and_forgets_nothing():
+    app = make_app()
+    async with app.run_test(size=(140, 40)) as pilot:
+        await say(pilot, "logs", "customer=Contoso; module=Billing")
+        assert await pilot.click(FactTable, offset=(3, 2))  # rows: customer, module
+        await pilot.pause()
+        assert isinstance(app.screen, ConfirmForget) and app.screen.key == "module"
+        await answer(pilot, "y")
+        assert [f.key for f in app.runtime.snapshot().facts] == ["customer"]
+        assert app.focused is app.pane("logs").prompt  # back in the input last typed in
+        await pilot.press(*"Is my customer right?", "enter")
+        await app.workers.wait_for_complete()
+        await pilot.pause()
+        assert not isinstance(app.screen, ConfirmForget)
+        assert [f.key for f in app.runtime.snapshot().facts] == ["customer"]
+        assert [str(m.render()) for m in app.pane("logs").query(UserMessage)] == ["Is my customer right?"]
+
+
+async def test_printable_keys_on_the_fact_table_go_to_the_last_input_and_enter_is_sent_there():
+    app = make_app()
+    async with app.run_test(size=(140, 40)) as pilot:
+        await say(pilot, "support", "customer=Contoso")
+        app.query_one(FactTable).focus()
+        await pilot.press(*"why my app?", "enter")
+        await app.workers.wait_for_complete()
+        await pilot.pause()
+        assert not isinstance(app.screen, ConfirmForget)
+        assert [f.key for f in app.runtime.snapshot().facts] == ["customer"]
+        assert [str(m.render()) for m in app.pane("support").query(UserMessage)][-1] == "why my app?"
+
+
+async def test_tab_does_not_stop_on_the_forget_all_button_and_the_fact_panel_shows_focus():
+    app = make_app()
+    async with app.run_test(size=(140, 40)) as pilot:
+        await pilot.press("tab", "tab")
+        assert app.focused is app.query_one(FactTable)
+        assert app.query_one(FactPanel).has_pseudo_class("focus-within")
+        await pilot.press("tab")
+        assert app.focused is app.pane("support").prompt
+
+
+async def test_a_forget_answer_typed_before_the_question_appeared_is_ignored():
+    app = make_app()
+    async with app.run_test(size=(140, 40), notifications=True) as pilot:
+        await say(pilot, "support", "customer=Contoso")
+        app.query_one(FactTable).focus()
+        await pilot.pause()
+        # Both keys arrive before the question is drawn, as when typing on after an Enter.
+        app.post_message(events.Key("enter", "\r"))
+        app.post_message(events.Key("y", "y"))
+        await pilot.pause()
+        assert isinstance(app.screen, ConfirmForget)
+        assert [f.key for f in app.runtime.snapshot().facts] == ["customer"]
+        await answer(pilot, "y")
+        assert app.runtime.snapshot().facts == ()
+        assert app.focused is app.pane("support").prompt
+
+
+async def test_focus_returns_to_the_last_input_after_every_modal():
+    app = make_app()
+    async with app.run_test(size=(140, 40)) as pilot:
+        await say(pilot, "logs", "module=Billing")
+        for key, screen in (("f1", HelpScreen), ("f2", CallsScreen), ("f8", ConfirmForget)):
+            app.query_one(FactTable).focus()
+            await pilot.press(key)
+            await pilot.pause()
+            assert isinstance(app.screen, screen)
+            await pilot.press("escape")
+            await pilot.pause()
+            assert app.focused is app.pane("logs").prompt, key
+
+
+async def test_a_multi_line_paste_keeps_its_lines_and_declares_every_line():
+    app = make_app()
+    async with app.run_test(size=(140, 40)) as pilot:
+        await say(pilot, "support", "version=7.1\nlog=/var/log/app.log\r\nconstraint=no restarts")
+        assert {f.key: f.value for f in app.runtime.snapshot().facts} == {
+            "version": "7.1",
+            "log": "/var/log/app.log",
+            "constraint": "no restarts",
+        }
+        (user,) = app.pane("support").query(UserMessage)
+        assert str(user.render()).splitlines() == ["version=7.1", "log=/var/log/app.log", "constraint=no restarts"]
+
+
+async def test_ctrl_j_starts_a_new_line_and_enter_sends():
+    app = make_app()
+    async with app.run_test(size=(140, 40)) as pilot:
+        prompt = app.pane("support").prompt
+        await pilot.press(*"module=Billing", "ctrl+j", *"database=Oracle")
+        assert prompt.text == "module=Billing\ndatabase=Oracle"
+        await pilot.press("enter")
+        await app.workers.wait_for_complete()
+        await pilot.pause()
+        assert prompt.text == ""
+        assert sorted(f.key for f in app.runtime.snapshot().facts) == ["database", "module"]
+
+
+async def test_control_characters_in_a_paste_are_shown_and_the_user_is_told():
+    app = make_app()
+    async with app.run_test(size=(140, 40), notifications=True) as pilot:
+        prompt = app.pane("support").prompt
+        prompt.insert("symptom=before ")
+        app.post_message(events.Paste("\x1b[31mRED\x1b[0m after bell\x07"))
+        await pilot.pause()
+        assert prompt.text == "symptom=before \\x1b[31mRED\\x1b[0m after bell\\x07"
+        assert any("3 control character(s)" in n.message for n in app._notifications)
+        await pilot.press("enter")
+        await app.workers.wait_for_complete()
+        await pilot.pause()
+        (fact,) = app.runtime.snapshot().facts
+        assert fact.value == "before \\x1b[31mRED\\x1b[0m after bell\\x07"
+
+
+async def test_values_are_shown_as_typed_in_one_style_everywhere():
+    app = make_app()
+    async with app.run_test(size=(140, 40)) as pilot:
+        await say(pilot, "support", "customer=O'Brien \\ Sons")
+        table = app.query_one(FactTable)
+        assert table.get_row_at(0)[1].plain == "O'Brien \\ Sons"
+        expected = '"O\'Brien \\ Sons"'
+        assert f"customer = {expected} admitted" in str(app.query_one("#changes", Static).render())
+        assert f"customer = {expected} admitted" in str(app.query_one("#ledger", Static).render())
+        assert f"quoting {expected[:-1]}" not in str(app.query_one("#ledger", Static).render())  # no doubled backslash
+        assert '"customer=O\'Brien \\ Sons"' in str(app.query_one("#evidence", Static).render())
+        await say(pilot, "support", "mem")
+        assert f"customer = {expected} (turn 1)" in str(app.pane("support").query(Notice).last().render())
+        table.focus()
+        await pilot.press("delete")
+        await pilot.pause()
+        assert f"Forget customer = {expected}?" in str(app.screen.query_one("#question", Static).render())
+
+
+async def test_one_panel_update_per_settled_batch(monkeypatch):
+    renders = []
+    original = FactPanel.watch_view
+    monkeypatch.setattr(FactPanel, "watch_view", lambda self, view: (renders.append(view), original(self, view)))
+    app = make_app()
+    async with app.run_test(size=(140, 40)) as pilot:
+        await pilot.pause()
+        renders.clear()
+        await say(pilot, "support", "customer=Contoso; module=Billing; database=Oracle; version=7; log=/x")
+        await say(pilot, "logs", "environment=production")  # admits one and evicts one: one batch
+        await say(pilot, "support", "forget")
+        kinds = [[e.kind for e in view.batch] for view in renders]
+        assert kinds == [[EventKind.ADMITTED] * 5, [EventKind.ADMITTED, EventKind.EVICTED], [EventKind.FORGOTTEN]]
+
+
+async def test_a_turn_that_raises_unexpectedly_is_shown_and_the_app_keeps_running(monkeypatch):
+    app = make_app()
+    async with app.run_test(size=(140, 40), notifications=True) as pilot:
+        runtime = app.runtime
+        real_ask = runtime.ask
+
+        async def broken(*args, **kwargs):
+            raise KeyError("a defect")
+
+        monkeypatch.setattr(runtime, "ask", broken)
+        await say(pilot, "support", "module=Billing")
+        assert any("KeyError" in n.message and "a defect" in n.message for n in app._notifications)
+        assert "unexpected error" in str(app.pane("support").query(Notice).last().render())
+        assert not app.pane("support").busy
+        monkeypatch.setattr(runtime, "ask", real_ask)
+        await say(pilot, "support", "module=Billing")
+        assert [f.value for f in runtime.snapshot().facts] == ["Billing"]
+
+
+async def test_a_failed_start_up_says_it_failed_and_why():
+    app = WorkbenchApp(start=lambda: (_ for _ in ()).throw(RuntimeError("no models today")))
+    async with app.run_test(size=(140, 40), notifications=True) as pilot:
+        await pilot.pause()
+        assert "could not start: RuntimeError: no models today" in app.sub_title
+        await say(pilot, "support", "module=Billing")
+        last = app._notifications.last if hasattr(app._notifications, "last") else list(app._notifications)[-1]
+        assert "could not start" in last.message and "no models today" in last.message
+        assert "Still starting" not in " ".join(n.message for n in app._notifications)
+        assert app.pane("support").prompt.text == "module=Billing"
