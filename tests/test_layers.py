@@ -40,3 +40,18 @@ def test_recall_imports_no_textual_and_its_provider_no_duckdb():
     probe = "import sys, workbench.recall.provider, workbench.recall.store; print('duckdb' in sys.modules)"
     out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True).stdout
     assert out.strip() == "False"
+
+
+def test_the_ui_reads_the_runtime_through_its_small_surface_only():
+    """ui/ calls the runtime's surface (subscribe, snapshot, status, usage, last_turn_calls, ask,
+    forget, set_mode); it never imports or reaches into what the runtime is made of."""
+    import re
+    from pathlib import Path
+
+    ui = Path(__file__).resolve().parent.parent / "workbench" / "ui"
+    inner = re.compile(
+        r"workbench\.runtime\.(agents|calls|writer|updater|provider|scripted|failures)"
+        r"|runtime\.(memory|updater|calls|order)\b|\.ledger\.|\.writer\."
+    )
+    reaches = {p.name: inner.findall(p.read_text()) for p in ui.glob("*.py")}
+    assert {name: found for name, found in reaches.items() if found} == {}

@@ -16,7 +16,7 @@ from textual.screen import Screen
 from textual.widgets import Footer, Header
 from textual.worker import Worker, WorkerState
 
-from workbench.memory import ALLOWED_KEYS, MAX_MESSAGE_CHARS, Status
+from workbench.memory import ALLOWED_KEYS, MAX_MESSAGE_CHARS, EventKind
 from workbench.memory.shown import quoted
 from workbench.runtime.config import Mode
 from workbench.ui.chat import ChatPane
@@ -165,11 +165,11 @@ class WorkbenchApp(App[None]):
 
     @on(MemoryUpdated)
     def _memory_updated(self, message: MemoryUpdated) -> None:
-        outcome = message.update.outcome
-        if outcome.status is Status.NOTED:
+        notes = [e for e in message.update.outcome.events if e.kind is EventKind.NOTE]
+        if notes:
             self._show_status()
-            for event in outcome.events:
-                self.notify(event.describe(), title="Writer format", markup=False)
+        for note in notes:
+            self.notify(note.describe(), title="Writer format", markup=False)
         self.query_one(FactPanel).view = MemoryView.after(message.update)
 
     # -- turns -------------------------------------------------------------------------
