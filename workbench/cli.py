@@ -86,8 +86,8 @@ def build_parser() -> argparse.ArgumentParser:
     commands = parser.add_subparsers(dest="command", metavar="COMMAND")
     drift = commands.add_parser(
         "drift",
-        help="run the fixed chronology through five context policies and print what each kept and lost",
-        description="Run the drift lab: one fixed chronology through five context policies, scored on what "
+        help="run the fixed chronology through six context policies and print what each kept and lost",
+        description="Run the drift lab: one fixed chronology through six context policies, scored on what "
         "each request contains, with call counts and reported tokens (or unknown). No winner is named.",
         # Options given before the command keep their values unless repeated after it.
         argument_default=argparse.SUPPRESS,

@@ -22,7 +22,7 @@ def test_json_output_shape(capsys):
     }
     assert data["turns"] == 12 and data["live"] is False and data["model"].startswith("scripted")
     names = [p["name"] for p in data["policies"]]
-    assert names == ["full", "window", "summary", "facts", "compaction"]
+    assert names == ["full", "window", "summary", "facts", "compaction", "recall", "recall_purged"]
     assert [p["id"] for p in data["probes"]] == ["restart", "scope"]
     assert data["probes"][0]["forgotten"] == {"customer": ["Contoso"]}
     cell = data["matrix"]["facts"]["scope"]

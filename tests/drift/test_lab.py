@@ -98,11 +98,13 @@ def test_request_compaction_keeps_the_history_a_reducer_drops_it(report):
 def test_accounting_counts_every_call_and_reports_unknown_without_usage(report):
     calls = {name: cost.calls for name, cost in report.accounting.items()}
     assert calls == {
-        "full": {"agent": 10, "writer": 0, "summarizer": 0},
-        "window": {"agent": 10, "writer": 0, "summarizer": 0},
-        "summary": {"agent": 10, "writer": 0, "summarizer": 10},
-        "facts": {"agent": 10, "writer": 5, "summarizer": 0},
-        "compaction": {"agent": 10, "writer": 0, "summarizer": 0},
+        "full": {"agent": 10, "writer": 0, "summarizer": 0, "embeddings": 0},
+        "window": {"agent": 10, "writer": 0, "summarizer": 0, "embeddings": 0},
+        "summary": {"agent": 10, "writer": 0, "summarizer": 10, "embeddings": 0},
+        "facts": {"agent": 10, "writer": 5, "summarizer": 0, "embeddings": 0},
+        "compaction": {"agent": 10, "writer": 0, "summarizer": 0, "embeddings": 0},
+        "recall": {"agent": 10, "writer": 0, "summarizer": 0, "embeddings": 20},
+        "recall_purged": {"agent": 10, "writer": 0, "summarizer": 0, "embeddings": 20},
     }
     assert all(cost.reported is None for cost in report.accounting.values())
     assert all(cost.estimate == cost.request_chars // 4 for cost in report.accounting.values())

@@ -1,4 +1,4 @@
-"""The drift lab: one fixed chronology through five context policies, scored on what each
+"""The drift lab: one fixed chronology through six context policies, scored on what each
 request contains, with honest accounting. Knows nothing of Textual."""
 
 from workbench.drift.chronology import Chronology, Expectation, Step, load_chronology

@@ -81,6 +81,7 @@ def score(text: str, expected: Expectation, answer: str) -> ProbeScore:
 
 
 Progress = Callable[[str, int, int], None]
+CALL_KINDS = ("agent", "writer", "summarizer", "embeddings")
 
 
 async def run_drift(
@@ -104,7 +105,10 @@ async def run_drift(
         report.scores[policy.info.name] = await _replay(policy, story, expectations, calls, models, progress)
         records = calls.records(origin=policy.info.name)
         report.accounting[policy.info.name] = Accounting(
-            calls={kind: sum(1 for r in records if r.purpose == kind) for kind in ("agent", "writer", "summarizer")},
+            calls={
+                kind: sum(1 for r in records if r.purpose == kind)
+                for kind in ("agent", "writer", "summarizer", "embeddings")
+            },
             request_chars=sum(r.request_chars for r in records),
             reported=total_usage(r.usage for r in records),
         )

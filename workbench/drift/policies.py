@@ -1,7 +1,8 @@
-"""Five context policies, each built from Agent Framework parts, each answering the same turns.
+"""The context policies, each built from Agent Framework parts, each answering the same turns.
 
 Every policy keeps what its strategy keeps; none of them can forget a single key except the
-bounded facts, so a user's "please forget" reaches the others only as words in the conversation.
+bounded facts and the purged retrieved history, so a user's "please forget" reaches the others
+only as words in the conversation.
 """
 
 from __future__ import annotations
@@ -64,6 +65,16 @@ POLICIES = (
         "compaction",
         f"native compaction (last {WINDOW_TURNS} turns)",
         "the full history in the session; a sliding window in each request (CompactionProvider)",
+    ),
+    PolicyInfo(
+        "recall",
+        "retrieved history (never purged)",
+        "every message in a vector store, the most similar recalled into each request; a forget is only words",
+    ),
+    PolicyInfo(
+        "recall_purged",
+        "retrieved history (purged by forget)",
+        "the same, and the product's forget deletes every stored message holding a forgotten value",
     ),
 )
 
@@ -191,7 +202,9 @@ class FactsPolicy(Policy):
 
 
 def build_policies(models: ModelSet, calls: CallLog) -> list[Policy]:
-    """The five policies over the same clients; every call is recorded under the policy's name."""
+    """The policies over the same clients; every call is recorded under the policy's name."""
+    from workbench.drift.recall_policy import build_recall_policies
+
     agent_client, writer_client = models.agent_client, models.writer_client
     agent_label, writer_label = models.agent_label, models.writer_label
     instructions = INSTRUCTIONS["support"]
@@ -225,4 +238,5 @@ def build_policies(models: ModelSet, calls: CallLog) -> list[Policy]:
             info["compaction"],
             agent("compaction", [InMemoryHistoryProvider(), CompactionProvider(before_strategy=window)]),
         ),
+        *build_recall_policies([info["recall"], info["recall_purged"]], agent, calls),
     ]

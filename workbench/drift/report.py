@@ -16,8 +16,10 @@ from workbench.tables import titled_table
 TITLES = {p.name: p.title for p in POLICIES}
 NOTE = (
     "Cells say what each request contained, checked by exact text: no model judged them and no policy "
-    "is ranked. Only bounded facts can forget one key; the other policies received the user's request "
-    "to forget as words. A characters/4 estimate is not a bill; reported tokens are the provider's own, "
+    "is ranked. Only bounded facts, and retrieved history purged by the product's forget, can forget "
+    "one key; the other policies received the user's request to forget as words. Retrieved history here "
+    "uses the built-in lexical embedder (word overlap, not meaning). A characters/4 estimate is not a "
+    "bill; reported tokens are the provider's own, "
     'summed over every call the policy made, or "unknown" when any call reported none.'
 )
 
@@ -49,6 +51,7 @@ COST_COLUMNS = (
     "agent calls",
     "writer calls",
     "summarizer calls",
+    "embeddings calls",
     "request chars sent",
     "estimate (chars/4)",
     "reported tokens",
@@ -85,6 +88,7 @@ def accountingtitled_table(report: DriftReport) -> Table:
             str(cost.calls["agent"]),
             str(cost.calls["writer"]),
             str(cost.calls["summarizer"]),
+            str(cost.calls["embeddings"]),
             f"{cost.request_chars:,}",
             f"~{cost.estimate:,}",
             describe_usage(cost.reported),

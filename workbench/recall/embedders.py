@@ -8,7 +8,7 @@ from __future__ import annotations
 import hashlib
 import math
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -57,6 +57,10 @@ class LexicalEmbeddingClient(BaseEmbeddingClient[str, list[float], Any]):
         return GeneratedEmbeddings([Embedding(self.embed(v), model="lexical") for v in values], options=options)
 
 
+# Told of every successful embeddings request: the texts sent and the usage reported (None: unknown).
+EmbeddingObserver = Callable[[Sequence[str], Usage | None], None]
+
+
 @dataclass
 class Embedder:
     """An embedding client with what the app shows about it, and its calls counted."""
@@ -69,6 +73,7 @@ class Embedder:
     chars: int = 0
     usage: Usage | None = field(default_factory=lambda: Usage(0, 0))
     dimensions: int | None = None
+    observer: EmbeddingObserver | None = field(default=None, repr=False)
 
     async def embed(self, texts: Sequence[str]) -> list[list[float]]:
         """One checked vector per text. Raises EmbeddingError with one line naming what to change."""
@@ -90,6 +95,8 @@ class Embedder:
                 f"the embeddings server {self.name!r} returned {len(vectors)} vectors for {len(texts)} texts: "
                 "it must return one vector per input; check that --embedding-model names an embedding model"
             )
+        if self.observer is not None:
+            self.observer(texts, reported)
         return vectors
 
     def _checked(self, vector: Any) -> list[float]:

@@ -80,7 +80,8 @@ class RecallProvider(ContextProvider):
 
     `storage_scope` tags what is stored; its `session_id`, when left None, is the running session's.
     `search_scope` filters every search. `on_recall` receives what a run recalled (for the UI).
-    `turn_of` gives the turn number a run belongs to (default: a count kept in the session state)."""
+    `on_store` receives what a run stored. `turn_of` gives the turn number a run belongs to (default: a
+    count kept in the session state)."""
 
     DEFAULT_SOURCE_ID = "recall"
 
@@ -96,6 +97,7 @@ class RecallProvider(ContextProvider):
         source_id: str = DEFAULT_SOURCE_ID,
         turn_of: Callable[[], int | None] | None = None,
         on_recall: Callable[[AgentSession, list[Recalled]], None] | None = None,
+        on_store: Callable[[list[StoredMessage]], None] | None = None,
     ) -> None:
         super().__init__(source_id)
         self.store = store
@@ -106,6 +108,7 @@ class RecallProvider(ContextProvider):
         self.top = top
         self._turn_of = turn_of
         self._on_recall = on_recall
+        self._on_store = on_store
 
     async def search(self, query: str) -> list[Recalled]:
         """The messages within the search scope most similar to `query`."""
@@ -166,6 +169,8 @@ class RecallProvider(ContextProvider):
         kept = [(r, v) for r, v in zip(records, vectors, strict=True) if any(v)]
         if state.get("generation") == self.store.generation and kept:
             await self.store.add(self.embedder.name, [r for r, _ in kept], [v for _, v in kept])
+            if self._on_store is not None:
+                self._on_store([r for r, _ in kept])
 
     def _storage_scope(self, session: AgentSession) -> RecallScope:
         if self.storage_scope.session_id is None:

@@ -75,7 +75,11 @@ class CallLog:
 
     def finish(self, record: CallRecord, response: ChatResponse[Any]) -> None:
         record.reply = response.text or ""
-        record.usage = usage_from_details(response.usage_details)
+        self.settle(record, usage_from_details(response.usage_details))
+
+    def settle(self, record: CallRecord, usage: Usage | None) -> None:
+        """A call completed with what its provider reported (chat calls and embeddings requests alike)."""
+        record.usage = usage
         record.finished = True
         total = self._totals.get(record.origin, Usage(0, 0))
         self._totals[record.origin] = None if total is None or record.usage is None else total + record.usage

@@ -327,6 +327,6 @@ class WorkbenchApp(App[None]):
             )
         yield SystemCommand("What the model saw", "The last turn's calls of the focused pane", self.action_show_calls)
         yield SystemCommand(
-            "Drift lab", "Run the fixed chronology through five context policies and compare", self.action_drift
+            "Drift lab", "Run the fixed chronology through six context policies and compare", self.action_drift
         )
         yield SystemCommand("Workbench help", "The contract, the commands and the keys", self.action_help)

@@ -17,7 +17,7 @@ if TYPE_CHECKING:
 
 
 class DriftScreen(Screen[None]):
-    """Runs the fixed chronology through the five policies on the app's model and shows the report."""
+    """Runs the fixed chronology through the six policies on the app's model and shows the report."""
 
     BINDINGS = [
         Binding("escape", "close", "Back to the agents", id="close_drift"),

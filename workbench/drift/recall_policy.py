@@ -1,0 +1,70 @@
+"""The sixth policy, retrieved history (seed 004): bounded facts' opposite. Every message goes into a
+vector store; before each turn the most similar ones are recalled into the request, and nothing else
+of the conversation is sent. Two variants show what a forget does: one never purges the store, the
+other purges it with the product's forget."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+
+from agent_framework import Agent, ContextProvider, Message
+
+from workbench.drift.policies import NoHistoryProvider, Policy, PolicyInfo
+from workbench.recall.embedders import Embedder, lexical_embedder
+from workbench.recall.provider import RecallProvider
+from workbench.recall.records import RecallScope, StoredMessage
+from workbench.recall.store import RecallStore
+from workbench.runtime.calls import CallLog, SentMessage
+from workbench.runtime.usage import Usage
+
+SCOPE = RecallScope(application_id="drift-lab", user_id="drift-user")
+
+
+class RecallPolicy(Policy):
+    """One policy's agents over their own in-memory vector store (the lab never touches the user's file)."""
+
+    def __init__(self, info: PolicyInfo, agent: Agent, store: RecallStore, kept: list[StoredMessage]) -> None:
+        super().__init__(info, agent)
+        self.store = store
+        self.kept = kept  # what the store holds, kept current by the provider and by forget
+        self.purges = info.name == "recall_purged"
+
+    async def forget(self, key: str) -> None:
+        if self.purges:
+            await self.store.forget_key(key, known=(), scope=SCOPE)
+            self.kept[:] = await self.store.records(SCOPE)
+
+    def retained(self) -> list[Message]:
+        return [Message(role=r.role, contents=[r.text]) for r in self.kept]
+
+
+AgentFactory = Callable[[str, list[ContextProvider]], Agent]
+
+
+def build_recall_policies(infos: Sequence[PolicyInfo], agent: AgentFactory, calls: CallLog) -> list[Policy]:
+    """Both variants, each with its own InMemoryStore, on one embedder whose calls are logged."""
+    embedder = logged_embedder(calls)
+    policies: list[Policy] = []
+    for info in infos:
+        store, kept = RecallStore(), list[StoredMessage]()
+        provider = RecallProvider(
+            store,
+            embedder,
+            storage_scope=RecallScope("drift-lab", "support", "drift-user"),
+            search_scope=SCOPE,
+            on_store=kept.extend,
+        )
+        policies.append(RecallPolicy(info, agent(info.name, [NoHistoryProvider(), provider]), store, kept))
+    return policies
+
+
+def logged_embedder(calls: CallLog, embedder: Embedder | None = None) -> Embedder:
+    """An embedder whose requests are recorded in `calls` like model calls, purpose "embeddings"."""
+    chosen = embedder or lexical_embedder()
+
+    def record(texts: Sequence[str], usage: Usage | None) -> None:
+        call = calls.start("embeddings", chosen.label, "", tuple(SentMessage("input", t) for t in texts))
+        calls.settle(call, usage)
+
+    chosen.observer = record
+    return chosen
