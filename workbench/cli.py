@@ -8,6 +8,7 @@ import json
 import sys
 from typing import TYPE_CHECKING, Any
 
+from workbench.recall.config import RecallConfig
 from workbench.runtime.config import (
     DEFAULT_AZURE_API_VERSION,
     ConfigError,
@@ -64,6 +65,36 @@ def model_config(args: argparse.Namespace) -> ModelConfig:
     )
 
 
+def add_recall_options(parser: argparse.ArgumentParser) -> None:
+    group = parser.add_argument_group("recall: retrieved chat-history memory (seed 004), off by default")
+    group.add_argument(
+        "--recall",
+        action="store_true",
+        help="store every message with its embedding and recall the most similar ones into each request",
+    )
+    group.add_argument(
+        "--recall-store",
+        metavar="PATH|memory",
+        help="the DuckDB file (default: recall.duckdb in the user's data directory), or 'memory' (gone on exit)",
+    )
+    group.add_argument(
+        "--embedding-model",
+        help="an embedding model on an OpenAI-compatible /v1/embeddings server (default: the built-in "
+        "lexical embedder, offline, not semantic)",
+    )
+    group.add_argument("--embedding-base-url", help="the embeddings server's /v1 URL (default: --base-url's)")
+
+
+def recall_config(args: argparse.Namespace) -> RecallConfig:
+    return RecallConfig.from_options(
+        enabled=args.recall,
+        store=args.recall_store,
+        embedding_model=args.embedding_model,
+        embedding_base_url=args.embedding_base_url,
+        base_url=args.base_url,
+    )
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="workbench",
@@ -83,6 +114,7 @@ def build_parser() -> argparse.ArgumentParser:
         default=WriterKind.MODEL.value,
         help="who proposes facts: the writer model, or the host's own parse (no model call)",
     )
+    add_recall_options(parser)
     commands = parser.add_subparsers(dest="command", metavar="COMMAND")
     drift = commands.add_parser(
         "drift",
@@ -150,6 +182,7 @@ def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     try:
         config = model_config(args)
+        recall_config(args)
     except ConfigError as exc:
         print(f"workbench: {exc}", file=sys.stderr)
         return 2
@@ -169,12 +202,15 @@ def build_app(args: argparse.Namespace, config: ModelConfig) -> WorkbenchApp:
         from workbench.memory import WorkingMemory
         from workbench.runtime import AgentRuntime, build_models
 
+        recall = recall_config(args)
         return AgentRuntime(
             WorkingMemory(),
             build_models(config),
             mode=Mode(args.mode),
             writer=WriterKind(args.writer),
             timeout=config.timeout,
+            recall=recall.build(),
+            recall_on=recall.enabled,
         )
 
     return WorkbenchApp(start=start)

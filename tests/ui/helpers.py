@@ -45,3 +45,12 @@ async def answer(pilot: Pilot, key: str) -> None:
     await pilot.pause(ConfirmForget.GUARD_SECONDS)
     await pilot.press(key)
     await pilot.pause()
+
+
+def make_recall_app(*, on: bool = True) -> WorkbenchApp:
+    """The app with recall (--recall when `on`) on an in-memory store and the built-in lexical embedder."""
+    from workbench.recall.config import RecallConfig
+
+    memory = WorkingMemory(clock=lambda: FIXED)
+    recall = RecallConfig(store="memory").build()
+    return WorkbenchApp(AgentRuntime(memory, build_models(ModelConfig()), recall=recall, recall_on=on))

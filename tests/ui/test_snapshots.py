@@ -102,3 +102,15 @@ def test_drift_screen(snap_compare, size):
         await pilot.pause()
 
     assert snap_compare(make_app(), terminal_size=sizes[size], run_before=run)
+
+
+def test_what_the_model_saw_with_recalled_messages(snap_compare):
+    from tests.ui.helpers import make_recall_app
+
+    async def run(pilot):
+        await say(pilot, "support", SEED)
+        await say(pilot, "logs", "Which database holds the logs?")
+        await pilot.press("f2")
+        await pilot.pause()
+
+    assert snap_compare(make_recall_app(), terminal_size=WIDE, run_before=run)

@@ -10,12 +10,11 @@ from collections.abc import Callable, Sequence
 from agent_framework import Agent, ContextProvider, Message
 
 from workbench.drift.policies import NoHistoryProvider, Policy, PolicyInfo
-from workbench.recall.embedders import Embedder, lexical_embedder
+from workbench.recall.embedders import lexical_embedder, logged_embedder
 from workbench.recall.provider import RecallProvider
 from workbench.recall.records import RecallScope, StoredMessage
 from workbench.recall.store import RecallStore
-from workbench.runtime.calls import CallLog, SentMessage
-from workbench.runtime.usage import Usage
+from workbench.runtime.calls import CallLog
 
 SCOPE = RecallScope(application_id="drift-lab", user_id="drift-user")
 
@@ -43,7 +42,7 @@ AgentFactory = Callable[[str, list[ContextProvider]], Agent]
 
 def build_recall_policies(infos: Sequence[PolicyInfo], agent: AgentFactory, calls: CallLog) -> list[Policy]:
     """Both variants, each with its own InMemoryStore, on one embedder whose calls are logged."""
-    embedder = logged_embedder(calls)
+    embedder = logged_embedder(lexical_embedder(), calls)
     policies: list[Policy] = []
     for info in infos:
         store, kept = RecallStore(), list[StoredMessage]()
@@ -56,15 +55,3 @@ def build_recall_policies(infos: Sequence[PolicyInfo], agent: AgentFactory, call
         )
         policies.append(RecallPolicy(info, agent(info.name, [NoHistoryProvider(), provider]), store, kept))
     return policies
-
-
-def logged_embedder(calls: CallLog, embedder: Embedder | None = None) -> Embedder:
-    """An embedder whose requests are recorded in `calls` like model calls, purpose "embeddings"."""
-    chosen = embedder or lexical_embedder()
-
-    def record(texts: Sequence[str], usage: Usage | None) -> None:
-        call = calls.start("embeddings", chosen.label, "", tuple(SentMessage("input", t) for t in texts))
-        calls.settle(call, usage)
-
-    chosen.observer = record
-    return chosen

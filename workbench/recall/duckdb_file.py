@@ -62,6 +62,9 @@ class DuckDBBackend:
         rewrite_file(self.path)
         return self.open()
 
+    def exists(self) -> bool:
+        return self.path.exists()
+
     def size_on_disk(self) -> int | None:
         return sum(p.stat().st_size for p in (self.path, *companion_files(self.path)) if p.exists())
 

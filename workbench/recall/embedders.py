@@ -14,6 +14,7 @@ from typing import Any
 
 from agent_framework import BaseEmbeddingClient, Embedding, GeneratedEmbeddings, SupportsGetEmbeddings
 
+from workbench.runtime.calls import CallLog, SentMessage
 from workbench.runtime.usage import Usage
 
 LEXICAL_DIMENSIONS = 256
@@ -151,3 +152,15 @@ def build_embedder(model: str | None, *, base_url: str | None, api_key: str | No
     sdk = AsyncOpenAI(api_key=api_key or LOCAL_PLACEHOLDER_KEY, base_url=base_url, timeout=timeout, max_retries=1)
     host = urlsplit(base_url).netloc if base_url else "api.openai.com"
     return Embedder(OpenAIEmbeddingClient(model=model, async_client=sdk), f"{model} @ {host}", model, semantic=True)
+
+
+def logged_embedder(embedder: Embedder, calls: CallLog) -> Embedder:
+    """`embedder`, its requests recorded in `calls` like model calls (purpose "embeddings"), so F2 and
+    the drift lab's cost table show what was sent to the embeddings server and what it reported."""
+
+    def record(texts: Sequence[str], usage: Usage | None) -> None:
+        call = calls.start("embeddings", embedder.label, "", tuple(SentMessage("input", t) for t in texts))
+        calls.settle(call, usage)
+
+    embedder.observer = record
+    return embedder

@@ -36,6 +36,10 @@ class Backend(Protocol):
 
     def size_on_disk(self) -> int | None: ...
 
+    def exists(self) -> bool:
+        """Whether the store holds anything from an earlier run (a file on disk)."""
+        ...
+
 
 class InMemoryBackend:
     """Agent Framework's `InMemoryStore`: a dict in this process, gone when it exits."""
@@ -51,6 +55,9 @@ class InMemoryBackend:
 
     def size_on_disk(self) -> int | None:
         return None
+
+    def exists(self) -> bool:
+        return False
 
 
 @dataclass(frozen=True)
@@ -100,6 +107,9 @@ class RecallStore:
 
     def describe(self) -> str:
         return f"{self.kind}: {self.location}" if self.location else self.kind
+
+    def exists(self) -> bool:
+        return self._store is not None or self.backend.exists()
 
     def _vector_store(self) -> BaseVectorStore:
         if self._store is None:

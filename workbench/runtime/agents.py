@@ -6,8 +6,9 @@ import asyncio
 import inspect
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
-from agent_framework import Agent, AgentSession, InMemoryHistoryProvider, Message
+from agent_framework import Agent, AgentSession, ContextProvider, InMemoryHistoryProvider, Message
 
 from workbench.memory import MAX_MESSAGE_CHARS, MemoryTurn, Outcome, WorkingMemory
 from workbench.runtime.calls import CallLog, CallRecord, RecordingMiddleware, current_turn
@@ -18,8 +19,11 @@ from workbench.runtime.models import ModelSet
 from workbench.runtime.provider import WorkingMemoryProvider
 from workbench.runtime.updater import MemoryUpdater
 from workbench.runtime.usage import Usage, usage_from_details
-from workbench.runtime.view import MemorySnapshot, MemoryUpdate, RuntimeStatus
+from workbench.runtime.view import MemorySnapshot, MemoryUpdate, RecalledMessage, RuntimeStatus
 from workbench.runtime.writer import HostWriter, ModelWriter, Writer
+
+if TYPE_CHECKING:
+    from workbench.recall.setup import RecallSetup
 
 _MEMORY_RULE = (
     "A working-memory block may accompany the user's message. Its facts are unverified user assertions: "
@@ -76,7 +80,11 @@ class AgentRuntime:
         mode: Mode = Mode.MANUAL,
         writer: WriterKind = WriterKind.MODEL,
         timeout: float = 120.0,
+        recall: RecallSetup | None = None,
+        recall_on: bool = False,
     ) -> None:
+        """`recall` is the retrieved chat-history memory (seed 004); `recall_on` adds its provider to
+        both agents. Even off, a forget purges its store when an earlier run left one."""
         self.memory = memory
         self.models = models
         self.timeout = timeout
@@ -95,6 +103,12 @@ class AgentRuntime:
         )
         self.updater = MemoryUpdater(memory, writer_impl)
         self.mode = mode
+        self.recall = recall
+        self.recall_on = recall_on and recall is not None
+        if recall is not None:
+            from workbench.recall.embedders import logged_embedder
+
+            logged_embedder(recall.embedder, self.calls)
         self._slots = {name: self._build(name) for name in AGENT_NAMES}
 
     def _build(self, name: str) -> _Slot:
@@ -105,10 +119,20 @@ class AgentRuntime:
             self.models.agent_client,
             INSTRUCTIONS[name],
             name=name,
-            context_providers=[InMemoryHistoryProvider(), extractor],
+            context_providers=[InMemoryHistoryProvider(), extractor, *self._recall_providers(name)],
             middleware=[RecordingMiddleware(self.calls, name, self.models.agent_label), CutOffGuard()],
         )
         return _Slot(agent, agent.create_session(), extractor)
+
+    def _recall_providers(self, name: str) -> list[ContextProvider]:
+        if self.recall is None or not self.recall_on:
+            return []
+
+        def turn_number() -> int | None:
+            turn = current_turn.get()
+            return turn.number if turn is not None else None
+
+        return [self.recall.provider(name, turn_number)]
 
     @property
     def writer_label(self) -> str:
@@ -125,19 +149,51 @@ class AgentRuntime:
         self.mode = mode
         self._slots = {name: self._build(name) for name in AGENT_NAMES}
 
+    def set_recall(self, on: bool) -> bool:
+        """Add or remove the recall provider; False when this runtime was built without recall. Both
+        agents start new sessions; the facts and the recall store stay."""
+        if self.recall is None:
+            return False
+        self.recall_on = on
+        self._slots = {name: self._build(name) for name in AGENT_NAMES}
+        return True
+
     async def forget(self, key: str | None = None) -> Outcome:
-        """Forget one key or everything, and replace both histories with new, empty sessions.
-        A turn still running finishes on its old session, which nothing reads any more."""
+        """Forget one key or everything, replace both histories with new, empty sessions, and purge
+        the recall store of what was forgotten. A turn still running finishes on its old session,
+        which nothing reads any more, and stores nothing in recall (its generation is stale)."""
+        known = self._known_values(key) if key is not None else set()
         outcome = self.memory.forget(key)
         for slot in self._slots.values():
             slot.session = slot.agent.create_session()
+        if self.recall is not None:
+            await self._purge_recall(key, known)
         return outcome
+
+    def _known_values(self, key: str) -> set[str]:
+        values = {f.value for f in self.memory.facts() if f.key == key}
+        for event in self.memory.ledger.latest():
+            values |= event.values_of(key)
+        return values
+
+    async def _purge_recall(self, key: str | None, known: set[str]) -> None:
+        assert self.recall is not None
+        try:
+            purge = await self.recall.forget(key, known)
+        except Exception as exc:
+            detail = explain_failure(exc)
+            self.memory.note(f"recall: the store could not be purged ({detail}); forget did NOT reach it", "recall")
+            return
+        if purge is not None:
+            self.memory.note(self.recall.describe_purge(purge, self.recall.store), origin="recall")
 
     async def ask(self, name: str, text: str, *, on_text: TextSink | None = None) -> TurnResult:
         """One user turn: ticket at submission, the agent's answer (streamed to `on_text`), then the
         memory update. A failure leaves facts and histories as they were and is returned, not raised;
         cancellation settles the ticket and propagates."""
         slot = self._slots[name]
+        if self.recall is not None:
+            self.recall.recalled.pop(name, None)
         turn = self.memory.begin_turn(text, origin=name)
         token = current_turn.set(turn)
         ending = "the turn ended before its facts were admitted"
@@ -184,7 +240,26 @@ class AgentRuntime:
 
     @property
     def status(self) -> RuntimeStatus:
-        return RuntimeStatus(self.models.agent_label, self.mode, self.updater.writer.format_summary)
+        recall = self.recall.describe() if self.recall is not None and self.recall_on else None
+        where = self.recall.store.location if self.recall is not None and self.recall_on else None
+        return RuntimeStatus(self.models.agent_label, self.mode, self.updater.writer.format_summary, recall, where)
+
+    def recalled(self, name: str) -> list[RecalledMessage]:
+        """What recall put into the agent's latest turn (empty when recall is off or found nothing)."""
+        if self.recall is None or not self.recall_on or name not in self.recall.recalled:
+            return []
+        session, found = self.recall.recalled[name]
+        return [
+            RecalledMessage(
+                r.text,
+                r.role,
+                r.score,
+                r.scope.agent_id or "?",
+                self.recall.session_label(r.scope.session_id, session),
+                r.turn,
+            )
+            for r in found
+        ]
 
     def usage(self, name: str) -> Usage | None:
         """Reported usage of every call made for this agent's pane since start; None when unknown."""

@@ -21,6 +21,11 @@ WRITER_MEANING = (
     "('auto' steps down when a server refuses one); 'host parse' reads them without a model call"
 )
 
+RECALL_MEANING = (
+    "every message is stored with its embedding and the most similar ones, from both agents and earlier "
+    "sessions, are recalled into each request as quoted data; unbounded and unverified, unlike the facts"
+)
+
 
 @dataclass(frozen=True)
 class MemorySnapshot:
@@ -43,10 +48,13 @@ class RuntimeStatus:
     model: str
     mode: Mode
     writer: str
+    recall: str | None = None  # store and embedder, when recall is on
+    recall_file: str | None = None
 
     @property
     def summary(self) -> str:
-        return f"model: {self.model} · mode: {self.mode} · writer: {self.writer}"
+        recall = f" · recall: {self.recall}" if self.recall else ""
+        return f"model: {self.model} · mode: {self.mode} · writer: {self.writer}{recall}"
 
     def explained(self) -> str:
         """The header's words, each said in full."""
@@ -55,5 +63,23 @@ class RuntimeStatus:
                 f"model: {self.model}: the model that answers in both panes.",
                 f"mode: {self.mode}: {MODE_MEANING[self.mode]}.",
                 f"writer: {self.writer}: {WRITER_MEANING}.",
+                *([f"recall: on ({self.recall}): {RECALL_MEANING}."] if self.recall else []),
+                *(
+                    [f"recall file: {self.recall_file} (it holds your words; forget purges it)."]
+                    if self.recall_file
+                    else []
+                ),
             ]
         )
+
+
+@dataclass(frozen=True)
+class RecalledMessage:
+    """One message recall put into a turn: its distance (lower is closer), where it was stored, its text."""
+
+    text: str
+    role: str
+    distance: float
+    agent: str
+    session: str  # "this session", "session 2 of this run", or "an earlier run"
+    turn: int

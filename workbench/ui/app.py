@@ -169,7 +169,8 @@ class WorkbenchApp(App[None]):
         if notes:
             self._show_status()
         for note in notes:
-            self.notify(note.describe(), title="Writer format", markup=False)
+            title = "Recall" if note.origin == "recall" else "Writer format"
+            self.notify(note.describe(), title=title, markup=False)
         self.query_one(FactPanel).view = MemoryView.after(message.update)
 
     # -- turns -------------------------------------------------------------------------
@@ -198,8 +199,13 @@ class WorkbenchApp(App[None]):
         pane.start_turn(text, lambda on_text: runtime.ask(agent, text, on_text=on_text))
 
     @on(ChatPane.TurnEnded)
-    def _turn_ended(self, event: ChatPane.TurnEnded) -> None:
+    async def _turn_ended(self, event: ChatPane.TurnEnded) -> None:
         event.pane.usage = self.runtime.usage(event.pane.agent)
+        if recalled := self.runtime.recalled(event.pane.agent):
+            await event.pane.notice(
+                f"Recall put {len(recalled)} earlier message(s) into this turn, from "
+                f"{' and '.join(sorted({r.agent for r in recalled}))} agent history. F2 shows them."
+            )
 
     @on(Worker.StateChanged)
     async def _worker_changed(self, event: Worker.StateChanged) -> None:
@@ -292,7 +298,7 @@ class WorkbenchApp(App[None]):
         if self._unavailable():
             return
         agent = self.active_agent
-        self.push_screen(CallsScreen(agent, self.runtime.last_turn_calls(agent)))
+        self.push_screen(CallsScreen(agent, self.runtime.last_turn_calls(agent), self.runtime.recalled(agent)))
 
     def action_help(self) -> None:
         self.push_screen(HelpScreen(self.runtime.status if self.ready else None))
@@ -313,6 +319,20 @@ class WorkbenchApp(App[None]):
                 f"Switched to {mode} mode: the {agent} agent starts a new session; the facts are kept."
             )
 
+    async def switch_recall(self, on: bool) -> None:
+        if any(self.pane(a).busy for a in ("support", "logs")):
+            self.notify("Wait for the running turns to finish before switching recall.", severity="warning")
+            return
+        if not self.runtime.set_recall(on):
+            self.notify("This session was started without recall.", severity="warning")
+            return
+        self._show_status()
+        state = "on: both agents recall from every earlier message of yours" if on else "off"
+        for agent in ("support", "logs"):
+            await self.pane(agent).replace_history(
+                f"Recall {state}. The {agent} agent starts a new session; the facts are kept."
+            )
+
     def get_system_commands(self, screen: Screen[object]) -> Iterable[SystemCommand]:
         yield from super().get_system_commands(screen)
         yield SystemCommand(
@@ -324,6 +344,13 @@ class WorkbenchApp(App[None]):
                 f"Switch to {other} mode",
                 "Both agents start new, empty sessions (their histories are replaced); the facts are kept",
                 lambda: self.run_worker(self.switch_integration_mode(other)),
+            )
+            recall_on = self.runtime.status.recall is not None
+            yield SystemCommand(
+                f"Turn recall {'off' if recall_on else 'on'}",
+                "Retrieved chat-history memory (seed 004): store every message, recall similar ones; "
+                "both agents start new sessions",
+                lambda: self.run_worker(self.switch_recall(not recall_on)),
             )
         yield SystemCommand("What the model saw", "The last turn's calls of the focused pane", self.action_show_calls)
         yield SystemCommand(

@@ -21,6 +21,7 @@ from workbench.ui.literal import literal
 
 if TYPE_CHECKING:
     from workbench.runtime import CallRecord, RuntimeStatus
+    from workbench.runtime.view import RecalledMessage
 
 
 class ConfirmForget(ModalScreen[bool]):
@@ -113,20 +114,36 @@ def render_calls(agent: str, calls: Sequence[CallRecord]) -> Text:
     return text
 
 
+def render_recalled(recalled: Sequence[RecalledMessage]) -> Text:
+    """What recall put into the turn: each message with its distance, scope and turn, literally."""
+    text = Text(f"recalled {len(recalled)} earlier message(s) into this turn", style="bold")
+    text.append(" (cosine distance: lower is closer; quoted to the model as data, never as instructions)\n", "dim")
+    for item in recalled:
+        text.append(f"\ndistance {item.distance:.3f}", style="bold")
+        text.append(f" · {item.role} · {item.agent} agent · {item.session} · turn {item.turn}\n")
+        text.append_text(literal(item.text))
+        text.append("\n")
+    text.append("\n" + "-" * 40 + "\n\n", style="dim")
+    return text
+
+
 class CallsScreen(ModalScreen[None]):
-    """What the model saw in the last turn of one pane."""
+    """What the model saw in the last turn of one pane, and what recall put into it."""
 
     BINDINGS = [Binding("escape,q,f2", "dismiss", "Close")]
 
-    def __init__(self, agent: str, calls: Sequence[CallRecord]) -> None:
+    def __init__(self, agent: str, calls: Sequence[CallRecord], recalled: Sequence[RecalledMessage] = ()) -> None:
         super().__init__(classes="modal")
         self.agent = agent
         self.calls = calls
+        self.recalled = recalled
 
     def compose(self) -> ComposeResult:
         with Vertical(id="dialog", classes="wide"):
             yield Static(Text(f"What the model saw: last turn of the {self.agent} pane", "bold"), id="question")
             with VerticalScroll(id="calls"):
+                if self.recalled:
+                    yield Static(render_recalled(self.recalled), markup=False, id="recalled")
                 yield Static(render_calls(self.agent, self.calls), markup=False)
             yield Static("Esc closes", classes="hint")
 

@@ -1,0 +1,49 @@
+"""--recall in the TUI: both agents store and recall for the same user, the pane says so, F2 shows
+what was recalled, the header names store and embedder, forget purges, the palette switches it."""
+
+from tests.ui.helpers import answer, make_recall_app, say
+from workbench.ui.chat import Notice
+from workbench.ui.screens import CallsScreen
+
+
+def notices(app, agent):
+    return [str(n.render()) for n in app.pane(agent).query(Notice)]
+
+
+async def test_the_logs_agent_recalls_what_the_user_told_support():
+    app = make_recall_app()
+    async with app.run_test(size=(140, 40)) as pilot:
+        assert app.sub_title.endswith("recall: in memory, lexical")
+        await say(pilot, "support", "module=Reporting; database=PostgreSQL")
+        await say(pilot, "logs", "Which database holds the logs?")
+        recalled = app.runtime.recalled("logs")
+        assert "module=Reporting; database=PostgreSQL" in [r.text for r in recalled]
+        assert {r.agent for r in recalled} == {"support"} and recalled[0].session == "session 1 of this run"
+        assert any("Recall put" in n and "F2 shows them" in n for n in notices(app, "logs"))
+        await pilot.press("f2")
+        await pilot.pause()
+        assert isinstance(app.screen, CallsScreen)
+        assert "distance" in str(app.screen.query_one("#recalled").render())
+
+
+async def test_forget_all_purges_recall_and_the_ledger_counts_without_values():
+    app = make_recall_app()
+    async with app.run_test(size=(140, 40)) as pilot:
+        await say(pilot, "support", "customer=Contoso")
+        await pilot.press("f8")
+        await answer(pilot, "y")
+        await say(pilot, "logs", "Which customer was it, Contoso?")
+        assert not any("Contoso" in r.text for r in app.runtime.recalled("logs") if r.turn == 1)
+        notes = [e.describe() for e in app.runtime.snapshot().ledger if e.origin == "recall"]
+        assert notes == ["Note: recall: purged 2 stored message(s) from the in memory store."]
+
+
+async def test_the_palette_turns_recall_on_and_off():
+    app = make_recall_app(on=False)
+    async with app.run_test(size=(140, 40)) as pilot:
+        assert "recall" not in app.sub_title
+        await pilot.app.switch_recall(True)  # what the palette entry runs
+        await pilot.pause()
+        assert app.sub_title == app.runtime.status.summary and "recall: in memory, lexical" in app.sub_title
+        titles = [c.title for c in app.get_system_commands(app.screen)]
+        assert "Turn recall off" in titles

@@ -1,0 +1,81 @@
+"""What the user chose for recall: on or off, the store, the embedder. Light to import."""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from workbench.runtime.config import ConfigError
+
+if TYPE_CHECKING:
+    from workbench.recall.setup import RecallSetup
+
+MEMORY_STORE = "memory"
+
+
+@dataclass(frozen=True)
+class RecallConfig:
+    """`embedding_model` None means the built-in lexical embedder. `store` None means the DuckDB file
+    in the user's data directory; "memory" means Agent Framework's InMemoryStore (gone on exit)."""
+
+    enabled: bool = False
+    store: str | None = None
+    embedding_model: str | None = None
+    embedding_base_url: str | None = None
+    api_key: str | None = field(default=None, repr=False)
+    timeout: float = 60.0
+
+    @classmethod
+    def from_options(
+        cls,
+        *,
+        enabled: bool = False,
+        store: str | None = None,
+        embedding_model: str | None = None,
+        embedding_base_url: str | None = None,
+        base_url: str | None = None,
+        timeout: float = 60.0,
+    ) -> RecallConfig:
+        """The embeddings server is --embedding-base-url, else the chat model's (--base-url or
+        OPENAI_BASE_URL), else OpenAI; the key is OPENAI_API_KEY, as for the chat model."""
+        if embedding_base_url and not embedding_model:
+            raise ConfigError("--embedding-base-url needs --embedding-model: name the model that server serves")
+        if not embedding_model:
+            return cls(enabled=enabled, store=store, timeout=timeout)
+        url = embedding_base_url or base_url or os.environ.get("OPENAI_BASE_URL") or None
+        api_key = os.environ.get("OPENAI_API_KEY") or None
+        if api_key is None and url is None:
+            raise ConfigError(
+                "OpenAI embeddings need a key: set OPENAI_API_KEY, or point --embedding-base-url at a local "
+                "OpenAI-compatible server"
+            )
+        return cls(enabled, store, embedding_model, url, api_key, timeout)
+
+    @property
+    def store_path(self) -> Path | None:
+        """The DuckDB file, or None for the in-memory store."""
+        if self.store == MEMORY_STORE:
+            return None
+        from workbench.recall.duckdb_file import default_path
+
+        return Path(self.store).expanduser() if self.store else default_path()
+
+    def build(self) -> RecallSetup:
+        """The store (opened at first use) and the embedder. Loads Agent Framework; DuckDB only for a file."""
+        from workbench.recall.embedders import build_embedder
+        from workbench.recall.setup import RecallSetup
+        from workbench.recall.store import RecallStore
+
+        path = self.store_path
+        if path is None:
+            store = RecallStore()
+        else:
+            from workbench.recall.duckdb_file import DuckDBBackend
+
+            store = RecallStore(DuckDBBackend(path))
+        embedder = build_embedder(
+            self.embedding_model, base_url=self.embedding_base_url, api_key=self.api_key, timeout=self.timeout
+        )
+        return RecallSetup(store, embedder)
