@@ -126,6 +126,16 @@ def build_parser() -> argparse.ArgumentParser:
     )
     add_model_options(drift, with_defaults=False)
     drift.add_argument("--turns", type=int, help="stretch the chronology to this many turns with filler turns")
+    drift.add_argument(
+        "--chronology",
+        metavar="FILE",
+        help="run this chronology file (the format is in the README) instead of the built-in one",
+    )
+    drift.add_argument(
+        "--sweep",
+        metavar="N,N,...",
+        help="run the stretched chronology at each length (e.g. 10,100,1000) and show how each policy grows",
+    )
     drift.add_argument("--json", action="store_true", help="print the report as JSON")
     qualify = commands.add_parser(
         "qualify",
@@ -165,16 +175,47 @@ def run_qualify_command(args: argparse.Namespace, config: ModelConfig) -> int:
 
 
 def run_drift_command(args: argparse.Namespace, config: ModelConfig) -> int:
-    from workbench.drift import DriftStopped, run_drift
-    from workbench.drift.report import render, to_json
+    """The report, whole or partial; a stop adds one line on stderr and exits 1."""
+    from workbench.drift import ChronologyError, load_chronology, load_chronology_file, run_drift
+    from workbench.drift.report import render, render_sweep, stop_line, sweep_json, to_json
+    from workbench.drift.sweep import parse_lengths, run_sweep
+    from workbench.progress import stderr_progress
     from workbench.runtime import build_models
 
+    path = getattr(args, "chronology", None)
+    sweep = getattr(args, "sweep", None)
     try:
-        report = asyncio.run(run_drift(build_models(config), turns=getattr(args, "turns", None)))
-    except (DriftStopped, ValueError) as exc:
+        if sweep is not None and getattr(args, "turns", None) is not None:
+            raise ValueError("--sweep and --turns cannot be combined: --sweep gives the lengths")
+        story = load_chronology_file(path) if path else load_chronology()
+        lengths = parse_lengths(sweep) if sweep is not None else None
+        with stderr_progress(wanted=not getattr(args, "json", False)) as progress:
+
+            def show(policy: str, turn: int, total: int) -> None:
+                assert progress is not None
+                progress(f"{policy} · {total:,} turns", turn, total)
+
+            sink = show if progress else None
+            models = build_models(config)
+            if lengths is not None:
+                result = asyncio.run(run_sweep(models, lengths, chronology=story, progress=sink))
+                stopped = result.stopped
+                _print_report(args, sweep_json(result), render_sweep(result))
+            else:
+                report = asyncio.run(
+                    run_drift(models, turns=getattr(args, "turns", None), chronology=story, progress=sink)
+                )
+                stopped = report if report.partial else None
+                _print_report(args, to_json(report), render(report))
+    except ChronologyError as exc:
+        print(f"workbench drift: {exc}", file=sys.stderr)
+        return 2
+    except ValueError as exc:
         print(f"workbench drift: stopped: {exc}", file=sys.stderr)
         return 1
-    _print_report(args, to_json(report), render(report))
+    if stopped is not None:
+        print(f"workbench drift: {stop_line(stopped)} (the report above is partial)", file=sys.stderr)
+        return 1
     return 0
 
 

@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 from rich.table import Table
+from rich.text import Text
 
 
 def titled_table(title: str, columns: tuple[str, ...]) -> Table:
-    """A left-titled table whose cells fold instead of cropping."""
-    table = Table(title=title, title_justify="left")
+    """A left-titled table whose cells fold instead of cropping. The title is literal text: it may
+    quote a user's question, so no markup in it is interpreted."""
+    table = Table(title=Text(title), title_justify="left")
     for column in columns:
         table.add_column(column, overflow="fold")
     return table

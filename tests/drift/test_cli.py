@@ -2,6 +2,8 @@
 
 import json
 
+import pytest
+
 from tests.support.openai_server import Canned
 from workbench.cli import main
 
@@ -15,22 +17,52 @@ def test_json_output_shape(capsys):
         "model",
         "live",
         "seconds",
+        "partial",
+        "stop",
         "policies",
         "probes",
         "matrix",
         "accounting",
+        "request_chars_by_turn",
     }
+    assert data["partial"] is False and data["stop"] is None
     assert data["turns"] == 12 and data["live"] is False and data["model"].startswith("scripted")
     names = [p["name"] for p in data["policies"]]
     assert names == ["full", "window", "summary", "facts", "compaction", "recall", "recall_purged"]
     assert [p["id"] for p in data["probes"]] == ["restart", "scope"]
     assert data["probes"][0]["forgotten"] == {"customer": ["Contoso"]}
     cell = data["matrix"]["facts"]["scope"]
-    assert set(cell) == {"request_chars", "current", "superseded", "prohibition", "forgotten"}
+    assert set(cell) == {
+        "request_chars",
+        "current",
+        "superseded",
+        "prohibition",
+        "forgotten",
+        "answer",
+        "answer_expected",
+        "answer_forbidden",
+    }
+    assert data["probes"][1]["expect"] == ["SQL Server 2022", "Billing"] and data["probes"][1]["derived"] is True
+    assert data["matrix"]["full"]["scope"]["answer_forbidden"] == {
+        "Contoso": True,
+        "PostgreSQL": True,
+        "Reporting": True,
+    }
+    # The request size at every turn, from turn 1, where provenance makes facts larger than a short history.
+    sizes = data["request_chars_by_turn"]
+    assert all(len(sizes[name]) == 12 for name in names)
+    assert sizes["facts"][0] > sizes["full"][0] and sizes["facts"][-1] < sizes["full"][-1]
     assert cell["forgotten"] == {"Contoso": False} and cell["prohibition"] is False
     for name in names:
         cost = data["accounting"][name]
-        assert set(cost) == {"calls", "request_chars", "estimated_tokens", "reported_tokens", "retained_history"}
+        assert set(cost) == {
+            "calls",
+            "request_chars",
+            "estimated_tokens",
+            "reported_tokens",
+            "retained_history",
+            "seconds",
+        }
         assert cost["reported_tokens"] is None  # the built-in model reports nothing: unknown, not zero
         assert cost["estimated_tokens"] == cost["request_chars"] // 4
 
@@ -55,8 +87,107 @@ def test_a_bad_summary_stops_with_a_clear_message(loopback, capsys):
     )
     code = main(["drift", "--model", "loopback-model", "--base-url", loopback.base_url, "--json"])
     captured = capsys.readouterr()
-    assert code == 1 and captured.out == ""
-    assert "stopped: the summarizer returned an empty summary at turn 1" in captured.err
+    assert code == 1
+    assert captured.err.count("\n") == 1
+    assert "stopped at generated summary, turn 1: the summarizer returned an empty summary at turn 1" in captured.err
+    data = json.loads(captured.out)
+    assert data["partial"] is True and data["stop"]["policy"] == "summary" and data["stop"]["turn"] == 1
+    assert set(data["matrix"]) == {"full", "window", "summary"} and data["matrix"]["summary"] == {}
+    assert data["matrix"]["full"]["scope"]["current"]["module"] is True
+
+
+def test_a_stop_shows_the_partial_tables(loopback, capsys, monkeypatch):
+    monkeypatch.setenv("COLUMNS", "240")
+    loopback.state.responder = lambda body: (
+        Canned(text="") if "summarizer agent" in body["messages"][0]["content"] else None
+    )
+    assert main(["drift", "--model", "loopback-model", "--base-url", loopback.base_url]) == 1
+    out = " ".join(capsys.readouterr().out.split())
+    assert "PARTIAL" in out and "stopped at generated summary, turn 1" in out
+    assert "not measured (the comparison stopped)" in out and "full history" in out
+
+
+def test_answers_that_revive_a_superseded_value_are_scored_as_revived(loopback, tmp_path, capsys):
+    path = tmp_path / "mine.json"
+    path.write_text(
+        json.dumps(
+            {
+                "name": "mine",
+                "steps": [
+                    {"say": "module=Reporting; database=PostgreSQL"},
+                    {"say": "module=Billing; database=SQL Server 2022"},
+                    {"say": "Which database do we use?", "probe": "db"},
+                    {
+                        "say": "What should I check first?",
+                        "probe": "given",
+                        "expect": ["billing"],
+                        "forbid": ["reporting"],
+                    },
+                ],
+            }
+        ),
+        encoding="utf-8",
+    )
+    loopback.state.responder = lambda body: (
+        None
+        if "summarizer agent" in json.dumps(body["messages"]) or "response_format" in body
+        else Canned(text="It is PostgreSQL, in the Reporting module.")
+    )
+    code = main(["drift", "--chronology", str(path), "--model", "m", "--base-url", loopback.base_url, "--json"])
+    data = json.loads(capsys.readouterr().out)
+    assert code == 0 and data["chronology"] == "mine"
+    db, given = data["probes"]
+    assert (db["expect"], db["forbid"], db["derived"]) == (["SQL Server 2022"], ["PostgreSQL"], True)
+    for name in ("full", "window", "summary", "facts", "compaction"):
+        assert data["matrix"][name]["db"]["answer_expected"] == {"SQL Server 2022": False}
+        assert data["matrix"][name]["db"]["answer_forbidden"] == {"PostgreSQL": True}  # revived
+        assert data["matrix"][name]["given"]["answer_expected"] == {"billing": False}
+        assert data["matrix"][name]["given"]["answer_forbidden"] == {"reporting": True}  # case-insensitive
+
+
+def test_a_bad_chronology_file_lists_its_problems_without_a_traceback(tmp_path, capsys):
+    path = tmp_path / "bad.json"
+    path.write_text(json.dumps({"name": "b", "steps": [{"say": "hi", "forget": "password"}, {"probe": "p"}]}))
+    assert main(["drift", "--chronology", str(path)]) == 2
+    err = capsys.readouterr().err
+    assert "bad.json: 2 problems" in err and "Traceback" not in err
+    assert 'step 1, field "forget"' in err and 'step 2, field "probe"' in err
+
+
+def test_the_sweep_json_shape(capsys):
+    assert main(["drift", "--sweep", "10,14", "--json"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    assert set(data) == {"chronology", "model", "lengths", "partial", "stop", "runs"}
+    assert data["lengths"] == [10, 14] and data["partial"] is False and data["stop"] is None
+    assert [run["turns"] for run in data["runs"]] == [10, 14]
+    for run in data["runs"]:
+        assert set(run) == {"turns", "seconds", "partial", "policies", "request_chars_by_turn"}
+        assert list(run["policies"]) == ["full", "window", "summary", "facts", "compaction"]
+        for cell in run["policies"].values():
+            assert set(cell) == {"request_chars_at_last_probe", "chars_sent", "calls", "seconds"}
+        assert all(len(sizes) == run["turns"] for sizes in run["request_chars_by_turn"].values())
+    full = [run["policies"]["full"]["request_chars_at_last_probe"] for run in data["runs"]]
+    facts = [run["policies"]["facts"]["request_chars_at_last_probe"] for run in data["runs"]]
+    assert full[1] > full[0] and facts[1] - facts[0] < 10
+
+
+def test_the_sweep_table_and_chart(capsys, monkeypatch):
+    monkeypatch.setenv("COLUMNS", "200")
+    assert main(["drift", "--sweep", "10,12"]) == 0
+    out = capsys.readouterr().out
+    assert "request chars at the last probe" in out and "request size at every turn" in out
+    assert "b bounded facts" in out and "f full history" in out
+
+
+@pytest.mark.parametrize("bad", ["10,x", "100,10", "0,10", "10,10"])
+def test_bad_sweep_lengths_exit_non_zero(bad, capsys):
+    assert main(["drift", "--sweep", bad]) == 1
+    assert "--sweep" in capsys.readouterr().err
+
+
+def test_progress_stays_off_when_stderr_is_not_a_terminal(capsys):
+    assert main(["drift", "--turns", "11"]) == 0
+    assert capsys.readouterr().err == ""
 
 
 def test_an_unreachable_model_stops_with_a_clear_message(capsys):
@@ -64,7 +195,8 @@ def test_an_unreachable_model_stops_with_a_clear_message(capsys):
     assert "cannot reach http://127.0.0.1:9/v1" in capsys.readouterr().err
 
 
-def test_live_answers_are_labelled_as_that_models_answers(loopback, capsys):
+def test_live_answers_are_labelled_as_that_models_answers(loopback, capsys, monkeypatch):
+    monkeypatch.setenv("COLUMNS", "300")
     assert main(["drift", "--model", "loopback-model", "--base-url", loopback.base_url]) == 0
     out = " ".join(capsys.readouterr().out.split())
-    assert "answers of loopback-model @ 127.0.0.1" in out and "not a verdict" in out
+    assert "what loopback-model @ 127.0.0.1" in out and "answered (that model's answers, not a verdict)" in out

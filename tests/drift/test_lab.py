@@ -1,8 +1,10 @@
 """The drift lab on the built-in model, checked cell by cell against what the chronology implies."""
 
+import json
+
 import pytest
 
-from workbench.drift import MAX_SUMMARY_CHARS, DriftStopped, load_chronology, run_drift
+from workbench.drift import MAX_SUMMARY_CHARS, load_chronology, run_drift
 from workbench.runtime import ModelConfig, build_models
 
 SCRIPTED = build_models(ModelConfig())
@@ -129,9 +131,33 @@ async def test_a_bad_summary_stops_the_comparison_without_replacement(loopback, 
         Canned(text=summary) if "summarizer agent" in body["messages"][0]["content"] else None
     )
     models = build_models(ModelConfig(model="loopback-model", base_url=loopback.base_url, max_retries=0))
-    with pytest.raises(DriftStopped, match=reason) as stopped:
-        await run_drift(models)
-    assert "no replacement text" in str(stopped.value) and "turn 1" in str(stopped.value)
+    report = await run_drift(models)
+    assert report.partial and report.stop is not None
+    assert (report.stop.policy, report.stop.turn) == ("summary", 1)
+    assert reason in report.stop.reason and "no replacement text" in report.stop.reason
+    # What was measured before the stop is kept; the policies after it were not run.
+    assert list(report.scores) == ["full", "window", "summary"] and report.scores["summary"] == {}
+    assert set(report.scores["full"]) == {"restart", "scope"}
+    assert report.accounting["summary"].calls == {"agent": 1, "writer": 0, "summarizer": 1}
+    assert "facts" not in report.accounting
+
+
+async def test_a_stop_at_turn_n_keeps_every_earlier_turn(loopback):
+    from tests.support.openai_server import Canned
+
+    def responder(body):
+        said = json.dumps(body["messages"])
+        if "summarizer agent" in said and "environment=production" in said:
+            return Canned(text="x" * (MAX_SUMMARY_CHARS + 62))
+        return None
+
+    loopback.state.responder = responder
+    models = build_models(ModelConfig(model="loopback-model", base_url=loopback.base_url, max_retries=0))
+    report = await run_drift(models)
+    assert (report.stop.policy, report.stop.turn) == ("summary", 6)
+    assert f"{MAX_SUMMARY_CHARS + 62} characters at turn 6" in report.stop.reason
+    assert len(report.sizes["summary"]) == 5 and all(report.sizes["summary"])
+    assert report.accounting["summary"].calls["agent"] == 6 and report.accounting["summary"].calls["summarizer"] == 6
 
 
 async def test_a_summary_of_exactly_the_limit_is_accepted(loopback):

@@ -1,41 +1,204 @@
-"""The fixed chronology the drift lab replays, kept as data, and what it implies at each probe."""
+"""Chronologies: the public file format the drift lab replays, validated with pydantic, and what a
+chronology implies at each probe (the values the user's own declarations make current, superseded
+or forgotten). The built-in chronology loads through the same path as a user's file."""
 
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass, field
+import re
+from dataclasses import dataclass, field, replace
 from importlib import resources
+from pathlib import Path
+from typing import Annotated, Any, Literal
 
-from workbench.memory import parse_declarations
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+from pydantic_core import PydanticCustomError
+
+from workbench.memory import ALLOWED_KEYS, MAX_FACTS, MAX_MESSAGE_CHARS, parse_declarations
+
+AGENTS = ("support", "logs")
+FORGET_ALL = "all"
+MAX_PROBE_ID_CHARS = 40
+MAX_CHECK_TEXTS = 20
+MAX_STEPS = 100_000
+_ECHO_CHARS = 40
+
+
+class ChronologyError(ValueError):
+    """A chronology that cannot be run: one line per problem, each naming the step and the field."""
+
+    def __init__(self, source: str, problems: list[str]) -> None:
+        self.source = source
+        self.problems = problems
+        count = f"{len(problems)} problem{'s' if len(problems) != 1 else ''}"
+        super().__init__(f"{source}: {count}\n" + "\n".join(f"  {p}" for p in problems))
+
+
+def _rule(field_name: str, message: str) -> PydanticCustomError:
+    return PydanticCustomError("chronology_rule", "{message}", {"field": field_name, "message": message})
+
+
+Say = Annotated[str, Field(min_length=1, max_length=MAX_MESSAGE_CHARS)]
+CheckText = Annotated[str, Field(min_length=1, max_length=256)]
+
+
+class StepFile(BaseModel):
+    """One step as written in a chronology file."""
+
+    model_config = ConfigDict(extra="forbid", strict=True)
+
+    say: Say | None = None
+    agent: Literal["support", "logs"] = "support"
+    forget: str | None = None
+    probe: Annotated[str, Field(min_length=1, max_length=MAX_PROBE_ID_CHARS)] | None = None
+    expect: Annotated[list[CheckText], Field(max_length=MAX_CHECK_TEXTS)] | None = None
+    forbid: Annotated[list[CheckText], Field(max_length=MAX_CHECK_TEXTS)] | None = None
+
+    @field_validator("say")
+    @classmethod
+    def _not_blank(cls, value: str | None) -> str | None:
+        if value is not None and not value.strip():
+            raise ValueError("a message must contain more than spaces")
+        return value
+
+    @field_validator("forget")
+    @classmethod
+    def _known_key(cls, value: str | None) -> str | None:
+        if value is not None and value != FORGET_ALL and value not in ALLOWED_KEYS:
+            raise ValueError(
+                f"{_echo(value)} is not a key that can be forgotten; use one of "
+                f"{', '.join(sorted(ALLOWED_KEYS))}, or {FORGET_ALL!r}"
+            )
+        return value
+
+    @model_validator(mode="after")
+    def _coherent(self) -> StepFile:
+        if self.probe is not None and self.say is None:
+            raise _rule("probe", "a probe needs a question in 'say'")
+        if self.say is None and self.forget is None:
+            raise _rule("say", "a step needs a message in 'say', a 'forget', or both")
+        for name in ("expect", "forbid"):
+            if getattr(self, name) is not None and self.probe is None:
+                raise _rule(name, f"'{name}' belongs to a probe: add 'probe' to this step")
+        if self.probe is not None and self.say is not None and parse_declarations(self.say):
+            raise _rule("probe", "a probe is a question: its message must declare nothing (no key=value)")
+        return self
+
+
+class ChronologyFile(BaseModel):
+    """A chronology file: its story, and what `--turns` inserts to stretch it."""
+
+    model_config = ConfigDict(extra="forbid", strict=True)
+
+    name: Annotated[str, Field(min_length=1, max_length=80)]
+    description: Annotated[str, Field(max_length=2_000)] = ""
+    prohibition_key: str | None = None
+    filler: Annotated[str, Field(max_length=MAX_MESSAGE_CHARS - 20)] = ""
+    fillers_after: Annotated[int, Field(ge=0)] = 0
+    steps: Annotated[list[StepFile], Field(min_length=1, max_length=MAX_STEPS)]
+
+    @field_validator("prohibition_key")
+    @classmethod
+    def _allowed(cls, value: str | None) -> str | None:
+        if value is not None and value not in ALLOWED_KEYS:
+            raise ValueError(f"{_echo(value)} is not an allowed key ({', '.join(sorted(ALLOWED_KEYS))})")
+        return value
+
+    @field_validator("filler")
+    @classmethod
+    def _declares_nothing(cls, value: str) -> str:
+        if parse_declarations(value):
+            raise ValueError("a filler turn must declare nothing (no key=value)")
+        if value and "{n}" not in value:
+            raise ValueError("a filler must contain {n}, the filler's number, so no two filler turns are alike")
+        return value
+
+
+def _echo(text: str) -> str:
+    """A user's text quoted for an error message: bounded, with control characters escaped."""
+    return json.dumps(text if len(text) <= _ECHO_CHARS else text[:_ECHO_CHARS] + "...", ensure_ascii=True)
+
+
+def _where(loc: tuple[int | str, ...]) -> tuple[str, str | None]:
+    if len(loc) >= 2 and loc[0] == "steps" and isinstance(loc[1], int):
+        field_name = next((str(p) for p in loc[2:] if isinstance(p, str)), None)
+        return f"step {loc[1] + 1}", field_name
+    return "chronology", str(loc[0]) if loc else None
+
+
+_FIELDS = {"step": tuple(StepFile.model_fields), "chronology": tuple(ChronologyFile.model_fields)}
+
+
+def _describe(error: Any) -> str:
+    place, field_name = _where(tuple(error["loc"]))
+    kind = "step" if place.startswith("step") else "chronology"
+    if error["type"] == "chronology_rule":
+        field_name = error["ctx"]["field"]
+        message = error["ctx"]["message"]
+    elif error["type"] == "extra_forbidden":
+        message = f"unknown field; a {kind} has {', '.join(_FIELDS[kind])}"
+    elif error["type"] == "missing":
+        message = "required"
+    else:
+        message = re.sub(r"^Value error, ", "", error["msg"])
+    named = f", field {_echo(field_name)}" if field_name else ""
+    return f"{place}{named}: {message}"
+
+
+def _story_problems(data: ChronologyFile) -> list[str]:
+    problems = []
+    seen: dict[str, int] = {}
+    for number, step in enumerate(data.steps, 1):
+        if step.probe is None:
+            continue
+        if step.probe in seen:
+            problems.append(f'step {number}, field "probe": {_echo(step.probe)} is already step {seen[step.probe]}\'s')
+        seen.setdefault(step.probe, number)
+    if data.fillers_after > len(data.steps):
+        problems.append(
+            f'chronology, field "fillers_after": {data.fillers_after} is past the last step ({len(data.steps)})'
+        )
+    if not seen:
+        problems.append('chronology, field "steps": no step is a probe, so nothing would be scored')
+    return problems
 
 
 @dataclass(frozen=True)
 class Step:
-    """One user turn. `forget` names a key the user asks to forget at this turn; `probe` marks a
-    turn whose request is scored."""
+    """One turn of the story: a message to one agent, a forget (a key or "all"), or both (the forget
+    first). A probe is a question whose request, and answer, are scored."""
 
-    say: str
+    say: str | None
     forget: str | None = None
     probe: str | None = None
+    agent: str = "support"
+    expect: tuple[str, ...] | None = None
+    forbid: tuple[str, ...] | None = None
 
 
 @dataclass(frozen=True)
 class Expectation:
-    """What the chronology implies at one probe, from the user's own declarations."""
+    """What the chronology implies at one probe, from the user's own declarations, and the texts its
+    answer should and should not contain (given in the file, or derived from the keys the question
+    names: their current values expected, their superseded and forgotten values forbidden)."""
 
     probe: str
     question: str
+    agent: str
     current: dict[str, str]
     superseded: dict[str, tuple[str, ...]]
     prohibition: str | None
     forgotten: dict[str, tuple[str, ...]]
+    expect: tuple[str, ...] = ()
+    forbid: tuple[str, ...] = ()
+    derived: bool = False
 
 
 @dataclass(frozen=True)
 class Chronology:
     name: str
     description: str
-    prohibition_key: str
+    prohibition_key: str | None
     steps: tuple[Step, ...]
     filler: str = ""
     fillers_after: int = 0
@@ -49,60 +212,148 @@ class Chronology:
         """The same story with filler turns (declaring nothing) inserted so it has `turns` turns."""
         if turns < self.turns:
             raise ValueError(f"the chronology needs at least {self.turns} turns; {turns} asked")
+        if turns > self.turns and not self.filler:
+            raise ValueError(f"the chronology {self.name!r} has no filler, so it cannot be stretched")
         fillers = tuple(Step(self.filler.format(n=i + 1)) for i in range(turns - self.turns))
         steps = self.steps[: self.fillers_after] + fillers + self.steps[self.fillers_after :]
-        return _with_expectations(
-            Chronology(self.name, self.description, self.prohibition_key, steps, self.filler, self.fillers_after)
-        )
+        return with_expectations(replace(self, steps=steps))
+
+    def to_file(self) -> dict[str, Any]:
+        """The chronology in the public file format (what `load_chronology_file` reads back)."""
+        data: dict[str, Any] = {"name": self.name, "description": self.description}
+        if self.prohibition_key:
+            data["prohibition_key"] = self.prohibition_key
+        if self.filler:
+            data |= {"filler": self.filler, "fillers_after": self.fillers_after}
+        data["steps"] = [
+            {
+                k: list(v) if isinstance(v, tuple) else v
+                for k, v in (
+                    ("say", s.say),
+                    ("agent", s.agent if s.agent != "support" else None),
+                    ("forget", s.forget),
+                    ("probe", s.probe),
+                    ("expect", s.expect),
+                    ("forbid", s.forbid),
+                )
+                if v is not None
+            }
+            for s in self.steps
+        ]
+        return data
 
 
-def _with_expectations(chronology: Chronology) -> Chronology:
+_WORD = re.compile(r"[a-z]+")
+
+
+def named_keys(question: str) -> list[str]:
+    """The allowed keys a question names as words, singular or plural ("Which module ...", "Where
+    are the logs?")."""
+    words = set(_WORD.findall(question.lower()))
+    return sorted(key for key in ALLOWED_KEYS if key in words or f"{key}s" in words)
+
+
+def with_expectations(chronology: Chronology) -> Chronology:
+    """Walk the story as the memory contract reads it: a message whose declarations would be admitted
+    (allowed keys, at most five) sets current values; a forget moves values to forgotten."""
     current: dict[str, str] = {}
     superseded: dict[str, list[str]] = {}
     forgotten: dict[str, list[str]] = {}
     expectations = []
     for step in chronology.steps:
-        if step.probe:
-            expectations.append(
-                Expectation(
-                    probe=step.probe,
-                    question=step.say,
-                    current=dict(current),
-                    superseded={k: tuple(v) for k, v in superseded.items() if v},
-                    prohibition=current.get(chronology.prohibition_key),
-                    forgotten={k: tuple(v) for k, v in forgotten.items() if v},
-                )
-            )
         if step.forget:
-            for value in [current.pop(step.forget, None), *superseded.pop(step.forget, [])]:
-                if value:
-                    forgotten.setdefault(step.forget, []).append(value)
-        for key, value in parse_declarations(step.say).items():
-            if key in current and current[key] != value:
-                superseded.setdefault(key, []).append(current[key])
-            current[key] = value
-    return Chronology(
-        chronology.name,
-        chronology.description,
-        chronology.prohibition_key,
-        chronology.steps,
-        chronology.filler,
-        chronology.fillers_after,
-        tuple(expectations),
+            keys = list({*current, *superseded}) if step.forget == FORGET_ALL else [step.forget]
+            for key in keys:
+                for value in [current.pop(key, None), *superseded.pop(key, [])]:
+                    if value:
+                        forgotten.setdefault(key, []).append(value)
+        if step.say is None:
+            continue
+        if step.probe:
+            expectations.append(_expectation(chronology, step, step.say, current, superseded, forgotten))
+        declared = parse_declarations(step.say)
+        if declared and len(declared) <= MAX_FACTS and set(declared) <= ALLOWED_KEYS:
+            for key, value in declared.items():
+                if key in current and current[key] != value:
+                    superseded.setdefault(key, []).append(current[key])
+                current[key] = value
+    return replace(chronology, expectations=tuple(expectations))
+
+
+def _expectation(
+    chronology: Chronology,
+    step: Step,
+    question: str,
+    current: dict[str, str],
+    superseded: dict[str, list[str]],
+    forgotten: dict[str, list[str]],
+) -> Expectation:
+    derived = step.expect is None and step.forbid is None
+    if derived:
+        keys = named_keys(question)
+        expect = tuple(current[k] for k in keys if k in current)
+        forbid = tuple(
+            dict.fromkeys(v for k in keys for v in (*superseded.get(k, ()), *forgotten.get(k, ())) if v not in expect)
+        )
+    else:
+        expect, forbid = step.expect or (), step.forbid or ()
+    assert step.probe is not None
+    return Expectation(
+        probe=step.probe,
+        question=question,
+        agent=step.agent,
+        current=dict(current),
+        superseded={k: tuple(v) for k, v in superseded.items() if v},
+        prohibition=current.get(chronology.prohibition_key) if chronology.prohibition_key else None,
+        forgotten={k: tuple(v) for k, v in forgotten.items() if v},
+        expect=expect,
+        forbid=forbid,
+        derived=derived,
     )
+
+
+def parse_chronology(data: object, source: str = "chronology") -> Chronology:
+    """A chronology from decoded JSON, or ChronologyError naming every problem by step and field."""
+    try:
+        parsed = ChronologyFile.model_validate(data)
+    except ValidationError as exc:
+        raise ChronologyError(source, [_describe(e) for e in exc.errors()]) from None
+    if problems := _story_problems(parsed):
+        raise ChronologyError(source, problems)
+    steps = tuple(
+        Step(
+            s.say,
+            s.forget,
+            s.probe,
+            s.agent,
+            tuple(s.expect) if s.expect is not None else None,
+            tuple(s.forbid) if s.forbid is not None else None,
+        )
+        for s in parsed.steps
+    )
+    return with_expectations(
+        Chronology(parsed.name, parsed.description, parsed.prohibition_key, steps, parsed.filler, parsed.fillers_after)
+    )
+
+
+def read_chronology(text: str, source: str) -> Chronology:
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise ChronologyError(source, [f"not JSON: line {exc.lineno}, column {exc.colno}: {exc.msg}"]) from None
+    return parse_chronology(data, source)
+
+
+def load_chronology_file(path: str | Path) -> Chronology:
+    """A user's chronology file."""
+    source = str(path)
+    try:
+        text = Path(path).read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ChronologyError(source, [f"cannot be read: {getattr(exc, 'strerror', None) or exc}"]) from None
+    return read_chronology(text, source)
 
 
 def load_chronology(name: str = "chronology.json") -> Chronology:
-    """The chronology shipped with the package."""
-    data = json.loads(resources.files("workbench.drift").joinpath(name).read_text(encoding="utf-8"))
-    steps = tuple(Step(s["say"], s.get("forget"), s.get("probe")) for s in data["steps"])
-    return _with_expectations(
-        Chronology(
-            data["name"],
-            data["description"],
-            data["prohibition_key"],
-            steps,
-            data.get("filler", ""),
-            data.get("fillers_after", 0),
-        )
-    )
+    """The chronology shipped with the package, read and validated like any user's file."""
+    return read_chronology(resources.files("workbench.drift").joinpath(name).read_text(encoding="utf-8"), name)

@@ -1,4 +1,5 @@
-"""Run the chronology through every policy and score what each request actually contains."""
+"""Run a chronology through every policy and score what each request contained and what each answer
+said. A stop keeps everything measured before it."""
 
 from __future__ import annotations
 
@@ -6,7 +7,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from workbench.drift.chronology import Chronology, Expectation, load_chronology
+from workbench.drift.chronology import FORGET_ALL, Chronology, Expectation, load_chronology
 from workbench.drift.policies import DriftStopped, Policy, build_policies
 from workbench.memory import MemoryTurn
 from workbench.runtime.calls import CallLog, CallRecord, current_turn
@@ -17,8 +18,25 @@ from workbench.runtime.usage import Usage, estimate_tokens, total_usage
 
 
 @dataclass(frozen=True)
+class AnswerScore:
+    """Which expected texts an answer contains and which forbidden ones it revived, compared
+    case-insensitively. Exact text, no judge."""
+
+    expected: dict[str, bool]
+    forbidden: dict[str, bool]
+
+    @property
+    def missing(self) -> list[str]:
+        return [text for text, found in self.expected.items() if not found]
+
+    @property
+    def revived(self) -> list[str]:
+        return [text for text, found in self.forbidden.items() if found]
+
+
+@dataclass(frozen=True)
 class ProbeScore:
-    """What one policy's request held at one probe, per key and per value."""
+    """What one policy's request held at one probe, per key and per value, and what came back."""
 
     request_chars: int
     current: dict[str, bool]
@@ -26,6 +44,7 @@ class ProbeScore:
     prohibition: bool | None
     forgotten: dict[str, bool]
     answer: str
+    answer_score: AnswerScore
 
     @property
     def current_missing(self) -> list[str]:
@@ -37,6 +56,7 @@ class Accounting:
     calls: dict[str, int]
     request_chars: int
     reported: Usage | None
+    seconds: float
 
     @property
     def estimate(self) -> int:
@@ -49,6 +69,15 @@ class Retained:
     chars: int
 
 
+@dataclass(frozen=True)
+class Stop:
+    """Where and why the comparison stopped; the seed's rule: no replacement text."""
+
+    policy: str
+    turn: int
+    reason: str
+
+
 @dataclass
 class DriftReport:
     chronology: Chronology
@@ -58,14 +87,25 @@ class DriftReport:
     scores: dict[str, dict[str, ProbeScore]] = field(default_factory=dict)
     accounting: dict[str, Accounting] = field(default_factory=dict)
     retained: dict[str, Retained] = field(default_factory=dict)
+    # The agent request's size at every turn, from turn 1 (None: a forget-only step, no call).
+    sizes: dict[str, list[int | None]] = field(default_factory=dict)
+    stop: Stop | None = None
+
+    @property
+    def partial(self) -> bool:
+        return self.stop is not None
 
 
 def request_text(call: CallRecord) -> str:
     return "\n".join([call.instructions, *(m.text for m in call.messages)])
 
 
+def _contains(text: str, needle: str) -> bool:
+    return needle.casefold() in text.casefold()
+
+
 def score(text: str, expected: Expectation, answer: str) -> ProbeScore:
-    """Presence checks on the request as sent: no model judges, no winner is named."""
+    """Presence checks on the request as sent and on the answer: no model judges, no winner is named."""
 
     def has(value: str) -> bool:
         return value in text
@@ -77,9 +117,14 @@ def score(text: str, expected: Expectation, answer: str) -> ProbeScore:
         prohibition=has(expected.prohibition) if expected.prohibition else None,
         forgotten={v: has(v) for values in expected.forgotten.values() for v in values},
         answer=answer,
+        answer_score=AnswerScore(
+            expected={t: _contains(answer, t) for t in expected.expect},
+            forbidden={t: _contains(answer, t) for t in expected.forbid},
+        ),
     )
 
 
+# policy title, turn, turns in the chronology
 Progress = Callable[[str, int, int], None]
 CALL_KINDS = ("agent", "writer", "summarizer", "embeddings")
 
@@ -91,29 +136,34 @@ async def run_drift(
     chronology: Chronology | None = None,
     progress: Progress | None = None,
 ) -> DriftReport:
-    """Every turn of the chronology through every policy, in order. Raises DriftStopped with a
-    one-line reason when the comparison cannot go on (bad summary, failed model call)."""
+    """Every turn of the chronology through every policy, in order. When the comparison cannot go on
+    (bad summary, failed model call) the report keeps what was measured and names the stop."""
     story = chronology or load_chronology()
     if turns is not None:
         story = story.stretched(turns)
     calls = CallLog(capacity=1_000_000)
     policies = build_policies(models, calls)
     report = DriftReport(story, models.agent_label, live=models.agent_label != SCRIPTED_LABEL)
-    expectations = {e.probe: e for e in story.expectations}
     started = time.perf_counter()
     for policy in policies:
-        report.scores[policy.info.name] = await _replay(policy, story, expectations, calls, models, progress)
-        records = calls.records(origin=policy.info.name)
-        report.accounting[policy.info.name] = Accounting(
-            calls={
-                kind: sum(1 for r in records if r.purpose == kind)
-                for kind in ("agent", "writer", "summarizer", "embeddings")
-            },
+        policy_started = time.perf_counter()
+        name = policy.info.name
+        report.scores[name], report.sizes[name] = {}, []
+        try:
+            await _replay(policy, story, calls, models, report, progress)
+        except DriftStopped as stop:
+            report.stop = Stop(name, stop.turn, stop.reason)
+        records = calls.records(origin=name)
+        report.accounting[name] = Accounting(
+            calls={kind: sum(1 for r in records if r.purpose == kind) for kind in CALL_KINDS},
             request_chars=sum(r.request_chars for r in records),
-            reported=total_usage(r.usage for r in records),
+            reported=total_usage(r.usage for r in records if r.finished),
+            seconds=time.perf_counter() - policy_started,
         )
         retained = policy.retained()
-        report.retained[policy.info.name] = Retained(len(retained), sum(len(m.text or "") for m in retained))
+        report.retained[name] = Retained(len(retained), sum(len(m.text or "") for m in retained))
+        if report.stop:
+            break
     report.seconds = time.perf_counter() - started
     return report
 
@@ -121,28 +171,35 @@ async def run_drift(
 async def _replay(
     policy: Policy,
     story: Chronology,
-    expectations: dict[str, Expectation],
     calls: CallLog,
     models: ModelSet,
+    report: DriftReport,
     progress: Progress | None,
-) -> dict[str, ProbeScore]:
-    scores: dict[str, ProbeScore] = {}
+) -> None:
+    name = policy.info.name
+    expectations = {e.probe: e for e in story.expectations}
+    scores, sizes = report.scores[name], report.sizes[name]
     for number, step in enumerate(story.steps, 1):
         if progress is not None:
             progress(policy.info.title, number, story.turns)
-        token = current_turn.set(MemoryTurn(0, number, step.say, policy.info.name))
+        token = current_turn.set(MemoryTurn(0, number, step.say or "", name))
         try:
             if step.forget:
-                await policy.forget(step.forget)
-            answer = await policy.answer(number, step.say)
-        except DriftStopped:
+                await policy.forget(None if step.forget == FORGET_ALL else step.forget)
+            answer = await policy.answer(number, step.agent, step.say) if step.say is not None else None
+        except DriftStopped as exc:
+            exc.turn = number
             raise
         except Exception as exc:
             detail = explain_failure(exc, base_url=models.base_url, secrets=models.secrets)
-            raise DriftStopped(f"{policy.info.title}, turn {number}: {detail}") from exc
+            raise DriftStopped(f"{policy.info.title}, turn {number}: {detail}", turn=number) from exc
         finally:
             current_turn.reset(token)
+        if answer is None:
+            sizes.append(None)
+            continue
+        call = calls.latest(origin=name, purpose="agent")
+        assert call is not None and call.turn == number
+        sizes.append(call.request_chars)
         if step.probe:
-            (call,) = [c for c in calls.records(origin=policy.info.name, turn=number) if c.purpose == "agent"]
             scores[step.probe] = score(request_text(call), expectations[step.probe], answer)
-    return scores

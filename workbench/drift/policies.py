@@ -7,7 +7,7 @@ only as words in the conversation.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -26,7 +26,7 @@ from agent_framework import (
 )
 
 from workbench.memory import WorkingMemory
-from workbench.runtime.agents import INSTRUCTIONS
+from workbench.runtime.agents import AGENT_NAMES, INSTRUCTIONS
 from workbench.runtime.calls import CallLog, RecordingMiddleware
 from workbench.runtime.guards import CutOffGuard
 from workbench.runtime.models import ModelSet
@@ -43,6 +43,11 @@ Write at most {MAX_SUMMARY_CHARS} characters. The summary is unverified: it auth
 
 class DriftStopped(Exception):
     """The comparison cannot go on honestly (a bad summary, a failed model call)."""
+
+    def __init__(self, reason: str, *, turn: int = 0) -> None:
+        super().__init__(reason)
+        self.reason = reason
+        self.turn = turn
 
 
 @dataclass(frozen=True)
@@ -124,36 +129,41 @@ class SummaryProvider(ContextProvider):
 
 
 class Policy:
-    """One policy's agent and session. `answer` runs one user turn; `forget` applies a forget request."""
+    """One policy's support and logs agents, each with its own session, as in the app. `answer` runs
+    one user turn on one agent; `forget` applies a forget request (a key, or None for everything)."""
 
     info: PolicyInfo
 
-    def __init__(self, info: PolicyInfo, agent: Agent) -> None:
+    def __init__(self, info: PolicyInfo, agents: dict[str, Agent]) -> None:
         self.info = info
-        self.agent = agent
-        self.session = agent.create_session()
+        self.agents = agents
+        self.sessions = {name: agent.create_session() for name, agent in agents.items()}
 
-    async def answer(self, turn: int, text: str) -> str:
-        response = await self.agent.run(
-            Message(role="user", contents=[text], message_id=f"u{turn}"), session=self.session
+    async def answer(self, turn: int, agent: str, text: str) -> str:
+        response = await self.agents[agent].run(
+            Message(role="user", contents=[text], message_id=f"u{turn}"), session=self.sessions[agent]
         )
         return response.text or ""
 
-    async def forget(self, key: str) -> None:
+    async def forget(self, key: str | None) -> None:
         """No per-key forget exists here: the user's words are all this policy receives."""
 
     def retained(self) -> list[Message]:
-        return list(self.session.state.get(InMemoryHistoryProvider.DEFAULT_SOURCE_ID, {}).get("messages", []))
+        return [
+            message
+            for session in self.sessions.values()
+            for message in session.state.get(InMemoryHistoryProvider.DEFAULT_SOURCE_ID, {}).get("messages", [])
+        ]
 
 
 class SummaryPolicy(Policy):
-    def __init__(self, info: PolicyInfo, agent: Agent, summarizer: Agent) -> None:
-        super().__init__(info, agent)
+    def __init__(self, info: PolicyInfo, agents: dict[str, Agent], summarizer: Agent) -> None:
+        super().__init__(info, agents)
         self.summarizer = summarizer
 
-    async def answer(self, turn: int, text: str) -> str:
-        reply = await super().answer(turn, text)
-        state = self.session.state.setdefault("summary", {})
+    async def answer(self, turn: int, agent: str, text: str) -> str:
+        reply = await super().answer(turn, agent, text)
+        state = self.sessions[agent].state.setdefault("summary", {})
         previous = state.get("text") or "(none yet)"
         response = await self.summarizer.run(
             [
@@ -174,27 +184,30 @@ class SummaryPolicy(Policy):
         return reply
 
     def retained(self) -> list[Message]:
-        summary = self.session.state.get("summary", {}).get("text")
-        return [Message(role="assistant", contents=[summary])] if summary else []
+        summaries = (session.state.get("summary", {}).get("text") for session in self.sessions.values())
+        return [Message(role="assistant", contents=[summary]) for summary in summaries if summary]
 
 
 class FactsPolicy(Policy):
-    def __init__(self, info: PolicyInfo, agent: Agent, memory: WorkingMemory, provider: WorkingMemoryProvider) -> None:
-        super().__init__(info, agent)
+    def __init__(
+        self, info: PolicyInfo, agents: dict[str, Agent], memory: WorkingMemory, provider: WorkingMemoryProvider
+    ) -> None:
+        super().__init__(info, agents)
         self.memory = memory
         self.provider = provider
 
-    async def answer(self, turn: int, text: str) -> str:
+    async def answer(self, turn: int, agent: str, text: str) -> str:
+        session = self.sessions[agent]
         ticket = self.memory.begin_turn(text, self.info.name)
-        self.provider.expect(self.session, f"u{turn}", ticket)
+        self.provider.expect(session, f"u{turn}", ticket)
         try:
-            return await super().answer(turn, text)
+            return await super().answer(turn, agent, text)
         finally:
-            self.provider.discard(self.session, f"u{turn}")
+            self.provider.discard(session, f"u{turn}")
             if self.memory.is_open(ticket):
                 self.memory.abandon(ticket, "the turn ended before its facts were admitted")
 
-    async def forget(self, key: str) -> None:
+    async def forget(self, key: str | None) -> None:
         self.memory.forget(key)
 
     def retained(self) -> list[Message]:
@@ -202,22 +215,28 @@ class FactsPolicy(Policy):
 
 
 def build_policies(models: ModelSet, calls: CallLog) -> list[Policy]:
-    """The policies over the same clients; every call is recorded under the policy's name."""
+    """The policies over the same clients; every call is recorded under the policy's name. Each
+    policy has a support and a logs agent with their own providers; the bounded facts are shared."""
     from workbench.drift.recall_policy import build_recall_policies
 
     agent_client, writer_client = models.agent_client, models.writer_client
     agent_label, writer_label = models.agent_label, models.writer_label
-    instructions = INSTRUCTIONS["support"]
 
-    def agent(name: str, providers: list[ContextProvider], purpose: str = "agent", text: str = instructions) -> Agent:
-        label = writer_label if purpose == "summarizer" else agent_label
+    def agent(name: str, providers: list[ContextProvider], instructions: str, purpose: str = "agent") -> Agent:
+        summarizer = purpose == "summarizer"
         return Agent(
-            agent_client if purpose != "summarizer" else writer_client,
-            text,
+            writer_client if summarizer else agent_client,
+            instructions,
             name=name,
             context_providers=providers,
-            middleware=[RecordingMiddleware(calls, purpose, label), CutOffGuard()],
+            middleware=[
+                RecordingMiddleware(calls, purpose, writer_label if summarizer else agent_label),
+                CutOffGuard(),
+            ],
         )
+
+    def agents(name: str, providers: Callable[[], list[ContextProvider]]) -> dict[str, Agent]:
+        return {role: agent(name, providers(), INSTRUCTIONS[role]) for role in AGENT_NAMES}
 
     info = {p.name: p for p in POLICIES}
     memory = WorkingMemory()
@@ -226,17 +245,19 @@ def build_policies(models: ModelSet, calls: CallLog) -> list[Policy]:
     facts_provider = WorkingMemoryProvider(memory, updater, origin="facts")
     window = SlidingWindowStrategy(keep_last_groups=2 * WINDOW_TURNS)
     return [
-        Policy(info["full"], agent("full", [InMemoryHistoryProvider()])),
-        Policy(info["window"], agent("window", [ReducingHistoryProvider()])),
+        Policy(info["full"], agents("full", lambda: [InMemoryHistoryProvider()])),
+        Policy(info["window"], agents("window", lambda: [ReducingHistoryProvider()])),
         SummaryPolicy(
             info["summary"],
-            agent("summary", [NoHistoryProvider(), SummaryProvider()]),
-            agent("summarizer", [], purpose="summarizer", text=SUMMARIZER_INSTRUCTIONS),
+            agents("summary", lambda: [NoHistoryProvider(), SummaryProvider()]),
+            agent("summarizer", [], SUMMARIZER_INSTRUCTIONS, purpose="summarizer"),
         ),
-        FactsPolicy(info["facts"], agent("facts", [NoHistoryProvider(), facts_provider]), memory, facts_provider),
+        FactsPolicy(
+            info["facts"], agents("facts", lambda: [NoHistoryProvider(), facts_provider]), memory, facts_provider
+        ),
         Policy(
             info["compaction"],
-            agent("compaction", [InMemoryHistoryProvider(), CompactionProvider(before_strategy=window)]),
+            agents("compaction", lambda: [InMemoryHistoryProvider(), CompactionProvider(before_strategy=window)]),
         ),
         *build_recall_policies([info["recall"], info["recall_purged"]], agent, calls),
     ]

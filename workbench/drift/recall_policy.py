@@ -14,6 +14,7 @@ from workbench.recall.embedders import lexical_embedder, logged_embedder
 from workbench.recall.provider import RecallProvider
 from workbench.recall.records import RecallScope, StoredMessage
 from workbench.recall.store import RecallStore
+from workbench.runtime.agents import AGENT_NAMES, INSTRUCTIONS
 from workbench.runtime.calls import CallLog
 
 SCOPE = RecallScope(application_id="drift-lab", user_id="drift-user")
@@ -22,36 +23,53 @@ SCOPE = RecallScope(application_id="drift-lab", user_id="drift-user")
 class RecallPolicy(Policy):
     """One policy's agents over their own in-memory vector store (the lab never touches the user's file)."""
 
-    def __init__(self, info: PolicyInfo, agent: Agent, store: RecallStore, kept: list[StoredMessage]) -> None:
-        super().__init__(info, agent)
+    def __init__(
+        self, info: PolicyInfo, agents: dict[str, Agent], store: RecallStore, kept: list[StoredMessage]
+    ) -> None:
+        super().__init__(info, agents)
         self.store = store
         self.kept = kept  # what the store holds, kept current by the provider and by forget
         self.purges = info.name == "recall_purged"
 
-    async def forget(self, key: str) -> None:
+    async def forget(self, key: str | None) -> None:
         if self.purges:
-            await self.store.forget_key(key, known=(), scope=SCOPE)
+            if key is None:
+                await self.store.forget_scope(SCOPE)
+            else:
+                await self.store.forget_key(key, known=(), scope=SCOPE)
             self.kept[:] = await self.store.records(SCOPE)
 
     def retained(self) -> list[Message]:
         return [Message(role=r.role, contents=[r.text]) for r in self.kept]
 
 
-AgentFactory = Callable[[str, list[ContextProvider]], Agent]
+# policy name, context providers, instructions
+AgentFactory = Callable[[str, list[ContextProvider], str], Agent]
 
 
 def build_recall_policies(infos: Sequence[PolicyInfo], agent: AgentFactory, calls: CallLog) -> list[Policy]:
-    """Both variants, each with its own InMemoryStore, on one embedder whose calls are logged."""
+    """Both variants, each with its own InMemoryStore shared by the support and logs agents (each stores
+    under its own agent id; both search the whole user scope), on one embedder whose calls are logged."""
     embedder = logged_embedder(lexical_embedder(), calls)
     policies: list[Policy] = []
     for info in infos:
         store, kept = RecallStore(), list[StoredMessage]()
-        provider = RecallProvider(
-            store,
-            embedder,
-            storage_scope=RecallScope("drift-lab", "support", "drift-user"),
-            search_scope=SCOPE,
-            on_store=kept.extend,
-        )
-        policies.append(RecallPolicy(info, agent(info.name, [NoHistoryProvider(), provider]), store, kept))
+        agents = {
+            role: agent(
+                info.name,
+                [
+                    NoHistoryProvider(),
+                    RecallProvider(
+                        store,
+                        embedder,
+                        storage_scope=RecallScope("drift-lab", role, "drift-user"),
+                        search_scope=SCOPE,
+                        on_store=kept.extend,
+                    ),
+                ],
+                INSTRUCTIONS[role],
+            )
+            for role in AGENT_NAMES
+        }
+        policies.append(RecallPolicy(info, agents, store, kept))
     return policies

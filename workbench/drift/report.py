@@ -4,22 +4,24 @@ from __future__ import annotations
 
 from typing import Any
 
-from rich.console import Group
+from rich.console import Console, ConsoleOptions, Group, RenderResult
 from rich.table import Table
 from rich.text import Text
 
+from workbench.drift.chart import chart_text
 from workbench.drift.lab import DriftReport, ProbeScore
 from workbench.drift.policies import POLICIES
+from workbench.drift.sweep import Sweep
 from workbench.runtime.usage import describe_usage
 from workbench.tables import titled_table
 
 TITLES = {p.name: p.title for p in POLICIES}
 NOTE = (
-    "Cells say what each request contained, checked by exact text: no model judged them and no policy "
-    "is ranked. Only bounded facts, and retrieved history purged by the product's forget, can forget "
-    "one key; the other policies received the user's request to forget as words. Retrieved history here "
-    "uses the built-in lexical embedder (word overlap, not meaning). A characters/4 estimate is not a "
-    "bill; reported tokens are the provider's own, "
+    "Cells say what each request contained and what each answer said, checked by exact text: no model "
+    "judged them and no policy is ranked. Only bounded facts, and retrieved history purged by the "
+    "product's forget, can forget one key; the other policies received the user's request to forget as "
+    "words. Retrieved history here uses the built-in lexical embedder (word overlap, not meaning). A "
+    "characters/4 estimate is not a bill; reported tokens are the provider's own, "
     'summed over every call the policy made, or "unknown" when any call reported none.'
 )
 
@@ -46,6 +48,7 @@ MATRIX_COLUMNS = (
     "forgotten held (resurrection)",
     "request chars",
 )
+ANSWER_COLUMNS = ("policy", "expected texts in the answer", "forbidden texts revived", "answer")
 COST_COLUMNS = (
     "policy",
     "agent calls",
@@ -56,19 +59,32 @@ COST_COLUMNS = (
     "estimate (chars/4)",
     "reported tokens",
     "retained history",
+    "lab time",
 )
 
 
+NOT_MEASURED = Text("not measured (the comparison stopped)", "dim")
+
+
+def _cell(report: DriftReport, name: str, probe: str) -> ProbeScore | None:
+    return report.scores.get(name, {}).get(probe)
+
+
 def matrix_tables(report: DriftReport) -> list[Table]:
+    """Per probe: what each policy's request contained (the request matrix)."""
     tables = []
     for expected in report.chronology.expectations:
-        table = titled_table(f"probe {expected.probe!r}: {expected.question}", MATRIX_COLUMNS)
-        for name, probes in report.scores.items():
-            cell: ProbeScore = probes[expected.probe]
+        agent = f" [{expected.agent} agent]" if expected.agent != "support" else ""
+        table = titled_table(f"probe {expected.probe!r}{agent}: {expected.question}", MATRIX_COLUMNS)
+        for policy in POLICIES:
+            cell = _cell(report, policy.name, expected.probe)
+            if cell is None:
+                table.add_row(policy.title, NOT_MEASURED)
+                continue
             held = sum(cell.current.values())
             missing = f" (missing: {', '.join(cell.current_missing)})" if cell.current_missing else ""
             table.add_row(
-                TITLES[name],
+                policy.title,
                 Text(f"{held}/{len(cell.current)}{missing}", "green" if not missing else "yellow"),
                 _held(cell.superseded),
                 _mark(cell.prohibition, good=True),
@@ -79,12 +95,53 @@ def matrix_tables(report: DriftReport) -> list[Table]:
     return tables
 
 
-def accountingtitled_table(report: DriftReport) -> Table:
-    table = titled_table(f"cost over {report.chronology.turns} turns · model: {report.model}", COST_COLUMNS)
-    for name, cost in report.accounting.items():
-        kept = report.retained[name]
+def _found(found: dict[str, bool], *, wanted: bool) -> Text:
+    if not found:
+        return Text("none to check", "dim")
+    hits = [text for text, present in found.items() if present]
+    listed = ", ".join(hits) if hits else "none"
+    good = len(hits) == len(found) if wanted else not hits
+    return Text(f"{len(hits)}/{len(found)}: {listed}", "green" if good else "bold red")
+
+
+def answer_tables(report: DriftReport, *, answer_chars: int = 160) -> list[Table]:
+    """Per probe: what came back, checked by exact text against expect/forbid (the answer matrix)."""
+    tables = []
+    for expected in report.chronology.expectations:
+        source = "derived from the keys the question names" if expected.derived else "given in the chronology"
+        table = titled_table(
+            f"probe {expected.probe!r}: what {report.model} answered (that model's answers, not a verdict) · "
+            f"expect {list(expected.expect)} · "
+            f"forbid {list(expected.forbid)} ({source})",
+            ANSWER_COLUMNS if report.live else ANSWER_COLUMNS[:-1],
+        )
+        for policy in POLICIES:
+            cell = _cell(report, policy.name, expected.probe)
+            if cell is None:
+                table.add_row(policy.title, NOT_MEASURED)
+                continue
+            answer = cell.answer if len(cell.answer) <= answer_chars else cell.answer[:answer_chars] + " ..."
+            table.add_row(
+                policy.title,
+                _found(cell.answer_score.expected, wanted=True),
+                _found(cell.answer_score.forbidden, wanted=False),
+                *([Text(answer)] if report.live else []),
+            )
+        tables.append(table)
+    return tables
+
+
+def accounting_table(report: DriftReport) -> Table:
+    partial = " (partial: up to the stop)" if report.partial else ""
+    table = titled_table(f"cost over {report.chronology.turns} turns{partial} · model: {report.model}", COST_COLUMNS)
+    for policy in POLICIES:
+        cost = report.accounting.get(policy.name)
+        if cost is None:
+            table.add_row(policy.title, NOT_MEASURED)
+            continue
+        kept = report.retained[policy.name]
         table.add_row(
-            TITLES[name],
+            policy.title,
             str(cost.calls["agent"]),
             str(cost.calls["writer"]),
             str(cost.calls["summarizer"]),
@@ -93,29 +150,60 @@ def accountingtitled_table(report: DriftReport) -> Table:
             f"~{cost.estimate:,}",
             describe_usage(cost.reported),
             f"{kept.messages} message{'' if kept.messages == 1 else 's'}, {kept.chars:,} chars",
+            f"{cost.seconds:.2f} s",
         )
     return table
 
 
-def answerstitled_table(report: DriftReport) -> Table:
-    probes = tuple(e.probe for e in report.chronology.expectations)
-    table = titled_table(f"answers of {report.model} (that model's answers, not a verdict)", ("policy", *probes))
-    for name, scores in report.scores.items():
-        table.add_row(TITLES[name], *(Text(scores[e.probe].answer) for e in report.chronology.expectations))
-    return table
+def stop_line(report: DriftReport) -> str | None:
+    """The one line that says why the comparison stopped, or None."""
+    if report.stop is None:
+        return None
+    where = f"{TITLES.get(report.stop.policy, report.stop.policy)}, turn {report.stop.turn}"
+    return f"stopped at {where}: {report.stop.reason}"
 
 
-def render(report: DriftReport, *, timing: bool = True) -> Group:
+class SizeChart:
+    """The per-turn request sizes as a chart as wide as the console it is printed on."""
+
+    def __init__(self, report: DriftReport, *, height: int = 22) -> None:
+        self.report = report
+        self.height = height
+
+    def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
+        story = self.report.chronology
+        title = f"request size at every turn · {story.name} · {story.turns:,} turns"
+        yield Text.from_ansi(chart_text(self.report.sizes, TITLES, title, width=options.max_width, height=self.height))
+
+
+def size_chart(report: DriftReport) -> SizeChart:
+    return SizeChart(report)
+
+
+def render(report: DriftReport, *, timing: bool = True, chart: bool = True) -> Group:
     took = f" · {report.seconds:.2f} s" if timing else ""
+    partial = " · PARTIAL" if report.partial else ""
     parts: list[Any] = [
-        Text(f"drift lab · {report.chronology.name} · {report.chronology.turns} turns{took}", "bold"),
-        *matrix_tables(report),
-        accountingtitled_table(report),
+        Text(f"drift lab · {report.chronology.name} · {report.chronology.turns} turns{took}{partial}", "bold")
     ]
-    if report.live:
-        parts.append(answerstitled_table(report))
+    if line := stop_line(report):
+        parts.append(Text(line, "bold red"))
+    parts += [*matrix_tables(report), *answer_tables(report), accounting_table(report)]
+    if chart:
+        parts.append(size_chart(report))
     parts.append(Text(NOTE, "dim"))
     return Group(*parts)
+
+
+def stop_json(report: DriftReport) -> dict[str, Any] | None:
+    if report.stop is None:
+        return None
+    return {
+        "policy": report.stop.policy,
+        "title": TITLES.get(report.stop.policy, report.stop.policy),
+        "turn": report.stop.turn,
+        "reason": report.stop.reason,
+    }
 
 
 def to_json(report: DriftReport) -> dict[str, Any]:
@@ -125,15 +213,21 @@ def to_json(report: DriftReport) -> dict[str, Any]:
         "model": report.model,
         "live": report.live,
         "seconds": round(report.seconds, 3),
+        "partial": report.partial,
+        "stop": stop_json(report),
         "policies": [{"name": p.name, "title": p.title, "keeps": p.keeps} for p in POLICIES],
         "probes": [
             {
                 "id": e.probe,
                 "question": e.question,
+                "agent": e.agent,
                 "current": e.current,
                 "superseded": e.superseded,
                 "prohibition": e.prohibition,
                 "forgotten": e.forgotten,
+                "expect": list(e.expect),
+                "forbid": list(e.forbid),
+                "derived": e.derived,
             }
             for e in report.chronology.expectations
         ],
@@ -145,7 +239,9 @@ def to_json(report: DriftReport) -> dict[str, Any]:
                     "superseded": cell.superseded,
                     "prohibition": cell.prohibition,
                     "forgotten": cell.forgotten,
-                    **({"answer": cell.answer} if report.live else {}),
+                    "answer": cell.answer,
+                    "answer_expected": cell.answer_score.expected,
+                    "answer_forbidden": cell.answer_score.forbidden,
                 }
                 for probe, cell in probes.items()
             }
@@ -160,7 +256,83 @@ def to_json(report: DriftReport) -> dict[str, Any]:
                 if cost.reported is None
                 else {"input": cost.reported.input_tokens, "output": cost.reported.output_tokens},
                 "retained_history": {"messages": report.retained[name].messages, "chars": report.retained[name].chars},
+                "seconds": round(cost.seconds, 3),
             }
             for name, cost in report.accounting.items()
         },
+        "request_chars_by_turn": report.sizes,
+    }
+
+
+SWEEP_COLUMNS = ("turns", "policy", "request chars at the last probe", "chars sent (all calls)", "calls", "lab time")
+
+
+def _last_probe_chars(report: DriftReport, name: str) -> int | None:
+    last = report.chronology.expectations[-1].probe if report.chronology.expectations else None
+    cell = report.scores.get(name, {}).get(last) if last else None
+    return cell.request_chars if cell else None
+
+
+def sweep_table(sweep: Sweep) -> Table:
+    table = titled_table(f"sweep · {sweep.chronology.name} · model: {_model(sweep)}", SWEEP_COLUMNS)
+    for report in sweep.reports:
+        for policy in POLICIES:
+            cost = report.accounting.get(policy.name)
+            if cost is None:
+                table.add_row(f"{report.chronology.turns:,}", policy.title, NOT_MEASURED)
+                continue
+            size = _last_probe_chars(report, policy.name)
+            table.add_row(
+                f"{report.chronology.turns:,}",
+                policy.title,
+                f"{size:,}" if size is not None else Text("not reached", "dim"),
+                f"{cost.request_chars:,}",
+                str(sum(cost.calls.values())),
+                f"{cost.seconds:.2f} s",
+            )
+        table.add_section()
+    return table
+
+
+def _model(sweep: Sweep) -> str:
+    return sweep.reports[0].model if sweep.reports else "?"
+
+
+def render_sweep(sweep: Sweep) -> Group:
+    parts: list[Any] = [sweep_table(sweep)]
+    if sweep.reports:
+        parts.append(size_chart(sweep.reports[-1]))
+    if sweep.stopped and (line := stop_line(sweep.stopped)):
+        parts.append(Text(f"{sweep.stopped.chronology.turns} turns: {line} (partial)", "bold red"))
+    parts.append(Text(NOTE, "dim"))
+    return Group(*parts)
+
+
+def sweep_json(sweep: Sweep) -> dict[str, Any]:
+    return {
+        "chronology": sweep.chronology.name,
+        "model": _model(sweep),
+        "lengths": list(sweep.lengths),
+        "partial": sweep.stopped is not None,
+        "stop": None
+        if sweep.stopped is None
+        else {"turns": sweep.stopped.chronology.turns, **(stop_json(sweep.stopped) or {})},
+        "runs": [
+            {
+                "turns": report.chronology.turns,
+                "seconds": round(report.seconds, 3),
+                "partial": report.partial,
+                "policies": {
+                    name: {
+                        "request_chars_at_last_probe": _last_probe_chars(report, name),
+                        "chars_sent": cost.request_chars,
+                        "calls": sum(cost.calls.values()),
+                        "seconds": round(cost.seconds, 3),
+                    }
+                    for name, cost in report.accounting.items()
+                },
+                "request_chars_by_turn": report.sizes,
+            }
+            for report in sweep.reports
+        ],
     }

@@ -88,6 +88,10 @@ class CallLog:
         """Reported usage of every completed call for `origin`; zero before any call."""
         return self._totals.get(origin, Usage(0, 0))
 
+    def latest(self, *, purpose: str, origin: str) -> CallRecord | None:
+        """The newest call for `origin` with `purpose`, searched from the end (a long log stays cheap)."""
+        return next((r for r in reversed(self._records) if r.purpose == purpose and r.origin == origin), None)
+
     def records(
         self, *, purpose: str | None = None, turn: int | None = None, origin: str | None = None
     ) -> list[CallRecord]:

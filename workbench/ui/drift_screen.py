@@ -51,8 +51,8 @@ class DriftScreen(Screen[None]):
 
     @work(exclusive=True, group="drift", exit_on_error=False)
     async def run_lab(self) -> None:
-        from workbench.drift import DriftStopped, run_drift
-        from workbench.drift.report import render
+        from workbench.drift import run_drift
+        from workbench.drift.report import render, stop_line
 
         self._status(f"drift lab · running on {self.models.agent_label} ...", "italic")
         try:
@@ -61,15 +61,15 @@ class DriftScreen(Screen[None]):
                 turns=self.turns,
                 progress=lambda policy, turn, total: self._status(f"drift lab · {policy}: turn {turn}/{total}"),
             )
-        except DriftStopped as exc:
-            self._status(f"drift lab stopped: {exc}", "bold red")
-            self.notify(str(exc), title="Drift lab stopped", severity="error")
-            return
         except Exception as exc:  # a defect must show, not vanish with the worker
             self._status(f"drift lab failed: {type(exc).__name__}: {exc}", "bold red")
             self.notify(f"{type(exc).__name__}: {exc}", title="Drift lab failed", severity="error")
             raise
-        self._status(
-            f"drift lab · {report.chronology.turns} turns · model: {report.model} · r runs again, Esc goes back"
-        )
+        if stopped := stop_line(report):
+            self._status(f"drift lab {stopped} · the report below is partial", "bold red")
+            self.notify(stopped, title="Drift lab stopped", severity="error")
+        else:
+            self._status(
+                f"drift lab · {report.chronology.turns} turns · model: {report.model} · r runs again, Esc goes back"
+            )
         self.query_one("#drift-body", Static).update(render(report, timing=False))

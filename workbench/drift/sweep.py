@@ -1,0 +1,54 @@
+"""The same story stretched to several lengths, run one after another: how each policy grows."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from workbench.drift.chronology import Chronology, load_chronology
+from workbench.drift.lab import DriftReport, Progress, run_drift
+from workbench.runtime.models import ModelSet
+
+
+@dataclass
+class Sweep:
+    chronology: Chronology
+    lengths: tuple[int, ...]
+    reports: list[DriftReport] = field(default_factory=list)
+
+    @property
+    def stopped(self) -> DriftReport | None:
+        """The run that stopped (the sweep goes no further), if any."""
+        return next((r for r in self.reports if r.partial), None)
+
+
+def parse_lengths(text: str) -> tuple[int, ...]:
+    """`10,100,1000` as lengths, ascending and distinct; ValueError says what is wrong."""
+    try:
+        lengths = tuple(int(part) for part in text.split(","))
+    except ValueError:
+        raise ValueError(
+            f"--sweep takes turn counts separated by commas, like 10,100,1000; not {text[:40]!r}"
+        ) from None
+    if any(n < 1 for n in lengths) or list(lengths) != sorted(set(lengths)):
+        raise ValueError("--sweep lengths must be positive and ascending, each once, like 10,100,1000")
+    return lengths
+
+
+async def run_sweep(
+    models: ModelSet,
+    lengths: tuple[int, ...],
+    *,
+    chronology: Chronology | None = None,
+    progress: Progress | None = None,
+) -> Sweep:
+    """Each length in turn; a stop ends the sweep and keeps the partial run."""
+    story = chronology or load_chronology()
+    for turns in lengths:
+        story.stretched(turns)  # every length is checked before anything runs
+    sweep = Sweep(story, lengths)
+    for turns in lengths:
+        report = await run_drift(models, chronology=story.stretched(turns), progress=progress)
+        sweep.reports.append(report)
+        if report.partial:
+            break
+    return sweep
