@@ -136,7 +136,7 @@ def test_answers_that_revive_a_superseded_value_are_scored_as_revived(loopback, 
     code = main(["drift", "--chronology", str(path), "--model", "m", "--base-url", loopback.base_url, "--json"])
     data = json.loads(capsys.readouterr().out)
     assert code == 0 and data["chronology"] == "mine"
-    db, given = data["probes"]
+    db, _ = data["probes"]
     assert (db["expect"], db["forbid"], db["derived"]) == (["SQL Server 2022"], ["PostgreSQL"], True)
     for name in ("full", "window", "summary", "facts", "compaction"):
         assert data["matrix"][name]["db"]["answer_expected"] == {"SQL Server 2022": False}

@@ -52,7 +52,7 @@ def chart_text(
 ) -> str:
     """The chart as text with ANSI colours (the caller decides whether colour is shown). A new figure
     each time: plotext's module-level figure keeps state from one chart to the next."""
-    from plotext._figure import _figure_class  # the figure textual-plotext wraps, too
+    from plotext._figure import _figure_class  # type: ignore[import-untyped]  # what textual-plotext wraps
 
     if not has_points(sizes):
         return NOTHING_TO_CHART

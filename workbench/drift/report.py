@@ -131,9 +131,10 @@ def answer_tables(report: DriftReport, *, answer_chars: int = 160) -> list[Table
     return tables
 
 
-def accounting_table(report: DriftReport) -> Table:
+def accounting_table(report: DriftReport, *, timing: bool = True) -> Table:
     partial = " (partial: up to the stop)" if report.partial else ""
-    table = titled_table(f"cost over {report.chronology.turns} turns{partial} · model: {report.model}", COST_COLUMNS)
+    columns = COST_COLUMNS if timing else COST_COLUMNS[:-1]
+    table = titled_table(f"cost over {report.chronology.turns} turns{partial} · model: {report.model}", columns)
     for policy in POLICIES:
         cost = report.accounting.get(policy.name)
         if cost is None:
@@ -150,7 +151,7 @@ def accounting_table(report: DriftReport) -> Table:
             f"~{cost.estimate:,}",
             describe_usage(cost.reported),
             f"{kept.messages} message{'' if kept.messages == 1 else 's'}, {kept.chars:,} chars",
-            f"{cost.seconds:.2f} s",
+            *([f"{cost.seconds:.2f} s"] if timing else []),
         )
     return table
 
@@ -188,7 +189,7 @@ def render(report: DriftReport, *, timing: bool = True, chart: bool = True) -> G
     ]
     if line := stop_line(report):
         parts.append(Text(line, "bold red"))
-    parts += [*matrix_tables(report), *answer_tables(report), accounting_table(report)]
+    parts += [*matrix_tables(report), *answer_tables(report), accounting_table(report, timing=timing)]
     if chart:
         parts.append(size_chart(report))
     parts.append(Text(NOTE, "dim"))

@@ -11,6 +11,7 @@ from textual.binding import Binding
 from textual.containers import VerticalScroll
 from textual.screen import Screen
 from textual.widgets import Footer, Static
+from textual_plotext import PlotextPlot
 
 if TYPE_CHECKING:
     from workbench.runtime.models import ModelSet
@@ -31,6 +32,7 @@ class DriftScreen(Screen[None]):
 
     def compose(self) -> ComposeResult:
         yield Static(Text("drift lab", "bold"), id="drift-status", markup=False)
+        yield PlotextPlot(id="drift-chart")
         with VerticalScroll(id="drift-report"):
             yield Static(id="drift-body", markup=False)
         yield Footer()
@@ -52,7 +54,8 @@ class DriftScreen(Screen[None]):
     @work(exclusive=True, group="drift", exit_on_error=False)
     async def run_lab(self) -> None:
         from workbench.drift import run_drift
-        from workbench.drift.report import render, stop_line
+        from workbench.drift.chart import plot_sizes
+        from workbench.drift.report import TITLES, render, stop_line
 
         self._status(f"drift lab · running on {self.models.agent_label} ...", "italic")
         try:
@@ -72,4 +75,7 @@ class DriftScreen(Screen[None]):
             self._status(
                 f"drift lab · {report.chronology.turns} turns · model: {report.model} · r runs again, Esc goes back"
             )
-        self.query_one("#drift-body", Static).update(render(report, timing=False))
+        self.query_one("#drift-body", Static).update(render(report, timing=False, chart=False))
+        chart = self.query_one(PlotextPlot)
+        plot_sizes(chart.plt, report.sizes, TITLES, f"request size at every turn · {report.chronology.turns:,} turns")
+        chart.refresh()
