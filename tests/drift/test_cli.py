@@ -6,6 +6,7 @@ import pytest
 
 from tests.support.openai_server import Canned
 from workbench.cli import main
+from workbench.drift import POLICIES
 
 
 def test_json_output_shape(capsys):
@@ -138,7 +139,7 @@ def test_answers_that_revive_a_superseded_value_are_scored_as_revived(loopback, 
     assert code == 0 and data["chronology"] == "mine"
     db, _ = data["probes"]
     assert (db["expect"], db["forbid"], db["derived"]) == (["SQL Server 2022"], ["PostgreSQL"], True)
-    for name in ("full", "window", "summary", "facts", "compaction"):
+    for name in [p.name for p in POLICIES]:
         assert data["matrix"][name]["db"]["answer_expected"] == {"SQL Server 2022": False}
         assert data["matrix"][name]["db"]["answer_forbidden"] == {"PostgreSQL": True}  # revived
         assert data["matrix"][name]["given"]["answer_expected"] == {"billing": False}
@@ -162,7 +163,7 @@ def test_the_sweep_json_shape(capsys):
     assert [run["turns"] for run in data["runs"]] == [10, 14]
     for run in data["runs"]:
         assert set(run) == {"turns", "seconds", "partial", "policies", "request_chars_by_turn"}
-        assert list(run["policies"]) == ["full", "window", "summary", "facts", "compaction"]
+        assert list(run["policies"]) == [p.name for p in POLICIES]
         for cell in run["policies"].values():
             assert set(cell) == {"request_chars_at_last_probe", "chars_sent", "calls", "seconds"}
         assert all(len(sizes) == run["turns"] for sizes in run["request_chars_by_turn"].values())

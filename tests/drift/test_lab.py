@@ -138,7 +138,7 @@ async def test_a_bad_summary_stops_the_comparison_without_replacement(loopback, 
     # What was measured before the stop is kept; the policies after it were not run.
     assert list(report.scores) == ["full", "window", "summary"] and report.scores["summary"] == {}
     assert set(report.scores["full"]) == {"restart", "scope"}
-    assert report.accounting["summary"].calls == {"agent": 1, "writer": 0, "summarizer": 1}
+    assert report.accounting["summary"].calls == {"agent": 1, "writer": 0, "summarizer": 1, "embeddings": 0}
     assert "facts" not in report.accounting
 
 
