@@ -83,6 +83,11 @@ def add_recall_options(parser: argparse.ArgumentParser) -> None:
         "lexical embedder, offline, not semantic)",
     )
     group.add_argument("--embedding-base-url", help="the embeddings server's /v1 URL (default: --base-url's)")
+    group.add_argument(
+        "--recall-on-demand",
+        action="store_true",
+        help="let the model call a search function when it wants (default: recall before every turn)",
+    )
 
 
 def recall_config(args: argparse.Namespace) -> RecallConfig:
@@ -92,6 +97,7 @@ def recall_config(args: argparse.Namespace) -> RecallConfig:
         embedding_model=args.embedding_model,
         embedding_base_url=args.embedding_base_url,
         base_url=args.base_url,
+        on_demand=args.recall_on_demand,
     )
 
 

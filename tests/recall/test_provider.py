@@ -4,16 +4,28 @@ storage scope against search scope, quoting, and the forget generation."""
 from __future__ import annotations
 
 import json
+from typing import Any
 
-from agent_framework import AgentSession, Message, SessionContext
+from agent_framework import (
+    Agent,
+    AgentSession,
+    BaseChatClient,
+    ChatResponse,
+    Content,
+    FunctionInvocationLayer,
+    Message,
+    SessionContext,
+)
 
 from tests.recall.helpers import USER, seat
+from workbench.drift.policies import NoHistoryProvider as NoHistory
 from workbench.recall.embedders import lexical_embedder
 from workbench.recall.provider import (
     MAX_QUERY_CHARS,
     RECALL_END,
     RECALL_START,
     SEARCH_TOOL_NAME,
+    Recalled,
     RecallProvider,
     SearchBehavior,
 )
@@ -119,3 +131,38 @@ async def test_the_working_memory_block_is_not_stored_as_the_users_words(store: 
     await support.say('<working-memory>\n- customer = "Contoso" (turn 1)\n</working-memory>\n\nWhere are the logs?')
     texts = [r.text for r in await store.records(USER) if r.role == "user"]
     assert texts == ["Where are the logs?"]
+
+
+class SearchingClient(FunctionInvocationLayer, BaseChatClient):
+    """A model that calls the search function once with a query of its own, then quotes the result."""
+
+    def __init__(self, query: str) -> None:
+        super().__init__()
+        self.query = query
+
+    def _inner_get_response(self, *, messages: Any, stream: bool, options: Any, **kwargs: Any) -> Any:
+        async def respond() -> ChatResponse:
+            results = [c for m in messages for c in m.contents if c.type == "function_result"]
+            if not results:
+                call = Content.from_function_call("c1", SEARCH_TOOL_NAME, arguments={"query": self.query})
+                return ChatResponse(messages=[Message(role="assistant", contents=[call])])
+            return ChatResponse(messages=[Message(role="assistant", contents=[f"found: {results[0].result}"])])
+
+        return respond()
+
+
+async def test_a_model_calls_the_search_on_demand_and_gets_quoted_results(store: RecallStore) -> None:
+    await seat(store, "support").say("database=PostgreSQL")
+    recalled: list[list[Recalled]] = []
+    provider = RecallProvider(
+        store,
+        lexical_embedder(),
+        storage_scope=RecallScope("workbench", "logs", "ana"),
+        search_scope=USER,
+        behavior=SearchBehavior.ON_DEMAND,
+        on_recall=lambda session, found: recalled.append(found),
+    )
+    agent = Agent(SearchingClient("database"), "You are the logs agent.", context_providers=[NoHistory(), provider])
+    reply = await agent.run("Which database?", session=agent.create_session())
+    assert "database=PostgreSQL" in (reply.text or "") and RECALL_START in (reply.text or "")
+    assert recalled and recalled[0][0].text == "database=PostgreSQL"

@@ -70,3 +70,10 @@ def test_embedding_options_follow_the_chat_models_rules(monkeypatch: pytest.Monk
         build_parser().parse_args(["--recall", "--embedding-model", "nomic-embed-text", "--base-url", "http://h:1/v1"])
     )
     assert local.enabled and local.embedding_base_url == "http://h:1/v1" and local.api_key is None
+
+
+def test_on_demand_recall_is_chosen_on_the_command_line() -> None:
+    config = recall_config(build_parser().parse_args(["--recall", "--recall-on-demand", "--recall-store", "memory"]))
+    setup = config.build()
+    assert setup.on_demand and setup.describe() == "in memory, lexical, on demand"
+    assert setup.provider("logs", lambda: None).behavior.value == "on_demand"

@@ -26,6 +26,7 @@ class RecallConfig:
     embedding_base_url: str | None = None
     api_key: str | None = field(default=None, repr=False)
     timeout: float = 60.0
+    on_demand: bool = False  # the model calls a search function instead of recall before every run
 
     @classmethod
     def from_options(
@@ -37,13 +38,14 @@ class RecallConfig:
         embedding_base_url: str | None = None,
         base_url: str | None = None,
         timeout: float = 60.0,
+        on_demand: bool = False,
     ) -> RecallConfig:
         """The embeddings server is --embedding-base-url, else the chat model's (--base-url or
         OPENAI_BASE_URL), else OpenAI; the key is OPENAI_API_KEY, as for the chat model."""
         if embedding_base_url and not embedding_model:
             raise ConfigError("--embedding-base-url needs --embedding-model: name the model that server serves")
         if not embedding_model:
-            return cls(enabled=enabled, store=store, timeout=timeout)
+            return cls(enabled=enabled, store=store, timeout=timeout, on_demand=on_demand)
         url = embedding_base_url or base_url or os.environ.get("OPENAI_BASE_URL") or None
         api_key = os.environ.get("OPENAI_API_KEY") or None
         if api_key is None and url is None:
@@ -51,7 +53,7 @@ class RecallConfig:
                 "OpenAI embeddings need a key: set OPENAI_API_KEY, or point --embedding-base-url at a local "
                 "OpenAI-compatible server"
             )
-        return cls(enabled, store, embedding_model, url, api_key, timeout)
+        return cls(enabled, store, embedding_model, url, api_key, timeout, on_demand)
 
     @property
     def store_path(self) -> Path | None:
@@ -78,4 +80,4 @@ class RecallConfig:
         embedder = build_embedder(
             self.embedding_model, base_url=self.embedding_base_url, api_key=self.api_key, timeout=self.timeout
         )
-        return RecallSetup(store, embedder)
+        return RecallSetup(store, embedder, on_demand=self.on_demand)

@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 from agent_framework import AgentSession
 
 from workbench.recall.embedders import Embedder
-from workbench.recall.provider import Recalled, RecallProvider
+from workbench.recall.provider import Recalled, RecallProvider, SearchBehavior
 from workbench.recall.records import RecallScope, StoredMessage
 from workbench.recall.store import Purge, RecallStore
 
@@ -25,6 +25,7 @@ class RecallSetup:
     store: RecallStore
     embedder: Embedder
     user_id: str = USER_ID
+    on_demand: bool = False
     recalled: dict[str, tuple[str, list[Recalled]]] = field(default_factory=dict)  # agent: (session, found)
     sessions: dict[str, int] = field(default_factory=dict)  # the sessions of this run that stored, numbered
     used: bool = False
@@ -50,6 +51,7 @@ class RecallSetup:
             storage_scope=RecallScope(APPLICATION_ID, agent, self.user_id, None),
             search_scope=self.search_scope,
             turn_of=turn_of,
+            behavior=SearchBehavior.ON_DEMAND if self.on_demand else SearchBehavior.BEFORE_RUN,
             on_recall=remember,
             on_store=stored,
         )
@@ -62,7 +64,8 @@ class RecallSetup:
 
     def describe(self) -> str:
         """Store and embedder, short enough for the header (F1 says them in full)."""
-        return f"{self.store.kind}, {self.embedder.name if self.embedder.semantic else 'lexical'}"
+        when = ", on demand" if self.on_demand else ""
+        return f"{self.store.kind}, {self.embedder.name if self.embedder.semantic else 'lexical'}{when}"
 
     async def forget(self, key: str | None, known: Iterable[str]) -> Purge | None:
         """Purge what a forget removed: messages holding the key's values, or the user's whole scope.
