@@ -68,6 +68,9 @@ def compose_reply(instructions: str, texts: Sequence[tuple[str, str]]) -> str:
     earlier = said[:-1]
     facts = facts_in_block(block) if block else []
     remembered = [(k, v) for text in earlier for k, v in parse_declarations(text).items()]
+    # What this message declares is the newest word, as a real model would read it; memory itself
+    # is updated only after the answer, so the block above still shows the values before it.
+    declared = list(parse_declarations(question).items())
     persona = _persona(instructions)
 
     lines = [f"**{persona}** (scripted) on: {question[:120] or '(empty message)'}"]
@@ -82,7 +85,9 @@ def compose_reply(instructions: str, texts: Sequence[tuple[str, str]]) -> str:
         lines.append(f"- History: {len(earlier)} earlier user message(s){seen}.")
     else:
         lines.append("- History: none.")
-    lines.append(_advice(persona, dict(facts) or dict(remembered)))
+    if declared:
+        lines.append(f"- This message declares (newest, not yet verified): {_list(declared)}.")
+    lines.append(_advice(persona, (dict(facts) or dict(remembered)) | dict(declared)))
     return "\n".join(lines)
 
 
