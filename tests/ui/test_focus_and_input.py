@@ -9,6 +9,7 @@ from workbench.memory import EventKind
 from workbench.ui.app import WorkbenchApp
 from workbench.ui.chat import Notice, UserMessage
 from workbench.ui.facts import FactPanel, FactTable
+from workbench.ui.paste import PASTED_ESC
 from workbench.ui.screens import CallsScreen, ConfirmForget, HelpScreen
 
 
@@ -124,6 +125,9 @@ async def test_control_characters_in_a_paste_are_shown_and_the_user_is_told():
         await pilot.pause()
         (fact,) = app.runtime.snapshot().facts
         assert fact.value == "before \\x1b[31mRED\\x1b[0m after bell\\x07"
+        app.post_message(events.Paste(f"{PASTED_ESC}[1m"))  # an ESC as the terminal reader hands it over
+        await pilot.pause()
+        assert prompt.text == "\\x1b[1m"
 
 
 async def test_values_are_shown_as_typed_in_one_style_everywhere():

@@ -28,11 +28,11 @@ def quoted(text: str) -> str:
     return f'"{visible(text)}"'
 
 
-def visible_controls(text: str) -> tuple[str, int]:
+def visible_controls(text: str, *, escape: str = "\x1b") -> tuple[str, int]:
     """Text for an input: line ends as `\\n`, other control characters shown as `\\xNN` text (so a
     paste can neither scramble the text around them nor smuggle escape sequences), and how many
-    were shown that way."""
-    text = text.replace("\r\n", "\n").replace("\r", "\n")
+    were shown that way. `escape` is read as ESC too (the terminal reader's stand-in for it)."""
+    text = text.replace("\r\n", "\n").replace("\r", "\n").replace(escape, "\x1b")
     count = sum(1 for ch in text if ch not in "\n\t" and unicodedata.category(ch) == "Cc")
     if not count:
         return text, 0

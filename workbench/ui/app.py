@@ -24,6 +24,7 @@ from workbench.ui.composer import Composer
 from workbench.ui.console import Forget, ShowMemory, parse_console_command
 from workbench.ui.drift_screen import DriftScreen
 from workbench.ui.facts import FactPanel, ForgetRequested, MemoryView
+from workbench.ui.paste import install_paste_guard
 from workbench.ui.screens import CallsScreen, ConfirmForget, HelpScreen
 
 if TYPE_CHECKING:
@@ -71,6 +72,7 @@ class WorkbenchApp(App[None]):
         if (runtime is None) == (start is None):
             raise ValueError("give the app a runtime, or a way to start one")
         super().__init__()
+        install_paste_guard()
         self._runtime = runtime
         self._start = start
         self._start_error: str | None = None

@@ -10,6 +10,7 @@ from textual.message import Message
 from textual.widgets import TextArea
 
 from workbench.memory.shown import visible_controls
+from workbench.ui.paste import PASTED_ESC
 
 NEWLINE_KEYS = "Ctrl+J"
 
@@ -62,7 +63,7 @@ class Composer(TextArea):
         event.stop()
         if self.read_only:
             return
-        text, hidden = visible_controls(event.text)
+        text, hidden = visible_controls(event.text, escape=PASTED_ESC)
         self.move_cursor(self.replace(text, *self.selection).end_location)
         self.focus()
         if hidden:
