@@ -100,6 +100,9 @@ async def test_f2_shows_what_the_model_saw_for_the_focused_pane():
         assert "an estimate, not a bill" in shown
         assert 'module = "Billing"' in shown and "Where can I find logs?" in shown
         assert "writer call" not in shown  # the logs turn declared nothing: no writer call
+        bar = str(app.screen.query_one("#context-bar").render())
+        assert "Context of the last request (turn 2)" in bar and "facts block" in bar and "history 0" in bar
+        assert "(characters/4, an estimate)" in bar and "reported input tokens: unknown" in bar
         await pilot.press("escape")
         app.pane("support").prompt.focus()
         await pilot.press("f2")

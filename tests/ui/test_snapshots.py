@@ -115,3 +115,14 @@ def test_what_the_model_saw_with_recalled_messages(snap_compare):
         await pilot.pause()
 
     assert snap_compare(make_recall_app(), terminal_size=WIDE, run_before=run)
+
+
+def test_what_the_model_saw_80x24(snap_compare):
+    async def run(pilot):
+        await say(pilot, "support", SEED)
+        await say(pilot, "support", CORRECTION)
+        await say(pilot, "support", "Where do I start?")
+        await pilot.press("f2")
+        await pilot.pause()
+
+    assert snap_compare(make_app(), terminal_size=(80, 24), run_before=run)

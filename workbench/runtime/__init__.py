@@ -11,6 +11,7 @@ if TYPE_CHECKING:
     from workbench.runtime.agents import AGENT_NAMES, AgentRuntime, TurnResult
     from workbench.runtime.calls import CallLog, CallRecord, SentMessage
     from workbench.runtime.config import ConfigError, Mode, ModelConfig, WriterFormat, WriterKind
+    from workbench.runtime.context import ContextSplit, split_request
     from workbench.runtime.models import ModelSet, build_models
     from workbench.runtime.usage import Usage, describe_usage, total_usage
     from workbench.runtime.view import MemorySnapshot, MemoryUpdate, RuntimeStatus
@@ -23,6 +24,8 @@ _EXPORTS = {
     "CallRecord": "workbench.runtime.calls",
     "SentMessage": "workbench.runtime.calls",
     "ConfigError": "workbench.runtime.config",
+    "ContextSplit": "workbench.runtime.context",
+    "split_request": "workbench.runtime.context",
     "Mode": "workbench.runtime.config",
     "ModelConfig": "workbench.runtime.config",
     "WriterFormat": "workbench.runtime.config",
@@ -42,6 +45,7 @@ __all__ = [
     "CallLog",
     "CallRecord",
     "ConfigError",
+    "ContextSplit",
     "MemorySnapshot",
     "MemoryUpdate",
     "Mode",
@@ -55,6 +59,7 @@ __all__ = [
     "WriterKind",
     "build_models",
     "describe_usage",
+    "split_request",
     "total_usage",
 ]
 

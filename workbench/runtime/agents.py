@@ -13,6 +13,7 @@ from agent_framework import Agent, AgentSession, ContextProvider, InMemoryHistor
 from workbench.memory import MAX_MESSAGE_CHARS, MemoryTurn, Outcome, WorkingMemory
 from workbench.runtime.calls import CallLog, CallRecord, RecordingMiddleware, current_turn
 from workbench.runtime.config import Mode, WriterKind
+from workbench.runtime.context import ContextSplit, split_request
 from workbench.runtime.failures import explain_failure
 from workbench.runtime.guards import CutOffGuard
 from workbench.runtime.models import ModelSet
@@ -270,3 +271,8 @@ class AgentRuntime:
         calls = self.calls.records(origin=name)
         last = max((c.turn for c in calls if c.turn is not None), default=None)
         return [c for c in calls if c.turn == last]
+
+    def context_by_turn(self, name: str, turns: int = 8) -> list[ContextSplit]:
+        """How the agent's requests of its latest `turns` turns split into instructions, facts block,
+        history and current message, oldest first."""
+        return [split_request(c) for c in self.calls.records(purpose=name, origin=name)][-turns:]

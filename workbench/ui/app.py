@@ -300,7 +300,15 @@ class WorkbenchApp(App[None]):
         if self._unavailable():
             return
         agent = self.active_agent
-        self.push_screen(CallsScreen(agent, self.runtime.last_turn_calls(agent), self.runtime.recalled(agent)))
+        runtime = self.runtime
+        self.push_screen(
+            CallsScreen(
+                agent,
+                runtime.last_turn_calls(agent),
+                splits=runtime.context_by_turn(agent),
+                recalled=runtime.recalled(agent),
+            )
+        )
 
     def action_help(self) -> None:
         self.push_screen(HelpScreen(self.runtime.status if self.ready else None))

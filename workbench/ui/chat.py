@@ -125,7 +125,7 @@ class ChatPane(Vertical):
     def _update_subtitle(self) -> None:
         tokens = f"{describe_usage(self.usage)} tokens" if self.usage is not None else "tokens unknown"
         plural = "" if self.turns == 1 else "s"
-        self.border_subtitle = f"since start: {self.turns} turn{plural} · {tokens if self.turns else 'no tokens yet'}"
+        self.border_subtitle = f"since start: {self.turns} turn{plural}" + (f" · {tokens}" if self.turns else "")
 
     def watch_turns(self) -> None:
         self._update_subtitle()

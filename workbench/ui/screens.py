@@ -17,10 +17,11 @@ from textual.widgets import Button, Static
 from workbench.memory.contract import ALLOWED_KEYS, MAX_FACTS, MAX_MESSAGE_CHARS
 from workbench.memory.shown import quoted
 from workbench.runtime.usage import describe_usage, estimate_tokens
+from workbench.ui.context_bar import ContextBar
 from workbench.ui.literal import literal
 
 if TYPE_CHECKING:
-    from workbench.runtime import CallRecord, RuntimeStatus
+    from workbench.runtime import CallRecord, ContextSplit, RuntimeStatus
     from workbench.runtime.view import RecalledMessage
 
 
@@ -132,16 +133,25 @@ class CallsScreen(ModalScreen[None]):
 
     BINDINGS = [Binding("escape,q,f2", "dismiss", "Close")]
 
-    def __init__(self, agent: str, calls: Sequence[CallRecord], recalled: Sequence[RecalledMessage] = ()) -> None:
+    def __init__(
+        self,
+        agent: str,
+        calls: Sequence[CallRecord],
+        *,
+        splits: Sequence[ContextSplit] = (),
+        recalled: Sequence[RecalledMessage] = (),
+    ) -> None:
         super().__init__(classes="modal")
         self.agent = agent
         self.calls = calls
+        self.splits = splits
         self.recalled = recalled
 
     def compose(self) -> ComposeResult:
         with Vertical(id="dialog", classes="wide"):
             yield Static(Text(f"What the model saw: last turn of the {self.agent} pane", "bold"), id="question")
             with VerticalScroll(id="calls"):
+                yield ContextBar(self.agent, self.splits)
                 if self.recalled:
                     yield Static(render_recalled(self.recalled), markup=False, id="recalled")
                 yield Static(render_calls(self.agent, self.calls), markup=False)
