@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
@@ -26,10 +27,14 @@ from workbench.ui.drift_screen import DriftScreen
 from workbench.ui.facts import FactPanel, ForgetRequested, MemoryView
 from workbench.ui.paste import install_paste_guard
 from workbench.ui.screens import CallsScreen, ConfirmForget, HelpScreen
+from workbench.ui.transcript import Transcript
 
 if TYPE_CHECKING:
     from workbench.runtime import AgentRuntime, MemoryUpdate
+    from workbench.ui.export_screen import ExportRequest
 
+# Where "Export conversation as chronology" proposes to write, relative to the working directory.
+EXPORT_PATH = "conversation.chronology.json"
 # How much of an unexpected error's text a notification shows.
 ERROR_CHARS = 300
 
@@ -77,6 +82,8 @@ class WorkbenchApp(App[None]):
         self._start = start
         self._start_error: str | None = None
         self._unsubscribe: Callable[[], None] = lambda: None
+        # What the user said to each pane and every forget, for the drift lab (scrubbed by forget).
+        self.transcript = Transcript()
 
     def compose(self) -> ComposeResult:
         yield Header(icon="")
@@ -199,6 +206,7 @@ class WorkbenchApp(App[None]):
             return
         runtime, agent = self.runtime, pane.agent
         pane.start_turn(text, lambda on_text: runtime.ask(agent, text, on_text=on_text))
+        self.transcript.said(agent, text)
 
     @on(ChatPane.TurnEnded)
     async def _turn_ended(self, event: ChatPane.TurnEnded) -> None:
@@ -262,7 +270,9 @@ class WorkbenchApp(App[None]):
         self.push_screen(ConfirmForget(request.key, value, kept=len(facts) - 1), callback=confirmed)
 
     async def forget(self, key: str | None) -> None:
+        values = [f.value for f in self.runtime.snapshot().facts if key is None or f.key == key]
         await self.runtime.forget(key)
+        self.transcript.forgot(key, values)
         what = f"forget {key}" if key else "forget (every fact)"
         for agent in ("support", "logs"):
             await self.pane(agent).replace_history(
@@ -318,6 +328,61 @@ class WorkbenchApp(App[None]):
             return
         self.push_screen(DriftScreen(self.runtime.models))
 
+    def action_export_chronology(self) -> None:
+        from workbench.ui.export_screen import ExportChronology
+
+        if not self.transcript.entries:
+            self.notify("Nothing to export yet: the conversation is empty.", severity="warning")
+            return
+
+        def save(request: ExportRequest | None) -> None:
+            if request is not None:
+                self._write_chronology(request)
+
+        self.push_screen(ExportChronology(self.transcript.questions(), EXPORT_PATH), callback=save)
+
+    def _write_chronology(self, request: ExportRequest) -> None:
+        from workbench.drift import ChronologyError
+
+        try:
+            self.transcript.chronology(request.probes)  # the file must load back
+            Path(request.path).write_text(
+                json.dumps(self.transcript.to_file(request.probes), indent=2, ensure_ascii=False) + "\n",
+                encoding="utf-8",
+            )
+        except ChronologyError as exc:
+            self.notify("\n".join(exc.problems), title="Not exported", severity="error", markup=False)
+            return
+        except OSError as exc:
+            self.notify(
+                bounded(f"{request.path}: {exc.strerror or exc}"), title="Not exported", severity="error", markup=False
+            )
+            return
+        steps, probes = len(self.transcript.entries), len(request.probes)
+        self.notify(
+            f"{steps} steps, {probes} probe(s): workbench drift --chronology {request.path}",
+            title="Chronology exported",
+            markup=False,
+        )
+
+    def action_drift_on_conversation(self) -> None:
+        from workbench.drift import ChronologyError
+
+        if self._unavailable():
+            return
+        try:
+            chronology = self.transcript.chronology([i for i, _, _ in self.transcript.questions()])
+        except ChronologyError as exc:
+            self.notify(
+                "Ask at least one question (a message that declares nothing) to give the lab a probe. "
+                + "; ".join(exc.problems),
+                title="Nothing to compare yet",
+                severity="warning",
+                markup=False,
+            )
+            return
+        self.push_screen(DriftScreen(self.runtime.models, chronology=chronology))
+
     async def switch_integration_mode(self, mode: Mode) -> None:
         if any(self.pane(a).busy for a in ("support", "logs")):
             self.notify("Wait for the running turns to finish before switching mode.", severity="warning")
@@ -365,5 +430,15 @@ class WorkbenchApp(App[None]):
         yield SystemCommand("What the model saw", "The last turn's calls of the focused pane", self.action_show_calls)
         yield SystemCommand(
             "Drift lab", "Run the fixed chronology through six context policies and compare", self.action_drift
+        )
+        yield SystemCommand(
+            "Export conversation as chronology",
+            "Both panes' messages and every forget, to a file the drift lab runs; questions are probes",
+            self.action_export_chronology,
+        )
+        yield SystemCommand(
+            "Run the drift lab on this conversation",
+            "Replay both panes' messages and forgets through every context policy",
+            self.action_drift_on_conversation,
         )
         yield SystemCommand("Workbench help", "The contract, the commands and the keys", self.action_help)

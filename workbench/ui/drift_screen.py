@@ -14,6 +14,7 @@ from textual.widgets import Footer, Static
 from textual_plotext import PlotextPlot
 
 if TYPE_CHECKING:
+    from workbench.drift import Chronology
     from workbench.runtime.models import ModelSet
 
 
@@ -25,10 +26,12 @@ class DriftScreen(Screen[None]):
         Binding("r", "rerun", "Run again", id="rerun_drift"),
     ]
 
-    def __init__(self, models: ModelSet, *, turns: int | None = None) -> None:
+    def __init__(self, models: ModelSet, *, turns: int | None = None, chronology: Chronology | None = None) -> None:
+        """`chronology`: the story to replay (default: the built-in one), e.g. this conversation."""
         super().__init__(id="drift")
         self.models = models
         self.turns = turns
+        self.chronology = chronology
 
     def compose(self) -> ComposeResult:
         yield Static(Text("drift lab", "bold"), id="drift-status", markup=False)
@@ -62,6 +65,7 @@ class DriftScreen(Screen[None]):
             report = await run_drift(
                 self.models,
                 turns=self.turns,
+                chronology=self.chronology,
                 progress=lambda policy, turn, total: self._status(f"drift lab · {policy}: turn {turn}/{total}"),
             )
         except Exception as exc:  # a defect must show, not vanish with the worker

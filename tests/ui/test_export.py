@@ -1,0 +1,93 @@
+"""From the app to the lab: the conversation exported as a chronology replays what the app did."""
+
+import json
+
+from textual.widgets import Input, SelectionList
+
+from tests.ui.helpers import make_app, say
+from workbench.drift import lab, load_chronology_file, run_drift
+from workbench.runtime import ModelConfig, build_models
+from workbench.runtime.calls import CallLog
+from workbench.runtime.scripted import split_block
+from workbench.ui.drift_screen import DriftScreen
+from workbench.ui.export_screen import ExportChronology
+
+
+def blocks(calls: CallLog, purposes: set[str], origin: str | None = None) -> list[tuple[str, str | None]]:
+    """Each agent call in order: which agent made it, and the working-memory block it carried last."""
+    found = []
+    for call in calls.records(origin=origin):
+        if call.purpose in purposes:
+            block, _ = split_block("\n".join(m.text for m in call.messages))
+            found.append(("logs" if "the logs agent" in call.instructions else "support", block))
+    return found
+
+
+async def test_export_from_both_panes_with_a_forget_replays_the_same_requests(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    app = make_app()
+    async with app.run_test(size=(140, 40)) as pilot:
+        await say(pilot, "support", "module=Reporting; database=PostgreSQL")
+        await say(pilot, "logs", "log=/var/log/billing.log")
+        await say(pilot, "support", "customer=Contoso")
+        await say(pilot, "support", "forget customer", typed=True)
+        await say(pilot, "logs", "Where can I find logs?")
+        await say(pilot, "support", "Which module and database are affected?")
+        live = blocks(app.runtime.calls, {"support", "logs"})
+
+        commands = {c.title: c for c in app.get_system_commands(app.screen)}
+        commands["Export conversation as chronology"].callback()
+        await pilot.pause()
+        dialog = app.screen
+        assert isinstance(dialog, ExportChronology)
+        probes = dialog.query_one(SelectionList)
+        assert probes.selected == [4, 5]  # both questions ticked by default, no declaration is
+        probes.deselect(4)
+        dialog.query_one("#export-path", Input).value = "mine.json"
+        await pilot.click("#save")
+        await pilot.pause()
+
+    path = tmp_path / "mine.json"
+    data = json.loads(path.read_text(encoding="utf-8"))
+    assert data["steps"] == [
+        {"say": "module=Reporting; database=PostgreSQL"},
+        {"say": "log=/var/log/billing.log", "agent": "logs"},
+        {"say": "customer=(forgotten)"},
+        {"forget": "customer"},
+        {"say": "Where can I find logs?", "agent": "logs"},
+        {"say": "Which module and database are affected?", "probe": "q6"},
+    ]
+    assert "Contoso" not in path.read_text(encoding="utf-8")  # forgotten means gone, in the export too
+    assert "Contoso" not in repr(app.transcript)
+
+    recorded: list[CallLog] = []
+
+    class Recording(CallLog):
+        def __init__(self, *args, **kwargs) -> None:
+            super().__init__(*args, **kwargs)
+            recorded.append(self)
+
+    monkeypatch.setattr(lab, "CallLog", Recording)
+    report = await run_drift(build_models(ModelConfig()), chronology=load_chronology_file(path))
+    assert not report.partial and list(report.scores["facts"]) == ["q6"]
+    # The bounded facts, shared by both agents, carried the same block at every turn as the app's.
+    replayed = blocks(recorded[0], {"agent"}, origin="facts")
+    assert replayed == live and [a for a, _ in live] == ["support", "logs", "support", "logs", "support"]
+    cell = report.scores["facts"]["q6"]
+    assert cell.answer_score.expected == {"PostgreSQL": True, "Reporting": True}
+
+
+async def test_run_the_drift_lab_on_this_conversation(tmp_path):
+    app = make_app()
+    async with app.run_test(size=(160, 45)) as pilot:
+        commands = {c.title: c for c in app.get_system_commands(app.screen)}
+        commands["Run the drift lab on this conversation"].callback()
+        await pilot.pause()
+        assert not isinstance(app.screen, DriftScreen)  # nothing asked yet: a notice, no screen
+        await say(pilot, "support", "module=Billing")
+        await say(pilot, "logs", "Where are the logs for the module?")
+        commands["Run the drift lab on this conversation"].callback()
+        await app.workers.wait_for_complete()
+        await pilot.pause()
+        assert isinstance(app.screen, DriftScreen)
+        assert "2 turns" in str(app.screen.query_one("#drift-status").render())
