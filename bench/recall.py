@@ -2,7 +2,7 @@
 block), the store's size on disk, and the time a forget takes (scan, delete and, on DuckDB, the file
 rewrite), for 1,000, 10,000 and 100,000 stored messages, DuckDB against Agent Framework's InMemoryStore.
 
-    python bench/recall.py [--sizes 1000 10000 100000] [--queries 10]
+    python bench/recall.py [--sizes 1000 10000 100000] [--queries 10] [--stores InMemoryStore DuckDB]
 
 Messages are synthetic (12 words from a 2,000-word vocabulary; one in a hundred declares a customer,
 which the forget removes), embedded by the built-in lexical embedder (256 dimensions; server models
@@ -129,18 +129,18 @@ async def measure(kind: str, count: int, queries: int, folder: Path) -> dict[str
         "messages": f"{count:,}",
         "upsert ms/msg": f"{upsert_seconds * 1000:.1f}",
         "retrieval median ms": f"{statistics.median(times) * 1000:.1f}",
-        "retrieval p95 ms": f"{sorted(times)[int(len(times) * 0.95) - 1] * 1000:.1f}",
+        "slowest ms": f"{max(times) * 1000:.1f}",
         "size on disk": "n/a (process memory)" if size is None else f"{size / 1_048_576:.1f} MiB",
         "forget s": f"{forget_seconds:.2f}",
         "purged": f"{purge.records:,}",
     }
 
 
-async def main(sizes: list[int], queries: int) -> None:
+async def main(sizes: list[int], queries: int, stores: list[str]) -> None:
     rows = []
     with tempfile.TemporaryDirectory() as folder:
         for count in sizes:
-            for kind in ("InMemoryStore", "DuckDB"):
+            for kind in stores:
                 rows.append(await measure(kind, count, queries, Path(folder)))
                 print("  ".join(f"{k}: {v}" for k, v in rows[-1].items()), flush=True)
     columns = list(rows[0])
@@ -155,5 +155,6 @@ if __name__ == "__main__":
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--sizes", type=int, nargs="+", default=[1000, 10_000, 100_000])
     parser.add_argument("--queries", type=int, default=10)
+    parser.add_argument("--stores", nargs="+", choices=["InMemoryStore", "DuckDB"], default=["InMemoryStore", "DuckDB"])
     arguments = parser.parse_args()
-    asyncio.run(main(arguments.sizes, arguments.queries))
+    asyncio.run(main(arguments.sizes, arguments.queries, arguments.stores))

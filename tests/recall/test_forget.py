@@ -65,6 +65,7 @@ async def test_after_a_forget_no_byte_of_the_value_is_left_in_the_database_files
     assert b"Zanzibar-Orchid-7731" not in _raw_bytes(path)
     assert "Zanzibar-Orchid-7731".encode("utf-16-le") not in _raw_bytes(path)
     assert [p.name for p in tmp_path.iterdir()] == ["recall.duckdb"]  # no WAL, no work file
+    assert path.stat().st_mode & 0o777 == 0o600  # the rewritten file is as private as the first
     kept = [r.text for r in await store.records(USER)]
     assert ("database=PostgreSQL" in kept) == (forget == "key")
     await store.close()

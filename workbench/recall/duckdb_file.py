@@ -51,9 +51,13 @@ class DuckDBBackend:
         self.location: str | None = str(self.path)
 
     def open(self) -> BaseVectorStore:
-        self.path.parent.mkdir(parents=True, exist_ok=True)
+        """The store on the file; a new file is created private to the user (it holds their words)."""
+        self.path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
         for leftover in companion_files(self.path)[1:]:
             leftover.unlink(missing_ok=True)  # a rewrite interrupted before its atomic rename
+        if not self.path.exists():
+            duckdb.connect(str(self.path)).close()
+            self.path.chmod(0o600)
         return DuckDBStore(connection_string=str(self.path))
 
     async def erase_deleted(self, store: BaseVectorStore) -> BaseVectorStore:
@@ -82,6 +86,7 @@ def rewrite_file(path: Path) -> None:
         connection.execute("DETACH " + _ATTACHED)
     finally:
         connection.close()
+    fresh.chmod(0o600)
     os.replace(fresh, path)
     path.with_name(path.name + ".wal").unlink(missing_ok=True)
 
