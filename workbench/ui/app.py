@@ -190,7 +190,7 @@ class WorkbenchApp(App[None]):
         if not text.strip() or self._unavailable():
             return
         if command := parse_console_command(text):
-            pane.prompt.clear()
+            pane.prompt.take(text)
             await self._console(pane, command)
             return
         if len(text) > MAX_MESSAGE_CHARS:

@@ -142,7 +142,7 @@ class ChatPane(Vertical):
 
     def start_turn(self, text: str, ask: Ask) -> None:
         """Take the draft, show it, and run the turn in this pane's worker."""
-        self.prompt.clear()
+        self.prompt.take(text)
         self.turns += 1
         self.busy = True
         # The worker belongs to the app, where every worker's failure is handled in one place

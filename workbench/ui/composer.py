@@ -19,11 +19,7 @@ class Composer(TextArea):
     """Enter sends the message; Ctrl+J (or Shift+Enter, where the terminal tells it from Enter)
     starts a new line. A paste keeps its lines, so a multi-line paste declares every line."""
 
-    BINDINGS = [
-        # A priority binding: TextArea would otherwise take Enter as a newline.
-        Binding("enter", "send", "Send", priority=True, show=False),
-        Binding("ctrl+j,shift+enter", "newline", "New line", show=False),
-    ]
+    BINDINGS = [Binding("ctrl+j,shift+enter", "newline", "New line", show=False)]
 
     @dataclass
     class Sent(Message):
@@ -45,11 +41,27 @@ class Composer(TextArea):
         )
         self.cursor_blink = False
 
+    async def _on_key(self, event: events.Key) -> None:
+        """Enter sends, handled here in the composer's own queue. (Not a priority binding: the app
+        runs those as the key arrives, ahead of the characters still queued for this widget, so a
+        burst such as `priority=high` + Enter would send only the first few characters.)"""
+        if event.key == "enter":
+            event.prevent_default()  # TextArea's own handler would insert a newline
+            event.stop()
+            self.action_send()
+
     def action_send(self) -> None:
         self.post_message(self.Sent(self, self.text))
 
     def action_newline(self) -> None:
         self.insert("\n")
+
+    def take(self, sent: str) -> None:
+        """Remove a sent draft, keeping what was typed after its Enter (typed ahead of the app).
+        The edit history goes too: Ctrl+Z cannot bring back a sent (and maybe since forgotten) text."""
+        rest = self.text[len(sent) :] if self.text.startswith(sent) else ""
+        self.load_text(rest)
+        self.move_cursor(self.document.end)
 
     def type_in(self, text: str) -> None:
         """Put text typed elsewhere at the cursor, and take the focus."""

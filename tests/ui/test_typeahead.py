@@ -1,0 +1,41 @@
+"""Keys that reach the app in one burst (a fast typist, a paste without bracketed-paste mode,
+tmux send-keys) must be handled in the order they were typed: Enter sends everything before it."""
+
+from textual import events
+
+from tests.ui.helpers import make_app
+
+
+def burst(text: str) -> list[events.Key]:
+    """The key events a terminal driver posts for `text` read in one chunk (\\r is Enter)."""
+    return [events.Key("enter", "\r") if ch == "\r" else events.Key(ch, ch) for ch in text]
+
+
+async def test_enter_in_a_burst_sends_every_key_typed_before_it():
+    app = make_app()
+    async with app.run_test(size=(140, 40)) as pilot:
+        app.pane("support").prompt.focus()
+        await pilot.pause()
+        for key in burst("priority=high\rcustomer=Contoso"):
+            app.post_message(key)  # all at once, as the driver does for one read
+        await app.workers.wait_for_complete()
+        await pilot.pause()
+        await app.workers.wait_for_complete()
+        facts = {f.key: f.value for f in app.runtime.memory.facts()}
+        assert facts == {"priority": "high"}
+        assert app.pane("support").prompt.text == "customer=Contoso"
+
+
+async def test_a_sent_message_cannot_be_undone_back_into_the_input():
+    app = make_app()
+    async with app.run_test(size=(140, 40)) as pilot:
+        prompt = app.pane("support").prompt
+        prompt.focus()
+        await pilot.press(*"symptom=ZQXV9931", "enter")
+        await app.workers.wait_for_complete()
+        await pilot.pause()
+        await pilot.press(*"forget symptom", "enter")
+        await pilot.pause()
+        await pilot.press("ctrl+z", "ctrl+z", "ctrl+z")
+        await pilot.pause()
+        assert "ZQXV9931" not in prompt.text
