@@ -12,6 +12,7 @@ from workbench.drift.chart import chart_text
 from workbench.drift.lab import DriftReport, ProbeScore
 from workbench.drift.policies import POLICIES
 from workbench.drift.sweep import Sweep
+from workbench.memory.shown import visible
 from workbench.runtime.usage import describe_usage
 from workbench.tables import titled_table
 
@@ -37,7 +38,7 @@ def _held(found: dict[str, bool]) -> Text:
     if not found:
         return Text("none declared", "dim")
     held = [value for value, present in found.items() if present]
-    return Text(", ".join(held), "bold red") if held else Text("none", "green")
+    return Text(visible(", ".join(held)), "bold red") if held else Text("none", "green")
 
 
 MATRIX_COLUMNS = (
@@ -99,7 +100,7 @@ def _found(found: dict[str, bool], *, wanted: bool) -> Text:
     if not found:
         return Text("none to check", "dim")
     hits = [text for text, present in found.items() if present]
-    listed = ", ".join(hits) if hits else "none"
+    listed = visible(", ".join(hits)) if hits else "none"
     good = len(hits) == len(found) if wanted else not hits
     return Text(f"{len(hits)}/{len(found)}: {listed}", "green" if good else "bold red")
 
@@ -125,7 +126,7 @@ def answer_tables(report: DriftReport, *, answer_chars: int = 160) -> list[Table
                 policy.title,
                 _found(cell.answer_score.expected, wanted=True),
                 _found(cell.answer_score.forbidden, wanted=False),
-                *([Text(answer)] if report.live else []),
+                *([Text(visible(answer))] if report.live else []),
             )
         tables.append(table)
     return tables
@@ -161,7 +162,7 @@ def stop_line(report: DriftReport) -> str | None:
     if report.stop is None:
         return None
     where = f"{TITLES.get(report.stop.policy, report.stop.policy)}, turn {report.stop.turn}"
-    return f"stopped at {where}: {report.stop.reason}"
+    return f"stopped at {where}: {visible(report.stop.reason)}"
 
 
 class SizeChart:
@@ -185,7 +186,7 @@ def render(report: DriftReport, *, timing: bool = True, chart: bool = True) -> G
     took = f" · {report.seconds:.2f} s" if timing else ""
     partial = " · PARTIAL" if report.partial else ""
     parts: list[Any] = [
-        Text(f"drift lab · {report.chronology.name} · {report.chronology.turns} turns{took}{partial}", "bold")
+        Text(visible(f"drift lab · {report.chronology.name} · {report.chronology.turns} turns{took}{partial}"), "bold")
     ]
     if line := stop_line(report):
         parts.append(Text(line, "bold red"))
