@@ -19,8 +19,8 @@ import time
 from textual.app import App, ComposeResult
 from textual.widgets import Footer, Header, Static
 
-from workbench.memory import WorkingMemory
-from workbench.runtime import AgentRuntime, ModelConfig, build_models
+from workbench.memory import MemoryTurn, WorkingMemory
+from workbench.runtime import AgentRuntime, ModelConfig, TurnResult, build_models
 from workbench.ui.app import WorkbenchApp
 
 REPLY = "**support** (scripted) on: a question\n- Working memory: empty.\n- History: none.\n- Next step: check."
@@ -45,15 +45,19 @@ async def append_ms(history: int, runs: int) -> list[float]:
     samples = []
     async with app.run_test(size=SIZE) as pilot:
         pane = app.pane("support")
+
+        async def answer(on_text):
+            await on_text(REPLY)
+            return TurnResult("support", MemoryTurn(0, 0, ""), reply=REPLY)
+
         for i in range(history // 2):
-            reply = await pane.start_turn(f"question {i}")
-            await pane.finish_turn(reply, REPLY)
+            pane.start_turn(f"question {i}", answer)
+            await app.workers.wait_for_complete()
         await pilot.pause()
         for i in range(runs):
             start = time.perf_counter()
-            reply = await pane.start_turn(f"one more question {i}")
-            await reply.add(REPLY)
-            await pane.finish_turn(reply, REPLY)
+            pane.start_turn(f"one more question {i}", answer)
+            await app.workers.wait_for_complete()
             await pilot.pause()
             samples.append((time.perf_counter() - start) * 1000)
     return samples

@@ -126,3 +126,15 @@ async def test_escape_cancels_the_pane_s_own_turn():
         await pilot.pause()
         assert not pane.busy and "Cancelled" in str(pane.query(Notice).last().render())
         assert len(pane.app.seen) == 1
+
+
+async def test_a_streaming_reply_is_redrawn_in_batches_and_shows_only_its_latest_text():
+    reply = AgentReply()
+    async with Host(reply).run_test(size=(80, 24)) as pilot:
+        for i in range(400):
+            await reply.add(f"line {i} of a long answer\n")
+        await pilot.pause(2 / AgentReply.REDRAW_HZ)
+        shown = str(reply.render())
+        assert shown.startswith("[... ") and "characters so far" in shown
+        assert "line 399 of a long answer" in shown and "line 0 of" not in shown
+        assert len(shown) <= AgentReply.TAIL_CHARS + 100
