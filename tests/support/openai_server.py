@@ -21,15 +21,27 @@ from workbench.runtime.scripted import scripted_reply
 
 @dataclass
 class Canned:
-    """One scripted answer: a reply text, or an HTTP error status with a body."""
+    """One scripted answer: a reply text, or an HTTP error status with a body.
+
+    Misbehaviours, for fault tests: `raw` is sent verbatim as a 200 body (then the connection
+    closes), with `declared_length` as its Content-Length when set (a larger one is a body cut off
+    mid-way); `events` are sent as SSE `data:` lines verbatim, then the connection closes with no
+    `[DONE]` unless listed; `usage` replaces the reported usage object as given; `trickle` sends
+    the body one byte at a time with this many seconds between bytes."""
 
     text: str | None = None
     status: int = 200
     body: dict[str, Any] | None = None
     delay: float = 0.0
-    finish_reason: str = "stop"
+    finish_reason: str | None = "stop"
     report_usage: bool | None = None
     headers: dict[str, str] = field(default_factory=dict)
+    raw: bytes | None = None
+    content_type: str = "application/json"
+    declared_length: int | None = None
+    events: list[str] | None = None
+    usage: Any = None
+    trickle: float = 0.0
 
 
 Responder = Callable[[dict[str, Any]], "Canned | None"]
@@ -62,7 +74,10 @@ class _Handler(BaseHTTPRequestHandler):
     def log_message(self, format: str, *args: Any) -> None:  # silence the default stderr log
         pass
 
+    trickle = 0.0
+
     def do_POST(self) -> None:
+        self.trickle = 0.0
         if not self.path.rstrip("/").endswith("/chat/completions"):
             self._send_json(404, {"error": {"message": f"no route {self.path}", "type": "not_found"}})
             return
@@ -79,6 +94,12 @@ class _Handler(BaseHTTPRequestHandler):
         if canned is not None and canned.status != 200:
             self._send_json(canned.status, canned.body or {"error": {"message": "canned failure"}}, canned.headers)
             return
+        if canned is not None and canned.raw is not None:
+            self._send_raw(canned)
+            return
+        if canned is not None and canned.events is not None:
+            self._send_events(canned)
+            return
         text = canned.text if canned and canned.text is not None else self.scripted(body)
         finish = canned.finish_reason if canned else "stop"
         prompt_chars = sum(len(_text(m.get("content"))) for m in body.get("messages", []))
@@ -88,6 +109,9 @@ class _Handler(BaseHTTPRequestHandler):
             "total_tokens": max(1, prompt_chars // 4) + max(1, len(text) // 4),
         }
         report_usage = state.report_usage if canned is None or canned.report_usage is None else canned.report_usage
+        if canned is not None and canned.usage is not None:
+            usage, report_usage = canned.usage, True
+        self.trickle = canned.trickle if canned else 0.0
         if body.get("stream"):
             self._stream(body, text, usage if report_usage else None, finish)
         else:
@@ -110,6 +134,37 @@ class _Handler(BaseHTTPRequestHandler):
         structured = (body.get("response_format") or {}).get("type") in ("json_schema", "json_object")
         return scripted_reply(instructions, texts, structured=structured)
 
+    def _write(self, data: bytes) -> None:
+        if not self.trickle:
+            self.wfile.write(data)
+            self.wfile.flush()
+            return
+        for i in range(len(data)):
+            self.wfile.write(data[i : i + 1])
+            self.wfile.flush()
+            time.sleep(self.trickle)
+
+    def _send_raw(self, canned: Canned) -> None:
+        assert canned.raw is not None
+        self.send_response(200)
+        self.send_header("Content-Type", canned.content_type)
+        if canned.declared_length is not None:
+            self.send_header("Content-Length", str(canned.declared_length))
+        self.end_headers()
+        self.trickle = canned.trickle
+        self._write(canned.raw)
+        self.close_connection = True
+
+    def _send_events(self, canned: Canned) -> None:
+        assert canned.events is not None
+        self.send_response(200)
+        self.send_header("Content-Type", "text/event-stream")
+        self.end_headers()
+        self.trickle = canned.trickle
+        for data in canned.events:
+            self._write(f"data: {data}\n\n".encode())
+        self.close_connection = True
+
     def _send_json(self, status: int, payload: dict[str, Any], headers: dict[str, str] | None = None) -> None:
         data = json.dumps(payload).encode()
         self.send_response(status)
@@ -118,7 +173,7 @@ class _Handler(BaseHTTPRequestHandler):
         self.send_header("Content-Type", "application/json")
         self.send_header("Content-Length", str(len(data)))
         self.end_headers()
-        self.wfile.write(data)
+        self._write(data)
 
     def _stream(self, body: dict[str, Any], text: str, usage: dict[str, int] | None, finish: str) -> None:
         self.send_response(200)
@@ -131,19 +186,20 @@ class _Handler(BaseHTTPRequestHandler):
         for i, piece in enumerate(pieces):
             delta = {"content": piece, **({"role": "assistant"} if i == 0 else {})}
             self._event({**base, "choices": [{"index": 0, "delta": delta, "finish_reason": None}]})
+        if finish is None:  # a server that crashed mid-answer: EOF, no finish_reason, no [DONE]
+            self.close_connection = True
+            return
         self._event({**base, "choices": [{"index": 0, "delta": {}, "finish_reason": finish}]})
         if usage is not None and (body.get("stream_options") or {}).get("include_usage"):
             self._event({**base, "choices": [], "usage": usage})
-        self.wfile.write(b"data: [DONE]\n\n")
-        self.wfile.flush()
+        self._write(b"data: [DONE]\n\n")
 
     def stream_opening(self) -> list[dict[str, Any]]:
         """Events a provider sends before the first choice (none for OpenAI)."""
         return []
 
     def _event(self, payload: dict[str, Any]) -> None:
-        self.wfile.write(f"data: {json.dumps(payload)}\n\n".encode())
-        self.wfile.flush()
+        self._write(f"data: {json.dumps(payload)}\n\n".encode())
 
 
 class _Server(ThreadingHTTPServer):

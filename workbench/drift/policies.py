@@ -28,7 +28,6 @@ from agent_framework import (
 from workbench.memory import WorkingMemory
 from workbench.runtime.agents import AGENT_NAMES, INSTRUCTIONS
 from workbench.runtime.calls import CallLog, RecordingMiddleware
-from workbench.runtime.guards import CutOffGuard
 from workbench.runtime.models import ModelSet
 from workbench.runtime.provider import WorkingMemoryProvider
 from workbench.runtime.updater import MemoryUpdater
@@ -229,10 +228,7 @@ def build_policies(models: ModelSet, calls: CallLog) -> list[Policy]:
             instructions,
             name=name,
             context_providers=providers,
-            middleware=[
-                RecordingMiddleware(calls, purpose, writer_label if summarizer else agent_label),
-                CutOffGuard(),
-            ],
+            middleware=[RecordingMiddleware(calls, purpose, writer_label if summarizer else agent_label)],
         )
 
     def agents(name: str, providers: Callable[[], list[ContextProvider]]) -> dict[str, Agent]:

@@ -15,7 +15,6 @@ from workbench.runtime.calls import CallLog, CallRecord, RecordingMiddleware, cu
 from workbench.runtime.config import Mode, WriterKind
 from workbench.runtime.context import ContextSplit, split_request
 from workbench.runtime.failures import explain_failure
-from workbench.runtime.guards import CutOffGuard
 from workbench.runtime.models import ModelSet
 from workbench.runtime.provider import WorkingMemoryProvider
 from workbench.runtime.updater import MemoryUpdater
@@ -121,7 +120,7 @@ class AgentRuntime:
             INSTRUCTIONS[name],
             name=name,
             context_providers=[InMemoryHistoryProvider(), extractor, *self._recall_providers(name)],
-            middleware=[RecordingMiddleware(self.calls, name, self.models.agent_label), CutOffGuard()],
+            middleware=[RecordingMiddleware(self.calls, name, self.models.agent_label)],
         )
         return _Slot(agent, agent.create_session(), extractor)
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import contextvars
 import itertools
 from collections import deque
@@ -9,10 +10,11 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from agent_framework import ChatContext, ChatMiddleware, ChatResponse
+from agent_framework import ChatContext, ChatMiddleware, ChatResponse, ResponseStream
 
 from workbench.memory import MemoryTurn
 from workbench.runtime.failures import explain_failure
+from workbench.runtime.guards import check_answer
 from workbench.runtime.usage import Usage, usage_from_details
 
 # The turn a model call belongs to; set by the runtime around each turn. Context variables
@@ -84,6 +86,12 @@ class CallLog:
         total = self._totals.get(record.origin, Usage(0, 0))
         self._totals[record.origin] = None if total is None or record.usage is None else total + record.usage
 
+    @staticmethod
+    def fail(record: CallRecord, exc: BaseException) -> None:
+        """The call ended without an answer. The first failure is the one recorded."""
+        if not record.error:
+            record.error = "the call was cancelled" if isinstance(exc, asyncio.CancelledError) else explain_failure(exc)
+
     def total(self, origin: str) -> Usage | None:
         """Reported usage of every completed call for `origin`; zero before any call."""
         return self._totals.get(origin, Usage(0, 0))
@@ -105,7 +113,9 @@ class CallLog:
 
 
 class RecordingMiddleware(ChatMiddleware):
-    """Records every chat call of one agent into a CallLog under a fixed purpose."""
+    """Records every chat call of one agent into a CallLog under a fixed purpose, and refuses a
+    reply that is not an answer (`check_answer`), so a call that fails, before or while streaming,
+    is recorded as failed and fails its run before any history stores it."""
 
     def __init__(self, log: CallLog, purpose: str, model: str) -> None:
         self._log = log
@@ -123,14 +133,38 @@ class RecordingMiddleware(ChatMiddleware):
         try:
             await call_next()
         except BaseException as exc:
-            record.error = explain_failure(exc)
+            self._log.fail(record, exc)
             raise
-        if context.stream:
+        if isinstance(context.result, ResponseStream):
+            context.result.with_pull_context_manager(lambda: _RecordFailure(self._log, record))
 
             def finish(response: ChatResponse[Any]) -> ChatResponse[Any]:
-                self._log.finish(record, response)
+                self._finish(record, response, streamed=True)
                 return response
 
             context.stream_result_hooks.append(finish)
         elif isinstance(context.result, ChatResponse):
-            self._log.finish(record, context.result)
+            self._finish(record, context.result, streamed=False)
+
+    def _finish(self, record: CallRecord, response: ChatResponse[Any], *, streamed: bool) -> None:
+        try:
+            check_answer(response, streamed=streamed)
+        except Exception as exc:
+            self._log.fail(record, exc)
+            raise
+        self._log.finish(record, response)
+
+
+class _RecordFailure:
+    """Around each pull of a streamed reply: an error while streaming is recorded on the call."""
+
+    def __init__(self, log: CallLog, record: CallRecord) -> None:
+        self._log = log
+        self._record = record
+
+    def __enter__(self) -> None:
+        return None
+
+    def __exit__(self, kind: type[BaseException] | None, exc: BaseException | None, tb: object) -> None:
+        if exc is not None and not isinstance(exc, StopAsyncIteration | GeneratorExit):
+            self._log.fail(self._record, exc)

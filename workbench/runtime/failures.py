@@ -24,18 +24,45 @@ CONTENT_FILTERED = (
 )
 
 
-class ReplyFiltered(Exception):
+class UnusableReply(Exception):
+    """The server answered the call, but what it sent is not an answer to keep."""
+
+    def explain(self, server: str) -> str:
+        return str(self)
+
+
+class ReplyFiltered(UnusableReply):
     """A model reply was stopped by the provider's content filter: it is not an answer and is not kept."""
 
     def __init__(self) -> None:
         super().__init__(CONTENT_FILTERED)
 
 
-class ReplyCutOff(Exception):
+class ReplyCutOff(UnusableReply):
     """A model reply ended at the token limit: it is incomplete and is not kept."""
 
     def __init__(self) -> None:
         super().__init__(CUT_OFF)
+
+
+class ReplyIncomplete(UnusableReply):
+    """A streamed reply ended without a finish_reason: the server stopped sending mid-answer."""
+
+    def explain(self, server: str) -> str:
+        return (
+            f"{server} closed the reply before it finished (the stream ended without a finish_reason), so the "
+            "partial answer was not kept: check the server's log (it may have crashed or restarted)"
+        )
+
+
+class NoAnswer(UnusableReply):
+    """HTTP 200 without an answer: an empty body, only [DONE], no choices, or an empty message."""
+
+    def explain(self, server: str) -> str:
+        return (
+            f"{server} answered (HTTP 200) but sent no reply it could read ({self}): check that --base-url "
+            "is the server's OpenAI-compatible /v1 URL, and the server's log"
+        )
 
 
 def rejects_request_format(exc: BaseException) -> bool:
@@ -70,10 +97,27 @@ def explain_failure(exc: BaseException, *, base_url: str | None = None, secrets:
     for cause in _chain(exc):
         name = type(cause).__name__
         status = getattr(cause, "status_code", None)
-        if isinstance(cause, ReplyCutOff | ReplyFiltered):
-            line = str(cause)
+        if isinstance(cause, UnusableReply):
+            line = cause.explain(server)
         elif isinstance(cause, TimeoutError) or name == "APITimeoutError":
             line = "the model call timed out: raise --timeout, or check that the server is not overloaded"
+        elif cut := _cut_connection(cause) if name in ("APIConnectionError", *_CUT_CONNECTION) else None:
+            line = (
+                f"{server} closed the connection in the middle of the reply ({_first_line(cut)}): "
+                "check the server's log (it may have crashed or restarted)"
+            )
+        elif name == "JSONDecodeError":
+            line = (
+                f"{server} answered with something that is not JSON ({_first_line(cause)}): check that "
+                "--base-url is the server's OpenAI-compatible /v1 URL"
+            )
+        elif name == "APIError" and status is None:
+            line = f"{server} sent an error in the middle of the reply ({_first_line(cause)}): check the server's log"
+        elif isinstance(cause, _SHAPE_ERRORS) and _from_the_client(exc):
+            line = (
+                f"{server} answered, but not in the shape of an OpenAI chat completion ({name}: "
+                f"{_first_line(cause)}): check that --base-url is the server's OpenAI-compatible /v1 URL"
+            )
         elif name in _ENTRA_ERRORS:
             line = (
                 "Entra ID sign-in failed (DefaultAzureCredential got no token): run az login, "
@@ -169,6 +213,21 @@ def _filtered(body: object) -> str:
         return ""
     names = [str(k)[:40] for k, v in results.items() if isinstance(v, dict) and v.get("filtered")][:6]
     return f", filtered: {', '.join(names)}" if names else ""
+
+
+# httpx's names for a connection that ended before the body did.
+_CUT_CONNECTION = ("RemoteProtocolError", "ReadError", "IncompleteRead")
+# What the framework's parsing raises on a reply of the wrong shape.
+_SHAPE_ERRORS = (TypeError, AttributeError, KeyError, ValueError)
+
+
+def _cut_connection(exc: BaseException) -> BaseException | None:
+    return next((c for c in _chain(exc) if type(c).__name__ in _CUT_CONNECTION), None)
+
+
+def _from_the_client(exc: BaseException) -> bool:
+    """Raised inside a chat client's call (not by our own code after it)."""
+    return any(type(cause).__name__ == "ChatClientException" for cause in _chain(exc))
 
 
 def _unknown_host(exc: BaseException) -> bool:

@@ -1,31 +1,32 @@
-"""Chat middleware that refuses incomplete replies before any history stores them."""
+"""What counts as an answer: a reply that is complete and says something. Anything else fails
+the call before any history stores it or any extraction reads it."""
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
 from typing import Any
 
-from agent_framework import ChatContext, ChatMiddleware, ChatResponse
+from agent_framework import ChatResponse
 
-from workbench.runtime.failures import ReplyCutOff, ReplyFiltered
-
-
-class CutOffGuard(ChatMiddleware):
-    """A reply that stopped at the token limit raises ReplyCutOff (one the content filter stopped,
-    ReplyFiltered), so the run fails like any other failed call: the history providers never see it
-    and facts stay as they were."""
-
-    async def process(self, context: ChatContext, call_next: Callable[[], Awaitable[None]]) -> None:
-        await call_next()
-        if context.stream:
-            context.stream_result_hooks.append(_refuse_cut_off)
-        elif isinstance(context.result, ChatResponse):
-            _refuse_cut_off(context.result)
+from workbench.runtime.failures import NoAnswer, ReplyCutOff, ReplyFiltered, ReplyIncomplete
 
 
-def _refuse_cut_off(response: ChatResponse[Any]) -> ChatResponse[Any]:
+def check_answer(response: ChatResponse[Any], *, streamed: bool) -> None:
+    """Raise when `response` is not an answer: cut off at the token limit, no choices at all, or a
+    streamed reply (an agent's answer) that ended without a finish_reason (what a crashing server
+    sends) or said nothing. An empty non-streamed message is left to its caller, which names what
+    it expected (the writer's JSON, a summary)."""
     if response.finish_reason == "length":
         raise ReplyCutOff()
     if response.finish_reason == "content_filter":
         raise ReplyFiltered()
-    return response
+    if not streamed:
+        if not response.messages:
+            raise NoAnswer("no choices")
+        return
+    said = bool(response.text) or any(c.type == "function_call" for m in response.messages for c in m.contents)
+    if response.finish_reason is None:
+        if said:
+            raise ReplyIncomplete()
+        raise NoAnswer("the stream held no answer")
+    if not said:
+        raise NoAnswer("an empty message")

@@ -29,11 +29,23 @@ def _show(count: int | None) -> str:
     return UNKNOWN if count is None else f"{count:,}"
 
 
-def usage_from_details(details: Mapping[str, Any] | None) -> Usage | None:
-    """The framework's `usage_details` as Usage; `None` and `{}` both mean the provider reported nothing."""
-    if not details:
+# No single call is billed a billion tokens: a larger count is a broken report, not usage.
+MAX_REPORTED_TOKENS = 10**9
+
+
+def _count(value: Any) -> int | None:
+    """A reported token count, or None (unknown) when it is not a plausible count."""
+    if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value <= MAX_REPORTED_TOKENS:
         return None
-    prompt, completion = details.get("input_token_count"), details.get("output_token_count")
+    return value
+
+
+def usage_from_details(details: Mapping[str, Any] | None) -> Usage | None:
+    """The framework's `usage_details` as Usage; `None` and `{}` both mean the provider reported nothing.
+    A count that is not a number, negative or absurdly large is unknown: it never fails a call."""
+    if not details or not isinstance(details, Mapping):
+        return None
+    prompt, completion = _count(details.get("input_token_count")), _count(details.get("output_token_count"))
     if prompt is None and completion is None:
         return None
     return Usage(prompt, completion)

@@ -21,7 +21,7 @@ from pydantic import ValidationError
 from workbench.memory import ALLOWED_KEYS, MAX_FACTS, Extraction, FactCandidate, declared_candidates
 from workbench.runtime.calls import CallLog, RecordingMiddleware
 from workbench.runtime.config import WriterFormat
-from workbench.runtime.failures import CONTENT_FILTERED, CUT_OFF, rejects_request_format
+from workbench.runtime.failures import CONTENT_FILTERED, CUT_OFF, ReplyCutOff, ReplyFiltered, rejects_request_format
 
 WRITER_INSTRUCTIONS = f"""You are the writer agent of a controlled working memory.
 Read only the user message you are given. Return every explicit key=value declaration in it, and nothing else.
@@ -147,10 +147,11 @@ class ModelWriter:
                     )
 
     async def _propose(self, user_text: str, writer_format: WriterFormat) -> list[FactCandidate]:
-        async with asyncio.timeout(self._timeout):
-            response = await self._agent(writer_format).run(user_text)
-        if response.finish_reason == "length":
-            raise MalformedOutput(CUT_OFF)
-        if response.finish_reason == "content_filter":
-            raise MalformedOutput(CONTENT_FILTERED)
+        try:
+            async with asyncio.timeout(self._timeout):
+                response = await self._agent(writer_format).run(user_text)
+        except ReplyCutOff as exc:
+            raise MalformedOutput(CUT_OFF) from exc
+        except ReplyFiltered as exc:
+            raise MalformedOutput(CONTENT_FILTERED) from exc
         return parse_extraction(response.text or "", fenced=writer_format is WriterFormat.PROMPT)
