@@ -228,7 +228,9 @@ def build_policies(models: ModelSet, calls: CallLog) -> list[Policy]:
             instructions,
             name=name,
             context_providers=providers,
-            middleware=[RecordingMiddleware(calls, purpose, writer_label if summarizer else agent_label)],
+            middleware=[
+                RecordingMiddleware(calls, purpose, writer_label if summarizer else agent_label, timeout=models.timeout)
+            ],
         )
 
     def agents(name: str, providers: Callable[[], list[ContextProvider]]) -> dict[str, Agent]:
@@ -236,7 +238,7 @@ def build_policies(models: ModelSet, calls: CallLog) -> list[Policy]:
 
     info = {p.name: p for p in POLICIES}
     memory = WorkingMemory()
-    writer = ModelWriter(writer_client, calls, writer_label, writer_format=models.writer_format)
+    writer = ModelWriter(writer_client, calls, writer_label, timeout=models.timeout, writer_format=models.writer_format)
     updater = MemoryUpdater(memory, writer)
     facts_provider = WorkingMemoryProvider(memory, updater, origin="facts")
     window = SlidingWindowStrategy(keep_last_groups=2 * WINDOW_TURNS)

@@ -120,7 +120,7 @@ class AgentRuntime:
             INSTRUCTIONS[name],
             name=name,
             context_providers=[InMemoryHistoryProvider(), extractor, *self._recall_providers(name)],
-            middleware=[RecordingMiddleware(self.calls, name, self.models.agent_label)],
+            middleware=[RecordingMiddleware(self.calls, name, self.models.agent_label, timeout=self.timeout)],
         )
         return _Slot(agent, agent.create_session(), extractor)
 
@@ -207,12 +207,11 @@ class AgentRuntime:
             content = text if self.mode is Mode.PROVIDER else f"{self.memory.prompt_block()}\n\n{text}"
             message = Message(role="user", contents=[content], message_id=message_id)
             try:
-                async with asyncio.timeout(self.timeout):
-                    stream = slot.agent.run(message, session=session, stream=True)
-                    async for update in stream:
-                        if on_text is not None and update.text and inspect.isawaitable(shown := on_text(update.text)):
-                            await shown
-                    response = await stream.get_final_response()
+                stream = slot.agent.run(message, session=session, stream=True)
+                async for update in stream:
+                    if on_text is not None and update.text and inspect.isawaitable(shown := on_text(update.text)):
+                        await shown
+                response = await stream.get_final_response()
             except asyncio.CancelledError:
                 ending = "the turn was cancelled"
                 raise

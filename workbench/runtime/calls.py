@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import contextvars
 import itertools
 from collections import deque
@@ -13,6 +14,7 @@ from typing import Any
 from agent_framework import ChatContext, ChatMiddleware, ChatResponse, ResponseStream
 
 from workbench.memory import MemoryTurn
+from workbench.runtime.deadline import CallTimedOut, Deadline
 from workbench.runtime.failures import explain_failure
 from workbench.runtime.guards import check_answer
 from workbench.runtime.usage import Usage, usage_from_details
@@ -113,14 +115,16 @@ class CallLog:
 
 
 class RecordingMiddleware(ChatMiddleware):
-    """Records every chat call of one agent into a CallLog under a fixed purpose, and refuses a
-    reply that is not an answer (`check_answer`), so a call that fails, before or while streaming,
-    is recorded as failed and fails its run before any history stores it."""
+    """Records every chat call of one agent into a CallLog under a fixed purpose, bounds it by
+    `timeout` seconds in total (retries and a streamed reply included), and refuses a reply that is
+    not an answer (`check_answer`), so a call that fails, before or while streaming, is recorded as
+    failed and fails its run before any history stores it."""
 
-    def __init__(self, log: CallLog, purpose: str, model: str) -> None:
+    def __init__(self, log: CallLog, purpose: str, model: str, *, timeout: float | None = None) -> None:
         self._log = log
         self._purpose = purpose
         self._model = model
+        self._timeout = timeout
 
     async def process(self, context: ChatContext, call_next: Callable[[], Awaitable[None]]) -> None:
         instructions = context.options.get("instructions") if context.options else None
@@ -130,13 +134,15 @@ class RecordingMiddleware(ChatMiddleware):
             str(instructions or ""),
             tuple(SentMessage(str(m.role), m.text or "") for m in context.messages),
         )
+        deadline = Deadline(self._timeout) if self._timeout is not None else None
         try:
-            await call_next()
+            with deadline or contextlib.nullcontext():
+                await call_next()
         except BaseException as exc:
             self._log.fail(record, exc)
             raise
         if isinstance(context.result, ResponseStream):
-            context.result.with_pull_context_manager(lambda: _RecordFailure(self._log, record))
+            context.result.with_pull_context_manager(lambda: _Pull(self._log, record, deadline))
 
             def finish(response: ChatResponse[Any]) -> ChatResponse[Any]:
                 self._finish(record, response, streamed=True)
@@ -155,16 +161,25 @@ class RecordingMiddleware(ChatMiddleware):
         self._log.finish(record, response)
 
 
-class _RecordFailure:
-    """Around each pull of a streamed reply: an error while streaming is recorded on the call."""
+class _Pull:
+    """Around each pull of a streamed reply: the call's deadline holds, and an error while
+    streaming is recorded on the call."""
 
-    def __init__(self, log: CallLog, record: CallRecord) -> None:
+    def __init__(self, log: CallLog, record: CallRecord, deadline: Deadline | None) -> None:
         self._log = log
         self._record = record
+        self._deadline = deadline
 
     def __enter__(self) -> None:
-        return None
+        if self._deadline is not None:
+            self._deadline.__enter__()
 
     def __exit__(self, kind: type[BaseException] | None, exc: BaseException | None, tb: object) -> None:
+        try:
+            if self._deadline is not None:
+                self._deadline.__exit__(kind, exc, tb)
+        except CallTimedOut as timed_out:
+            self._log.fail(self._record, timed_out)
+            raise
         if exc is not None and not isinstance(exc, StopAsyncIteration | GeneratorExit):
             self._log.fail(self._record, exc)

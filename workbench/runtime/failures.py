@@ -7,6 +7,8 @@ import re
 from typing import Any
 from urllib.parse import parse_qs, unquote, urlsplit
 
+from workbench.runtime.deadline import CallTimedOut
+
 # OpenAI keys, bearer headers, and JSON web tokens (what an Entra ID access token is).
 _KEY_PATTERN = re.compile(r"(sk-[A-Za-z0-9_\-*]{4,}|Bearer\s+\S+|eyJ[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-.]+)")
 _AZURE_DEPLOYMENT_PATH = re.compile(r"/openai/deployments/([^/?]+)/")
@@ -99,8 +101,11 @@ def explain_failure(exc: BaseException, *, base_url: str | None = None, secrets:
         status = getattr(cause, "status_code", None)
         if isinstance(cause, UnusableReply):
             line = cause.explain(server)
+        elif getattr(cause, "rate_limited", False):  # the whole --timeout went by on 429s
+            line = f"{server} is rate limiting (HTTP 429) for longer than --timeout ({cause}): wait, or lower the load"
         elif isinstance(cause, TimeoutError) or name == "APITimeoutError":
-            line = "the model call timed out: raise --timeout, or check that the server is not overloaded"
+            took = f" ({cause}, the --timeout)" if isinstance(cause, CallTimedOut) else ""
+            line = f"the model call timed out{took}: raise --timeout, or check that the server is not overloaded"
         elif cut := _cut_connection(cause) if name in ("APIConnectionError", *_CUT_CONNECTION) else None:
             line = (
                 f"{server} closed the connection in the middle of the reply ({_first_line(cut)}): "
@@ -134,7 +139,7 @@ def explain_failure(exc: BaseException, *, base_url: str | None = None, secrets:
         elif status == 404:
             line = f"{server} does not know this model or path (HTTP 404): check --model and --base-url"
         elif status == 429:
-            line = f"{server} is rate limiting (HTTP 429) after the client's retries: wait, or lower the load"
+            line = f"{server} is rate limiting (HTTP 429){_asked_to_wait(cause)}: wait, or lower the load"
         elif isinstance(status, int) and status >= 500:
             line = f"{server} failed (HTTP {status}): check the server's log"
         elif isinstance(status, int):
@@ -219,6 +224,15 @@ def _filtered(body: object) -> str:
 _CUT_CONNECTION = ("RemoteProtocolError", "ReadError", "IncompleteRead")
 # What the framework's parsing raises on a reply of the wrong shape.
 _SHAPE_ERRORS = (TypeError, AttributeError, KeyError, ValueError)
+
+
+def _asked_to_wait(exc: BaseException) -> str:
+    """How long a 429 asked to wait, when that is why the client stopped retrying."""
+    headers = getattr(getattr(exc, "response", None), "headers", None)
+    wait = headers.get("retry-after") if headers is not None else None
+    if wait is None:
+        return " after the client's retries"
+    return f" and asked to wait {str(wait)[:20]} s, more than the client's retries and --timeout allow"
 
 
 def _cut_connection(exc: BaseException) -> BaseException | None:

@@ -9,6 +9,7 @@ from agent_framework import SupportsChatGetResponse
 
 from workbench.runtime.azure import TokenProvider, azure_chat_client, azure_client_options, azure_label
 from workbench.runtime.config import ModelConfig, WriterFormat
+from workbench.runtime.deadline import bound_retries
 from workbench.runtime.scripted import SCRIPTED_LABEL, ScriptedChatClient
 
 LOCAL_PLACEHOLDER_KEY = "no-key-needed"
@@ -23,6 +24,7 @@ class ModelSet:
     base_url: str | None = None
     secrets: tuple[str, ...] = field(default=(), repr=False)
     writer_format: WriterFormat = WriterFormat.JSON_SCHEMA
+    timeout: float = 120.0  # seconds per model call, in total: --timeout
 
 
 def _label(model: str, base_url: str | None) -> str:
@@ -37,7 +39,14 @@ def build_models(
     `credential` signs in to Azure OpenAI when there is no key (default: DefaultAzureCredential)."""
     if not config.is_live:
         client = ScriptedChatClient(delay=scripted_delay)
-        return ModelSet(client, client, SCRIPTED_LABEL, SCRIPTED_LABEL, writer_format=config.effective_writer_format)
+        return ModelSet(
+            client,
+            client,
+            SCRIPTED_LABEL,
+            SCRIPTED_LABEL,
+            writer_format=config.effective_writer_format,
+            timeout=config.timeout,
+        )
     if config.azure is not None:
         return _build_azure_models(config, credential)
     from agent_framework.openai import OpenAIChatCompletionClient
@@ -50,6 +59,7 @@ def build_models(
         timeout=config.timeout,
         max_retries=config.max_retries,
     )
+    bound_retries(sdk)
     agent_client = OpenAIChatCompletionClient(config.model, async_client=sdk)
     writer_model = config.writer_model or config.model
     writer_client = (
@@ -63,6 +73,7 @@ def build_models(
         base_url=config.base_url or "https://api.openai.com/v1",
         secrets=tuple(s for s in (config.api_key,) if s),
         writer_format=config.effective_writer_format,
+        timeout=config.timeout,
     )
 
 
@@ -73,6 +84,8 @@ def _build_azure_models(config: ModelConfig, credential: TokenProvider | None) -
     agent_client = azure_chat_client(config, config.model, options)
     writer_model = config.writer_model or config.model
     writer_client = agent_client if writer_model == config.model else azure_chat_client(config, writer_model, options)
+    for client in {agent_client, writer_client}:
+        bound_retries(client.client)
     return ModelSet(
         agent_client,
         writer_client,
@@ -81,4 +94,5 @@ def _build_azure_models(config: ModelConfig, credential: TokenProvider | None) -
         base_url=config.azure.endpoint,
         secrets=tuple(s for s in (config.api_key,) if s),
         writer_format=config.effective_writer_format,
+        timeout=config.timeout,
     )

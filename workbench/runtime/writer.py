@@ -9,7 +9,6 @@ batch is the same whichever format carried it, and a batch that fails it is reje
 
 from __future__ import annotations
 
-import asyncio
 import json
 import re
 from collections.abc import Callable
@@ -127,7 +126,7 @@ class ModelWriter:
                 instructions,
                 name="writer",
                 default_options=options,  # type: ignore[arg-type]
-                middleware=[RecordingMiddleware(self._calls, "writer", self._model_label)],
+                middleware=[RecordingMiddleware(self._calls, "writer", self._model_label, timeout=self._timeout)],
             )
         return self._agents[writer_format]
 
@@ -148,8 +147,7 @@ class ModelWriter:
 
     async def _propose(self, user_text: str, writer_format: WriterFormat) -> list[FactCandidate]:
         try:
-            async with asyncio.timeout(self._timeout):
-                response = await self._agent(writer_format).run(user_text)
+            response = await self._agent(writer_format).run(user_text)
         except ReplyCutOff as exc:
             raise MalformedOutput(CUT_OFF) from exc
         except ReplyFiltered as exc:
