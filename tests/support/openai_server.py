@@ -135,14 +135,17 @@ class _Handler(BaseHTTPRequestHandler):
         return scripted_reply(instructions, texts, structured=structured)
 
     def _write(self, data: bytes) -> None:
-        if not self.trickle:
-            self.wfile.write(data)
-            self.wfile.flush()
-            return
-        for i in range(len(data)):
-            self.wfile.write(data[i : i + 1])
-            self.wfile.flush()
-            time.sleep(self.trickle)
+        try:
+            if not self.trickle:
+                self.wfile.write(data)
+                self.wfile.flush()
+                return
+            for i in range(len(data)):
+                self.wfile.write(data[i : i + 1])
+                self.wfile.flush()
+                time.sleep(self.trickle)
+        except (BrokenPipeError, ConnectionResetError):  # the client gave up (a timeout under test)
+            self.close_connection = True
 
     def _send_raw(self, canned: Canned) -> None:
         assert canned.raw is not None
