@@ -41,3 +41,7 @@ def _no_ambient_openai_settings(monkeypatch):
     for name in list(os.environ):
         if name.startswith(("AZURE_", "IDENTITY_", "MSI_")):
             monkeypatch.delenv(name)
+    # Were DefaultAzureCredential ever built without a test's own identity endpoint, its managed
+    # identity would ask a closed loopback port, never the cloud's metadata address.
+    monkeypatch.setenv("IDENTITY_ENDPOINT", "http://127.0.0.1:9/msi/token")
+    monkeypatch.setenv("IDENTITY_HEADER", "tests-never-leave-loopback")

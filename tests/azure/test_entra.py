@@ -3,6 +3,9 @@ loopback managed identity endpoint. The token reaches the Azure server and nowhe
 
 import gc
 import logging
+import os
+import subprocess
+import sys
 import types
 
 from tests.azure.helpers import azure_runtime
@@ -95,3 +98,26 @@ async def test_a_failed_sign_in_is_one_line_and_changes_nothing(azure, monkeypat
     assert not result.ok and "\n" not in result.error
     assert result.error.startswith("Entra ID sign-in failed")
     assert azure.seen == [] and runtime.memory.facts() == ()
+
+
+def test_a_failed_sign_in_prints_one_line_and_nothing_of_azure_identity(azure):
+    """In a process of its own, where no test harness catches azure-identity's warnings."""
+    azure.identity_failure = "Identity not found"
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("AZURE_", "OPENAI_"))}
+    env.update(azure.managed_identity_environment())
+    command = [
+        sys.executable,
+        "-m",
+        "workbench",
+        "qualify",
+        "--azure-endpoint",
+        azure.endpoint,
+        "--model",
+        "gpt-4o-mini",
+    ]
+    done = subprocess.run(command, env=env, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 1 and done.stdout == ""
+    assert done.stderr == (
+        "workbench qualify: stopped: Entra ID sign-in failed (DefaultAzureCredential got no token): run az login, "
+        "or set AZURE_OPENAI_API_KEY\n"
+    )

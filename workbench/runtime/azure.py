@@ -5,6 +5,7 @@ or an Entra ID bearer token from a credential. Keys and tokens never leave the S
 from __future__ import annotations
 
 import asyncio
+import logging
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any
 
@@ -31,6 +32,10 @@ def entra_token_provider() -> TokenProvider:
         from azure.identity import DefaultAzureCredential, get_bearer_token_provider
     except ImportError as exc:
         raise ConfigError(f"Entra ID sign-in needs azure-identity: {AZURE_EXTRA}, or set AZURE_OPENAI_API_KEY") from exc
+    # azure-identity reports every failed attempt as a multi-line warning; with no logging set up,
+    # Python would print it to stderr, over the TUI or around the CLI's one line. A failed sign-in
+    # still reaches the user, as one line (failures.explain_failure).
+    logging.getLogger("azure").addHandler(logging.NullHandler())
     provider = get_bearer_token_provider(DefaultAzureCredential(), TOKEN_SCOPE)
 
     async def token() -> str:
