@@ -3,6 +3,7 @@
 
 import json
 
+from tests.azure.helpers import azure_runtime
 from tests.live.helpers import is_writer, response_format_type
 from tests.support.azure_server import API_KEY, TOKEN
 from tests.support.openai_server import Canned
@@ -43,6 +44,15 @@ async def test_the_tui_signs_in_with_entra_id_and_says_where_it_runs(azure, monk
             "database": "SQL Server 2022",
         }
     assert [(r.path, r.authorization) for r in azure.seen] == [(ROUTE, f"Bearer {TOKEN}")] * 2
+
+
+async def test_the_writer_runs_on_its_own_deployment(azure):
+    azure.deployments = ("gpt-4o-mini", "writer-mini")
+    runtime = azure_runtime(azure.endpoint, writer="writer-mini")
+    assert runtime.models.writer_label == f"azure: writer-mini @ {azure.endpoint.removeprefix('http://')}"
+    assert (await runtime.ask("support", "module=Billing")).ok
+    assert [r.deployment for r in azure.seen] == ["gpt-4o-mini", "writer-mini"]
+    assert [f.value for f in runtime.memory.facts()] == ["Billing"]
 
 
 def test_qualify_on_azure(azure, monkeypatch, capsys):

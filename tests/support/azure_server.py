@@ -1,6 +1,6 @@
 """A loopback server that speaks Azure OpenAI's shape, for tests.
 
-Routes `/openai/deployments/{deployment}/chat/completions?api-version=...`, accepts only its own
+Routes `/openai/deployments/{deployment}/chat/completions?api-version=...` (and `/embeddings`), accepts only its own
 `api-key` or `Authorization: Bearer` token, answers as Azure does when something is wrong
 (401, 404 `DeploymentNotFound`, 404 for an unknown path or API version), opens each stream with
 Azure's `prompt_filter_results` chunk, and otherwise answers like LoopbackOpenAI (scripted replies,
@@ -9,6 +9,7 @@ usage, queued Canned replies and errors). Every request's route and credentials 
 
 from __future__ import annotations
 
+import json
 import time
 from dataclasses import dataclass
 from typing import Any
@@ -20,6 +21,8 @@ API_KEY = "azure-test-key-0f1e2d3c4b5a69788796a5b4c3d2e1f0"
 TOKEN = "eyJ0eXAiOiJKV1QiLCJhbGciOiJub25lIn0.eyJhdWQiOiJodHRwczovL2NvZ25pdGl2ZXNlcnZpY2VzLmF6dXJlLmNvbSJ9.c2ln"
 IDENTITY_PATH = "/msi/token"
 IDENTITY_SECRET = "identity-header-secret"
+OPERATIONS = ("chat/completions", "embeddings")
+EMBEDDING_DIMENSIONS = 64
 API_VERSIONS = ("2024-06-01", "2024-10-21", "2024-12-01-preview", "2025-04-01-preview")
 
 ACCESS_DENIED = {
@@ -106,7 +109,8 @@ class _AzureHandler(_Handler):
         url = urlsplit(self.path)
         parts = url.path.strip("/").split("/")
         version = parse_qs(url.query).get("api-version", [None])[0]
-        is_route = len(parts) == 5 and parts[:2] == ["openai", "deployments"] and parts[3:] == ["chat", "completions"]
+        operation = "/".join(parts[3:])
+        is_route = len(parts) >= 4 and parts[:2] == ["openai", "deployments"] and operation in OPERATIONS
         deployment = unquote(parts[2]) if is_route else ""
         with self.server.state.lock:
             azure.seen.append(
@@ -127,18 +131,32 @@ class _AzureHandler(_Handler):
             elif not azure.role_assigned:
                 self._send_json(403, {"error": NO_ROLE})
             else:
-                self._answer(deployment)
+                self._answer(deployment, operation)
         elif self.headers.get("api-key") != azure.api_key:
             self._send_json(401, {"error": ACCESS_DENIED})
         else:
-            self._answer(deployment)
+            self._answer(deployment, operation)
 
-    def _answer(self, deployment: str) -> None:
+    def _answer(self, deployment: str, operation: str) -> None:
         if deployment not in self.server.azure.deployments:  # type: ignore[attr-defined]
             self._send_json(404, {"error": DEPLOYMENT_NOT_FOUND})
-            return
-        self.path = "/chat/completions"
-        super().do_POST()
+        elif operation == "embeddings":
+            self._embed()
+        else:
+            self.path = "/chat/completions"
+            super().do_POST()
+
+    def _embed(self) -> None:
+        """The built-in lexical embedder's vectors, one per input, with usage, as Azure returns them."""
+        from workbench.recall.embedders import LexicalEmbeddingClient
+
+        body = json.loads(self.rfile.read(int(self.headers.get("Content-Length", "0"))) or b"{}")
+        texts = body["input"] if isinstance(body["input"], list) else [body["input"]]
+        embedder = LexicalEmbeddingClient(EMBEDDING_DIMENSIONS)
+        data = [{"object": "embedding", "index": i, "embedding": embedder.embed(t)} for i, t in enumerate(texts)]
+        tokens = sum(len(t.split()) for t in texts)
+        usage = {"prompt_tokens": tokens, "total_tokens": tokens}
+        self._send_json(200, {"object": "list", "data": data, "model": body.get("model"), "usage": usage})
 
     def stream_opening(self) -> list[dict[str, Any]]:
         """Azure opens a stream with the prompt's filter results and no choices."""

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 from workbench.runtime.config import AZURE_EXTRA, AzureTarget, ConfigError, ModelConfig
 
 if TYPE_CHECKING:
-    from agent_framework.openai import OpenAIChatCompletionClient
+    from agent_framework.openai import OpenAIChatCompletionClient, OpenAIEmbeddingClient
 
 # What Azure OpenAI accepts Entra ID tokens for (the framework's AZURE_OPENAI_TOKEN_SCOPE).
 TOKEN_SCOPE = "https://cognitiveservices.azure.com/.default"
@@ -61,5 +61,15 @@ def azure_chat_client(config: ModelConfig, deployment: str, options: dict[str, A
     from agent_framework.openai import OpenAIChatCompletionClient
 
     client = OpenAIChatCompletionClient(deployment, **options)
+    client.client = client.client.with_options(timeout=config.timeout, max_retries=config.max_retries)
+    return client
+
+
+def azure_embedding_client(config: ModelConfig, deployment: str, options: dict[str, Any]) -> OpenAIEmbeddingClient:
+    """An embedding deployment on the same resource, signed in and bounded the same way (seed 004's
+    AZURE_OPENAI_EMBEDDING_DEPLOYMENT_NAME, for the retrieved memory)."""
+    from agent_framework.openai import OpenAIEmbeddingClient
+
+    client = OpenAIEmbeddingClient(model=deployment, **options)
     client.client = client.client.with_options(timeout=config.timeout, max_retries=config.max_retries)
     return client

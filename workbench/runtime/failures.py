@@ -128,7 +128,7 @@ def explain_failure(exc: BaseException, *, base_url: str | None = None, secrets:
                 "Entra ID sign-in failed (DefaultAzureCredential got no token): run az login, "
                 "or set AZURE_OPENAI_API_KEY"
             )
-        elif (azure := _azure_line(cause, name, status, server)) is not None:
+        elif (azure := _azure_line(cause, name, status)) is not None:
             line = azure
         elif name == "APIConnectionError" and _unknown_host(cause):
             line = f"cannot resolve the host of {server}: check the name in --base-url / OPENAI_BASE_URL"
@@ -150,13 +150,14 @@ def explain_failure(exc: BaseException, *, base_url: str | None = None, secrets:
     return scrub_secrets(f"{type(exc).__name__}: {_first_line(exc)}", secrets)
 
 
-def _azure_line(cause: BaseException, name: str, status: Any, server: str) -> str | None:
+def _azure_line(cause: BaseException, name: str, status: Any) -> str | None:
     """The Azure OpenAI reading of a failed request to `/openai/deployments/{deployment}/...`, or None."""
     request = getattr(cause, "request", None)
     url = urlsplit(str(getattr(request, "url", "")))
     deployment = _AZURE_DEPLOYMENT_PATH.search(url.path)
     if request is None or deployment is None:
         return None
+    server = f"{url.scheme}://{url.netloc}{url.path[: deployment.start()]}"  # the resource endpoint
     entra = "authorization" in request.headers  # which kind of credential was sent, never its value
     version = parse_qs(url.query).get("api-version", ["?"])[0][:40]
     body = getattr(cause, "body", None)
@@ -188,9 +189,14 @@ def _azure_line(cause: BaseException, name: str, status: Any, server: str) -> st
             "(firewall, private endpoint) and AZURE_OPENAI_API_KEY"
         )
     if status == 404 and code == "DeploymentNotFound":
+        options = (
+            "--embedding-model / AZURE_OPENAI_EMBEDDING_DEPLOYMENT_NAME"
+            if url.path.endswith("/embeddings")
+            else "--model / --writer-model / AZURE_OPENAI_DEPLOYMENT_NAME"
+        )
         return (
-            f"Azure OpenAI at {server} has no deployment {unquote(deployment[1])[:80]!r} (HTTP 404): check --model / "
-            "--writer-model / AZURE_OPENAI_DEPLOYMENT_NAME (the deployment's name, not the model's)"
+            f"Azure OpenAI at {server} has no deployment {unquote(deployment[1])[:80]!r} (HTTP 404): check "
+            f"{options} (the deployment's name, not the model's)"
         )
     if status == 404:
         return (
