@@ -144,3 +144,12 @@ async def test_a_filtered_writer_call_is_a_batch_that_changes_nothing(azure, ans
     assert "content filter" in event.describe() and "\n" not in event.describe()
     if answer.status == 200:
         assert event.kind is EventKind.REJECTED and event.reasons[0].code is ReasonCode.MALFORMED_OUTPUT
+
+
+async def test_an_error_that_echoes_the_key_or_a_token_shows_neither(azure):
+    runtime = azure_runtime(azure.endpoint)
+    echo = f"header api-key {API_KEY} and Authorization: Bearer {TOKEN} are not accepted by this gateway"
+    azure.enqueue(Canned(status=400, body={"error": {"code": "BadRequest", "message": echo}}))
+    result = await runtime.ask("support", "module=Billing")
+    assert result.error.startswith(f"{azure.endpoint} rejected the request (HTTP 400): ")
+    assert "[key hidden]" in result.error and API_KEY not in result.error and TOKEN not in result.error
