@@ -104,6 +104,11 @@ MISSING = [
         "--model 'chat/../../x' is not an Azure deployment name: up to 64 letters, digits, '.', '-', '_'",
     ),
     (
+        "credentials in the URL",
+        {"azure_endpoint": "https://me:s3cret@contoso.openai.azure.com", "model": "chat"},
+        "the Azure endpoint must not carry credentials: set AZURE_OPENAI_API_KEY, or sign in with Entra ID",
+    ),
+    (
         "two servers",
         {"azure_endpoint": ENDPOINT, "model": "chat", "base_url": "http://127.0.0.1:8080/v1"},
         "--base-url and --azure-endpoint name two different servers: use one of them",

@@ -208,6 +208,10 @@ def _azure_endpoint(endpoint: str | None) -> str:
     parts = urlsplit(endpoint.strip())
     if parts.scheme not in ("https", "http") or not parts.netloc or parts.query or parts.fragment:
         raise ConfigError(f"the Azure endpoint {endpoint[:120]!r} is not a URL like {example}")
+    if parts.username is not None or parts.password is not None:
+        raise ConfigError(
+            "the Azure endpoint must not carry credentials: set AZURE_OPENAI_API_KEY, or sign in with Entra ID"
+        )
     if "/openai" in parts.path.lower():
         raise ConfigError(f"pass the Azure resource endpoint without its /openai path, like {example}")
     return f"{parts.scheme}://{parts.netloc}{parts.path.rstrip('/')}"
