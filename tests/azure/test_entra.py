@@ -121,3 +121,14 @@ def test_a_failed_sign_in_prints_one_line_and_nothing_of_azure_identity(azure):
         "workbench qualify: stopped: Entra ID sign-in failed (DefaultAzureCredential got no token): run az login, "
         "or set AZURE_OPENAI_API_KEY\n"
     )
+
+
+def test_building_the_clients_leaves_azure_identity_for_the_first_call():
+    """Start-up does not pay for importing azure-identity; the first token request does, in a thread."""
+    probe = (
+        "import sys; from workbench.runtime import build_models; from workbench.runtime.config import AzureTarget, "
+        "ModelConfig; build_models(ModelConfig(model='gpt-4o-mini', azure=AzureTarget('https://contoso.openai.azure.com'))); "
+        "print('azure.identity' in sys.modules)"
+    )
+    out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True).stdout
+    assert out.strip() == "False"

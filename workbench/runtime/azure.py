@@ -6,10 +6,11 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import threading
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any
 
-from workbench.runtime.config import AZURE_EXTRA, AzureTarget, ConfigError, ModelConfig
+from workbench.runtime.config import AZURE_EXTRA, AzureTarget, ConfigError, ModelConfig, entra_id_available
 
 if TYPE_CHECKING:
     from agent_framework.openai import OpenAIChatCompletionClient, OpenAIEmbeddingClient
@@ -26,20 +27,29 @@ def azure_label(deployment: str, target: AzureTarget) -> str:
 
 def entra_token_provider() -> TokenProvider:
     """DefaultAzureCredential (az login, managed identity, workload identity, ...) as a token provider.
-    The synchronous credential runs in a worker thread, so signing in never blocks the event loop,
-    and azure-identity caches the token until shortly before it expires."""
-    try:
-        from azure.identity import DefaultAzureCredential, get_bearer_token_provider
-    except ImportError as exc:
-        raise ConfigError(f"Entra ID sign-in needs azure-identity: {AZURE_EXTRA}, or set AZURE_OPENAI_API_KEY") from exc
-    # azure-identity reports every failed attempt as a multi-line warning; with no logging set up,
-    # Python would print it to stderr, over the TUI or around the CLI's one line. A failed sign-in
-    # still reaches the user, as one line (failures.explain_failure).
-    logging.getLogger("azure").addHandler(logging.NullHandler())
-    provider = get_bearer_token_provider(DefaultAzureCredential(), TOKEN_SCOPE)
+    azure-identity is imported and the credential built on the first call, in a worker thread like
+    every token request, so neither start-up nor the event loop waits for it (importing it takes
+    longer than importing Agent Framework's OpenAI clients); it caches the token until shortly
+    before it expires."""
+    if not entra_id_available():
+        raise ConfigError(f"Entra ID sign-in needs azure-identity: {AZURE_EXTRA}, or set AZURE_OPENAI_API_KEY")
+    lock = threading.Lock()
+    providers: list[Callable[[], str]] = []
+
+    def bearer_token() -> str:
+        with lock:
+            if not providers:
+                from azure.identity import DefaultAzureCredential, get_bearer_token_provider
+
+                # azure-identity reports each failed attempt as a multi-line warning; with no logging
+                # set up, Python prints it to stderr, over the TUI or around the CLI's one line. A
+                # failed sign-in still reaches the user, as one line (failures.explain_failure).
+                logging.getLogger("azure").addHandler(logging.NullHandler())
+                providers.append(get_bearer_token_provider(DefaultAzureCredential(), TOKEN_SCOPE))
+        return providers[0]()
 
     async def token() -> str:
-        return await asyncio.to_thread(provider)
+        return await asyncio.to_thread(bearer_token)
 
     return token
 
