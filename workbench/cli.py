@@ -79,7 +79,8 @@ def add_recall_options(parser: argparse.ArgumentParser) -> None:
     )
     group.add_argument(
         "--embedding-model",
-        help="an embedding model on an OpenAI-compatible /v1/embeddings server (default: the built-in "
+        help="an embedding model on an OpenAI-compatible /v1/embeddings server, or with --azure-endpoint an "
+        "embedding deployment (default: AZURE_OPENAI_EMBEDDING_DEPLOYMENT_NAME; else the built-in "
         "lexical embedder, offline, not semantic)",
     )
     group.add_argument("--embedding-base-url", help="the embeddings server's /v1 URL (default: --base-url's)")
@@ -90,7 +91,7 @@ def add_recall_options(parser: argparse.ArgumentParser) -> None:
     )
 
 
-def recall_config(args: argparse.Namespace) -> RecallConfig:
+def recall_config(args: argparse.Namespace, chat: ModelConfig | None = None) -> RecallConfig:
     return RecallConfig.from_options(
         enabled=args.recall,
         store=args.recall_store,
@@ -98,6 +99,7 @@ def recall_config(args: argparse.Namespace) -> RecallConfig:
         embedding_base_url=args.embedding_base_url,
         base_url=args.base_url,
         on_demand=args.recall_on_demand,
+        chat=chat,
     )
 
 
@@ -229,7 +231,7 @@ def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     try:
         config = model_config(args)
-        recall_config(args)
+        recall_config(args, config)
     except ConfigError as exc:
         print(f"workbench: {exc}", file=sys.stderr)
         return 2
@@ -249,7 +251,7 @@ def build_app(args: argparse.Namespace, config: ModelConfig) -> WorkbenchApp:
         from workbench.memory import WorkingMemory
         from workbench.runtime import AgentRuntime, build_models
 
-        recall = recall_config(args)
+        recall = recall_config(args, config)
         return AgentRuntime(
             WorkingMemory(),
             build_models(config),

@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from workbench.runtime.config import ConfigError
+from workbench.runtime.config import ConfigError, ModelConfig, check_deployment
 
 if TYPE_CHECKING:
     from workbench.recall.setup import RecallSetup
@@ -27,6 +27,8 @@ class RecallConfig:
     api_key: str | None = field(default=None, repr=False)
     timeout: float = 60.0
     on_demand: bool = False  # the model calls a search function instead of recall before every run
+    # The Azure OpenAI chat configuration whose resource and sign-in the embedding deployment shares.
+    azure: ModelConfig | None = field(default=None, repr=False)
 
     @classmethod
     def from_options(
@@ -39,11 +41,20 @@ class RecallConfig:
         base_url: str | None = None,
         timeout: float = 60.0,
         on_demand: bool = False,
+        chat: ModelConfig | None = None,
     ) -> RecallConfig:
         """The embeddings server is --embedding-base-url, else the chat model's (--base-url or
-        OPENAI_BASE_URL), else OpenAI; the key is OPENAI_API_KEY, as for the chat model."""
+        OPENAI_BASE_URL), else OpenAI; the key is OPENAI_API_KEY, as for the chat model. When the chat
+        model is on Azure OpenAI, the embedding deployment (--embedding-model, else
+        AZURE_OPENAI_EMBEDDING_DEPLOYMENT_NAME) is on the same resource, signed in the same way."""
         if embedding_base_url and not embedding_model:
             raise ConfigError("--embedding-base-url needs --embedding-model: name the model that server serves")
+        if chat is not None and chat.azure is not None and not embedding_base_url:
+            deployment = embedding_model or os.environ.get("AZURE_OPENAI_EMBEDDING_DEPLOYMENT_NAME") or None
+            if deployment is None:
+                return cls(enabled=enabled, store=store, timeout=timeout, on_demand=on_demand)
+            check_deployment("--embedding-model", deployment)
+            return cls(enabled, store, deployment, timeout=chat.timeout, on_demand=on_demand, azure=chat)
         if not embedding_model:
             return cls(enabled=enabled, store=store, timeout=timeout, on_demand=on_demand)
         url = embedding_base_url or base_url or os.environ.get("OPENAI_BASE_URL") or None
@@ -66,7 +77,7 @@ class RecallConfig:
 
     def build(self) -> RecallSetup:
         """The store (opened at first use) and the embedder. Loads Agent Framework; DuckDB only for a file."""
-        from workbench.recall.embedders import build_embedder
+        from workbench.recall.embedders import build_azure_embedder, build_embedder
         from workbench.recall.setup import RecallSetup
         from workbench.recall.store import RecallStore
 
@@ -77,7 +88,10 @@ class RecallConfig:
             from workbench.recall.duckdb_file import DuckDBBackend
 
             store = RecallStore(DuckDBBackend(path))
-        embedder = build_embedder(
-            self.embedding_model, base_url=self.embedding_base_url, api_key=self.api_key, timeout=self.timeout
-        )
+        if self.azure is not None and self.embedding_model is not None:
+            embedder = build_azure_embedder(self.embedding_model, self.azure)
+        else:
+            embedder = build_embedder(
+                self.embedding_model, base_url=self.embedding_base_url, api_key=self.api_key, timeout=self.timeout
+            )
         return RecallSetup(store, embedder, on_demand=self.on_demand)

@@ -15,6 +15,7 @@ from typing import Any
 from agent_framework import BaseEmbeddingClient, Embedding, GeneratedEmbeddings, SupportsGetEmbeddings
 
 from workbench.runtime.calls import CallLog, SentMessage
+from workbench.runtime.config import ModelConfig
 from workbench.runtime.usage import Usage
 
 LEXICAL_DIMENSIONS = 256
@@ -152,6 +153,16 @@ def build_embedder(model: str | None, *, base_url: str | None, api_key: str | No
     sdk = AsyncOpenAI(api_key=api_key or LOCAL_PLACEHOLDER_KEY, base_url=base_url, timeout=timeout, max_retries=1)
     host = urlsplit(base_url).netloc if base_url else "api.openai.com"
     return Embedder(OpenAIEmbeddingClient(model=model, async_client=sdk), f"{model} @ {host}", model, semantic=True)
+
+
+def build_azure_embedder(deployment: str, chat: ModelConfig) -> Embedder:
+    """An Azure OpenAI embedding deployment through OpenAIEmbeddingClient, on the chat model's resource
+    and sign-in (its own DefaultAzureCredential when there is no key)."""
+    from workbench.runtime.azure import azure_client_options, azure_embedding_client, azure_label
+
+    assert chat.azure is not None
+    client = azure_embedding_client(chat, deployment, azure_client_options(chat))
+    return Embedder(client, azure_label(deployment, chat.azure), deployment, semantic=True)
 
 
 def logged_embedder(embedder: Embedder, calls: CallLog) -> Embedder:

@@ -154,11 +154,9 @@ class ModelConfig:
                 "Azure OpenAI needs a deployment: pass --model DEPLOYMENT or set AZURE_OPENAI_DEPLOYMENT_NAME "
                 "(the name you gave the deployment, not the model's)"
             )
-        for option, name in (("--model", deployment), ("--writer-model", writer_model)):
-            if name is not None and not _DEPLOYMENT_NAME.fullmatch(name):
-                raise ConfigError(
-                    f"{option} {name[:80]!r} is not an Azure deployment name: up to 64 letters, digits, '.', '-', '_'"
-                )
+        check_deployment("--model", deployment)
+        if writer_model is not None:
+            check_deployment("--writer-model", writer_model)
         api_key = os.environ.get("AZURE_OPENAI_API_KEY") or None
         if api_key is None and not entra_id_available():
             raise ConfigError(
@@ -186,6 +184,15 @@ class ModelConfig:
             return self.writer_format
         elsewhere = self.base_url or self.azure
         return WriterFormat.AUTO if self.is_live and elsewhere else WriterFormat.JSON_SCHEMA
+
+
+def check_deployment(option: str, name: str) -> str:
+    """`name` if it can be an Azure deployment (it goes into the request's URL path as it is)."""
+    if not _DEPLOYMENT_NAME.fullmatch(name):
+        raise ConfigError(
+            f"{option} {name[:80]!r} is not an Azure deployment name: up to 64 letters, digits, '.', '-', '_'"
+        )
+    return name
 
 
 def _wants_azure(
