@@ -22,12 +22,20 @@ def test_the_database_question_recalls_the_superseded_values(report, policy):
         assert cell.current["database"] is True and cell.current["module"] is True
 
 
-@pytest.mark.parametrize("policy", ["recall", "recall_purged"])
-def test_retrieval_loses_what_is_not_similar_to_the_question(report, policy):
+@pytest.mark.parametrize(
+    ("policy", "scope_missing"),
+    [
+        # Never purged, the store still holds the forgotten customer's messages, and since the
+        # built-in model's replies changed (9149217) the scope question also misses environment.
+        ("recall", ["constraint", "environment"]),
+        ("recall_purged", ["constraint"]),
+    ],
+)
+def test_retrieval_loses_what_is_not_similar_to_the_question(report, policy, scope_missing):
     restart = report.scores[policy]["restart"]
     assert restart.prohibition is False
     assert restart.current_missing == ["constraint", "version", "environment"]
-    assert report.scores[policy]["scope"].current_missing == ["constraint"]
+    assert report.scores[policy]["scope"].current_missing == scope_missing
 
 
 def test_a_store_never_purged_brings_the_forgotten_customer_back(report):
