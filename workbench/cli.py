@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import json
 import sys
 from typing import TYPE_CHECKING, Any
 
@@ -161,11 +160,24 @@ def build_parser() -> argparse.ArgumentParser:
 def _print_report(args: argparse.Namespace, data: dict[str, Any], renderable: Any) -> None:
     """JSON for machines with --json, else the tables."""
     if getattr(args, "json", False):
-        print(json.dumps(data, indent=2, ensure_ascii=False))
+        from workbench.text import dumps
+
+        print(dumps(data))
     else:
         from rich.console import Console
 
         Console().print(renderable)
+
+
+def _say(command: str, line: str) -> None:
+    """One line on stderr; a server's or a file's words in it are shown literally and bounded."""
+    from workbench.text import clip, visible
+
+    print(f"workbench {command}: {visible(clip(line, 1000))}", file=sys.stderr)
+
+
+def _stopped(command: str, exc: Exception) -> None:
+    _say(command, f"stopped: {exc}")
 
 
 def run_qualify_command(args: argparse.Namespace, config: ModelConfig) -> int:
@@ -176,7 +188,7 @@ def run_qualify_command(args: argparse.Namespace, config: ModelConfig) -> int:
     try:
         report = asyncio.run(run_qualify(build_models(config), timeout=config.timeout))
     except QualifyStopped as exc:
-        print(f"workbench qualify: stopped: {exc}", file=sys.stderr)
+        _stopped("qualify", exc)
         return 1
     _print_report(args, to_json(report), render(report))
     return 0 if report.passed == len(report.results) else 3
@@ -216,13 +228,13 @@ def run_drift_command(args: argparse.Namespace, config: ModelConfig) -> int:
                 stopped = report if report.partial else None
                 _print_report(args, to_json(report), render(report))
     except ChronologyError as exc:
-        print(f"workbench drift: {exc}", file=sys.stderr)
+        _say("drift", str(exc))
         return 2
     except ValueError as exc:
-        print(f"workbench drift: stopped: {exc}", file=sys.stderr)
+        _stopped("drift", exc)
         return 1
     if stopped is not None:
-        print(f"workbench drift: {stop_line(stopped)} (the report above is partial)", file=sys.stderr)
+        _say("drift", f"{stop_line(stopped)} (the report above is partial)")
         return 1
     return 0
 

@@ -14,7 +14,8 @@ from workbench.drift.policies import POLICIES
 from workbench.drift.sweep import Sweep
 from workbench.memory.shown import visible
 from workbench.runtime.usage import describe_usage
-from workbench.tables import titled_table
+from workbench.tables import MAX_SHOWN_CHARS, literal, titled_table
+from workbench.text import clip
 
 TITLES = {p.name: p.title for p in POLICIES}
 NOTE = (
@@ -121,12 +122,11 @@ def answer_tables(report: DriftReport, *, answer_chars: int = 160) -> list[Table
             if cell is None:
                 table.add_row(policy.title, NOT_MEASURED)
                 continue
-            answer = cell.answer if len(cell.answer) <= answer_chars else cell.answer[:answer_chars] + " ..."
             table.add_row(
                 policy.title,
                 _found(cell.answer_score.expected, wanted=True),
                 _found(cell.answer_score.forbidden, wanted=False),
-                *([Text(visible(answer))] if report.live else []),
+                *([literal(cell.answer, limit=answer_chars)] if report.live else []),
             )
         tables.append(table)
     return tables
@@ -241,7 +241,7 @@ def to_json(report: DriftReport) -> dict[str, Any]:
                     "superseded": cell.superseded,
                     "prohibition": cell.prohibition,
                     "forgotten": cell.forgotten,
-                    "answer": cell.answer,
+                    "answer": clip(cell.answer, MAX_SHOWN_CHARS),
                     "answer_expected": cell.answer_score.expected,
                     "answer_forbidden": cell.answer_score.forbidden,
                 }

@@ -29,6 +29,7 @@ MAX_VALUE_CHARS = 256
 MAX_EVIDENCE_CHARS = 512
 MAX_MESSAGE_CHARS = 4096
 
+_LONE_SURROGATE = re.compile("[\ud800-\udfff]")
 _IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _SEGMENT_SEPARATOR = re.compile(r";|\r\n|\n")
 # Characters a person reads as part of a word even though they are not ASCII identifier
@@ -97,12 +98,25 @@ def parse_declarations(text: str) -> dict[str, str]:
     return parse_message(text).declarations
 
 
+def unencodable(text: str) -> str | None:
+    """Why `text` cannot be stored or sent (it holds half of a surrogate pair, which is not a
+    character and has no UTF-8 encoding), in words a person understands; None when it can."""
+    found = _LONE_SURROGATE.search(text)
+    if found is None:
+        return None
+    return (
+        f"the text holds U+{ord(found[0]):04X} at character {found.start() + 1:,}, half of a surrogate pair: "
+        "it is not a character and cannot be encoded as UTF-8, so the text was not sent to any model; "
+        "copy it again from its source"
+    )
+
+
 def explain_key(key: str) -> str:
-    """Why `key` is not an allowed key, naming any invisible or look-alike characters in it."""
-    foreign = [ch for ch in key if not (ch.isascii() and (ch.isalnum() or ch == "_"))]
+    """Why `key` is not an allowed key, naming any invisible or look-alike characters in it
+    (the first few: a key is an echo of what a user or model wrote, and echoes are bounded)."""
+    foreign = list(dict.fromkeys(ch for ch in key if not (ch.isascii() and (ch.isalnum() or ch == "_"))))
     if foreign:
-        names = ", ".join(
-            f"U+{ord(ch):04X} {unicodedata.name(ch, 'unnamed character')}" for ch in dict.fromkeys(foreign)
-        )
-        return f"not an allowed key: it contains {names}; keys are matched character for character"
+        names = ", ".join(f"U+{ord(ch):04X} {unicodedata.name(ch, 'unnamed character')}" for ch in foreign[:4])
+        more = f" and {len(foreign) - 4:,} other characters" if len(foreign) > 4 else ""
+        return f"not an allowed key: it contains {names}{more}; keys are matched character for character"
     return f"not an allowed key (allowed: {', '.join(sorted(ALLOWED_KEYS))})"

@@ -14,6 +14,7 @@ from enum import StrEnum
 
 from workbench.memory.contract import MAX_EVIDENCE_CHARS, MAX_FACTS, MAX_MESSAGE_CHARS, MAX_VALUE_CHARS
 from workbench.memory.shown import quoted
+from workbench.text import clip
 
 
 class EventKind(StrEnum):
@@ -40,6 +41,7 @@ class ReasonCode(StrEnum):
     TOO_MANY_FACTS = "too_many_facts"
     DECLARATION_MISMATCH = "declaration_mismatch"
     MESSAGE_TOO_LONG = "message_too_long"
+    UNENCODABLE_TEXT = "unencodable_text"
     MALFORMED_OUTPUT = "malformed_output"
 
 
@@ -55,10 +57,16 @@ _GENERIC: dict[ReasonCode, str] = {
     ReasonCode.TOO_MANY_FACTS: f"one message may carry at most {MAX_FACTS} facts",
     ReasonCode.DECLARATION_MISMATCH: "the candidates do not match the message's key=value declarations",
     ReasonCode.MESSAGE_TOO_LONG: f"the message is longer than {MAX_MESSAGE_CHARS} characters",
+    ReasonCode.UNENCODABLE_TEXT: "the message holds half of a surrogate pair and cannot be encoded as UTF-8",
     ReasonCode.MALFORMED_OUTPUT: "the writer's output is not a valid extraction",
 }
 
 _REMOVED = "(removed by forget)"
+# Bounds on what an event may echo of what a user, a model or a server wrote: the rules quote at
+# most one value or quotation per sentence, so these only ever cut hostile input.
+MAX_KEY_ECHO = 64
+MAX_DETAIL_CHARS = 4096
+MAX_REASONS = 12
 
 
 @dataclass(frozen=True)
@@ -68,6 +76,11 @@ class Reason:
     code: ReasonCode
     key: str | None
     detail: str
+
+    def __post_init__(self) -> None:
+        if self.key is not None:
+            object.__setattr__(self, "key", clip(self.key, MAX_KEY_ECHO))
+        object.__setattr__(self, "detail", clip(self.detail, MAX_DETAIL_CHARS))
 
     @property
     def generic(self) -> str:
@@ -99,6 +112,16 @@ class MemoryEvent:
     reasons: tuple[Reason, ...] = ()
     detail: str = ""
     redacted: bool = False
+    more_reasons: int = 0
+
+    def __post_init__(self) -> None:
+        """Whatever the caller passed, an event holds bounded echoes: so a hostile batch of
+        thousands of candidates or a 2 MB value makes one short event, not a huge one."""
+        object.__setattr__(self, "detail", clip(self.detail, MAX_DETAIL_CHARS))
+        object.__setattr__(self, "keys", tuple(clip(k, MAX_KEY_ECHO) for k in self.keys[:MAX_REASONS]))
+        if len(self.reasons) > MAX_REASONS:
+            object.__setattr__(self, "more_reasons", self.more_reasons + len(self.reasons) - MAX_REASONS)
+            object.__setattr__(self, "reasons", self.reasons[:MAX_REASONS])
 
     def values_of(self, key: str) -> set[str]:
         """The values of `key` this event holds."""
@@ -149,6 +172,8 @@ class MemoryEvent:
                 )
             case EventKind.REJECTED:
                 reasons = "; ".join(r.sentence() for r in self.reasons)
+                if self.more_reasons:
+                    reasons += f"; and {self.more_reasons:,} more failed candidates, not listed"
                 return (
                     f"Rejected the whole batch of {turn}: {reasons}. Nothing was stored and no "
                     "fallback was attempted; the facts are as they were."

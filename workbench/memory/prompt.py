@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import json
-import unicodedata
 from collections.abc import Iterable
 
 from workbench.memory.records import Fact
+from workbench.text import escape_json
 
 BLOCK_START = "<working-memory>"
 BLOCK_END = "</working-memory>"
@@ -18,12 +18,10 @@ _HEADER = (
 
 
 def quote_value(value: str) -> str:
-    """A JSON string that cannot close the block, start a new line or hide characters."""
-    quoted = json.dumps(value, ensure_ascii=False)
-    return "".join(
-        f"\\u{ord(ch):04x}" if ch in "<>" or unicodedata.category(ch) in {"Cf", "Zl", "Zp", "Cc"} else ch
-        for ch in quoted
-    )
+    """A JSON string that cannot close the block, start a new line or hide characters: controls,
+    invisible characters (variation selectors and tag characters among them) and `<>` are escaped,
+    above U+FFFF as surrogate pairs, so `json.loads` gives back exactly the stored value."""
+    return escape_json(json.dumps(value, ensure_ascii=False), also="<>")
 
 
 def to_prompt_block(facts: Iterable[Fact]) -> str:

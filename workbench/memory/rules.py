@@ -15,12 +15,17 @@ from workbench.memory.contract import (
     MAX_VALUE_CHARS,
     ParsedMessage,
     explain_key,
+    unencodable,
 )
 from workbench.memory.ledger import Reason, ReasonCode
 from workbench.memory.records import FactCandidate
+from workbench.text import echo
 
 
 def check_message(user_text: str) -> Reason | None:
+    """Whether a message can be read at all: bounded, and encodable (checked before any model call)."""
+    if problem := unencodable(user_text):
+        return Reason(ReasonCode.UNENCODABLE_TEXT, None, problem)
     if len(user_text) > MAX_MESSAGE_CHARS:
         return Reason(
             ReasonCode.MESSAGE_TOO_LONG,
@@ -60,13 +65,14 @@ def _candidate_problem(user_text: str, candidate: FactCandidate, seen: set[str])
         return Reason(
             ReasonCode.EVIDENCE_NOT_IN_MESSAGE,
             key,
-            f"the quotation {evidence!r} is not an exact part of the message",
+            f"the quotation {echo(evidence, MAX_EVIDENCE_CHARS)} is not an exact part of the message",
         )
     if value not in evidence:
         return Reason(
             ReasonCode.VALUE_NOT_IN_EVIDENCE,
             key,
-            f"the quotation {evidence!r} does not contain the value {value!r}",
+            f"the quotation {echo(evidence, MAX_EVIDENCE_CHARS)} does not contain the value "
+            f"{echo(value, MAX_VALUE_CHARS)}",
         )
     return None
 
@@ -114,7 +120,8 @@ def check_declarations(parsed: ParsedMessage, candidates: Sequence[FactCandidate
                 Reason(
                     ReasonCode.DECLARATION_MISMATCH,
                     candidate.key,
-                    f"the proposed value {candidate.value!r} is not the declared {declared[candidate.key]!r}",
+                    f"the proposed value {echo(candidate.value, MAX_VALUE_CHARS)} is not the declared "
+                    f"{echo(declared[candidate.key], MAX_VALUE_CHARS)}",
                 )
             )
     for key, value in declared.items():

@@ -6,21 +6,13 @@ from __future__ import annotations
 
 import unicodedata
 
-_KEEP = frozenset("\n\t\u200d")  # line breaks and tabs lay text out; the zero-width joiner builds emoji
+from workbench.text import visible
 
-
-def _is_hidden(ch: str) -> bool:
-    return ch not in _KEEP and unicodedata.category(ch) in {"Cc", "Cf"}
+__all__ = ["quoted", "visible", "visible_controls"]
 
 
 def _shown(ch: str) -> str:
     return f"\\x{ord(ch):02x}" if ord(ch) < 0x100 else f"\\u{ord(ch):04x}"
-
-
-def visible(text: str) -> str:
-    """Control and format characters (escape sequences, bidi overrides) as visible `\\xNN` or
-    `\\uNNNN` text; newlines and tabs kept; everything else exactly as written."""
-    return "".join(_shown(ch) if _is_hidden(ch) else ch for ch in text)
 
 
 def quoted(text: str) -> str:

@@ -230,8 +230,8 @@ class WorkingMemory:
         when = _as_utc(recorded_at) if recorded_at is not None else None
 
         def run() -> Outcome:
-            if too_long := check_message(turn.user_text):
-                return self._reject(turn, (too_long,))
+            if unreadable := check_message(turn.user_text):
+                return self._reject(turn, (unreadable,))
             if stale := self._stale(turn):
                 return stale
             parsed = parse_message(turn.user_text)

@@ -10,7 +10,8 @@ from typing import TYPE_CHECKING
 
 from agent_framework import Agent, AgentSession, ContextProvider, InMemoryHistoryProvider, Message
 
-from workbench.memory import MAX_MESSAGE_CHARS, MemoryTurn, Outcome, WorkingMemory
+from workbench.memory import MemoryTurn, Outcome, WorkingMemory
+from workbench.memory.rules import check_message
 from workbench.runtime.calls import CallLog, CallRecord, RecordingMiddleware, current_turn
 from workbench.runtime.config import Mode, WriterKind
 from workbench.runtime.context import ContextSplit, split_request
@@ -200,7 +201,7 @@ class AgentRuntime:
         session = slot.session
         message_id = f"user-{turn.number}"
         try:
-            if len(text) > MAX_MESSAGE_CHARS:
+            if check_message(text) is not None:  # too long, or not encodable: refused before any model call
                 outcome = self.memory.admit(turn, [])
                 return TurnResult(name, turn, error=outcome.events[0].describe())
             slot.extractor.expect(session, message_id, turn)

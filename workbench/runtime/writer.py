@@ -21,6 +21,7 @@ from workbench.memory import ALLOWED_KEYS, MAX_FACTS, Extraction, FactCandidate,
 from workbench.runtime.calls import CallLog, RecordingMiddleware
 from workbench.runtime.config import WriterFormat
 from workbench.runtime.failures import CONTENT_FILTERED, CUT_OFF, ReplyCutOff, ReplyFiltered, rejects_request_format
+from workbench.text import clip
 
 WRITER_INSTRUCTIONS = f"""You are the writer agent of a controlled working memory.
 Read only the user message you are given. Return every explicit key=value declaration in it, and nothing else.
@@ -73,7 +74,7 @@ def parse_extraction(text: str, *, fenced: bool = False) -> list[FactCandidate]:
         return list(Extraction.model_validate_json(text).facts)
     except ValidationError as exc:
         first = exc.errors()[0]
-        where = ".".join(str(p) for p in first.get("loc", ())) or "the reply"
+        where = clip(".".join(str(p) for p in first.get("loc", ())), 80) or "the reply"
         if first.get("type") == "json_invalid":
             raise MalformedOutput(f"the reply is not valid JSON ({first.get('msg', 'invalid')})") from exc
         raise MalformedOutput(

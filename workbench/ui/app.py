@@ -18,8 +18,11 @@ from textual.widgets import Footer, Header
 from textual.worker import Worker, WorkerState
 
 from workbench.memory import ALLOWED_KEYS, MAX_MESSAGE_CHARS, EventKind
+from workbench.memory.contract import unencodable
+from workbench.memory.ledger import MAX_KEY_ECHO
 from workbench.memory.shown import quoted
 from workbench.runtime.config import Mode
+from workbench.text import clip, echo
 from workbench.ui.chat import ChatPane
 from workbench.ui.composer import Composer
 from workbench.ui.console import Forget, ShowMemory, parse_console_command
@@ -51,10 +54,6 @@ class MemoryUpdated(Message):
     """One settled batch, posted from the runtime's subscription: its Outcome and memory after it."""
 
     update: MemoryUpdate
-
-
-def bounded(text: str, limit: int = ERROR_CHARS) -> str:
-    return text if len(text) <= limit else f"{text[:limit]}... ({len(text):,} characters)"
 
 
 class WorkbenchApp(App[None]):
@@ -133,7 +132,7 @@ class WorkbenchApp(App[None]):
         try:
             self._runtime = self._start()
         except Exception as exc:
-            self._start_error = bounded(f"{type(exc).__name__}: {exc}")
+            self._start_error = clip(f"{type(exc).__name__}: {exc}", ERROR_CHARS)
             self.sub_title = f"could not start: {self._start_error}"
             self.notify(self._start_error, title="Start-up failed", severity="error", timeout=30, markup=False)
             self.log.error("start-up failed", exc)
@@ -201,6 +200,9 @@ class WorkbenchApp(App[None]):
                 severity="error",
             )
             return
+        if problem := unencodable(text):
+            self.notify(f"Not sent: {problem}.", title="Message cannot be sent", severity="error")
+            return
         if pane.busy:
             self.notify(f"The {pane.agent} agent is still answering: wait, or press Esc to cancel.", severity="warning")
             return
@@ -223,7 +225,7 @@ class WorkbenchApp(App[None]):
         if event.state is not WorkerState.ERROR:
             return
         error = event.worker.error
-        detail = bounded(f"{type(error).__name__}: {error}")
+        detail = clip(f"{type(error).__name__}: {error}", ERROR_CHARS)
         self.log.error(f"worker {event.worker.name!r} failed", error)
         self.notify(
             detail, title=f"{event.worker.name or 'A task'} failed unexpectedly", severity="error", markup=False
@@ -246,7 +248,7 @@ class WorkbenchApp(App[None]):
             await pane.notice("\n".join(lines))
         elif command.key is not None and command.key not in ALLOWED_KEYS:
             self.notify(
-                f"{command.key!r} is not a key. Keys: {', '.join(sorted(ALLOWED_KEYS))}.",
+                f"{echo(command.key, MAX_KEY_ECHO)} is not a key. Keys: {', '.join(sorted(ALLOWED_KEYS))}.",
                 title="Nothing forgotten",
                 severity="error",
                 markup=False,
@@ -355,7 +357,10 @@ class WorkbenchApp(App[None]):
             return
         except OSError as exc:
             self.notify(
-                bounded(f"{request.path}: {exc.strerror or exc}"), title="Not exported", severity="error", markup=False
+                visible(clip(f"{request.path}: {exc.strerror or exc}", ERROR_CHARS)),
+                title="Not exported",
+                severity="error",
+                markup=False,
             )
             return
         steps, probes = len(self.transcript.entries), len(request.probes)

@@ -1,0 +1,35 @@
+"""workbench.text: bounded echoes, visible escapes, JSON that decodes to exactly what was written."""
+
+import json
+
+from hypothesis import given
+from hypothesis import strategies as st
+
+from workbench.text import clip, dumps, echo, hides, visible
+
+ANY = st.text(st.characters(), max_size=30)  # surrogates included: JSON can carry them escaped
+DATA = st.recursive(st.none() | st.integers() | ANY, lambda inner: st.lists(inner) | st.dictionaries(ANY, inner))
+
+
+@given(DATA)
+def test_dumps_decodes_to_the_same_data_and_hides_nothing(data):
+    text = dumps(data)
+    assert json.loads(text) == data
+    assert not any(hides(ch) for ch in text.replace("\n", ""))
+
+
+@given(ANY)
+def test_visible_shows_every_hiding_character(text):
+    assert not any(hides(ch) for ch in visible(text) if ch not in "\n\t\u200d\ufe0f")
+
+
+@given(st.text(max_size=300), st.integers(min_value=40, max_value=200))
+def test_clip_is_bounded_idempotent_and_says_the_length(text, limit):
+    cut = clip(text, limit)
+    assert len(cut) <= limit and clip(cut, limit) == cut
+    assert cut == text or (cut.endswith(f"[cut: {len(text):,} characters in all]") and text.startswith(cut[:10]))
+
+
+def test_echo_keeps_the_marker_outside_the_quotes():
+    assert echo("abc", 10) == "'abc'"
+    assert echo("x" * 20, 5) == "'xxxxx'… [cut: 20 characters in all]"

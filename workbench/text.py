@@ -1,0 +1,105 @@
+"""Text written by people and models, made safe to keep, send and show.
+
+Three promises, one module, no dependencies (the memory core uses it):
+- an echo is bounded: `clip` and `echo` cut with a visible marker that gives the original length;
+- nothing hides: `visible` shows control and invisible characters as escapes a person can read;
+- JSON says exactly the stored value: `escape_json` writes every character that could hide text
+  or drive a terminal as a JSON escape (a surrogate pair above U+FFFF), so decoding gives it back.
+"""
+
+from __future__ import annotations
+
+import json
+import unicodedata
+from typing import Any
+
+# Unicode's Default_Ignorable_Code_Point ranges (DerivedCoreProperties.txt): characters a renderer
+# shows as nothing, among them variation selectors (FE00-FE0F, E0100-E01EF) and tag characters
+# (E0000-E007F), which can carry a whole hidden text.
+_DEFAULT_IGNORABLE = (
+    (0x00AD, 0x00AD),
+    (0x034F, 0x034F),
+    (0x061C, 0x061C),
+    (0x115F, 0x1160),
+    (0x17B4, 0x17B5),
+    (0x180B, 0x180F),
+    (0x200B, 0x200F),
+    (0x202A, 0x202E),
+    (0x2060, 0x206F),
+    (0x3164, 0x3164),
+    (0xFE00, 0xFE0F),
+    (0xFEFF, 0xFEFF),
+    (0xFFA0, 0xFFA0),
+    (0xFFF0, 0xFFF8),
+    (0x1BCA0, 0x1BCA3),
+    (0x1D173, 0x1D17A),
+    (0xE0000, 0xE0FFF),
+)
+# Controls, formats, surrogates, private use, unassigned, line and paragraph separators.
+_HIDING_CATEGORIES = frozenset({"Cc", "Cf", "Cs", "Co", "Cn", "Zl", "Zp"})
+# Kept raw by `visible` (not by `escape_json`): layout, and the joiner and emoji presentation
+# selector that emoji sequences need to render as one picture.
+_SHOWN_AS_IS = frozenset("\n\t\u200d\ufe0f")
+
+
+def hides(ch: str) -> bool:
+    """Whether `ch` is invisible, a control, or not a character at all."""
+    code = ord(ch)
+    return unicodedata.category(ch) in _HIDING_CATEGORIES or any(lo <= code <= hi for lo, hi in _DEFAULT_IGNORABLE)
+
+
+def json_escape_char(ch: str) -> str:
+    """`ch` as a JSON escape: `\\uXXXX`, or a surrogate pair above U+FFFF."""
+    code = ord(ch)
+    if code <= 0xFFFF:
+        return f"\\u{code:04x}"
+    code -= 0x10000
+    return f"\\u{0xD800 + (code >> 10):04x}\\u{0xDC00 + (code & 0x3FF):04x}"
+
+
+def escape_json(encoded: str, also: str = "") -> str:
+    """JSON text (from `json.dumps`) with every hiding character, and those in `also`, escaped.
+    `json.dumps` escapes newlines and tabs inside strings, so the raw ones are layout and stay; the
+    other characters can only stand inside strings, so the result decodes to the same data."""
+    return "".join(json_escape_char(ch) if ch in also or (hides(ch) and ch not in "\n\t") else ch for ch in encoded)
+
+
+def dumps(data: Any, *, indent: int | None = 2) -> str:
+    """JSON for a terminal or a file: readable unicode, nothing that hides or steers a terminal."""
+    return escape_json(json.dumps(data, indent=indent, ensure_ascii=False))
+
+
+def visible(text: str) -> str:
+    """Control and invisible characters as visible escapes (`\\x1b`, `\\u202e`, `\\U000e0041`);
+    newlines, tabs and what emoji need are kept."""
+    return "".join(
+        ch
+        if ch in _SHOWN_AS_IS or not hides(ch)
+        else f"\\x{ord(ch):02x}"
+        if ord(ch) < 0x100
+        else f"\\u{ord(ch):04x}"
+        if ord(ch) <= 0xFFFF
+        else f"\\U{ord(ch):08x}"
+        for ch in text
+    )
+
+
+def _marker(length: int) -> str:
+    return f"… [cut: {length:,} characters in all]"
+
+
+def clip(text: str, limit: int) -> str:
+    """`text` if it has at most `limit` characters; otherwise its start and a marker with the
+    original length, `limit` characters in all (so clipping twice changes nothing)."""
+    if len(text) <= limit:
+        return text
+    marker = _marker(len(text))
+    return text[: max(0, limit - len(marker))] + marker
+
+
+def echo(text: str, limit: int) -> str:
+    """`repr(text)` for a sentence, with at most `limit` characters of `text` quoted; the marker
+    stands outside the quotes so it cannot be read as part of the value."""
+    if len(text) <= limit:
+        return repr(text)
+    return repr(text[:limit]) + _marker(len(text))
