@@ -72,3 +72,19 @@ def test_evicted_values_are_forgotten_too():
     assert "product" not in {f.key for f in memory.facts()}
     memory.forget("product")
     assert "Old" not in everything_visible(memory)
+
+
+def test_a_failure_detail_that_quotes_a_forgotten_value_is_removed():
+    memory = WorkingMemory()
+    say(memory, "module=Billing; database=SQL Server 2022")
+    failed = memory.begin_turn("module=Ledger")
+    memory.abandon(failed, "the server said: invalid input 'module=Billing'")
+    other = memory.begin_turn("priority=high")
+    memory.abandon(other, "the server said: HTTP 400 for 'database=SQL Server 2022'")
+    memory.forget("module")
+    details = [e.describe() for e in memory.ledger.latest() if e.kind is EventKind.ABANDONED]
+    assert "Billing" not in " ".join(details) and "details were removed by a forget" in details[0]
+    assert "SQL Server 2022" in details[1]  # not forgotten: kept
+    memory.forget()
+    assert "SQL Server 2022" not in everything_visible(memory)
+    assert "SQL Server 2022" not in " ".join(e.describe() for e in memory.ledger.latest())

@@ -29,6 +29,9 @@ class EventKind(StrEnum):
     NOTE = "note"
 
 
+_CALLER_DETAIL = frozenset({EventKind.ABANDONED, EventKind.NOTE})
+
+
 class ReasonCode(StrEnum):
     UNKNOWN_KEY = "unknown_key"
     DUPLICATE_KEY = "duplicate_key"
@@ -62,6 +65,7 @@ _GENERIC: dict[ReasonCode, str] = {
 }
 
 _REMOVED = "(removed by forget)"
+_DETAIL_REMOVED = "its details were removed by a forget"
 # Bounds on what an event may echo of what a user, a model or a server wrote: the rules quote at
 # most one value or quotation per sentence, so these only ever cut hostile input.
 MAX_KEY_ECHO = 64
@@ -139,9 +143,13 @@ class MemoryEvent:
         def reason_holds(reason: Reason) -> bool:
             return key is None or reason.key in (key, None) or any(v in reason.detail for v in values)
 
+        # A detail given by a caller (a failed call's error, which a server may have written
+        # around the user's message) is outside text; memory's own details quote no value.
+        detail_holds = self.kind in _CALLER_DETAIL and bool(self.detail) and holds(self.detail)
         if not (
             any(holds(t) for t in (self.value, self.previous, self.evidence))
             or any(reason_holds(r) for r in self.reasons)
+            or detail_holds
         ):
             return self
         return replace(
@@ -150,6 +158,7 @@ class MemoryEvent:
             previous=None if holds(self.previous) else self.previous,
             evidence=None if holds(self.evidence) else self.evidence,
             reasons=tuple(r.redacted() if reason_holds(r) else r for r in self.reasons),
+            detail=_DETAIL_REMOVED if detail_holds else self.detail,
             redacted=True,
         )
 

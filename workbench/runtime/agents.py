@@ -160,11 +160,13 @@ class AgentRuntime:
         return True
 
     async def forget(self, key: str | None = None) -> Outcome:
-        """Forget one key or everything, replace both histories with new, empty sessions, and purge
-        the recall store of what was forgotten. A turn still running finishes on its old session,
-        which nothing reads any more, and stores nothing in recall (its generation is stale)."""
+        """Forget one key or everything, replace both histories with new, empty sessions, drop the
+        call log's records (they quote the old requests and replies), and purge the recall store of
+        what was forgotten. A turn still running finishes on its old session, which nothing reads
+        any more, and stores nothing in recall (its generation is stale)."""
         known = self._known_values(key) if key is not None else set()
         outcome = self.memory.forget(key)
+        self.calls.forget()
         for slot in self._slots.values():
             slot.session = slot.agent.create_session()
         if self.recall is not None:

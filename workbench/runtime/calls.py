@@ -94,6 +94,11 @@ class CallLog:
         if not record.error:
             record.error = "the call was cancelled" if isinstance(exc, asyncio.CancelledError) else explain_failure(exc)
 
+    def forget(self) -> None:
+        """Drop every record: they hold what was sent and answered, forgotten values included. The
+        usage totals (numbers) stay; a call still running finishes into a record nothing lists."""
+        self._records.clear()
+
     def total(self, origin: str) -> Usage | None:
         """Reported usage of every completed call for `origin`; zero before any call."""
         return self._totals.get(origin, Usage(0, 0))
