@@ -42,7 +42,8 @@ def add_model_options(parser: argparse.ArgumentParser, *, with_defaults: bool = 
         "--writer-format",
         choices=[f.value for f in WriterFormat],
         help="how the writer's JSON travels: json_schema (default for OpenAI and the built-in model), "
-        "json_object, prompt, or auto (default for other servers: steps down when the server refuses)",
+        "json_object_schema (JSON mode with the schema: llama.cpp, llama-cpp-python), json_object, prompt, or "
+        "auto (default for other servers: steps down in that order when the server refuses a format)",
     )
     group.add_argument(
         "--timeout",
@@ -148,8 +149,9 @@ def build_parser() -> argparse.ArgumentParser:
         "qualify",
         help="run the contract suite against the configured model and report what it measured",
         description="Qualify a model: a fixed contract suite through the writer, verified by the host as in "
-        "the app. Exit status: 0 when every case behaves as the contract says, 3 when some do not, 1 when the "
-        "model cannot be asked.",
+        "the app. Exit status: 0 when the model did what the contract says in every case, 3 when some case "
+        "did not, 1 when the model cannot be asked, 4 without --model: the built-in script only checked the "
+        "suite itself, and no model was qualified.",
         argument_default=argparse.SUPPRESS,
     )
     add_model_options(qualify, with_defaults=False)
@@ -180,6 +182,11 @@ def _stopped(command: str, exc: Exception) -> None:
     _say(command, f"stopped: {exc}")
 
 
+# `workbench qualify` without --model checked the suite, not a model: never exit 0, so no CI job reads it
+# as a qualification.
+NOT_QUALIFIED = 4
+
+
 def run_qualify_command(args: argparse.Namespace, config: ModelConfig) -> int:
     from workbench.qualify import QualifyStopped, run_qualify
     from workbench.qualify.report import render, to_json
@@ -191,7 +198,9 @@ def run_qualify_command(args: argparse.Namespace, config: ModelConfig) -> int:
         _stopped("qualify", exc)
         return 1
     _print_report(args, to_json(report), render(report))
-    return 0 if report.passed == len(report.results) else 3
+    if report.passed < len(report.results):
+        return 3
+    return NOT_QUALIFIED if report.self_check else 0
 
 
 def run_drift_command(args: argparse.Namespace, config: ModelConfig) -> int:

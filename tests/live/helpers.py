@@ -27,3 +27,11 @@ def is_writer(body) -> bool:
 
 def response_format_type(body) -> str | None:
     return (body.get("response_format") or {}).get("type")
+
+
+def writer_format_of(body) -> str | None:
+    """The writer format a request travels in: JSON mode with a schema is the llama.cpp family's own."""
+    response_format = body.get("response_format") or {}
+    if response_format.get("type") == "json_object" and "schema" in response_format:
+        return "json_object_schema"
+    return response_format.get("type")

@@ -21,13 +21,16 @@ def test_the_suite_covers_the_contract():
     ]  # fmt: skip
 
 
-def test_every_case_passes_on_the_built_in_model(capsys):
-    assert main(["qualify", "--json"]) == 0
+def test_the_built_in_model_checks_the_suite_and_qualifies_nothing(capsys):
+    assert main(["qualify", "--json"]) == 4  # never 0: no CI job can read it as a qualification
     data = json.loads(capsys.readouterr().out)
-    assert set(data) == {"suite", "model", "requested_format", "formats", "passed", "total", "reported_tokens", "cases"}
+    assert set(data) == {
+        "kind", "qualified", "suite", "model", "requested_format", "formats", "passed", "total",
+        "reported_tokens", "cases",
+    }  # fmt: skip
+    assert (data["kind"], data["qualified"], data["formats"]) == ("suite self-check", False, None)
     assert (data["passed"], data["total"]) == (10, 10)
     assert data["model"].startswith("scripted") and data["reported_tokens"] is None
-    assert data["formats"] == {"json_schema": "accepted", "json_object": "accepted", "prompt": "accepted"}
     for case in data["cases"]:
         assert set(case) == CASE_KEYS and case["passed"] and case["reported_tokens"] is None
     by_id = {c["id"]: c for c in data["cases"]}
@@ -36,10 +39,43 @@ def test_every_case_passes_on_the_built_in_model(capsys):
     assert by_id["question"]["outcome"] == "nothing_declared"
 
 
-def test_every_format_passes_on_the_built_in_model(capsys):
-    for writer_format in ("json_object", "prompt"):
-        assert main(["qualify", "--writer-format", writer_format]) == 0
-    assert "10/10 cases as the contract says" in capsys.readouterr().out
+def test_the_self_check_says_so_in_words_in_every_format(capsys):
+    for writer_format in ("json_object_schema", "json_object", "prompt"):
+        assert main(["qualify", "--writer-format", writer_format]) == 4
+    out = " ".join(capsys.readouterr().out.split())
+    assert out.count("NOT A QUALIFICATION: no model was asked") == 3
+    assert "checked the suite itself" in out and "10/10 cases agree with the contract · no model qualified" in out
+    for claim in ("request formats the server accepts", "cases as the contract says", "this model"):
+        assert claim not in out
+
+
+def test_a_model_that_passes_every_case_qualifies(loopback, capsys):
+    assert main(["qualify", "--model", "loopback-model", "--base-url", loopback.base_url]) == 0
+    out = " ".join(capsys.readouterr().out.split())
+    assert "10/10 cases as the contract says" in out and "request formats the server accepts" in out
+    assert "NOT A QUALIFICATION" not in out
+
+
+def test_each_case_reports_exactly_its_own_calls(loopback, capsys):
+    """json_schema is refused (no usage to report), every other call reports usage: each case's
+    tokens are the sum over its own answered calls, never another case's with the same turn number."""
+
+    def responder(body):
+        if is_writer(body) and (body.get("response_format") or {}).get("type") == "json_schema":
+            return Canned(status=500, body={"error": {"message": "response_format json_schema is not supported"}})
+        return None
+
+    loopback.state.responder = responder
+    assert main(["qualify", "--json", "--model", "loopback-model", "--base-url", loopback.base_url]) == 0
+    data = json.loads(capsys.readouterr().out)
+    answered = [r for r in loopback.requests if (r.get("response_format") or {}).get("type") != "json_schema"]
+    cases = answered[len(data["formats"]) - 1 :]  # after the probes (the refused one is not answered)
+    assert len(cases) == len(data["cases"])
+    for request, case in zip(cases, data["cases"], strict=True):
+        prompt_chars = sum(len(m["content"]) for m in request["messages"])
+        assert case["reported_tokens"]["input"] == max(1, prompt_chars // 4), case["id"]
+    total = sum(c["reported_tokens"]["input"] for c in data["cases"])
+    assert data["reported_tokens"]["input"] == total
 
 
 def test_a_garbage_server_is_reported_with_reasons(loopback, capsys):

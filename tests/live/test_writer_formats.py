@@ -4,7 +4,7 @@ import json
 
 import pytest
 
-from tests.live.helpers import is_writer, live_runtime, response_format_type
+from tests.live.helpers import is_writer, live_runtime, response_format_type, writer_format_of
 from tests.support.openai_server import Canned
 from workbench.memory import EventKind, ReasonCode
 from workbench.runtime.models import ModelConfig
@@ -19,10 +19,10 @@ def writer_requests(server):
 
 def refuse(formats, status=500):
     def responder(body):
-        if is_writer(body) and response_format_type(body) in formats:
+        if is_writer(body) and writer_format_of(body) in formats:
             return Canned(
                 status=status,
-                body={"error": {"message": f"response_format {response_format_type(body)} is not supported"}},
+                body={"error": {"message": f"response_format {writer_format_of(body)} is not supported"}},
             )
         return None
 
@@ -49,17 +49,16 @@ async def test_a_server_that_accepts_json_schema(loopback):
 
 
 async def test_auto_steps_down_once_when_the_server_refuses_json_schema_and_remembers(loopback):
-    loopback.state.responder = refuse({"json_schema"})
+    loopback.state.responder = refuse({"json_schema", "json_object_schema"})
     runtime = live_runtime(loopback.base_url, "auto")
     assert (await runtime.ask("support", "module=Billing")).ok
     assert [f.value for f in runtime.memory.facts()] == ["Billing"]
-    assert [response_format_type(r) for r in writer_requests(loopback)] == ["json_schema", "json_object"]
-    schema_note = writer_requests(loopback)[1]["messages"][0]["content"]
+    formats = ["json_schema", "json_object_schema", "json_object"]
+    assert [writer_format_of(r) for r in writer_requests(loopback)] == formats
+    schema_note = writer_requests(loopback)[2]["messages"][0]["content"]
     assert '"evidence"' in schema_note  # JSON mode carries the schema in the instructions
-    notes = [e for e in runtime.memory.ledger.latest() if e.kind is EventKind.NOTE]
-    assert (
-        len(notes) == 1 and "rejected the writer's json_schema request format; using json_object" in notes[0].describe()
-    )
+    notes = [e.describe() for e in runtime.memory.ledger.latest() if e.kind is EventKind.NOTE]
+    assert len(notes) == 2 and "rejected the writer's json_object_schema request format; using json_object" in notes[1]
     assert (await runtime.ask("logs", "database=SQL Server 2022")).ok
     assert [response_format_type(r) for r in writer_requests(loopback)][-1] == "json_object"
     assert runtime.updater.writer.format_summary == "json_object (auto)"
@@ -76,7 +75,8 @@ async def test_a_text_only_server_ends_in_prompt_mode_and_a_fence_is_tolerated(l
     loopback.state.responder = responder
     runtime = live_runtime(loopback.base_url, "auto")
     assert (await runtime.ask("support", "module=Billing")).ok
-    assert [response_format_type(r) for r in writer_requests(loopback)] == ["json_schema", "json_object", None]
+    formats = [writer_format_of(r) for r in writer_requests(loopback)]
+    assert formats == ["json_schema", "json_object_schema", "json_object", None]
     assert [f.value for f in runtime.memory.facts()] == ["Billing"]
     assert runtime.updater.writer.format_summary == "prompt (auto)"
 
@@ -112,7 +112,7 @@ BAD = [
 ]
 
 
-@pytest.mark.parametrize("writer_format", ["json_object", "prompt", "json_schema"])
+@pytest.mark.parametrize("writer_format", ["json_object", "prompt", "json_schema", "json_object_schema"])
 @pytest.mark.parametrize(("name", "reply", "code"), BAD, ids=[b[0] for b in BAD])
 async def test_bad_output_is_rejected_with_its_reason_and_changes_nothing(loopback, writer_format, name, reply, code):
     runtime = live_runtime(loopback.base_url, writer_format)

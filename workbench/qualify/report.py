@@ -9,46 +9,70 @@ from rich.text import Text
 
 from workbench.qualify.runner import QualifyReport
 from workbench.runtime.usage import describe_usage
-from workbench.tables import titled_table
+from workbench.tables import MAX_SHOWN_CHARS, literal, titled_table
+from workbench.text import clip
 
 NOTE = (
     "Each case is one message through the writer, verified by the host exactly as in the app. A pass means "
     "this model, at this moment, through this format, did what the contract says for that case; it says "
     "nothing about other messages. Tokens are as the provider reported them, or unknown."
 )
+SELF_CHECK = (
+    "NOT A QUALIFICATION: no model was asked. Without --model the writer is the built-in script, a "
+    "deterministic parse, so this run checked the suite itself: that each case's expectation agrees with "
+    "the host's contract. Name a model with --model (and --base-url) to qualify it."
+)
 
 
 def render(report: QualifyReport) -> Group:
-    formats = titled_table("request formats the server accepts", ("format", "result"))
-    for name, verdict in report.formats.items():
-        formats.add_row(name, Text(verdict, "green" if verdict.startswith("accepted") else "yellow"))
+    parts: list[Any] = []
+    if report.self_check:
+        parts.append(Text(SELF_CHECK, "bold yellow"))
+    else:
+        formats = titled_table("request formats the server accepts", ("format", "result"))
+        for name, verdict in report.formats.items():
+            formats.add_row(name, literal(verdict, "green" if verdict.startswith("accepted") else "yellow"))
+        parts.append(formats)
+    what = "suite self-check" if report.self_check else "contract suite"
+    good, bad = ("agrees", "DISAGREES") if report.self_check else ("pass", "FAIL")
     cases = titled_table(
-        f"contract suite {report.suite.name} · writer: {report.model}",
+        f"{what} {report.suite.name} · writer: {report.model}",
         ("case", "expected", "outcome", "format", "latency", "reported tokens", "verdict"),
     )
     for result in report.results:
         expected = result.case.expect + (f" ({result.case.reason})" if result.case.reason else "")
         outcome = result.outcome + (f" ({', '.join(result.reasons)})" if result.reasons else "")
         cases.add_row(
-            Text(f"{result.case.id}: {result.case.title}"),
-            expected,
-            Text(outcome),
+            literal(f"{result.case.id}: {result.case.title}"),
+            literal(expected),
+            literal(outcome, limit=MAX_SHOWN_CHARS),
             result.writer_format,
             f"{result.latency_ms:,.1f} ms",
             describe_usage(result.usage),
-            Text("pass", "bold green") if result.passed else Text("FAIL", "bold red"),
+            Text(good, "bold green") if result.passed else Text(bad, "bold red"),
         )
-    total = Text(
-        f"{report.passed}/{len(report.results)} cases as the contract says · requested format: "
-        f"{report.requested_format} · reported tokens in total: {describe_usage(report.usage)}",
-        "bold",
-    )
-    failed = [
-        Text(f"{r.case.id}: {r.detail or 'got ' + r.outcome + ' with ' + repr(r.facts)}", "red")
+    parts.append(cases)
+    if report.self_check:
+        summary = (
+            f"suite self-check: {report.passed}/{len(report.results)} cases agree with the contract · "
+            "no model qualified"
+        )
+    else:
+        summary = (
+            f"{report.passed}/{len(report.results)} cases as the contract says · requested format: "
+            f"{report.requested_format} · reported tokens in total: {describe_usage(report.usage)}"
+        )
+    parts.append(Text(summary, "bold"))
+    parts += [
+        literal(
+            f"{r.case.id}: {r.detail or 'got ' + r.outcome + ' with ' + repr(r.facts)}", "red", limit=MAX_SHOWN_CHARS
+        )
         for r in report.results
         if not r.passed
     ]
-    return Group(formats, cases, total, *failed, Text(NOTE, "dim"))
+    if not report.self_check:
+        parts.append(Text(NOTE, "dim"))
+    return Group(*parts)
 
 
 def to_json(report: QualifyReport) -> dict[str, Any]:
@@ -56,10 +80,12 @@ def to_json(report: QualifyReport) -> dict[str, Any]:
         return None if u is None else {"input": u.input_tokens, "output": u.output_tokens}
 
     return {
+        "kind": "suite self-check" if report.self_check else "qualification",
+        "qualified": report.qualified,
         "suite": report.suite.name,
         "model": report.model,
         "requested_format": report.requested_format,
-        "formats": report.formats,
+        "formats": None if report.self_check else report.formats,
         "passed": report.passed,
         "total": len(report.results),
         "reported_tokens": usage(report.usage),
@@ -76,7 +102,7 @@ def to_json(report: QualifyReport) -> dict[str, Any]:
                 "latency_ms": round(r.latency_ms, 1),
                 "reported_tokens": usage(r.usage),
                 "passed": r.passed,
-                "detail": r.detail,
+                "detail": clip(r.detail, MAX_SHOWN_CHARS),
             }
             for r in report.results
         ],

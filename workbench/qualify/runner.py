@@ -7,13 +7,18 @@ from dataclasses import dataclass, field
 
 from workbench.memory import EventKind, ReasonCode, Status, WorkingMemory, declared_candidates
 from workbench.qualify.suite import Case, Suite, load_suite
-from workbench.runtime.calls import CallLog, current_turn
+from workbench.runtime.calls import CallLog, CallRecord, current_turn
 from workbench.runtime.failures import explain_failure, rejects_request_format
 from workbench.runtime.models import ModelSet
 from workbench.runtime.usage import Usage, total_usage
 from workbench.runtime.writer import MalformedOutput, ModelWriter, WriterFormat
 
-CONCRETE_FORMATS = (WriterFormat.JSON_SCHEMA, WriterFormat.JSON_OBJECT, WriterFormat.PROMPT)
+CONCRETE_FORMATS = (
+    WriterFormat.JSON_SCHEMA,
+    WriterFormat.JSON_OBJECT_SCHEMA,
+    WriterFormat.JSON_OBJECT,
+    WriterFormat.PROMPT,
+)
 
 
 @dataclass(frozen=True)
@@ -41,10 +46,16 @@ class QualifyReport:
     requested_format: str
     results: list[CaseResult] = field(default_factory=list)
     formats: dict[str, str] = field(default_factory=dict)
+    self_check: bool = False
 
     @property
     def passed(self) -> int:
         return sum(r.passed for r in self.results)
+
+    @property
+    def qualified(self) -> bool:
+        """Only a model that was asked, and did what the contract says in every case, qualifies."""
+        return not self.self_check and bool(self.results) and self.passed == len(self.results)
 
     @property
     def usage(self) -> Usage | None:
@@ -73,6 +84,13 @@ async def probe_formats(models: ModelSet, text: str, timeout: float) -> dict[str
     return found
 
 
+def reported_usage(records: list[CallRecord]) -> Usage | None:
+    """What the provider reported for these calls: the sum over those it answered (a refused format
+    probe has nothing to report), or unknown when any answered call reported nothing, or none was answered."""
+    answered = [r for r in records if r.finished]
+    return total_usage(r.usage for r in answered) if answered else None
+
+
 class QualifyStopped(Exception):
     """The model could not be asked at all; the message names what to check."""
 
@@ -81,7 +99,8 @@ async def _run_case(case: Case, writer: ModelWriter, calls: CallLog, models: Mod
     memory = WorkingMemory()
     for text in case.setup:
         memory.admit(memory.begin_turn(text, "setup"), declared_candidates(text))
-    turn = memory.begin_turn(case.message, "qualify")
+    origin = f"qualify:{case.id}"  # turn numbers repeat across the cases' fresh memories; ids do not
+    turn = memory.begin_turn(case.message, origin)
     token = current_turn.set(turn)
     started = time.perf_counter()
     detail = ""
@@ -107,24 +126,26 @@ async def _run_case(case: Case, writer: ModelWriter, calls: CallLog, models: Mod
         facts={f.key: f.value for f in memory.facts() if f.turn == turn.number} if outcome.applied else {},
         writer_format=str(writer.format),
         latency_ms=latency,
-        usage=total_usage(c.usage for c in calls.records(turn=turn.number, origin="qualify")),
+        usage=reported_usage(calls.records(origin=origin)),
         detail=detail or (event.describe() if event.kind is EventKind.REJECTED else ""),
     )
 
 
 async def run_qualify(models: ModelSet, *, timeout: float = 120.0, suite: Suite | None = None) -> QualifyReport:
     """Every case of the suite through one writer with the configured format (auto negotiates once,
-    then keeps what it found). The host's verification is the app's own."""
+    then keeps what it found). The host's verification is the app's own. On the built-in script the
+    run is a self-check of the suite (do its expectations agree with the contract?), not a qualification."""
     suite = suite or load_suite()
     calls = CallLog()
     writer = ModelWriter(
         models.writer_client, calls, models.writer_label, timeout=timeout, writer_format=models.writer_format
     )
-    report = QualifyReport(suite, models.writer_label, str(models.writer_format))
-    report.formats = await probe_formats(models, suite.format_probe, timeout)
-    failures = [v for v in report.formats.values() if not v.startswith(("accepted", "refused"))]
-    if len(failures) == len(CONCRETE_FORMATS):
-        raise QualifyStopped(failures[0])
+    report = QualifyReport(suite, models.writer_label, str(models.writer_format), self_check=models.scripted)
+    if not report.self_check:  # the built-in script has no server whose formats could be probed
+        report.formats = await probe_formats(models, suite.format_probe, timeout)
+        failures = [v for v in report.formats.values() if not v.startswith(("accepted", "refused"))]
+        if len(failures) == len(CONCRETE_FORMATS):
+            raise QualifyStopped(failures[0])
     for case in suite.cases:
         report.results.append(await _run_case(case, writer, calls, models))
     return report

@@ -29,6 +29,7 @@ class WriterKind(StrEnum):
 
 class WriterFormat(StrEnum):
     JSON_SCHEMA = "json_schema"
+    JSON_OBJECT_SCHEMA = "json_object_schema"
     JSON_OBJECT = "json_object"
     PROMPT = "prompt"
     AUTO = "auto"

@@ -13,7 +13,7 @@ from workbench.runtime.deadline import CallTimedOut
 _KEY_PATTERN = re.compile(r"(sk-[A-Za-z0-9_\-*]{4,}|Bearer\s+\S+|eyJ[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-.]+)")
 _AZURE_DEPLOYMENT_PATH = re.compile(r"/openai/deployments/([^/?]+)/")
 _ENTRA_ERRORS = ("ClientAuthenticationError", "CredentialUnavailableError")
-_FORMAT_WORDS = ("response_format", "json_schema", "json_object", "structured output", "grammar")
+_FORMAT_WORDS = ("response_format", "schema", "json_object", "structured output", "grammar")
 CUT_OFF = (
     "the reply was cut off by the model's token limit (finish_reason=length): raise max_tokens, or the "
     "server's context size (llama.cpp --ctx-size, Ollama num_ctx, vLLM --max-model-len)"

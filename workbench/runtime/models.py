@@ -25,6 +25,7 @@ class ModelSet:
     secrets: tuple[str, ...] = field(default=(), repr=False)
     writer_format: WriterFormat = WriterFormat.JSON_SCHEMA
     timeout: float = 120.0  # seconds per model call, in total: --timeout
+    scripted: bool = False  # the built-in script: it answers, but qualifies no model
 
 
 def _label(model: str, base_url: str | None) -> str:
@@ -46,6 +47,7 @@ def build_models(
             SCRIPTED_LABEL,
             writer_format=config.effective_writer_format,
             timeout=config.timeout,
+            scripted=True,
         )
     if config.azure is not None:
         return _build_azure_models(config, credential)

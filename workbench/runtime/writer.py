@@ -1,9 +1,10 @@
 """Writers propose fact candidates from the current user message only; the host verifies them.
 
-The model writer can carry its JSON in three ways, because servers differ in what they accept:
-structured output (`json_schema`), JSON mode (`json_object`, schema in the instructions), or plain
-text (`prompt`, one code fence tolerated). `auto` starts with `json_schema` and steps down when the
-server rejects the request format itself. Only the transport changes: the host's verification of a
+The model writer can carry its JSON in four ways, because servers differ in what they accept:
+structured output (`json_schema`), JSON mode with the schema (`json_object_schema`, the llama.cpp
+family's way to constrain decoding), JSON mode (`json_object`, schema in the instructions only), or
+plain text (`prompt`, one code fence tolerated). `auto` starts with `json_schema` and steps down, in
+that order, when the server rejects the request format itself. Only the transport changes: the host's verification of a
 batch is the same whichever format carried it, and a batch that fails it is rejected, never repaired.
 """
 
@@ -39,7 +40,11 @@ _SCHEMA_NOTE = "\nThe JSON must match this JSON Schema exactly, with no other te
 _FENCE = re.compile(r"\A\s*```(?:json)?[ \t]*\n(?P<body>.*?)\n?```\s*\Z", re.DOTALL)
 
 
-_NEXT_FORMAT = {WriterFormat.JSON_SCHEMA: WriterFormat.JSON_OBJECT, WriterFormat.JSON_OBJECT: WriterFormat.PROMPT}
+_NEXT_FORMAT = {
+    WriterFormat.JSON_SCHEMA: WriterFormat.JSON_OBJECT_SCHEMA,
+    WriterFormat.JSON_OBJECT_SCHEMA: WriterFormat.JSON_OBJECT,
+    WriterFormat.JSON_OBJECT: WriterFormat.PROMPT,
+}
 
 
 class MalformedOutput(Exception):
@@ -120,7 +125,10 @@ class ModelWriter:
                 options["response_format"] = Extraction
             else:
                 instructions += _SCHEMA_NOTE
-                if writer_format is WriterFormat.JSON_OBJECT:
+                if writer_format is WriterFormat.JSON_OBJECT_SCHEMA:
+                    # llama.cpp's server and llama-cpp-python constrain decoding to this schema.
+                    options["response_format"] = {"type": "json_object", "schema": Extraction.model_json_schema()}
+                elif writer_format is WriterFormat.JSON_OBJECT:
                     options["response_format"] = {"type": "json_object"}
             self._agents[writer_format] = Agent(
                 self._client,
