@@ -217,6 +217,7 @@ class ChatPane(Vertical):
         """The agent's history was replaced: clear what it no longer holds, keep a turn in flight."""
         keep = set(self._in_flight or ())
         self._hidden = 0
+        self.prompt.history.clear()  # the undo history holds what was sent, forgotten values included
         await self.conversation.remove_children([w for w in self.conversation.children if w not in keep])
         notice = Notice(reason, kind="replaced")
         if self.conversation.children:
