@@ -27,6 +27,11 @@ def refuse_json_schema(body):
         message = "Invalid parameter: 'response_format' of type 'json_schema' is not supported with this model."
         error = {"message": message, "type": "invalid_request_error", "param": "response_format", "code": None}
         return Canned(status=400, body={"error": error})
+    if is_writer(body) and "schema" in (body.get("response_format") or {}):
+        # JSON mode with a schema is the llama.cpp family's; an API that validates strictly refuses it.
+        message = "Additional properties are not allowed ('schema' was unexpected) - 'response_format'"
+        error = {"message": message, "type": "invalid_request_error", "param": "response_format", "code": None}
+        return Canned(status=400, body={"error": error})
     return None
 
 
@@ -74,6 +79,7 @@ def test_qualify_steps_down_on_a_deployment_without_structured_output(azure, mon
     data = json.loads(capsys.readouterr().out)
     assert data["formats"] == {
         "json_schema": "refused by the server",
+        "json_object_schema": "refused by the server",
         "json_object": "accepted",
         "prompt": "accepted",
     }

@@ -181,9 +181,9 @@ async def test_a_writer_format_step_down_shows_in_the_header_and_the_ledger(loop
     async with app.run_test(size=(160, 40)) as pilot:
         assert "writer: json_schema (auto)" in app.sub_title
         await say(pilot, "support", "module=Billing")
-        assert "writer: json_object (auto)" in app.sub_title
+        assert "writer: json_object_schema (auto)" in app.sub_title
         assert [f.value for f in app.runtime.memory.facts()] == ["Billing"]
-        assert "using json_object from now on" in str(app.query_one("#ledger", Static).render())
+        assert "using json_object_schema from now on" in str(app.query_one("#ledger", Static).render())
 
 
 async def test_tab_moves_from_input_to_input_to_the_fact_table():
