@@ -22,7 +22,7 @@ from workbench.memory.contract import unencodable
 from workbench.memory.ledger import MAX_KEY_ECHO
 from workbench.memory.shown import quoted
 from workbench.runtime.config import Mode
-from workbench.text import clip, echo
+from workbench.text import clip, echo, visible
 from workbench.ui.chat import ChatPane
 from workbench.ui.composer import Composer
 from workbench.ui.console import Forget, ShowMemory, parse_console_command
@@ -132,7 +132,7 @@ class WorkbenchApp(App[None]):
         try:
             self._runtime = self._start()
         except Exception as exc:
-            self._start_error = clip(f"{type(exc).__name__}: {exc}", ERROR_CHARS)
+            self._start_error = visible(clip(f"{type(exc).__name__}: {exc}", ERROR_CHARS))
             self.sub_title = f"could not start: {self._start_error}"
             self.notify(self._start_error, title="Start-up failed", severity="error", timeout=30, markup=False)
             self.log.error("start-up failed", exc)
@@ -225,7 +225,7 @@ class WorkbenchApp(App[None]):
         if event.state is not WorkerState.ERROR:
             return
         error = event.worker.error
-        detail = clip(f"{type(error).__name__}: {error}", ERROR_CHARS)
+        detail = visible(clip(f"{type(error).__name__}: {error}", ERROR_CHARS))
         self.log.error(f"worker {event.worker.name!r} failed", error)
         self.notify(
             detail, title=f"{event.worker.name or 'A task'} failed unexpectedly", severity="error", markup=False

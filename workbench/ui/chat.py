@@ -19,7 +19,7 @@ from textual.widgets import Static
 
 from workbench.runtime.usage import Usage, describe_usage
 from workbench.ui.composer import Composer
-from workbench.ui.literal import literal
+from workbench.ui.literal import literal, visible
 
 if TYPE_CHECKING:
     from workbench.runtime import TurnResult
@@ -167,7 +167,7 @@ class ChatPane(Vertical):
                     f"The {self.agent} agent's call failed: {result.error}. Facts and history are unchanged.",
                     kind="error",
                 )
-                self.notify(result.error, title=f"{self.agent} agent failed", severity="error", markup=False)
+                self.notify(visible(result.error), title=f"{self.agent} agent failed", severity="error", markup=False)
         except asyncio.CancelledError:
             await self.notice("Cancelled. Nothing from this turn was stored.", kind="error")
             raise

@@ -13,6 +13,8 @@ from textual.screen import Screen
 from textual.widgets import Footer, Static
 from textual_plotext import PlotextPlot
 
+from workbench.ui.literal import literal, visible
+
 if TYPE_CHECKING:
     from workbench.drift import Chronology
     from workbench.runtime.models import ModelSet
@@ -52,7 +54,7 @@ class DriftScreen(Screen[None]):
         self.dismiss()
 
     def _status(self, text: str, style: str = "") -> None:
-        self.query_one("#drift-status", Static).update(Text(text, style))
+        self.query_one("#drift-status", Static).update(literal(text, style))
 
     @work(exclusive=True, group="drift", exit_on_error=False)
     async def run_lab(self) -> None:
@@ -70,11 +72,13 @@ class DriftScreen(Screen[None]):
             )
         except Exception as exc:  # a defect must show, not vanish with the worker
             self._status(f"drift lab failed: {type(exc).__name__}: {exc}", "bold red")
-            self.notify(f"{type(exc).__name__}: {exc}", title="Drift lab failed", severity="error")
+            self.notify(
+                visible(f"{type(exc).__name__}: {exc}"), title="Drift lab failed", severity="error", markup=False
+            )
             raise
         if stopped := stop_line(report):
             self._status(f"drift lab {stopped} · the report below is partial", "bold red")
-            self.notify(stopped, title="Drift lab stopped", severity="error")
+            self.notify(visible(stopped), title="Drift lab stopped", severity="error", markup=False)
         else:
             self._status(
                 f"drift lab · {report.chronology.turns} turns · model: {report.model} · r runs again, Esc goes back"
