@@ -272,9 +272,14 @@ class WorkbenchApp(App[None]):
         self.push_screen(ConfirmForget(request.key, value, kept=len(facts) - 1), callback=confirmed)
 
     async def forget(self, key: str | None) -> None:
-        values = [f.value for f in self.runtime.snapshot().facts if key is None or f.key == key]
+        # Every value the forget removes, replaced and evicted ones included, not only the current.
+        snapshot = self.runtime.snapshot()
+        values = {f.value for f in snapshot.facts if key in (None, f.key)}
+        for event in snapshot.ledger:
+            if event.key is not None and key in (None, event.key):
+                values |= event.values_of(event.key)
         await self.runtime.forget(key)
-        self.transcript.forgot(key, values)
+        self.transcript.forgot(key, sorted(values, key=len, reverse=True))
         what = f"forget {key}" if key else "forget (every fact)"
         for agent in ("support", "logs"):
             await self.pane(agent).replace_history(
