@@ -69,14 +69,17 @@ async def test_a_model_error_shows_in_the_pane_and_the_ledger_and_the_app_keeps_
 
 
 async def test_escape_cancels_a_running_turn():
-    app = make_app(delay=1.0)  # each streamed word waits a second: the turn is still running when Esc comes
+    app = make_app(delay=30.0)  # each streamed word waits 30 s: the turn is still running when Esc comes
     async with app.run_test(size=(140, 40)) as pilot:
         pane = app.pane("support")
         pane.prompt.focus()
         pane.prompt.insert("module=Billing")
         await pilot.pause()
         await pilot.press("enter")
-        await pilot.pause(0.2)
+        for _ in range(500):  # a loaded machine may take a while to start the worker
+            if pane.busy:
+                break
+            await pilot.pause(0.01)
         assert pane.turns == 1 and pane.busy and pane.has_class("-busy")
         await pilot.press("escape")
         await app.workers.wait_for_complete()

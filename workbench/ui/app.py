@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from textual import on
+from textual import events, on
 from textual.app import App, ComposeResult, SystemCommand
 from textual.binding import Binding
 from textual.containers import Container, Horizontal
@@ -290,9 +290,10 @@ class WorkbenchApp(App[None]):
 
     # -- focus: typing never lands anywhere it could forget something --------------------
 
-    def on_descendant_focus(self, event: object) -> None:
-        if isinstance(self.focused, Composer):
-            self._last_input = self.focused
+    def on_descendant_focus(self, event: events.DescendantFocus) -> None:
+        # The event's widget, not ``self.focused``: during shutdown the screen stack is empty.
+        if isinstance(event.widget, Composer):
+            self._last_input = event.widget
 
     def _screen_changed(self, screen: Screen[object]) -> None:
         """Back on the main screen after a modal or the drift lab: focus the input last typed in."""
