@@ -1,6 +1,6 @@
 """Keystroke echo while the other pane streams a long reply, in a real pseudo-terminal. Run on demand:
 
-    python bench/tui_streaming.py [--chunks 1500] [--rate 50] [--keys 120]
+    python bench/tui_streaming.py [--chunks 1500] [--rate 50] [--keys 120] [--profile FILE]
 
 The app runs as `workbench` runs (its own process, a pty of 140x40, TERM=xterm-256color) against
 a slow loopback OpenAI-compatible server that streams a long Markdown reply at `--rate` chunks per
@@ -196,12 +196,15 @@ def main() -> None:
     parser.add_argument("--rate", type=float, default=50.0, help="pieces per second")
     parser.add_argument("--keys", type=int, default=60, help="keystrokes measured idle (and at least while streaming)")
     parser.add_argument("--gap", type=float, default=0.05, help="seconds between keystrokes")
+    parser.add_argument("--profile", metavar="FILE", help="run the app under cProfile and write its stats to FILE")
     args = parser.parse_args()
 
     server = SlowServer(args.chunks, args.rate)
     threading.Thread(target=server.serve_forever, daemon=True).start()
     env = {**os.environ, "TERM": "xterm-256color", "OPENAI_API_KEY": "bench-not-a-key", "TEXTUAL_ANIMATIONS": "none"}
-    argv = [sys.executable, "-m", "workbench", "--model", "slow", "--base-url", server.base_url, "--writer", "host"]
+    profile = ["-m", "cProfile", "-o", args.profile] if args.profile else []
+    argv = [sys.executable, *profile, "-m", "workbench", "--model", "slow", "--base-url", server.base_url]
+    argv += ["--writer", "host"]
     term = Terminal(argv, env)
     try:
         term.wait_for("mode:", timeout=60)  # the header names the mode once the runtime is ready
