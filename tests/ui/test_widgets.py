@@ -12,7 +12,7 @@ from workbench.memory.records import FactCandidate
 from workbench.runtime import MemorySnapshot, MemoryUpdate, TurnResult
 from workbench.ui.chat import ChatPane, Notice, UserMessage
 from workbench.ui.facts import FactPanel, FactTable, MemoryView
-from workbench.ui.replies import AgentAnswer, AgentReply
+from workbench.ui.replies import AgentAnswer, AgentReply, PreRendered
 
 WHEN = datetime(2026, 11, 30, 9, 15, tzinfo=UTC)
 
@@ -138,3 +138,23 @@ async def test_a_streaming_reply_is_redrawn_in_batches_and_shows_only_its_latest
         assert shown.startswith("[... ") and "characters so far" in shown
         assert "line 399 of a long answer" in shown and "line 0 of" not in shown
         assert len(shown) <= AgentReply.TAIL_CHARS + 100
+        # At its full height the reply stops growing: later redraws repaint it without a layout.
+        assert reply.size.height == len(shown.splitlines()) == AgentReply.TAIL_LINES
+        await reply.add("one more line\n")
+        await pilot.pause(2 / AgentReply.REDRAW_HZ)
+        assert "one more line" in str(reply.render()) and reply.size.height == AgentReply.TAIL_LINES
+
+
+async def test_an_answer_rendered_ahead_in_a_thread_draws_exactly_as_rendered_on_screen():
+    text = "# Logs\n\nCheck the **recent** entries first.\n\n- one\n- two\n\n```text\nlevel=warn\n```\n" * 5
+    plain = AgentAnswer(text)
+    async with Host(plain).run_test(size=(60, 80)) as pilot:
+        app = pilot.app
+        size, lines = plain.size, plain.render_lines(plain.region.reset_offset)
+        options = app.console_options.update_width(plain.content_size.width)
+        ahead = await AgentAnswer.rendered(text, app.console, options)
+        await plain.remove()
+        await app.mount(ahead)
+        await pilot.pause()
+        assert isinstance(ahead.content, PreRendered) and ahead.content.width == ahead.content_size.width
+        assert ahead.size == size and ahead.render_lines(ahead.region.reset_offset) == lines

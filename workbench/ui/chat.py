@@ -152,7 +152,7 @@ class ChatPane(Vertical):
         )
 
     async def _turn(self, text: str, ask: Ask) -> None:
-        from workbench.ui.replies import AgentReply  # Markdown loads at the first turn, not at start-up
+        from workbench.ui.replies import AgentReply  # loaded once the runtime is ready, not before the first frame
 
         user, reply = UserMessage(text), AgentReply()
         self._in_flight = (user, reply)
@@ -177,12 +177,20 @@ class ChatPane(Vertical):
             self.post_message(self.TurnEnded(self))
 
     async def _finish(self, reply: AgentReply, text: str | None) -> None:
-        """Replace the streaming reply by the finished answer, or drop it when the turn failed."""
+        """Replace the streaming reply by the finished answer, or drop it when the turn failed.
+        The answer's Markdown is rendered in a thread while the streamed text stays on screen."""
         from workbench.ui.replies import AgentAnswer
 
         await reply.close()
         if text is not None:
-            await self.conversation.mount(AgentAnswer(text), before=reply)
+            options = self.app.console_options.update_width(max(reply.content_size.width, 1))
+            try:
+                answer = await AgentAnswer.rendered(text, self.app.console, options)
+            except asyncio.CancelledError:  # cancelled while rendering: the answer is stored, so show it
+                await self.conversation.mount(AgentAnswer(text), before=reply)
+                await reply.remove()
+                raise
+            await self.conversation.mount(answer, before=reply)
         await reply.remove()
         self._in_flight = None
 

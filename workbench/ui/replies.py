@@ -1,9 +1,13 @@
-"""Agent replies: plain text while streaming, rendered once as Markdown when finished. Imported at the
-first turn, not at start-up (Markdown parsing costs tens of milliseconds to import)."""
+"""Agent replies: plain text while streaming, rendered once as Markdown when finished. Imported once the
+runtime is ready, not before the first frame (Markdown parsing costs tens of milliseconds to import)."""
 
 from __future__ import annotations
 
+import asyncio
+
+from rich.console import Console, ConsoleOptions, RenderableType, RenderResult
 from rich.markdown import Markdown as RichMarkdown
+from rich.segment import Segment
 from rich.text import Text
 from textual.widgets import Static
 
@@ -12,12 +16,16 @@ from workbench.memory.shown import visible
 
 class AgentReply(Static):
     """An agent's answer while it streams: plain text, redrawn at most REDRAW_HZ times a second
-    however fast pieces arrive, so typing in the other pane never waits on a streaming reply.
-    (Parsing the stream as Markdown mounted a widget per block and re-laid the pane out each
-    time: keystroke echo went from about 12 ms to over 200 ms while a long reply streamed.)"""
+    however fast pieces arrive, and never taller than TAIL_LINES, so typing in the other pane never
+    waits on a streaming reply. The reply wraps its own latest lines to its width: once it is
+    TAIL_LINES tall its size no longer changes, and a redraw repaints it alone, without a layout of
+    the screen. (A reply that grew with its text re-laid the screen out at every redraw, about 70 ms
+    each: keystroke echo in the other pane went from 12 ms to over 100 ms median. Parsing the stream
+    as Markdown, a widget per block, was worse still.)"""
 
     REDRAW_HZ = 10
-    TAIL_CHARS = 1500  # while streaming only the latest text is drawn; the whole answer at the end
+    TAIL_LINES = 10  # while streaming only the latest lines are drawn; the whole answer at the end
+    TAIL_CHARS = 4000  # enough text to fill TAIL_LINES at any width a pane can have
 
     def __init__(self) -> None:
         super().__init__("", markup=False)
@@ -34,21 +42,58 @@ class AgentReply(Static):
         self._pending = False
         text = "".join(self._pieces)
         self._pieces = [text]
-        if len(text) > self.TAIL_CHARS:
-            start = len(text) - self.TAIL_CHARS
-            line = text.find("\n", start)
-            tail = text[line + 1 :] if line >= 0 else text[start:]
-            text = f"[... {len(text):,} characters so far; the whole answer shows when it is done]\n{tail}"
-        self.update(Text(text))
+        width = max(self.content_size.width, 10)
+        lines = Text(text[-self.TAIL_CHARS :].rstrip("\n")).wrap(self.app.console, width)
+        if len(lines) > self.TAIL_LINES or len(text) > self.TAIL_CHARS:
+            banner = Text(f"[... {len(text):,} characters so far; the whole answer shows when it is done]", "dim")
+            shown = [banner, *lines[-(self.TAIL_LINES - 1) :]]
+        else:
+            shown = list(lines)
+        height = len(shown)
+        resized = self.styles.height is None or self.styles.height.value != height
+        if resized:
+            self.styles.height = height  # grows until TAIL_LINES, then stays: no more layouts
+        self.update(Text("\n").join(shown), layout=resized)
 
     async def close(self) -> None:
         self._pending = False
+
+
+class PreRendered:
+    """A Rich renderable rendered ahead of time at one width, off the event loop.
+
+    Textual measures and draws a Static's Rich content on the event loop, several times over:
+    for a long Markdown answer that was a stall of several hundred milliseconds at the end of the
+    reply, with typing frozen. The segments rendered in a thread are handed out as they are; at
+    any other width (the pane was resized) the renderable is rendered again, as Static would."""
+
+    def __init__(self, renderable: RenderableType, width: int, segments: list[Segment]) -> None:
+        self.renderable = renderable
+        self.width = width
+        self.segments = segments
+
+    def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
+        if options.max_width == self.width:
+            yield from self.segments
+        else:
+            yield from console.render(self.renderable, options)
 
 
 class AgentAnswer(Static):
     """A finished answer: the whole reply rendered once as Markdown in a single widget, so a
     long conversation stays light (a streaming Markdown widget holds one child per block)."""
 
-    def __init__(self, text: str) -> None:
+    def __init__(self, text: str, content: PreRendered | None = None) -> None:
         self.text = visible(text)
-        super().__init__(RichMarkdown(self.text))
+        super().__init__(content or RichMarkdown(self.text))
+
+    @classmethod
+    async def rendered(cls, text: str, console: Console, options: ConsoleOptions) -> AgentAnswer:
+        """The answer with its Markdown parsed and rendered in a thread at the width `options` gives."""
+        options = options.update(highlight=False)
+
+        def render() -> PreRendered:
+            markdown = RichMarkdown(visible(text))
+            return PreRendered(markdown, options.max_width, list(console.render(markdown, options)))
+
+        return cls(text, await asyncio.to_thread(render))
