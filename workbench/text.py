@@ -10,7 +10,9 @@ Three promises, one module, no dependencies (the memory core uses it):
 from __future__ import annotations
 
 import json
+import re
 import unicodedata
+from functools import lru_cache
 from typing import Any
 
 # Unicode's Default_Ignorable_Code_Point ranges (DerivedCoreProperties.txt): characters a renderer
@@ -42,6 +44,12 @@ _HIDING_CATEGORIES = frozenset({"Cc", "Cf", "Cs", "Co", "Cn", "Zl", "Zp"})
 _SHOWN_AS_IS = frozenset("\n\t\u200d\ufe0f")
 
 
+# Printable ASCII, newline and tab hide nothing: only the other characters are looked up (a long
+# reply is checked in a regex pass, not a Python call per character).
+_SUSPECT = re.compile(r"[^\x20-\x7e\n\t]")
+
+
+@lru_cache(maxsize=4096)
 def hides(ch: str) -> bool:
     """Whether `ch` is invisible, a control, or not a character at all."""
     code = ord(ch)
@@ -61,7 +69,8 @@ def escape_json(encoded: str, also: str = "") -> str:
     """JSON text (from `json.dumps`) with every hiding character, and those in `also`, escaped.
     `json.dumps` escapes newlines and tabs inside strings, so the raw ones are layout and stay; the
     other characters can only stand inside strings, so the result decodes to the same data."""
-    return "".join(json_escape_char(ch) if ch in also or (hides(ch) and ch not in "\n\t") else ch for ch in encoded)
+    pattern = re.compile(f"{_SUSPECT.pattern}|[{re.escape(also)}]") if also else _SUSPECT
+    return pattern.sub(lambda m: json_escape_char(m[0]) if m[0] in also or hides(m[0]) else m[0], encoded)
 
 
 def dumps(data: Any, *, indent: int | None = 2) -> str:
@@ -72,16 +81,15 @@ def dumps(data: Any, *, indent: int | None = 2) -> str:
 def visible(text: str) -> str:
     """Control and invisible characters as visible escapes (`\\x1b`, `\\u202e`, `\\U000e0041`);
     newlines, tabs and what emoji need are kept."""
-    return "".join(
-        ch
-        if ch in _SHOWN_AS_IS or not hides(ch)
-        else f"\\x{ord(ch):02x}"
-        if ord(ch) < 0x100
-        else f"\\u{ord(ch):04x}"
-        if ord(ch) <= 0xFFFF
-        else f"\\U{ord(ch):08x}"
-        for ch in text
-    )
+    return _SUSPECT.sub(_shown, text)
+
+
+def _shown(match: re.Match[str]) -> str:
+    ch = match[0]
+    if ch in _SHOWN_AS_IS or not hides(ch):
+        return ch
+    code = ord(ch)
+    return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}" if code <= 0xFFFF else f"\\U{code:08x}"
 
 
 def _marker(length: int) -> str:
