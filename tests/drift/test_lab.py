@@ -186,3 +186,23 @@ async def test_reported_usage_is_summed_and_one_silent_call_makes_a_policy_unkno
         assert reported is not None and reported.input_tokens > 0 and reported.output_tokens > 0
     assert report.accounting["facts"].reported.input_tokens < report.accounting["full"].reported.input_tokens
     assert all(cell.answer for probes in report.scores.values() for cell in probes.values())
+
+
+async def test_native_compaction_sends_a_window_over_the_whole_history_while_working_over_the_last_turns():
+    from workbench.drift.policies import WINDOW_TURNS, build_policies
+    from workbench.runtime.calls import CallLog
+
+    logs = {name: CallLog(capacity=1_000) for name in ("compaction", "window")}
+    policies = {
+        name: next(p for p in build_policies(SCRIPTED, log) if p.info.name == name) for name, log in logs.items()
+    }
+    for turn in range(1, 41):
+        text = f"module=M{turn}" if turn % 7 == 0 else f"still looking at it ({turn})"
+        for policy in policies.values():
+            await policy.answer(turn, "logs" if turn % 5 == 0 else "support", text)
+    sent = {name: [call.messages for call in log.records(purpose="agent")] for name, log in logs.items()}
+    assert sent["compaction"] == sent["window"]  # byte for byte: the last three turns of each agent
+    compaction = policies["compaction"]
+    assert len(compaction.retained()) == 80  # the session keeps every message
+    working = compaction.sessions["support"].state["in_memory"]["messages"]
+    assert len(working) <= 2 * WINDOW_TURNS + 2  # what compaction works over each turn stays bounded

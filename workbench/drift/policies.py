@@ -14,6 +14,7 @@ from typing import Any
 from agent_framework import (
     Agent,
     AgentSession,
+    EXCLUDED_KEY,
     CompactionProvider,
     ContextProvider,
     HistoryProvider,
@@ -96,6 +97,32 @@ class ReducingHistoryProvider(InMemoryHistoryProvider):
             state["messages"] = await apply_compaction(list(state["messages"]), strategy=window)
 
 
+class CompactedHistoryProvider(InMemoryHistoryProvider):
+    """The whole history in the session, with what compaction excluded set aside: the messages
+    compaction may still include stay in `messages`, those it excluded move, in order, to
+    `compacted`. So the compaction provider, which marks exclusions after each run and windows
+    what is loaded before the next, works over the last few turns instead of the whole history,
+    and every request is what a sliding window over the whole history would send."""
+
+    COMPACTED = "compacted"
+
+    async def save_messages(
+        self, session_id: str | None, messages: Sequence[Message], *, state: dict[str, Any] | None = None, **kw: Any
+    ) -> None:
+        if state is not None and state.get("messages"):
+            stored: list[Message] = state["messages"]
+            excluded = [m for m in stored if m.additional_properties.get(EXCLUDED_KEY, False)]
+            if excluded:
+                state.setdefault(self.COMPACTED, []).extend(excluded)
+                state["messages"] = [m for m in stored if not m.additional_properties.get(EXCLUDED_KEY, False)]
+        await super().save_messages(session_id, messages, state=state, **kw)
+
+    @classmethod
+    def history(cls, state: dict[str, Any]) -> list[Message]:
+        """Every message of the session, oldest first."""
+        return [*state.get(cls.COMPACTED, []), *state.get("messages", [])]
+
+
 class NoHistoryProvider(HistoryProvider):
     """A history that holds nothing. Listed explicitly so the agent does not add an in-memory history
     of its own (it does when no provider loads messages)."""
@@ -151,7 +178,9 @@ class Policy:
         return [
             message
             for session in self.sessions.values()
-            for message in session.state.get(InMemoryHistoryProvider.DEFAULT_SOURCE_ID, {}).get("messages", [])
+            for message in CompactedHistoryProvider.history(
+                session.state.get(InMemoryHistoryProvider.DEFAULT_SOURCE_ID, {})
+            )
         ]
 
 
@@ -255,7 +284,13 @@ def build_policies(models: ModelSet, calls: CallLog) -> list[Policy]:
         ),
         Policy(
             info["compaction"],
-            agents("compaction", lambda: [InMemoryHistoryProvider(), CompactionProvider(before_strategy=window)]),
+            agents(
+                "compaction",
+                lambda: [
+                    CompactedHistoryProvider(),
+                    CompactionProvider(before_strategy=window, after_strategy=window),
+                ],
+            ),
         ),
         *build_recall_policies([info["recall"], info["recall_purged"]], agent, calls),
     ]
