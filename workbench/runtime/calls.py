@@ -7,9 +7,9 @@ import contextlib
 import contextvars
 import itertools
 from collections import deque
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, NamedTuple
 
 from agent_framework import ChatContext, ChatMiddleware, ChatResponse, ResponseStream
 
@@ -24,15 +24,17 @@ from workbench.runtime.usage import Usage, usage_from_details
 current_turn: contextvars.ContextVar[MemoryTurn | None] = contextvars.ContextVar("current_turn", default=None)
 
 
-@dataclass(frozen=True)
-class SentMessage:
+class SentMessage(NamedTuple):
     role: str
     text: str
 
 
 @dataclass
 class CallRecord:
-    """One model call: the exact instructions and messages sent, the reply, and reported usage."""
+    """One model call: the exact instructions and messages sent, the reply, and reported usage.
+
+    The messages are kept as plain (role, text) tuples, which the garbage collector stops tracking:
+    a long drift lab logs a million of them, and every full collection would walk them all."""
 
     seq: int
     purpose: str
@@ -40,15 +42,19 @@ class CallRecord:
     origin: str
     model: str
     instructions: str
-    messages: tuple[SentMessage, ...]
+    sent: tuple[tuple[str, str], ...]
     reply: str = ""
     usage: Usage | None = None
     finished: bool = False
     error: str = ""
 
     @property
+    def messages(self) -> tuple[SentMessage, ...]:
+        return tuple(SentMessage(role, text) for role, text in self.sent)
+
+    @property
     def request_chars(self) -> int:
-        return len(self.instructions) + sum(len(m.text) for m in self.messages)
+        return len(self.instructions) + sum(len(text) for _, text in self.sent)
 
 
 @dataclass
@@ -61,7 +67,9 @@ class CallLog:
     _seq: itertools.count[int] = field(default_factory=lambda: itertools.count(1))
     _totals: dict[str, Usage | None] = field(default_factory=dict)
 
-    def start(self, purpose: str, model: str, instructions: str, messages: tuple[SentMessage, ...]) -> CallRecord:
+    def start(
+        self, purpose: str, model: str, instructions: str, messages: Iterable[tuple[str, str]]
+    ) -> CallRecord:
         turn = current_turn.get()
         record = CallRecord(
             next(self._seq),
@@ -70,7 +78,7 @@ class CallLog:
             turn.origin if turn else purpose,
             model,
             instructions,
-            messages,
+            tuple((role, text) for role, text in messages),
         )
         self._records.append(record)
         while len(self._records) > self.capacity:
@@ -137,7 +145,7 @@ class RecordingMiddleware(ChatMiddleware):
             self._purpose,
             self._model,
             str(instructions or ""),
-            tuple(SentMessage(str(m.role), m.text or "") for m in context.messages),
+            ((str(m.role), m.text or "") for m in context.messages),
         )
         deadline = Deadline(self._timeout) if self._timeout is not None else None
         try:
