@@ -12,9 +12,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from agent_framework import (
+    EXCLUDED_KEY,
     Agent,
     AgentSession,
-    EXCLUDED_KEY,
     CompactionProvider,
     ContextProvider,
     HistoryProvider,

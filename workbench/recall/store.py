@@ -12,9 +12,10 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Protocol, cast
 
-from agent_framework import BaseVectorCollection, BaseVectorSearch, BaseVectorStore, InMemoryStore
+from agent_framework import BaseVectorCollection, BaseVectorSearch, BaseVectorStore
 
 from workbench.memory.contract import parse_declarations
+from workbench.recall.memory_store import PreparedInMemoryStore
 from workbench.recall.records import RecallScope, StoredMessage, embedded, record_type, without_vector
 
 COLLECTION_PREFIX = "recall_"
@@ -42,13 +43,14 @@ class Backend(Protocol):
 
 
 class InMemoryBackend:
-    """Agent Framework's `InMemoryStore`: a dict in this process, gone when it exits."""
+    """Agent Framework's `InMemoryStore` (its cosine search on vectors prepared once): a dict in this
+    process, gone when it exits."""
 
     kind = "in memory"
     location: str | None = None
 
     def open(self) -> BaseVectorStore:
-        return InMemoryStore()
+        return PreparedInMemoryStore()
 
     async def erase_deleted(self, store: BaseVectorStore) -> BaseVectorStore:
         return store  # deleted records leave the dict; nothing else holds them

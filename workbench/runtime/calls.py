@@ -67,9 +67,7 @@ class CallLog:
     _seq: itertools.count[int] = field(default_factory=lambda: itertools.count(1))
     _totals: dict[str, Usage | None] = field(default_factory=dict)
 
-    def start(
-        self, purpose: str, model: str, instructions: str, messages: Iterable[tuple[str, str]]
-    ) -> CallRecord:
+    def start(self, purpose: str, model: str, instructions: str, messages: Iterable[tuple[str, str]]) -> CallRecord:
         turn = current_turn.get()
         record = CallRecord(
             next(self._seq),
