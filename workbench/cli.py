@@ -188,12 +188,14 @@ NOT_QUALIFIED = 4
 
 
 def run_qualify_command(args: argparse.Namespace, config: ModelConfig) -> int:
+    from workbench.progress import stderr_progress
     from workbench.qualify import QualifyStopped, run_qualify
     from workbench.qualify.report import render, to_json
     from workbench.runtime import build_models
 
     try:
-        report = asyncio.run(run_qualify(build_models(config), timeout=config.timeout))
+        with stderr_progress(wanted=not getattr(args, "json", False)) as progress:
+            report = asyncio.run(run_qualify(build_models(config), timeout=config.timeout, progress=progress))
     except QualifyStopped as exc:
         _stopped("qualify", exc)
         return 1

@@ -99,3 +99,26 @@ def test_the_table_names_failures_and_claims_no_more(loopback, capsys):
     assert main(["qualify", "--model", "loopback-model", "--base-url", loopback.base_url]) == 3
     out = " ".join(capsys.readouterr().out.split())
     assert "FAIL" in out and "says nothing about other messages" in out
+
+
+def test_progress_shows_each_case_on_a_terminal_and_nothing_when_piped_or_json(monkeypatch, capsys):
+    assert main(["qualify"]) == 4  # stderr is not a terminal under pytest
+    assert capsys.readouterr().err == ""
+    monkeypatch.setenv("TTY_COMPATIBLE", "1")  # Rich treats stderr as a terminal
+    assert main(["qualify", "--json"]) == 4
+    captured = capsys.readouterr()
+    assert captured.err == "" and json.loads(captured.out)["total"] == 10
+    assert main(["qualify"]) == 4
+    err = capsys.readouterr().err
+    assert "case unicode" in err and "10/10" in err and "0:00:" in err  # the step, its count, the elapsed time
+
+
+async def test_a_live_run_counts_the_format_probe_as_its_first_step(loopback):
+    from workbench.qualify import run_qualify
+    from workbench.runtime import ModelConfig, build_models
+
+    steps: list[tuple[str, int, int]] = []
+    models = build_models(ModelConfig(model="loopback-model", base_url=loopback.base_url))
+    await run_qualify(models, timeout=10, progress=lambda *step: steps.append(step))
+    assert steps[0] == ("probing request formats", 1, 11)
+    assert steps[1] == ("case single", 2, 11) and steps[-1] == ("case unicode", 11, 11)

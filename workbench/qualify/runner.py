@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from workbench.memory import EventKind, ReasonCode, Status, WorkingMemory, declared_candidates
@@ -91,6 +92,10 @@ def reported_usage(records: list[CallRecord]) -> Usage | None:
     return total_usage(r.usage for r in answered) if answered else None
 
 
+# the step running, its number (from 1), steps in all
+Progress = Callable[[str, int, int], None]
+
+
 class QualifyStopped(Exception):
     """The model could not be asked at all; the message names what to check."""
 
@@ -131,7 +136,9 @@ async def _run_case(case: Case, writer: ModelWriter, calls: CallLog, models: Mod
     )
 
 
-async def run_qualify(models: ModelSet, *, timeout: float = 120.0, suite: Suite | None = None) -> QualifyReport:
+async def run_qualify(
+    models: ModelSet, *, timeout: float = 120.0, suite: Suite | None = None, progress: Progress | None = None
+) -> QualifyReport:
     """Every case of the suite through one writer with the configured format (auto negotiates once,
     then keeps what it found). The host's verification is the app's own. On the built-in script the
     run is a self-check of the suite (do its expectations agree with the contract?), not a qualification."""
@@ -141,11 +148,16 @@ async def run_qualify(models: ModelSet, *, timeout: float = 120.0, suite: Suite 
         models.writer_client, calls, models.writer_label, timeout=timeout, writer_format=models.writer_format
     )
     report = QualifyReport(suite, models.writer_label, str(models.writer_format), self_check=models.scripted)
+    steps = len(suite.cases) + (0 if report.self_check else 1)
     if not report.self_check:  # the built-in script has no server whose formats could be probed
+        if progress is not None:
+            progress("probing request formats", 1, steps)
         report.formats = await probe_formats(models, suite.format_probe, timeout)
         failures = [v for v in report.formats.values() if not v.startswith(("accepted", "refused"))]
         if len(failures) == len(CONCRETE_FORMATS):
             raise QualifyStopped(failures[0])
-    for case in suite.cases:
+    for number, case in enumerate(suite.cases, steps - len(suite.cases) + 1):
+        if progress is not None:
+            progress(f"case {case.id}", number, steps)
         report.results.append(await _run_case(case, writer, calls, models))
     return report
