@@ -186,7 +186,7 @@ def describe(name: str, samples: list[float]) -> str:
     p95 = ordered[int(0.95 * (len(ordered) - 1))]
     return (
         f"{name:<34} n={len(samples):>4}  median {statistics.median(samples):6.1f} ms  "
-        f"p95 {p95:6.1f} ms  worst {max(samples):6.1f} ms"
+        f"p95 {p95:6.1f} ms  worst {max(samples):6.1f} ms  over 100 ms: {sum(s > 100 for s in samples)}"
     )
 
 

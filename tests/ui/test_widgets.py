@@ -4,6 +4,7 @@ and a chat pane runs its own turn from start to finish, failure or cancellation.
 import asyncio
 from datetime import UTC, datetime
 
+from rich.console import Console
 from textual.app import App, ComposeResult
 from textual.widgets import Static
 
@@ -145,7 +146,7 @@ async def test_a_streaming_reply_is_redrawn_in_batches_and_shows_only_its_latest
         assert "one more line" in str(reply.render()) and reply.size.height == AgentReply.TAIL_LINES
 
 
-async def test_an_answer_rendered_ahead_in_a_thread_draws_exactly_as_rendered_on_screen():
+async def test_an_answer_rendered_ahead_draws_exactly_as_rendered_on_screen():
     text = "# Logs\n\nCheck the **recent** entries first.\n\n- one\n- two\n\n```text\nlevel=warn\n```\n" * 5
     plain = AgentAnswer(text)
     async with Host(plain).run_test(size=(60, 80)) as pilot:
@@ -158,3 +159,20 @@ async def test_an_answer_rendered_ahead_in_a_thread_draws_exactly_as_rendered_on
         await pilot.pause()
         assert isinstance(ahead.content, PreRendered) and ahead.content.width == ahead.content_size.width
         assert ahead.size == size and ahead.render_lines(ahead.region.reset_offset) == lines
+
+
+async def test_an_answer_is_rendered_in_slices_that_let_other_work_run(monkeypatch):
+    """Each slice ends with a yield to the event loop, where typed keys are handled."""
+    yields = 0
+    sleep = asyncio.sleep
+
+    async def counting(delay: float) -> None:
+        nonlocal yields
+        yields += 1
+        await sleep(delay)
+
+    monkeypatch.setattr(AgentAnswer, "SLICE_SECONDS", 0.0)
+    monkeypatch.setattr(asyncio, "sleep", counting)
+    console = Console(width=60)
+    answer = await AgentAnswer.rendered("- a point worth making\n" * 200, console, console.options)
+    assert isinstance(answer.content, PreRendered) and yields >= len(answer.content.segments) // 2 > 100
