@@ -206,3 +206,15 @@ async def test_native_compaction_sends_a_window_over_the_whole_history_while_wor
     assert len(compaction.retained()) == 80  # the session keeps every message
     working = compaction.sessions["support"].state["in_memory"]["messages"]
     assert len(working) <= 2 * WINDOW_TURNS + 2  # what compaction works over each turn stays bounded
+
+
+async def test_the_lab_paces_young_collections_while_it_runs_and_restores_the_pace_after():
+    import gc
+
+    from workbench.drift import lab
+
+    before = gc.get_threshold()
+    seen = []
+    await run_drift(SCRIPTED, progress=lambda *step: seen.append(gc.get_threshold()[0]))
+    assert set(seen) == {lab.YOUNG_COLLECTION_THRESHOLD}
+    assert gc.get_threshold() == before

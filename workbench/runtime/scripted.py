@@ -38,6 +38,8 @@ _BLOCK = re.compile(re.escape(BLOCK_START) + r".*?" + re.escape(BLOCK_END), re.D
 
 def split_block(text: str) -> tuple[str | None, str]:
     """The last working-memory block in `text` (if any) and the text without blocks."""
+    if BLOCK_START not in text:  # most history messages: no need for the two regular expressions
+        return None, text.strip()
     blocks = _BLOCK.findall(text)
     return (blocks[-1] if blocks else None), _BLOCK.sub("", text).strip()
 
