@@ -3,10 +3,12 @@
     python bench/drift.py [--turns 10 100 1000] [--against REV] [--only full,facts]
 
 For each length: each policy's request size at the last probe, characters sent, calls and lab time
-(this checkout), then the whole lab's time at that length for REV (default: the previous commit,
-HEAD~1), extracted with `git archive` and run in a subprocess on the same machine, interleaved so
-both see the same load. Both runs hash every agent request each policy sent; "same requests"
-says whether the two labs sent byte-identical requests (policies present in both). Sizes are
+(this checkout) beside its time at REV (default: the previous commit, HEAD~1), then both whole labs'
+times at that length. REV is extracted with `git archive` and run in a subprocess on the same
+machine, interleaved so both see the same load. Both runs hash every agent request each policy
+sent; "same requests" names the policies (present in both) whose two labs sent byte-identical
+requests, and for any other the first call that differs and whether only the model's earlier
+replies differ (the built-in model's wording changed) or what the policy chose to send. Sizes are
 characters of the request as sent; the built-in model reports no tokens, so none are shown.
 """
 
@@ -45,14 +47,21 @@ if only:
 started = time.perf_counter()
 report = asyncio.run(run_drift(build_models(ModelConfig()), turns=int(sys.argv[2])))
 seconds = time.perf_counter() - started
-digests = {}
+digests, calls, asked = {}, {}, {}
 for call in logs[0].records(purpose="agent"):
-    text = "\x00".join([call.instructions, *(m.role + ":" + m.text for m in call.messages)])
+    sent = [m.role + ":" + m.text for m in call.messages]
+    text = "\x00".join([call.instructions, *sent])
     digests.setdefault(call.origin, hashlib.sha256()).update(text.encode() + b"\x01")
+    calls.setdefault(call.origin, []).append(hashlib.sha256(text.encode()).hexdigest()[:16])
+    # The same request without the model's own earlier replies: what the policy chose to send.
+    chosen = "\x00".join([call.instructions, *(m for m in sent if not m.startswith("assistant:"))])
+    asked.setdefault(call.origin, []).append(hashlib.sha256(chosen.encode()).hexdigest()[:16])
 last = report.chronology.expectations[-1].probe
 print(json.dumps({
     "seconds": seconds,
     "digests": {k: v.hexdigest() for k, v in digests.items()},
+    "calls": calls,
+    "asked": asked,
     "policies": {
         name: {
             "last_probe_chars": report.scores[name][last].request_chars if last in report.scores[name] else None,
@@ -82,6 +91,26 @@ def measure(tree: Path, turns: int, only: str) -> dict:
     return json.loads(out.stdout)
 
 
+def compare_requests(now: dict, before: dict) -> list[str]:
+    """Whether both labs sent byte-identical requests, per policy present in both; where not, the
+    first call that differs, and whether they differ only in the model's earlier replies (the
+    built-in model's wording changed), the policy having sent the same instructions and user text."""
+    shared = sorted(set(now["digests"]) & set(before["digests"]))
+    same = [name for name in shared if now["digests"][name] == before["digests"][name]]
+    lines = [f"same requests: {', '.join(same) or 'none'}"]
+    for name in (n for n in shared if n not in same):
+        first = next(
+            (i for i, (a, b) in enumerate(zip(now["calls"][name], before["calls"][name], strict=False), 1) if a != b),
+            min(len(now["calls"][name]), len(before["calls"][name])) + 1,
+        )
+        if now["asked"][name] == before["asked"][name]:
+            why = "the same instructions and user text in every call; only the model's earlier replies differ"
+        else:
+            why = "what the policy sent differs"
+        lines.append(f"DIFFERENT requests for {name} from call {first}: {why}")
+    return lines
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--turns", type=int, nargs="+", default=[10, 100, 1000])
@@ -90,23 +119,31 @@ def main() -> None:
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
         previous = checkout(args.against, Path(tmp))
-        print(f"{'turns':>6} {'policy':<14} {'last probe':>11} {'chars sent':>12} {'calls':>6} {'lab s':>8}")
+        rev = args.against[:10]
+        print(
+            f"{'turns':>6} {'policy':<14} {'last probe':>11} {'chars sent':>12} {'calls':>6} {'lab s':>8} "
+            f"{'s at ' + rev:>16}"
+        )
         for turns in args.turns:
             now = measure(ROOT, turns, args.only)
             before = measure(previous, turns, args.only)
             for name, cell in now["policies"].items():
                 size = f"{cell['last_probe_chars']:,}" if cell["last_probe_chars"] is not None else "-"
+                then = (before["policies"].get(name) or {}).get("seconds")
                 print(
                     f"{turns:>6} {name:<14} {size:>11} {cell['chars_sent']:>12,} {cell['calls']:>6} "
-                    f"{cell['seconds']:>8.2f}"
+                    f"{cell['seconds']:>8.2f} {'-' if then is None else f'{then:.2f}':>16}"
                 )
-            shared = set(now["digests"]) & set(before["digests"])
-            same = all(now["digests"][k] == before["digests"][k] for k in shared)
             ratio = before["seconds"] / now["seconds"] if now["seconds"] else float("nan")
             print(
                 f"{turns:>6} whole lab: {now['seconds']:.2f} s here, {before['seconds']:.2f} s at {args.against} "
-                f"({ratio:.2f}x); same requests for {', '.join(sorted(shared))}: {'yes' if same else 'NO'}"
+                f"({ratio:.2f}x)"
             )
+            only_here = sorted(set(now["policies"]) - set(before["policies"]))
+            if only_here:
+                print(f"{turns:>6}   (the lab here also runs {', '.join(only_here)}: --only compares the same ones)")
+            for line in compare_requests(now, before):
+                print(f"{turns:>6}   {line}")
 
 
 if __name__ == "__main__":
