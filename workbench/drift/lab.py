@@ -147,7 +147,27 @@ async def run_drift(
     policies = build_policies(models, calls)
     report = DriftReport(story, models.agent_label, live=models.agent_label != SCRIPTED_LABEL)
     with _paced_garbage_collection():
-        await _run_policies(policies, story, calls, models, report, progress)
+        started = time.perf_counter()
+        for policy in policies:
+            policy_started = time.perf_counter()
+            name = policy.info.name
+            report.scores[name], report.sizes[name] = {}, []
+            try:
+                await _replay(policy, story, calls, models, report, progress)
+            except DriftStopped as stop:
+                report.stop = Stop(name, stop.turn, stop.reason)
+            records = calls.records(origin=name)
+            report.accounting[name] = Accounting(
+                calls={kind: sum(1 for r in records if r.purpose == kind) for kind in CALL_KINDS},
+                request_chars=sum(r.request_chars for r in records),
+                reported=total_usage(r.usage for r in records if r.finished),
+                seconds=time.perf_counter() - policy_started,
+            )
+            retained = policy.retained()
+            report.retained[name] = Retained(len(retained), sum(len(m.text or "") for m in retained))
+            if report.stop:
+                break
+        report.seconds = time.perf_counter() - started
     return report
 
 
@@ -168,37 +188,6 @@ def _paced_garbage_collection() -> Iterator[None]:
         yield
     finally:
         gc.set_threshold(*previous)
-
-
-async def _run_policies(
-    policies: list[Policy],
-    story: Chronology,
-    calls: CallLog,
-    models: ModelSet,
-    report: DriftReport,
-    progress: Progress | None,
-) -> None:
-    started = time.perf_counter()
-    for policy in policies:
-        policy_started = time.perf_counter()
-        name = policy.info.name
-        report.scores[name], report.sizes[name] = {}, []
-        try:
-            await _replay(policy, story, calls, models, report, progress)
-        except DriftStopped as stop:
-            report.stop = Stop(name, stop.turn, stop.reason)
-        records = calls.records(origin=name)
-        report.accounting[name] = Accounting(
-            calls={kind: sum(1 for r in records if r.purpose == kind) for kind in CALL_KINDS},
-            request_chars=sum(r.request_chars for r in records),
-            reported=total_usage(r.usage for r in records if r.finished),
-            seconds=time.perf_counter() - policy_started,
-        )
-        retained = policy.retained()
-        report.retained[name] = Retained(len(retained), sum(len(m.text or "") for m in retained))
-        if report.stop:
-            break
-    report.seconds = time.perf_counter() - started
 
 
 async def _replay(
