@@ -226,3 +226,17 @@ async def test_before_the_runtime_is_ready_a_message_waits_in_the_input():
         await pilot.press("enter")
         await pilot.pause()
         assert prompt.text == "module=Billing" and not app.pane("support").query(UserMessage)
+
+
+async def test_a_narrow_header_keeps_mode_and_writer_in_view():
+    app = make_app()
+    async with app.run_test(size=(140, 40)) as pilot:
+        status = app.runtime.status
+        assert (app.title, app.sub_title) == ("workbench", status.summary)
+        await pilot.resize_terminal(80, 24)
+        await pilot.pause()
+        assert (app.title, app.sub_title) == ("", status.compact)
+        assert str(status.mode) in status.compact and status.writer in status.compact
+        await pilot.resize_terminal(140, 40)
+        await pilot.pause()
+        assert app.sub_title == status.summary

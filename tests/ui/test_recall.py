@@ -40,7 +40,8 @@ async def test_forget_all_purges_recall_and_the_ledger_counts_without_values():
 
 async def test_the_palette_turns_recall_on_and_off():
     app = make_recall_app(on=False)
-    async with app.run_test(size=(140, 40)) as pilot:
+    # 160 columns: the labelled status with recall fits the header (narrower, it is shown compact)
+    async with app.run_test(size=(160, 40)) as pilot:
         assert "recall" not in app.sub_title
         await pilot.app.switch_recall(True)  # what the palette entry runs
         await pilot.pause()

@@ -51,10 +51,19 @@ class RuntimeStatus:
     recall: str | None = None  # store and embedder, when recall is on
     recall_file: str | None = None
 
+    def _parts(self) -> list[tuple[str, str]]:
+        parts = [("model", self.model), ("mode", str(self.mode)), ("writer", self.writer)]
+        return [*parts, ("recall", self.recall)] if self.recall else parts
+
     @property
     def summary(self) -> str:
-        recall = f" · recall: {self.recall}" if self.recall else ""
-        return f"model: {self.model} · mode: {self.mode} · writer: {self.writer}{recall}"
+        return " · ".join(f"{label}: {value}" for label, value in self._parts())
+
+    @property
+    def compact(self) -> str:
+        """The summary's values without their labels (recall's kept: its value alone says little),
+        for a narrow header."""
+        return " · ".join(f"{label}: {value}" if label == "recall" else value for label, value in self._parts())
 
     def explained(self) -> str:
         """The header's words, each said in full."""

@@ -13,6 +13,7 @@ from textual import events, on
 from textual.app import App, ComposeResult, SystemCommand
 from textual.binding import Binding
 from textual.containers import Container, Horizontal
+from textual.content import Content
 from textual.message import Message
 from textual.screen import Screen
 from textual.widgets import Footer, Header
@@ -39,6 +40,8 @@ if TYPE_CHECKING:
 
 # Where "Export conversation as chronology" proposes to write, relative to the working directory.
 EXPORT_PATH = "conversation.chronology.json"
+# Columns of Textual's header taken by its icon and clock space, not by the title.
+HEADER_CHROME = 18
 # How much of an unexpected error's text a notification shows.
 ERROR_CHARS = 300
 
@@ -181,8 +184,22 @@ class WorkbenchApp(App[None]):
     def pane(self, agent: str) -> ChatPane:
         return self.query_one(f"#{agent}", ChatPane)
 
-    def _show_status(self) -> None:
-        self.sub_title = self.runtime.status.summary
+    def _show_status(self, width: int | None = None) -> None:
+        """The status in words when it fits the header; in a narrow terminal its values alone,
+        without the app's name, so that mode and writer stay in view (F1 says what each is)."""
+        status = self.runtime.status
+        room = (width or self.size.width) - HEADER_CHROME
+        if len(f"{self.TITLE} — {status.summary}") <= room:
+            self.title, self.sub_title = self.TITLE, status.summary
+        else:
+            self.title, self.sub_title = "", status.compact
+
+    def format_title(self, title: str, sub_title: str) -> Content:
+        return super().format_title(title, sub_title) if title else Content(sub_title)
+
+    def on_resize(self, event: events.Resize) -> None:
+        if self.ready:
+            self._show_status(event.size.width)
 
     # -- memory: one message per settled batch, rendered by the panel's one view ---------------
 
