@@ -11,6 +11,7 @@ from textual.widgets import Static
 from workbench.memory import MemoryTurn, Outcome, Status, WorkingMemory
 from workbench.memory.records import FactCandidate
 from workbench.runtime import MemorySnapshot, MemoryUpdate, TurnResult
+from workbench.ui.app import stylesheet_dir
 from workbench.ui.chat import ChatPane, Notice, UserMessage
 from workbench.ui.facts import FactPanel, FactTable, MemoryView
 from workbench.ui.replies import AgentAnswer, AgentReply, PreRendered
@@ -144,6 +145,47 @@ async def test_a_streaming_reply_is_redrawn_in_batches_and_shows_only_its_latest
         await reply.add("one more line\n")
         await pilot.pause(2 / AgentReply.REDRAW_HZ)
         assert "one more line" in str(reply.render()) and reply.size.height == AgentReply.TAIL_LINES
+
+
+class StyledHost(Host):
+    """A host with the app's stylesheet: the conversation's stream layout sizes replies by content."""
+
+    CSS_PATH = [stylesheet_dir() / "workbench.tcss"]
+
+
+async def test_a_streaming_reply_ends_with_its_newest_line_in_a_narrow_pane_and_after_a_resize():
+    pane = ChatPane("support", title="support", placeholder="type", hint="hint")
+    async with StyledHost(pane).run_test(size=(40, 40)) as pilot:
+
+        async def ask(on_text):
+            await asyncio.sleep(30)
+
+        pane.start_turn("hi", ask)
+        await pilot.pause()
+        reply = pane.query_one(AgentReply)
+        sent = 0
+
+        async def stream(words: int) -> list[str]:
+            nonlocal sent
+            for _ in range(words):
+                sent += 1
+                await reply.add(f"w{sent:04d} ")
+            await pilot.pause(2 / AgentReply.REDRAW_HZ)
+            shown = ["".join(s.text for s in strip).rstrip() for strip in reply.render_lines(reply.region.reset_offset)]
+            # The reply is as tall as what it draws (nothing cut off below, no blank rows) and ends with the newest word.
+            assert len(shown) == len(str(reply.render()).splitlines()) and shown[-1].endswith(f"w{sent:04d}")
+            return shown
+
+        await stream(1)
+        per_row = (reply.content_size.width + 1) // len("w0000 ")  # the last word's space may overhang
+        await stream(9 * per_row - 1)  # nine rows
+        await stream(per_row)  # ten: TAIL_LINES, no banner yet
+        shown = await stream(per_row)  # the banner takes three rows at this width
+        assert shown[0].strip().startswith("[... ") and len(shown) == AgentReply.TAIL_LINES
+        await pilot.resize_terminal(100, 40)
+        await stream(5)
+        await pilot.resize_terminal(50, 40)
+        assert len(await stream(5)) == AgentReply.TAIL_LINES
 
 
 async def test_an_answer_rendered_ahead_draws_exactly_as_rendered_on_screen():

@@ -32,6 +32,7 @@ class AgentReply(Static):
         super().__init__("", markup=False)
         self._pieces: list[str] = []
         self._pending = False
+        self._shape: tuple[int, int] | None = None  # (width, rows) of the last redraw that asked for a layout
 
     async def add(self, fragment: str) -> None:
         self._pieces.append(visible(fragment))
@@ -43,17 +44,24 @@ class AgentReply(Static):
         self._pending = False
         text = "".join(self._pieces)
         self._pieces = [text]
-        width = max(self.content_size.width, 10)
-        lines = Text(text[-self.TAIL_CHARS :].rstrip("\n")).wrap(self.app.console, width)
+        console, width = self.app.console, max(self.content_size.width, 10)
+        lines = Text(text[-self.TAIL_CHARS :].rstrip("\n")).wrap(console, width)
         if len(lines) > self.TAIL_LINES or len(text) > self.TAIL_CHARS:
+            # Wrapped like the text, so every row is one line on screen: in a narrow pane the banner
+            # takes two or three, and the reply must still end with the newest line, not lose it below.
             banner = Text(f"[... {len(text):,} characters so far; the whole answer shows when it is done]", "dim")
-            shown = [banner, *lines[-(self.TAIL_LINES - 1) :]]
+            rows = banner.wrap(console, width)
+            shown = [*rows, *lines[-max(self.TAIL_LINES - len(rows), 1) :]]
         else:
             shown = list(lines)
-        height = len(shown)
-        resized = self.styles.height is None or self.styles.height.value != height
+        # The conversation's stream layout sizes the reply by its content when it lays the screen out,
+        # so a layout is needed whenever the rows or the width changed since the last one (after a
+        # resize, the layout measured the old rows re-wrapped at the new width).
+        shape = (width, len(shown))
+        resized = shape != self._shape
         if resized:
-            self.styles.height = height  # grows until TAIL_LINES, then stays: no more layouts
+            self._shape = shape
+            self.styles.height = len(shown)  # grows until TAIL_LINES, then stays: no more layouts
         self.update(Text("\n").join(shown), layout=resized)
 
     async def close(self) -> None:
