@@ -130,6 +130,34 @@ async def test_escape_cancels_the_pane_s_own_turn():
         assert len(pane.app.seen) == 1
 
 
+async def test_escape_while_the_finished_answer_renders_shows_it_and_ends_the_turn(monkeypatch):
+    rendering, rendered = asyncio.Event(), AgentAnswer.rendered
+
+    async def long_render(text, console, options):  # a long answer takes about a second to render
+        rendering.set()
+        await asyncio.sleep(30)
+        return await rendered(text, console, options)
+
+    monkeypatch.setattr(AgentAnswer, "rendered", long_render)
+    pane = ChatPane("support", title="support", placeholder="type", hint="hint")
+    async with Host(pane).run_test(size=(80, 24)) as pilot:
+
+        async def ask(on_text):
+            await on_text("Hello there")
+            return TurnResult("support", MemoryTurn(0, 1, "hi"), reply="Hello there")
+
+        pane.start_turn("hi", ask)
+        await rendering.wait()
+        pane.prompt.focus()
+        await pilot.press("escape")
+        await pilot.pause()
+        # The answer was stored, so it is shown; the pane takes messages again and a forget clears the turn.
+        assert [a.text for a in pane.query(AgentAnswer)] == ["Hello there"] and not pane.query(AgentReply)
+        assert not pane.busy and len(pane.app.seen) == 1
+        await pane.replace_history("forgotten")
+        assert not pane.query(UserMessage) and not pane.query(AgentAnswer)
+
+
 async def test_a_streaming_reply_is_redrawn_in_batches_and_shows_only_its_latest_text():
     reply = AgentReply()
     async with Host(reply).run_test(size=(80, 24)) as pilot:

@@ -172,9 +172,11 @@ class ChatPane(Vertical):
             await self.notice("Cancelled. Nothing from this turn was stored.", kind="error")
             raise
         finally:
-            await self._finish(reply, answer)
-            self.busy = False
-            self.post_message(self.TurnEnded(self))
+            try:
+                await self._finish(reply, answer)
+            finally:  # Esc while the answer renders cancels _finish: the turn has ended all the same
+                self.busy = False
+                self.post_message(self.TurnEnded(self))
 
     async def _finish(self, reply: AgentReply, text: str | None) -> None:
         """Replace the streaming reply by the finished answer, or drop it when the turn failed.
@@ -182,17 +184,18 @@ class ChatPane(Vertical):
         from workbench.ui.replies import AgentAnswer
 
         await reply.close()
-        if text is not None:
-            options = self.app.console_options.update_width(max(reply.content_size.width, 1))
-            try:
-                answer = await AgentAnswer.rendered(text, self.app.console, options)
-            except asyncio.CancelledError:  # cancelled while rendering: the answer is stored, so show it
-                await self.conversation.mount(AgentAnswer(text), before=reply)
-                await reply.remove()
-                raise
-            await self.conversation.mount(answer, before=reply)
-        await reply.remove()
-        self._in_flight = None
+        try:
+            if text is not None:
+                options = self.app.console_options.update_width(max(reply.content_size.width, 1))
+                try:
+                    answer = await AgentAnswer.rendered(text, self.app.console, options)
+                except asyncio.CancelledError:  # cancelled while rendering: the answer is stored, so show it
+                    await self.conversation.mount(AgentAnswer(text), before=reply)
+                    raise
+                await self.conversation.mount(answer, before=reply)
+        finally:  # no longer in flight either way, so a forget clears this turn's messages too
+            await reply.remove()
+            self._in_flight = None
 
     @property
     def turn_group(self) -> str:
