@@ -56,6 +56,15 @@ def hides(ch: str) -> bool:
     return unicodedata.category(ch) in _HIDING_CATEGORIES or any(lo <= code <= hi for lo, hi in _DEFAULT_IGNORABLE)
 
 
+# Half of a surrogate pair: not a character, no UTF-8 encoding (a valid pair is one code point in a str).
+LONE_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def mend(text: str) -> str:
+    """`text` with each half of a surrogate pair replaced by U+FFFD, as a UTF-8 decoder does."""
+    return LONE_SURROGATE.sub("\ufffd", text)
+
+
 def json_escape_char(ch: str) -> str:
     """`ch` as a JSON escape: `\\uXXXX`, or a surrogate pair above U+FFFF."""
     code = ord(ch)

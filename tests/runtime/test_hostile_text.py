@@ -72,3 +72,15 @@ async def test_a_two_megabyte_value_from_the_writer_is_rejected_in_a_short_sente
     assert event.kind is EventKind.REJECTED
     assert len(event.describe()) < 1_000 and "[cut: 2,097,152 characters in all]" in event.describe()
     assert runtime.memory.facts() == ()
+
+
+@BOTH_MODES
+async def test_half_a_surrogate_pair_in_a_reply_is_mended_so_the_next_turn_can_be_sent(loopback, mode):
+    runtime = live(loopback.base_url, mode)
+    loopback.enqueue(Canned(text="lone high: \ud800 and low: \udfff, then more"))
+    first = await runtime.ask("support", "Where are the logs?")
+    assert first.ok and first.reply == "lone high: \ufffd and low: \ufffd, then more"
+    assert transcript(runtime, "support")[-1] == ("assistant", first.reply)
+    second = await runtime.ask("support", "And the database?")
+    assert second.ok, second.error  # the history, sent again, is encodable
+    assert any("\ufffd" in json.dumps(m, ensure_ascii=False) for m in loopback.requests[-1]["messages"])

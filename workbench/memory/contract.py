@@ -10,6 +10,8 @@ import re
 import unicodedata
 from dataclasses import dataclass
 
+from workbench.text import LONE_SURROGATE
+
 ALLOWED_KEYS: frozenset[str] = frozenset(
     {
         "product",
@@ -29,7 +31,6 @@ MAX_VALUE_CHARS = 256
 MAX_EVIDENCE_CHARS = 512
 MAX_MESSAGE_CHARS = 4096
 
-_LONE_SURROGATE = re.compile("[\ud800-\udfff]")
 _IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _SEGMENT_SEPARATOR = re.compile(r";|\r\n|\n")
 # Characters a person reads as part of a word even though they are not ASCII identifier
@@ -101,7 +102,7 @@ def parse_declarations(text: str) -> dict[str, str]:
 def unencodable(text: str) -> str | None:
     """Why `text` cannot be stored or sent (it holds half of a surrogate pair, which is not a
     character and has no UTF-8 encoding), in words a person understands; None when it can."""
-    found = _LONE_SURROGATE.search(text)
+    found = LONE_SURROGATE.search(text)
     if found is None:
         return None
     return (

@@ -16,7 +16,7 @@ from agent_framework import ChatContext, ChatMiddleware, ChatResponse, ResponseS
 from workbench.memory import MemoryTurn
 from workbench.runtime.deadline import CallTimedOut, Deadline
 from workbench.runtime.failures import explain_failure
-from workbench.runtime.guards import check_answer
+from workbench.runtime.guards import check_answer, mend_contents, mend_update
 from workbench.runtime.usage import Usage, usage_from_details
 
 # The turn a model call belongs to; set by the runtime around each turn. Context variables
@@ -154,6 +154,7 @@ class RecordingMiddleware(ChatMiddleware):
             raise
         if isinstance(context.result, ResponseStream):
             context.result.with_pull_context_manager(lambda: _Pull(self._log, record, deadline))
+            context.stream_transform_hooks.append(mend_update)
 
             def finish(response: ChatResponse[Any]) -> ChatResponse[Any]:
                 self._finish(record, response, streamed=True)
@@ -161,6 +162,8 @@ class RecordingMiddleware(ChatMiddleware):
 
             context.stream_result_hooks.append(finish)
         elif isinstance(context.result, ChatResponse):
+            for message in context.result.messages:
+                mend_contents(message.contents)
             self._finish(record, context.result, streamed=False)
 
     def _finish(self, record: CallRecord, response: ChatResponse[Any], *, streamed: bool) -> None:

@@ -5,9 +5,23 @@ from __future__ import annotations
 
 from typing import Any
 
-from agent_framework import ChatResponse
+from agent_framework import ChatResponse, ChatResponseUpdate, Content
 
 from workbench.runtime.failures import NoAnswer, ReplyCutOff, ReplyFiltered, ReplyIncomplete
+from workbench.text import mend
+
+
+def mend_contents(contents: list[Content]) -> None:
+    """A model's text with halves of surrogate pairs replaced (U+FFFD), in place. A server may send
+    one as a JSON escape; kept, it would make every later request of that session unencodable."""
+    for content in contents:
+        if content.type == "text" and content.text:
+            content.text = mend(content.text)
+
+
+def mend_update(update: ChatResponseUpdate) -> ChatResponseUpdate:
+    mend_contents(update.contents)
+    return update
 
 
 def check_answer(response: ChatResponse[Any], *, streamed: bool) -> None:
