@@ -80,7 +80,7 @@ async def test_escape_cancels_a_running_turn():
             if pane.busy:
                 break
             await pilot.pause(0.01)
-        assert pane.turns == 1 and pane.busy and pane.has_class("-busy")
+        assert pane.turns == 1 and pane.busy and pane.query_one(".working").display
         await pilot.press("escape")
         await app.workers.wait_for_complete()
         await pilot.pause()

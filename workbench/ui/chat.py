@@ -120,7 +120,8 @@ class ChatPane(Vertical):
         return self.query_one(Composer)
 
     def watch_busy(self, busy: bool) -> None:
-        self.set_class(busy, "-busy")
+        # The indicator's own display, not a class on the pane: a class would restyle every message.
+        self.query_one(".working").display = busy
 
     def _update_subtitle(self) -> None:
         tokens = f"{describe_usage(self.usage)} tokens" if self.usage is not None else "tokens unknown"
@@ -179,23 +180,28 @@ class ChatPane(Vertical):
                 self.post_message(self.TurnEnded(self))
 
     async def _finish(self, reply: AgentReply, text: str | None) -> None:
-        """Replace the streaming reply by the finished answer, or drop it when the turn failed.
-        The answer's Markdown is rendered in a thread while the streamed text stays on screen."""
+        """Replace the streaming reply by the finished answer, or drop it when the turn failed. The
+        answer is rendered ahead, in slices, while the streamed text stays on screen; the swap and
+        the end of the turn are then drawn as one frame."""
         from workbench.ui.replies import AgentAnswer
 
         await reply.close()
+        answer: AgentAnswer | None = None
         try:
             if text is not None:
                 options = self.app.console_options.update_width(max(reply.content_size.width, 1))
                 try:
                     answer = await AgentAnswer.rendered(text, self.app.console, options)
                 except asyncio.CancelledError:  # cancelled while rendering: the answer is stored, so show it
-                    await self.conversation.mount(AgentAnswer(text), before=reply)
+                    answer = AgentAnswer(text)
                     raise
-                await self.conversation.mount(answer, before=reply)
         finally:  # no longer in flight either way, so a forget clears this turn's messages too
-            await reply.remove()
-            self._in_flight = None
+            with self.app.batch_update():
+                if answer is not None:
+                    await self.conversation.mount(answer, before=reply)
+                await reply.remove()
+                self._in_flight = None
+                self.busy = False
 
     @property
     def turn_group(self) -> str:
