@@ -211,10 +211,10 @@ async def test_native_compaction_sends_a_window_over_the_whole_history_while_wor
 async def test_the_lab_paces_young_collections_while_it_runs_and_restores_the_pace_after():
     import gc
 
-    from workbench.drift import lab
+    from workbench.heap import YOUNG_COLLECTION_THRESHOLD
 
     before = gc.get_threshold()
     seen = []
     await run_drift(SCRIPTED, progress=lambda *step: seen.append(gc.get_threshold()[0]))
-    assert set(seen) == {lab.YOUNG_COLLECTION_THRESHOLD}
+    assert set(seen) == {YOUNG_COLLECTION_THRESHOLD}
     assert gc.get_threshold() == before

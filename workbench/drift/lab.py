@@ -3,14 +3,13 @@ said. A stop keeps everything measured before it."""
 
 from __future__ import annotations
 
-import gc
 import time
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from workbench.drift.chronology import FORGET_ALL, Chronology, Expectation, load_chronology
 from workbench.drift.policies import DriftStopped, Policy, build_policies
+from workbench.heap import paced_garbage_collection
 from workbench.memory import MemoryTurn
 from workbench.runtime.calls import CallLog, CallRecord, current_turn
 from workbench.runtime.failures import explain_failure
@@ -146,7 +145,7 @@ async def run_drift(
     calls = CallLog(capacity=1_000_000)
     policies = build_policies(models, calls)
     report = DriftReport(story, models.agent_label, live=models.agent_label != SCRIPTED_LABEL)
-    with _paced_garbage_collection():
+    with paced_garbage_collection():
         started = time.perf_counter()
         for policy in policies:
             policy_started = time.perf_counter()
@@ -169,25 +168,6 @@ async def run_drift(
                 break
         report.seconds = time.perf_counter() - started
     return report
-
-
-# Young collections run after this many new objects instead of Python's 700.
-YOUNG_COLLECTION_THRESHOLD = 20_000
-
-
-@contextmanager
-def _paced_garbage_collection() -> Iterator[None]:
-    """Each turn the framework copies the whole history it sends, and those copies die in reference
-    cycles (its middleware pipeline), so only the garbage collector frees them. At Python's default
-    pace a young collection runs many times within one turn: the turn's copies, still in use, are
-    promoted, and full collections then walk them all (a third of a 1,000-turn run). Collecting young
-    objects less often lets a finished turn's copies be freed young. Restored when the lab ends."""
-    previous = gc.get_threshold()
-    gc.set_threshold(YOUNG_COLLECTION_THRESHOLD, *previous[1:])
-    try:
-        yield
-    finally:
-        gc.set_threshold(*previous)
 
 
 async def _replay(

@@ -19,6 +19,7 @@ from textual.screen import Screen
 from textual.widgets import Footer, Header
 from textual.worker import Worker, WorkerState
 
+from workbench.heap import pace_young_collections
 from workbench.memory import ALLOWED_KEYS, MAX_MESSAGE_CHARS, EventKind
 from workbench.memory.contract import unencodable
 from workbench.memory.ledger import MAX_KEY_ECHO
@@ -60,14 +61,12 @@ def _settle_the_heap() -> None:
     that Python's cyclic collector would otherwise walk at each full collection: 250 to 350 ms with
     the UI frozen, several times during a long streamed reply. Frozen objects are still freed by
     reference counting; the collector just stops re-scanning them. Young collections then run less
-    often (as in the drift lab), so a frame's short-lived strips and caches die young instead of being
-    promoted and walked by full collections: 60-80 ms stalls every few seconds of a streamed reply."""
+    often (`workbench.heap`), so a frame's short-lived strips and caches die young."""
     import workbench.ui.replies  # noqa: F401  (its import is a stall of its own at the first turn)
-    from workbench.drift.lab import YOUNG_COLLECTION_THRESHOLD
 
     gc.collect()
     gc.freeze()
-    gc.set_threshold(YOUNG_COLLECTION_THRESHOLD, *gc.get_threshold()[1:])
+    pace_young_collections()
 
 
 @dataclass
