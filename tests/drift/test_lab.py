@@ -1,11 +1,14 @@
 """The drift lab on the built-in model, checked cell by cell against what the chronology implies."""
 
 import json
+from typing import Any
 
 import pytest
 
-from workbench.drift import MAX_SUMMARY_CHARS, load_chronology, run_drift
+from workbench.drift import MAX_SUMMARY_CHARS, lab, load_chronology, run_drift
 from workbench.runtime import ModelConfig, build_models
+from workbench.runtime.calls import CallLog
+from workbench.runtime.scripted import ScriptedChatClient
 
 SCRIPTED = build_models(ModelConfig())
 
@@ -218,3 +221,29 @@ async def test_the_lab_paces_young_collections_while_it_runs_and_restores_the_pa
     await run_drift(SCRIPTED, progress=lambda *step: seen.append(gc.get_threshold()[0]))
     assert set(seen) == {YOUNG_COLLECTION_THRESHOLD}
     assert gc.get_threshold() == before
+
+
+async def test_the_built_in_model_sends_the_same_requests_with_its_function_loop_on(monkeypatch):
+    """Its client runs with the framework's function-invocation loop off (the script never calls a
+    function; the loop copied the whole history on every call): every policy sends byte for byte
+    what it sends with the loop on, and the script answers the same."""
+
+    async def calls(loop: bool) -> list[tuple[object, ...]]:
+        logs: list[CallLog] = []
+
+        class Recording(CallLog):
+            def __init__(self, **kwargs: Any) -> None:
+                super().__init__(**kwargs)
+                logs.append(self)
+
+        monkeypatch.setattr(lab, "CallLog", Recording)
+        models = build_models(ModelConfig())
+        assert isinstance(models.agent_client, ScriptedChatClient)
+        assert models.agent_client.function_invocation_configuration["enabled"] is False
+        models.agent_client.function_invocation_configuration["enabled"] = loop
+        await run_drift(models, turns=12)
+        return [(r.origin, r.purpose, r.instructions, r.sent, r.reply) for r in logs[0].records()]
+
+    off, on = await calls(False), await calls(True)
+    assert len(off) > 80 and {origin for origin, *_ in off} >= {"full", "facts", "summary", "compaction"}
+    assert off == on

@@ -1,8 +1,12 @@
 """What each model call was sent, and the usage its provider reported (or "unknown")."""
 
+import pytest
+from agent_framework import Content, Message
+
 from tests.runtime.helpers import live, scripted
 from workbench.memory.prompt import BLOCK_START
 from workbench.runtime import Mode, Usage, describe_usage, total_usage
+from workbench.runtime.calls import as_sent
 from workbench.runtime.scripted import SCRIPTED_LABEL
 from workbench.runtime.usage import usage_from_details
 
@@ -57,3 +61,19 @@ async def test_a_provider_that_reports_nothing_is_unknown(loopback):
     assert result.ok and result.usage is None
     assert all(call.usage is None for call in runtime.calls.records())
     assert total_usage(call.usage for call in runtime.calls.records()) is None
+
+
+@pytest.mark.parametrize(
+    "contents",
+    [
+        [],
+        [Content.from_text("one text")],
+        [Content.from_text("")],
+        [Content.from_function_call("call-1", "search", arguments={"query": "x"})],
+        [Content.from_text("two"), Content.from_text("texts")],
+        [Content.from_function_call("call-1", "search", arguments={}), Content.from_text("after a call")],
+    ],
+)
+def test_a_message_is_recorded_as_the_framework_reads_its_text(contents):
+    message = Message(role="assistant", contents=contents)
+    assert as_sent(message) == (str(message.role), message.text or "")

@@ -75,6 +75,8 @@ def _looks_like_identifier(text: str) -> bool:
 
 
 def parse_message(text: str) -> ParsedMessage:
+    if "=" not in text:  # most messages of a long conversation: nothing to split
+        return ParsedMessage(declarations={}, segments={}, lookalike_keys=())
     segments: dict[str, Segment] = {}
     lookalikes: list[str] = []
     for raw in _SEGMENT_SEPARATOR.split(text):

@@ -14,7 +14,7 @@ from typing import Any
 
 from agent_framework import BaseEmbeddingClient, Embedding, GeneratedEmbeddings, SupportsGetEmbeddings
 
-from workbench.runtime.calls import CallLog, SentMessage
+from workbench.runtime.calls import CallLog
 from workbench.runtime.config import ModelConfig
 from workbench.runtime.usage import Usage
 
@@ -170,7 +170,7 @@ def logged_embedder(embedder: Embedder, calls: CallLog) -> Embedder:
     the drift lab's cost table show what was sent to the embeddings server and what it reported."""
 
     def record(texts: Sequence[str], usage: Usage | None) -> None:
-        call = calls.start("embeddings", embedder.label, "", tuple(SentMessage("input", t) for t in texts))
+        call = calls.start("embeddings", embedder.label, "", (("input", t) for t in texts))
         calls.settle(call, usage)
 
     embedder.observer = record

@@ -11,7 +11,7 @@ from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
-from agent_framework import ChatContext, ChatMiddleware, ChatResponse, ResponseStream
+from agent_framework import ChatContext, ChatMiddleware, ChatResponse, Message, ResponseStream
 
 from workbench.memory import MemoryTurn
 from workbench.runtime.deadline import CallTimedOut, Deadline
@@ -27,6 +27,17 @@ current_turn: contextvars.ContextVar[MemoryTurn | None] = contextvars.ContextVar
 class SentMessage(NamedTuple):
     role: str
     text: str
+
+
+def as_sent(message: Message) -> tuple[str, str]:
+    """A message as sent: its role and `Message.text` (its text contents joined by spaces). A message
+    of one content, nearly every message, is read directly: a long conversation reads the whole
+    history on every call, and the framework's property costs a generator and a join per message."""
+    contents = message.contents
+    if len(contents) == 1:
+        only = contents[0]
+        return str(message.role), (only.text or "") if only.type == "text" else ""
+    return str(message.role), message.text or ""
 
 
 @dataclass
@@ -76,7 +87,7 @@ class CallLog:
             turn.origin if turn else purpose,
             model,
             instructions,
-            tuple((role, text) for role, text in messages),
+            tuple(messages),
         )
         self._records.append(record)
         while len(self._records) > self.capacity:
@@ -143,7 +154,7 @@ class RecordingMiddleware(ChatMiddleware):
             self._purpose,
             self._model,
             str(instructions or ""),
-            ((str(m.role), m.text or "") for m in context.messages),
+            map(as_sent, context.messages),
         )
         deadline = Deadline(self._timeout) if self._timeout is not None else None
         try:
