@@ -126,9 +126,11 @@ def build_parser() -> argparse.ArgumentParser:
     commands = parser.add_subparsers(dest="command", metavar="COMMAND")
     drift = commands.add_parser(
         "drift",
-        help="run the fixed chronology through six context policies and print what each kept and lost",
-        description="Run the drift lab: one fixed chronology through six context policies, scored on what "
-        "each request contains, with call counts and reported tokens (or unknown). No winner is named.",
+        help="run a chronology through six context policies and print what each kept, lost and answered",
+        description="Run the drift lab: a chronology (the built-in one, or --chronology FILE) through six "
+        "context policies (retrieved history in two variants), scored on what each request contains and, "
+        "with a live model, on what each answer says, with call counts and reported tokens (or unknown). "
+        "No winner is named.",
         # Options given before the command keep their values unless repeated after it.
         argument_default=argparse.SUPPRESS,
     )

@@ -1,5 +1,5 @@
-"""The drift lab: one fixed chronology through six context policies, scored on what each
-request contains, with honest accounting. Knows nothing of Textual."""
+"""The drift lab: a chronology through six context policies, scored on what each request
+contains and what each answer says, with honest accounting. Knows nothing of Textual."""
 
 from workbench.drift.chronology import (
     Chronology,

@@ -475,7 +475,7 @@ class WorkbenchApp(App[None]):
             )
         yield SystemCommand("What the model saw", "The last turn's calls of the focused pane", self.action_show_calls)
         yield SystemCommand(
-            "Drift lab", "Run the fixed chronology through six context policies and compare", self.action_drift
+            "Drift lab", "Run the built-in chronology through six context policies and compare", self.action_drift
         )
         yield SystemCommand(
             "Export conversation as chronology",

@@ -21,7 +21,8 @@ if TYPE_CHECKING:
 
 
 class DriftScreen(Screen[None]):
-    """Runs the fixed chronology through the six policies on the app's model and shows the report."""
+    """Runs a chronology (the built-in one, or this conversation) through the policies on the app's
+    model and shows the report."""
 
     BINDINGS = [
         Binding("escape", "close", "Back to the agents", id="close_drift"),
