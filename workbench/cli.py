@@ -279,7 +279,7 @@ def build_app(args: argparse.Namespace, config: ModelConfig) -> WorkbenchApp:
         recall = recall_config(args, config)
         return AgentRuntime(
             WorkingMemory(),
-            build_models(config),
+            build_models(config, function_calls=recall.on_demand),
             mode=Mode(args.mode),
             writer=WriterKind(args.writer),
             timeout=config.timeout,

@@ -89,3 +89,37 @@ async def test_an_unknown_model_is_explained(loopback):
     loopback.enqueue(Canned(status=404, body={"error": {"message": "model 'x' not found"}}))
     result = await runtime.ask("support", "hello")
     assert "HTTP 404" in result.error and "--model" in result.error
+
+
+@pytest.mark.parametrize("azure", [False, True])
+def test_the_function_loop_runs_only_when_a_function_can_be_called(monkeypatch, azure):
+    """Only on-demand recall offers the agents a function; without one the framework's loop copies
+    the history on every call and assembles every streamed reply once more at its end."""
+    monkeypatch.setenv("OPENAI_API_KEY", SECRET)
+    monkeypatch.setenv("AZURE_OPENAI_API_KEY", SECRET)
+    endpoint = "https://example-resource.openai.azure.com" if azure else None
+    config = ModelConfig.from_options(model="big", writer_model="small", azure_endpoint=endpoint)
+    for function_calls in (False, True):
+        models = build_models(config, function_calls=function_calls)
+        clients = (models.agent_client, models.writer_client)
+        assert [c.function_invocation_configuration["enabled"] for c in clients] == [function_calls] * 2
+
+
+def test_the_app_runs_the_function_loop_only_for_on_demand_recall(monkeypatch):
+    from workbench import cli
+    from workbench.runtime import models
+
+    monkeypatch.setenv("OPENAI_API_KEY", SECRET)
+    asked: list[bool] = []
+    build = models.build_models
+    monkeypatch.setattr(
+        "workbench.runtime.build_models", lambda *a, **k: (asked.append(k["function_calls"]), build(*a, **k))[1]
+    )
+    for options in (
+        [],
+        ["--recall", "--recall-store", "memory"],
+        ["--recall", "--recall-on-demand", "--recall-store", "memory"],
+    ):
+        args = cli.build_parser().parse_args(["--model", "big", *options])
+        cli.build_app(args, cli.model_config(args))._start()
+    assert asked == [False, False, True]

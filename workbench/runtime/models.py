@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from urllib.parse import urlsplit
 
-from agent_framework import SupportsChatGetResponse
+from agent_framework import FunctionInvocationConfiguration, SupportsChatGetResponse
 
 from workbench.runtime.azure import TokenProvider, azure_chat_client, azure_client_options, azure_label
 from workbench.runtime.config import ModelConfig, WriterFormat
@@ -34,10 +34,20 @@ def _label(model: str, base_url: str | None) -> str:
 
 
 def build_models(
-    config: ModelConfig, *, scripted_delay: float = 0.0, credential: TokenProvider | None = None
+    config: ModelConfig,
+    *,
+    scripted_delay: float = 0.0,
+    credential: TokenProvider | None = None,
+    function_calls: bool = False,
 ) -> ModelSet:
     """Clients for `config`. The OpenAI SDK is imported only here, and only for a live model.
-    `credential` signs in to Azure OpenAI when there is no key (default: DefaultAzureCredential)."""
+    `credential` signs in to Azure OpenAI when there is no key (default: DefaultAzureCredential).
+
+    The framework's function-invocation loop runs only with `function_calls` (on-demand recall
+    offers the agents a search function). Without a function to call it does nothing for a request
+    but costs: every call copied the whole history, and every streamed reply was assembled from its
+    pieces once more at its end (tens of milliseconds for a long reply, with typing frozen)."""
+    loop: FunctionInvocationConfiguration = {"enabled": function_calls}
     if not config.is_live:
         client = ScriptedChatClient(delay=scripted_delay)
         return ModelSet(
@@ -50,7 +60,7 @@ def build_models(
             scripted=True,
         )
     if config.azure is not None:
-        return _build_azure_models(config, credential)
+        return _build_azure_models(config, credential, loop)
     from agent_framework.openai import OpenAIChatCompletionClient
     from openai import AsyncOpenAI
 
@@ -62,10 +72,12 @@ def build_models(
         max_retries=config.max_retries,
     )
     bound_retries(sdk)
-    agent_client = OpenAIChatCompletionClient(config.model, async_client=sdk)
+    agent_client = OpenAIChatCompletionClient(config.model, async_client=sdk, function_invocation_configuration=loop)
     writer_model = config.writer_model or config.model
     writer_client = (
-        agent_client if writer_model == config.model else OpenAIChatCompletionClient(writer_model, async_client=sdk)
+        agent_client
+        if writer_model == config.model
+        else OpenAIChatCompletionClient(writer_model, async_client=sdk, function_invocation_configuration=loop)
     )
     return ModelSet(
         agent_client,
@@ -79,10 +91,12 @@ def build_models(
     )
 
 
-def _build_azure_models(config: ModelConfig, credential: TokenProvider | None) -> ModelSet:
+def _build_azure_models(
+    config: ModelConfig, credential: TokenProvider | None, loop: FunctionInvocationConfiguration
+) -> ModelSet:
     """One client per deployment (Azure puts the deployment in the URL), sharing one sign-in."""
     assert config.model is not None and config.azure is not None
-    options = azure_client_options(config, credential)
+    options = azure_client_options(config, credential) | {"function_invocation_configuration": loop}
     agent_client = azure_chat_client(config, config.model, options)
     writer_model = config.writer_model or config.model
     writer_client = agent_client if writer_model == config.model else azure_chat_client(config, writer_model, options)
