@@ -57,7 +57,9 @@ def cosine_distance(query: Prepared, stored: Prepared) -> float:
     if query.length != stored.length:
         raise ValueError(f"Query and stored vectors must have the same length; got {query.length} and {stored.length}.")
     left, right = query.coordinates, stored.coordinates
-    dot = math.fsum([left[i] * right[i] for i in left.keys() & right.keys()])
+    if len(left) > len(right):
+        left, right = right, left
+    dot = math.fsum([value * right[i] for i, value in left.items() if i in right])
     similarity = dot / (query.norm * stored.norm)
     if not math.isfinite(similarity):
         raise ValueError("Cosine similarity must be finite.")
