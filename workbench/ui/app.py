@@ -34,6 +34,7 @@ from workbench.ui.facts import FactPanel, ForgetRequested, MemoryView
 from workbench.ui.paste import install_paste_guard
 from workbench.ui.screens import CallsScreen, ConfirmForget, HelpScreen
 from workbench.ui.transcript import Transcript
+from workbench.ui.typing import TypingClock
 
 if TYPE_CHECKING:
     from workbench.runtime import AgentRuntime, MemoryUpdate
@@ -103,6 +104,8 @@ class WorkbenchApp(App[None]):
         self._unsubscribe: Callable[[], None] = lambda: None
         # What the user said to each pane and every forget, for the drift lab (scrubbed by forget).
         self.transcript = Transcript()
+        # Where the user last typed: a pane draws its finished answer in a pause in typing elsewhere.
+        self.typing = TypingClock()
 
     def compose(self) -> ComposeResult:
         yield Header(icon="")
@@ -114,6 +117,7 @@ class WorkbenchApp(App[None]):
                     placeholder="Ask support · Ctrl+J new line",
                     hint="The support agent helps with product problems. Declare what you know as "
                     "key=value, e.g. module=Reporting; database=PostgreSQL. F1 shows help.",
+                    typing=self.typing,
                 )
                 yield ChatPane(
                     "logs",
@@ -121,6 +125,7 @@ class WorkbenchApp(App[None]):
                     placeholder="Ask about logs · Ctrl+J new line",
                     hint="The logs agent says where logs live and how to read them. It has its own "
                     "history and shares only the facts, e.g. ask: Where can I find logs?",
+                    typing=self.typing,
                 )
             yield FactPanel()
         yield Footer()
@@ -134,6 +139,11 @@ class WorkbenchApp(App[None]):
     @property
     def ready(self) -> bool:
         return self._runtime is not None
+
+    async def on_event(self, event: events.Event) -> None:
+        if isinstance(event, events.Key | events.Paste) and not event.is_forwarded:
+            self.typing.noted(self.screen.focused if self.screen_stack else None)
+        await super().on_event(event)
 
     def on_mount(self) -> None:
         self._last_input = self.pane("support").prompt

@@ -20,6 +20,7 @@ from textual.widgets import Static
 from workbench.runtime.usage import Usage, describe_usage
 from workbench.ui.composer import Composer
 from workbench.ui.literal import literal, visible
+from workbench.ui.typing import TypingClock
 
 if TYPE_CHECKING:
     from workbench.runtime import TurnResult
@@ -90,9 +91,12 @@ class ChatPane(Vertical):
         def control(self) -> ChatPane:
             return self.pane
 
-    def __init__(self, agent: str, *, title: str, placeholder: str, hint: str) -> None:
+    def __init__(
+        self, agent: str, *, title: str, placeholder: str, hint: str, typing: TypingClock | None = None
+    ) -> None:
         super().__init__(id=agent, classes="chat-pane")
         self.agent = agent
+        self.typing = typing or TypingClock()
         self.border_title = title
         self._placeholder = placeholder
         self._hint = hint
@@ -180,20 +184,22 @@ class ChatPane(Vertical):
                 self.post_message(self.TurnEnded(self))
 
     async def _finish(self, reply: AgentReply, text: str | None) -> None:
-        """Replace the streaming reply by the finished answer, or drop it when the turn failed. The
-        answer is rendered ahead, in slices, while the streamed text stays on screen; the swap and
-        the end of the turn are then drawn as one frame."""
+        """Replace the streaming reply by the finished answer, or drop it when the turn failed. While
+        the user types in another pane the streamed text stays on screen; in a pause the answer is
+        rendered ahead, in slices, and the swap and the end of the turn are drawn as one frame."""
         from workbench.ui.replies import AgentAnswer
 
         await reply.close()
         answer: AgentAnswer | None = None
         try:
+            await self.typing.pause(self.prompt)
             if text is not None:
                 options = self.app.console_options.update_width(max(reply.content_size.width, 1))
                 try:
                     answer = await AgentAnswer.rendered(text, self.app.console, options)
-                except asyncio.CancelledError:  # cancelled while rendering: the answer is stored, so show it
-                    answer = AgentAnswer(text)
+                    await self.typing.pause(self.prompt)  # typing again while it rendered: wait once more
+                except asyncio.CancelledError:  # cancelled while waiting: the answer is stored, so show it
+                    answer = answer or AgentAnswer(text)
                     raise
         finally:  # no longer in flight either way, so a forget clears this turn's messages too
             with self.app.batch_update():
