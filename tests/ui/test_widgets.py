@@ -229,6 +229,13 @@ async def test_an_answer_rendered_ahead_draws_exactly_as_rendered_on_screen():
         await pilot.pause()
         assert isinstance(ahead.content, PreRendered) and ahead.content.width == ahead.content_size.width
         assert ahead.size == size and ahead.render_lines(ahead.region.reset_offset) == lines
+        await pilot.resize_terminal(45, 80)  # another width: rendered again, as a plain answer is
+        await pilot.pause()
+        plain = AgentAnswer(text)
+        await app.mount(plain)
+        await pilot.pause()
+        assert ahead.content_size.width != ahead.content.width and ahead.size == plain.size
+        assert ahead.render_lines(ahead.region.reset_offset) == plain.render_lines(plain.region.reset_offset)
 
 
 async def test_an_answer_is_rendered_in_slices_that_let_other_work_run(monkeypatch):
@@ -244,5 +251,5 @@ async def test_an_answer_is_rendered_in_slices_that_let_other_work_run(monkeypat
     monkeypatch.setattr(AgentAnswer, "SLICE_SECONDS", 0.0)
     monkeypatch.setattr(asyncio, "sleep", counting)
     console = Console(width=60)
-    answer = await AgentAnswer.rendered("- a point worth making\n" * 200, console, console.options)
-    assert isinstance(answer.content, PreRendered) and yields >= len(answer.content.segments) // 2 > 100
+    answer = await AgentAnswer.rendered("- a point worth making\n" * 300, console, console.options)
+    assert isinstance(answer.content, PreRendered) and yields >= len(answer.content.lines) // 2 > 100

@@ -6,10 +6,15 @@ from __future__ import annotations
 import asyncio
 import time
 
-from rich.console import Console, ConsoleOptions, RenderableType, RenderResult
+from rich.console import Console, ConsoleOptions, RenderableType
 from rich.markdown import Markdown as RichMarkdown
 from rich.segment import Segment
 from rich.text import Text
+from textual.css.styles import RulesMap
+from textual.strip import Strip
+from textual.style import Style
+from textual.visual import RenderOptions, RichVisual, Visual
+from textual.widget import Widget
 from textual.widgets import Static
 
 from workbench.memory.shown import visible
@@ -68,25 +73,38 @@ class AgentReply(Static):
         self._pending = False
 
 
-class PreRendered:
-    """A Rich renderable rendered ahead of time at one width, in slices between other work.
+class PreRendered(Visual):
+    """An answer's Markdown rendered ahead at one width and cut into lines, in slices between other
+    work (`AgentAnswer.rendered`).
 
-    Textual measures and draws a Static's Rich content in one go, several times over: for a long
-    Markdown answer that was a stall of several hundred milliseconds at the end of the reply, with
-    typing frozen. The segments rendered ahead are handed out as they are; at any other width (the
-    pane was resized) the renderable is rendered again, as Static would. (Rendering in a thread
-    instead still froze typing for 150 to 330 ms: the thread holds the GIL.)"""
+    Textual draws a Rich renderable by rendering it whole and cutting it into lines, more than once
+    (to measure its height, to draw it): for a long answer that was a stall of tens of milliseconds
+    at the swap, with typing frozen. At the width it was rendered for, these lines are drawn as they
+    are, with the widget's style laid over each piece as Textual lays it over any Rich renderable;
+    at any other width (the pane was resized) the renderable is drawn as Static would draw it.
+    (Rendering in a thread instead still froze typing for 150 to 330 ms: the thread holds the GIL.)"""
 
-    def __init__(self, renderable: RenderableType, width: int, segments: list[Segment]) -> None:
+    def __init__(self, widget: Widget, renderable: RenderableType, width: int, lines: list[list[Segment]]) -> None:
         self.renderable = renderable
         self.width = width
-        self.segments = segments
+        self.lines = lines
+        self._whole = RichVisual(widget, renderable)
 
-    def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
-        if options.max_width == self.width:
-            yield from self.segments
-        else:
-            yield from console.render(self.renderable, options)
+    def render_strips(self, width: int, height: int | None, style: Style, options: RenderOptions) -> list[Strip]:
+        if width != self.width:
+            return self._whole.render_strips(width, height, style, options)
+        lines = self.lines[:height] if height is not None else self.lines
+        base = style.rich_style
+        if not base:
+            return [Strip(line) for line in lines]
+        over = base.__add__
+        return [Strip([Segment(text, over(piece), None) for text, piece, _ in line]) for line in lines]
+
+    def get_optimal_width(self, rules: RulesMap, container_width: int) -> int:
+        return self._whole.get_optimal_width(rules, container_width)
+
+    def get_height(self, rules: RulesMap, width: int) -> int:
+        return len(self.lines) if width == self.width else self._whole.get_height(rules, width)
 
 
 class AgentAnswer(Static):
@@ -95,21 +113,23 @@ class AgentAnswer(Static):
 
     SLICE_SECONDS = 0.005
 
-    def __init__(self, text: str, content: PreRendered | None = None) -> None:
+    def __init__(self, text: str, ahead: tuple[RichMarkdown, int, list[list[Segment]]] | None = None) -> None:
         self.text = visible(text)
-        super().__init__(content or RichMarkdown(self.text))
+        super().__init__(RichMarkdown(self.text) if ahead is None else PreRendered(self, *ahead))
 
     @classmethod
     async def rendered(cls, text: str, console: Console, options: ConsoleOptions) -> AgentAnswer:
-        """The answer with its Markdown parsed in a thread and rendered on the event loop in slices of
-        at most SLICE_SECONDS, so keys typed meanwhile are handled between slices."""
+        """The answer with its Markdown parsed in a thread, then rendered and cut into lines on the
+        event loop in slices of at most SLICE_SECONDS, so keys typed meanwhile are handled between."""
         options = options.update(highlight=False)
         markdown = await asyncio.to_thread(RichMarkdown, visible(text))
-        segments: list[Segment] = []
+        width = options.max_width
+        lines: list[list[Segment]] = []
         pause_at = time.perf_counter() + cls.SLICE_SECONDS
-        for segment in console.render(markdown, options):
-            segments.append(segment)
+        pieces = console.render(markdown, options)
+        for line in Segment.split_and_crop_lines(pieces, width, include_new_lines=False, pad=False):
+            lines.append(line)
             if time.perf_counter() > pause_at:
                 await asyncio.sleep(0)
                 pause_at = time.perf_counter() + cls.SLICE_SECONDS
-        return cls(text, PreRendered(markdown, options.max_width, segments))
+        return cls(text, (markdown, width, lines))
