@@ -27,6 +27,7 @@ import sys
 import termios
 import threading
 import time
+from collections.abc import Sequence
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 SIZE = (40, 140)  # rows, columns
@@ -56,6 +57,7 @@ class SlowServer(ThreadingHTTPServer):
         self.pieces = markdown_pieces(chunks)
         self.rate = rate
         self.streams_done = threading.Event()
+        self.done_at = 0.0  # when the last piece was sent (perf_counter)
 
     @property
     def base_url(self) -> str:
@@ -85,6 +87,7 @@ class SlowHandler(BaseHTTPRequestHandler):
         self._event({"choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}]})
         self.wfile.write(b"data: [DONE]\n\n")
         self.wfile.flush()
+        self.server.done_at = time.perf_counter()
         self.server.streams_done.set()
 
     def _event(self, chunk: dict[str, object]) -> None:
@@ -159,10 +162,21 @@ class Terminal:
             os.waitpid(self.pid, 0)
 
 
-def echo_times(term: Terminal, keys: int, gap: float, until: threading.Event | None = None) -> list[float]:
-    """Milliseconds from writing each key to seeing it drawn; `gap` seconds between keys. With
-    `until`, goes on after `keys` until the event is set (the reply has finished), then a second more."""
-    samples: list[float] = []
+class Echo(float):
+    """Milliseconds from writing a key to seeing it drawn, and when the key was written."""
+
+    at: float
+
+    def __new__(cls, ms: float, at: float) -> Echo:
+        echo = super().__new__(cls, ms)
+        echo.at = at
+        return echo
+
+
+def echo_times(term: Terminal, keys: int, gap: float, until: threading.Event | None = None) -> list[Echo]:
+    """Echo times (ms), `gap` seconds between keys. With `until`, goes on after `keys` until the
+    event is set (the reply has finished), then a second more."""
+    samples: list[Echo] = []
     typed = 0
     stop_at: float | None = None
     while typed < keys or (until is not None and (stop_at is None or time.perf_counter() < stop_at)):
@@ -172,7 +186,7 @@ def echo_times(term: Terminal, keys: int, gap: float, until: threading.Event | N
         start = time.perf_counter()
         term.write(char)
         term.wait_for(char, timeout=10)
-        samples.append((time.perf_counter() - start) * 1000)
+        samples.append(Echo((time.perf_counter() - start) * 1000, start))
         typed += 1
         if typed % len(ALPHABET) == 0:
             term.write("\x7f" * len(ALPHABET))  # clear the draft so every character is new on screen
@@ -181,7 +195,7 @@ def echo_times(term: Terminal, keys: int, gap: float, until: threading.Event | N
     return samples
 
 
-def describe(name: str, samples: list[float]) -> str:
+def describe(name: str, samples: Sequence[float]) -> str:
     ordered = sorted(samples)
     p95 = ordered[int(0.95 * (len(ordered) - 1))]
     return (
@@ -231,6 +245,11 @@ def main() -> None:
     print(
         f"streaming / idle median: {statistics.median(streaming) / statistics.median(idle):.2f}x "
         "(targets while streaming: median <= 50 ms, worst <= 100 ms)"
+    )
+    slow = sorted(streaming, reverse=True)[:3]
+    print(
+        "slowest echoes, typed at (s after the last piece was sent; negative: while streaming): "
+        + ", ".join(f"{e:.1f} ms at {e.at - server.done_at:+.2f} s" for e in slow)
     )
 
 
