@@ -1,13 +1,15 @@
-"""A finished answer is drawn in a pause in typing elsewhere, so keystrokes never wait on it; typing
-in the pane's own composer never holds its turn open."""
+"""A finished answer, and the facts its turn settled, are drawn in a pause in typing elsewhere, so
+keystrokes never wait on them; typing in the pane's own input never holds its turn open. The
+typing clock is a fake one here: the user "stops typing" when the test moves it on."""
 
-import asyncio
 import time
 
 from textual import events
 from textual.widget import Widget
+from textual.widgets import Static
 
 from tests.ui.helpers import make_app
+from workbench.ui.facts import FactTable
 from workbench.ui.replies import AgentAnswer, AgentReply
 from workbench.ui.typing import TypingClock
 
@@ -25,12 +27,33 @@ async def test_the_clock_waits_for_a_pause_in_typing_elsewhere_only():
     assert time.monotonic() - started >= clock.PAUSE and not clock.typing_elsewhere(here)
 
 
-async def start_support_turn(app, pilot) -> None:
-    app.pane("support").prompt.focus()
+class Stopwatch:
+    """A typing clock that moves only when told to."""
+
+    def __init__(self) -> None:
+        self.now = 1000.0
+
+    def __call__(self) -> float:
+        return self.now
+
+    def stop_typing(self) -> None:
+        self.now += 10
+
+
+async def send(app, pilot, agent: str, text: str) -> None:
+    app.pane(agent).prompt.focus()
     await pilot.pause()
-    app.post_message(events.Paste("Where are the logs?"))
+    app.post_message(events.Paste(text))
     await pilot.pause()
     await pilot.press("enter")
+
+
+async def until(condition, pilot) -> None:
+    for _ in range(500):
+        if condition():
+            return
+        await pilot.pause(0.01)
+    raise AssertionError("never happened")
 
 
 def answered(app) -> bool:
@@ -38,46 +61,70 @@ def answered(app) -> bool:
     return any(c.finished and c.purpose == "support" for c in app.runtime.last_turn_calls("support"))
 
 
+def panel_keys(app) -> list[str]:
+    table = app.query_one(FactTable)
+    return [str(table.get_row_at(i)[0]) for i in range(table.row_count)]
+
+
 async def test_a_finished_answer_waits_while_the_user_types_in_the_other_pane():
-    app = make_app(delay=0.02)  # the built-in model streams a word every 20 ms
+    app = make_app(delay=0.05)
+    app.typing.clock = watch = Stopwatch()
     async with app.run_test(size=(140, 40)) as pilot:
         support, logs = app.pane("support"), app.pane("logs")
-        await start_support_turn(app, pilot)
+        await send(app, pilot, "support", "Where are the logs?")
         logs.prompt.focus()
-        typed = ""
-        assert not answered(app)
-        for _ in range(200):
-            if answered(app):
-                break
-            typed += "a"
-            await pilot.press("a")
-            await asyncio.sleep(0.02)
-        assert answered(app)
-        for _ in range(15):  # 0.3 s more of typing after the answer arrived: still the streamed text
-            typed += "b"
-            await pilot.press("b")
-            await asyncio.sleep(0.02)
-            assert support.busy and support.query(AgentReply) and not support.query(AgentAnswer)
-        await app.workers.wait_for_complete()  # the user stopped typing: the answer is drawn
+        await pilot.pause()
+        await pilot.press("a")  # typing in the other pane while the answer streams
+        await until(lambda: answered(app), pilot)
+        await pilot.pause(0.3)
+        assert support.busy and support.query(AgentReply) and not support.query(AgentAnswer)
+        await pilot.press("b")
+        watch.stop_typing()
+        await app.workers.wait_for_complete()
         await pilot.pause()
         assert not support.busy and not support.query(AgentReply)
         assert "Where are the logs?" in support.query(AgentAnswer).last().text
-        assert logs.prompt.text == typed  # every key reached the other pane
+        assert logs.prompt.text == "ab"  # every key reached the other pane
 
 
 async def test_typing_in_the_panes_own_input_does_not_hold_its_answer_back():
-    app = make_app(delay=0.02)  # the built-in model streams a word every 20 ms
+    app = make_app(delay=0.05)
+    app.typing.clock = Stopwatch()  # never moves: the user types on and on
     async with app.run_test(size=(140, 40)) as pilot:
         support = app.pane("support")
-        await start_support_turn(app, pilot)
-        for _ in range(200):
-            if answered(app):
-                break
-            await pilot.press("a")
-            await asyncio.sleep(0.02)
-        for _ in range(50):  # typing on in the same pane: the turn ends all the same
-            if not support.busy:
-                break
-            await pilot.press("b")
-            await asyncio.sleep(0.02)
-        assert not support.busy and support.query(AgentAnswer)
+        await send(app, pilot, "support", "Where are the logs?")
+        await pilot.press("a")  # in the support pane's own input
+        await app.workers.wait_for_complete()
+        await pilot.pause()
+        assert not support.busy and support.query(AgentAnswer) and support.prompt.text == "a"
+
+
+async def test_a_turns_facts_reach_the_panel_in_a_pause_and_a_forget_draws_everything_at_once():
+    app = make_app(delay=0.05)
+    app.typing.clock = watch = Stopwatch()
+    async with app.run_test(size=(140, 40)) as pilot:
+        logs = app.pane("logs")
+        await send(app, pilot, "support", "customer=Contoso; module=Billing")
+        logs.prompt.focus()
+        await pilot.pause()
+        await pilot.press("a")
+        await until(lambda: {f.key for f in app.runtime.snapshot().facts} == {"customer", "module"}, pilot)
+        await pilot.pause(0.3)
+        assert panel_keys(app) == []  # stored, not drawn while the user types in the other pane
+        watch.stop_typing()
+        await until(lambda: panel_keys(app) == ["customer", "module"], pilot)
+
+        await send(app, pilot, "support", "module=Reporting")
+        logs.prompt.focus()
+        await pilot.pause()
+        await pilot.press("a")
+        await until(lambda: {f.value for f in app.runtime.snapshot().facts} == {"Contoso", "Reporting"}, pilot)
+        await pilot.pause(0.3)
+        assert "Reporting" not in str(app.query_one("#changes", Static).render())
+        logs.prompt.clear()
+        app.post_message(events.Paste("forget customer"))  # typed in the logs pane while still "typing"
+        await pilot.pause()
+        await pilot.press("enter")  # typed, so not confirmed: a command the user wrote out
+        await until(lambda: panel_keys(app) == ["module"], pilot)
+        assert "Contoso" not in str(app.query_one("#ledger", Static).render())
+        assert "Reporting" in str(app.query_one("#ledger", Static).render()) and not app._memory_views

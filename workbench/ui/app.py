@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import gc
 import json
+from collections import deque
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
@@ -104,8 +105,11 @@ class WorkbenchApp(App[None]):
         self._unsubscribe: Callable[[], None] = lambda: None
         # What the user said to each pane and every forget, for the drift lab (scrubbed by forget).
         self.transcript = Transcript()
-        # Where the user last typed: a pane draws its finished answer in a pause in typing elsewhere.
+        # Where the user last typed: a pane draws its finished answer, and the panel a turn's batch,
+        # in a pause in typing elsewhere.
         self.typing = TypingClock()
+        self._memory_views: deque[MemoryView] = deque()  # settled batches not drawn yet, oldest first
+        self._drawing_memory: Worker[None] | None = None
 
     def compose(self) -> ComposeResult:
         yield Header(icon="")
@@ -218,13 +222,39 @@ class WorkbenchApp(App[None]):
 
     @on(MemoryUpdated)
     def _memory_updated(self, message: MemoryUpdated) -> None:
-        notes = [e for e in message.update.outcome.events if e.kind is EventKind.NOTE]
+        events = message.update.outcome.events
+        notes = [e for e in events if e.kind is EventKind.NOTE]
         if notes:
             self._show_status()
         for note in notes:
             title = "Recall" if note.origin == "recall" else "Writer format"
             self.notify(note.describe(), title=title, markup=False)
-        self.query_one(FactPanel).view = MemoryView.after(message.update)
+        self._memory_views.append(MemoryView.after(message.update))
+        turn_of = {e.origin for e in events} & {"support", "logs"}
+        if len(turn_of) == 1 and not notes and all(e.kind is not EventKind.FORGOTTEN for e in events):
+            if self._drawing_memory is None:
+                self._drawing_memory = self.run_worker(self._draw_memory(), name="fact panel", group="fact panel")
+            return
+        # A forget (or a note) is drawn at once, with every batch before it: nothing waits holding a
+        # forgotten value.
+        while self._memory_views:
+            self.query_one(FactPanel).view = self._memory_views.popleft()
+
+    async def _draw_memory(self) -> None:
+        """Each batch a turn settled reaches the panel in order, in a pause in typing outside the pane
+        whose turn it was: redrawing the panel lays the screen out (20-30 ms), and a key typed in the
+        other pane meanwhile would wait on it."""
+        panel = self.query_one(FactPanel)
+        try:
+            while self._memory_views:
+                origin = next(e.origin for e in self._memory_views[0].batch)
+                here = self.pane(origin).prompt
+                if self.typing.typing_elsewhere(here):
+                    await self.typing.pause(here)  # a forget meanwhile may have drawn everything
+                    continue
+                panel.view = self._memory_views.popleft()
+        finally:
+            self._drawing_memory = None
 
     # -- turns -------------------------------------------------------------------------
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 import asyncio
 import math
 import time
+from collections.abc import Callable
 
 from textual.widget import Widget
 
@@ -19,19 +20,20 @@ from textual.widget import Widget
 class TypingClock:
     PAUSE = 0.25  # seconds without a key that count as a pause
 
-    def __init__(self) -> None:
+    def __init__(self, clock: Callable[[], float] = time.monotonic) -> None:
+        self.clock = clock
         self._at = -math.inf
         self._where: Widget | None = None
 
     def noted(self, where: Widget | None) -> None:
         """A key (or a paste) arrived while `where` had focus."""
-        self._at = time.monotonic()
+        self._at = self.clock()
         self._where = where
 
     def typing_elsewhere(self, here: Widget) -> bool:
-        return self._where is not here and time.monotonic() - self._at < self.PAUSE
+        return self._where is not here and self.clock() - self._at < self.PAUSE
 
     async def pause(self, here: Widget) -> None:
         """Return once no key has been typed outside `here` for PAUSE seconds (at once if none was)."""
         while self.typing_elsewhere(here):
-            await asyncio.sleep(max(self._at + self.PAUSE - time.monotonic(), 0.01))
+            await asyncio.sleep(min(max(self._at + self.PAUSE - self.clock(), 0.01), self.PAUSE))
