@@ -9,6 +9,7 @@ from textual.widget import Widget
 from textual.widgets import Static
 
 from tests.ui.helpers import make_app
+from workbench.ui.chat import ChatPane
 from workbench.ui.facts import FactTable
 from workbench.ui.replies import AgentAnswer, AgentReply
 from workbench.ui.typing import TypingClock
@@ -78,6 +79,7 @@ async def test_a_finished_answer_waits_while_the_user_types_in_the_other_pane():
         await until(lambda: answered(app), pilot)
         await pilot.pause(0.3)
         assert support.busy and support.query(AgentReply) and not support.query(AgentAnswer)
+        assert str(support.query_one(".working", Static).render()) == ChatPane.READY
         await pilot.press("b")
         watch.stop_typing()
         await app.workers.wait_for_complete()
@@ -128,3 +130,21 @@ async def test_a_turns_facts_reach_the_panel_in_a_pause_and_a_forget_draws_every
         await until(lambda: panel_keys(app) == ["module"], pilot)
         assert "Contoso" not in str(app.query_one("#ledger", Static).render())
         assert "Reporting" in str(app.query_one("#ledger", Static).render()) and not app._memory_views
+
+
+async def test_cancelling_a_turn_whose_answer_waits_shows_the_stored_answer():
+    app = make_app(delay=0.05)
+    app.typing.clock = Stopwatch()  # the user never stops typing in the logs pane
+    async with app.run_test(size=(140, 40)) as pilot:
+        support = app.pane("support")
+        await send(app, pilot, "support", "Where are the logs?")
+        app.pane("logs").prompt.focus()
+        await pilot.pause()
+        await pilot.press("a")
+        await until(lambda: answered(app), pilot)
+        await pilot.pause(0.3)
+        assert support.busy and not support.query(AgentAnswer)
+        support.action_cancel()
+        await until(lambda: not support.busy, pilot)
+        assert not support.busy and "Where are the logs?" in support.query(AgentAnswer).last().text
+        assert not support.query(AgentReply)

@@ -67,6 +67,8 @@ class ChatPane(Vertical):
     turn it is then given in its own worker, and says when it ended with `ChatPane.TurnEnded`."""
 
     MAX_SHOWN = 100
+    WORKING = "working... (Esc cancels)"
+    READY = "ready: shown when you stop typing"  # answered; drawn in a pause in typing elsewhere
 
     BINDINGS = [Binding("escape", "cancel", "Cancel turn", id="cancel_turn")]
 
@@ -106,7 +108,7 @@ class ChatPane(Vertical):
     def compose(self) -> ComposeResult:
         with VerticalScroll(classes="conversation"):
             yield Hint(self._hint)
-        yield Static("working... (Esc cancels)", classes="working")
+        yield Static(self.WORKING, classes="working")
         yield Composer(self._placeholder)
 
     def on_mount(self) -> None:
@@ -125,7 +127,10 @@ class ChatPane(Vertical):
 
     def watch_busy(self, busy: bool) -> None:
         # The indicator's own display, not a class on the pane: a class would restyle every message.
-        self.query_one(".working").display = busy
+        working = self.query_one(".working", Static)
+        working.display = busy
+        if busy and working.content != self.WORKING:
+            working.update(self.WORKING)
 
     def _update_subtitle(self) -> None:
         tokens = f"{describe_usage(self.usage)} tokens" if self.usage is not None else "tokens unknown"
@@ -192,13 +197,16 @@ class ChatPane(Vertical):
         await reply.close()
         answer: AgentAnswer | None = None
         try:
-            await self.typing.pause(self.prompt)
             if text is not None:
-                options = self.app.console_options.update_width(max(reply.content_size.width, 1))
                 try:
+                    if self.typing.typing_elsewhere(self.prompt):
+                        working = self.query_one(".working", Static)
+                        working.update(self.READY, layout=working.content_size.width < len(self.READY))
+                        await self.typing.pause(self.prompt)
+                    options = self.app.console_options.update_width(max(reply.content_size.width, 1))
                     answer = await AgentAnswer.rendered(text, self.app.console, options)
                     await self.typing.pause(self.prompt)  # typing again while it rendered: wait once more
-                except asyncio.CancelledError:  # cancelled while waiting: the answer is stored, so show it
+                except asyncio.CancelledError:  # Esc while waiting or rendering: the answer is stored, show it
                     answer = answer or AgentAnswer(text)
                     raise
         finally:  # no longer in flight either way, so a forget clears this turn's messages too

@@ -171,6 +171,8 @@ evicted by a new key. Messages are limited to {MAX_MESSAGE_CHARS} characters.
 Memory is updated after the answer: the agent reads your declarations in your message,
 and the panel on the right changes once the reply is done (the writer proposes the facts,
 the host verifies each against your exact words, and admits the batch whole or not at all).
+While you type in the other pane, a finished answer and its facts wait for a pause in your
+typing (a quarter of a second), so your keys never wait on them.
 
 Commands typed into a pane:
     mem            show the facts with their quotations
