@@ -57,6 +57,17 @@ async def until(condition, pilot) -> None:
     raise AssertionError("never happened")
 
 
+async def ask_support_while_typing_in_logs(app, pilot, text: str, done) -> None:
+    """Send `text` to the support agent, type a key in the logs pane while it answers, and wait
+    until `done()` holds and a little more, with the user still "typing" (the clock stands still)."""
+    await send(app, pilot, "support", text)
+    app.pane("logs").prompt.focus()
+    await pilot.pause()
+    await pilot.press("a")
+    await until(done, pilot)
+    await pilot.pause(0.3)
+
+
 def answered(app) -> bool:
     """The runtime has the support agent's answer (the model call finished)."""
     return any(c.finished and c.purpose == "support" for c in app.runtime.last_turn_calls("support"))
@@ -72,12 +83,7 @@ async def test_a_finished_answer_waits_while_the_user_types_in_the_other_pane():
     app.typing.clock = watch = Stopwatch()
     async with app.run_test(size=(140, 40)) as pilot:
         support, logs = app.pane("support"), app.pane("logs")
-        await send(app, pilot, "support", "Where are the logs?")
-        logs.prompt.focus()
-        await pilot.pause()
-        await pilot.press("a")  # typing in the other pane while the answer streams
-        await until(lambda: answered(app), pilot)
-        await pilot.pause(0.3)
+        await ask_support_while_typing_in_logs(app, pilot, "Where are the logs?", lambda: answered(app))
         assert support.busy and support.query(AgentReply) and not support.query(AgentAnswer)
         assert str(support.query_one(".working", Static).render()) == ChatPane.READY
         await pilot.press("b")
@@ -106,22 +112,14 @@ async def test_a_turns_facts_reach_the_panel_in_a_pause_and_a_forget_draws_every
     app.typing.clock = watch = Stopwatch()
     async with app.run_test(size=(140, 40)) as pilot:
         logs = app.pane("logs")
-        await send(app, pilot, "support", "customer=Contoso; module=Billing")
-        logs.prompt.focus()
-        await pilot.pause()
-        await pilot.press("a")
-        await until(lambda: {f.key for f in app.runtime.snapshot().facts} == {"customer", "module"}, pilot)
-        await pilot.pause(0.3)
+        stored = lambda: {f.key for f in app.runtime.snapshot().facts} == {"customer", "module"}  # noqa: E731
+        await ask_support_while_typing_in_logs(app, pilot, "customer=Contoso; module=Billing", stored)
         assert panel_keys(app) == []  # stored, not drawn while the user types in the other pane
         watch.stop_typing()
         await until(lambda: panel_keys(app) == ["customer", "module"], pilot)
 
-        await send(app, pilot, "support", "module=Reporting")
-        logs.prompt.focus()
-        await pilot.pause()
-        await pilot.press("a")
-        await until(lambda: {f.value for f in app.runtime.snapshot().facts} == {"Contoso", "Reporting"}, pilot)
-        await pilot.pause(0.3)
+        replaced = lambda: {f.value for f in app.runtime.snapshot().facts} == {"Contoso", "Reporting"}  # noqa: E731
+        await ask_support_while_typing_in_logs(app, pilot, "module=Reporting", replaced)
         assert "Reporting" not in str(app.query_one("#changes", Static).render())
         logs.prompt.clear()
         app.post_message(events.Paste("forget customer"))  # typed in the logs pane while still "typing"
@@ -137,12 +135,7 @@ async def test_cancelling_a_turn_whose_answer_waits_shows_the_stored_answer():
     app.typing.clock = Stopwatch()  # the user never stops typing in the logs pane
     async with app.run_test(size=(140, 40)) as pilot:
         support = app.pane("support")
-        await send(app, pilot, "support", "Where are the logs?")
-        app.pane("logs").prompt.focus()
-        await pilot.pause()
-        await pilot.press("a")
-        await until(lambda: answered(app), pilot)
-        await pilot.pause(0.3)
+        await ask_support_while_typing_in_logs(app, pilot, "Where are the logs?", lambda: answered(app))
         assert support.busy and not support.query(AgentAnswer)
         support.action_cancel()
         await until(lambda: not support.busy, pilot)
