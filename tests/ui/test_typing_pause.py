@@ -141,3 +141,25 @@ async def test_cancelling_a_turn_whose_answer_waits_shows_the_stored_answer():
         await until(lambda: not support.busy, pilot)
         assert not support.busy and "Where are the logs?" in support.query(AgentAnswer).last().text
         assert not support.query(AgentReply)
+
+
+async def test_a_forget_while_an_answer_waits_clears_that_turn_from_the_pane():
+    """The turn was answered and stored before the forget replaced its history: neither its message
+    nor its answer may appear after the forget (a reply still streaming would stay)."""
+    app = make_app(delay=0.05)
+    app.typing.clock = watch = Stopwatch()
+    async with app.run_test(size=(140, 40)) as pilot:
+        support, logs = app.pane("support"), app.pane("logs")
+        await ask_support_while_typing_in_logs(app, pilot, "customer=Contoso", lambda: answered(app))
+        assert support.busy  # answered and stored, waiting for a pause
+        logs.prompt.clear()
+        app.post_message(events.Paste("forget customer"))
+        await pilot.pause()
+        await pilot.press("enter")
+        await until(lambda: not app.runtime.snapshot().facts, pilot)
+        watch.stop_typing()
+        await until(lambda: not support.busy, pilot)
+        await pilot.pause()
+        shown = [str(w.render()) for w in support.conversation.children if not isinstance(w, AgentAnswer)]
+        assert not support.query(AgentAnswer) and not support.query(AgentReply)
+        assert not any("Contoso" in text for text in shown) and "History replaced by forget customer" in shown[0]

@@ -103,6 +103,7 @@ class ChatPane(Vertical):
         self._placeholder = placeholder
         self._hint = hint
         self._in_flight: tuple[UserMessage, AgentReply] | None = None
+        self._answered = False  # the turn in flight has its answer (or its failure): it is finishing
         self._hidden = 0
 
     def compose(self) -> ComposeResult:
@@ -195,27 +196,34 @@ class ChatPane(Vertical):
         from workbench.ui.replies import AgentAnswer
 
         await reply.close()
+        self._answered = True  # in the history now: a forget from here on clears this turn too
         answer: AgentAnswer | None = None
         try:
             if text is not None:
                 try:
-                    if self.typing.typing_elsewhere(self.prompt):
-                        working = self.query_one(".working", Static)
-                        working.update(self.READY, layout=working.content_size.width < len(self.READY))
-                        await self.typing.pause(self.prompt)
+                    await self._wait_for_a_pause()
                     options = self.app.console_options.update_width(max(reply.content_size.width, 1))
                     answer = await AgentAnswer.rendered(text, self.app.console, options)
-                    await self.typing.pause(self.prompt)  # typing again while it rendered: wait once more
+                    await self._wait_for_a_pause()  # typing again while it rendered: wait once more
                 except asyncio.CancelledError:  # Esc while waiting or rendering: the answer is stored, show it
                     answer = answer or AgentAnswer(text)
                     raise
-        finally:  # no longer in flight either way, so a forget clears this turn's messages too
+        finally:
             with self.app.batch_update():
-                if answer is not None:
-                    await self.conversation.mount(answer, before=reply)
-                await reply.remove()
+                if self._in_flight is not None:  # else a forget meanwhile cleared this turn
+                    if answer is not None:
+                        await self.conversation.mount(answer, before=reply)
+                    await reply.remove()
                 self._in_flight = None
+                self._answered = False
                 self.busy = False
+
+    async def _wait_for_a_pause(self) -> None:
+        """Wait while the user types in another pane, the indicator saying the answer is ready."""
+        if self.typing.typing_elsewhere(self.prompt):
+            working = self.query_one(".working", Static)
+            working.update(self.READY, layout=working.content_size.width < len(self.READY))
+            await self.typing.pause(self.prompt)
 
     @property
     def turn_group(self) -> str:
@@ -245,7 +253,11 @@ class ChatPane(Vertical):
             await self.conversation.mount(HiddenNote(self._hidden), before=0)
 
     async def replace_history(self, reason: str) -> None:
-        """The agent's history was replaced: clear what it no longer holds, keep a turn in flight."""
+        """The agent's history was replaced: clear what it no longer holds. A reply still streaming
+        stays (its turn finishes on the old session); a turn already answered, its answer waiting
+        for a pause in typing, was in the history replaced, so it goes, and its answer is not drawn."""
+        if self._answered:
+            self._in_flight = None
         keep = set(self._in_flight or ())
         self._hidden = 0
         self.prompt.history.clear()  # the undo history holds what was sent, forgotten values included

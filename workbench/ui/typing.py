@@ -34,6 +34,10 @@ class TypingClock:
         return self._where is not here and self.clock() - self._at < self.PAUSE
 
     async def pause(self, here: Widget) -> None:
-        """Return once no key has been typed outside `here` for PAUSE seconds (at once if none was)."""
+        """Return once no key has been typed outside `here` for PAUSE seconds (at once if none was).
+        After a wait the loop is let run once before the last look: keys that arrived while it was
+        busy are noted only when handled, and they are not a pause."""
         while self.typing_elsewhere(here):
             await asyncio.sleep(min(max(self._at + self.PAUSE - self.clock(), 0.01), self.PAUSE))
+            if not self.typing_elsewhere(here):
+                await asyncio.sleep(0)
