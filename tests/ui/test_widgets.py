@@ -42,6 +42,12 @@ def settle(memory: WorkingMemory, text: str, *pairs: tuple[str, str]) -> MemoryU
     return MemoryUpdate(outcome, MemorySnapshot(memory.facts(), tuple(memory.ledger.latest())))
 
 
+async def never_answers(on_text) -> TurnResult:
+    """A turn whose model never answers (until it is cancelled)."""
+    await asyncio.sleep(30)
+    raise AssertionError("not cancelled")
+
+
 def rows(panel: FactPanel) -> list[tuple[str, ...]]:
     table = panel.query_one(FactTable)
     return [tuple(c.plain for c in table.get_row_at(i)) for i in range(table.row_count)]
@@ -116,11 +122,7 @@ async def test_a_chat_pane_shows_a_failed_turn_and_keeps_nothing_of_it():
 async def test_escape_cancels_the_pane_s_own_turn():
     pane = ChatPane("support", title="support", placeholder="type", hint="hint")
     async with Host(pane).run_test(size=(80, 24)) as pilot:
-
-        async def ask(on_text):
-            await asyncio.sleep(30)
-
-        pane.start_turn("hi", ask)
+        pane.start_turn("hi", never_answers)
         await pilot.pause()
         pane.prompt.focus()
         await pilot.press("escape")
@@ -184,11 +186,7 @@ class StyledHost(Host):
 async def test_a_streaming_reply_ends_with_its_newest_line_in_a_narrow_pane_and_after_a_resize():
     pane = ChatPane("support", title="support", placeholder="type", hint="hint")
     async with StyledHost(pane).run_test(size=(40, 40)) as pilot:
-
-        async def ask(on_text):
-            await asyncio.sleep(30)
-
-        pane.start_turn("hi", ask)
+        pane.start_turn("hi", never_answers)
         await pilot.pause()
         reply = pane.query_one(AgentReply)
         sent = 0

@@ -178,12 +178,5 @@ class RawScriptedChatClient(BaseChatClient):
 
 
 class ScriptedChatClient(FunctionInvocationLayer, ChatMiddlewareLayer, ChatTelemetryLayer, RawScriptedChatClient):
-    """The built-in model with the framework's standard layers, like any production client, with
-    its function-invocation loop switched off (the framework's own master switch) unless a caller
-    asks for it: the script never calls a function, and on every call the loop copied the whole
-    history and scanned it for approvals, two fifths of a long drift lab's time (1,000 turns of
-    full history: 51 s with the loop, 32 s without; the requests are byte for byte the same)."""
-
-    def __init__(self, **kwargs: Any) -> None:
-        kwargs.setdefault("function_invocation_configuration", {"enabled": False})
-        super().__init__(**kwargs)
+    """The built-in model with the framework's standard layers, like any production client
+    (`build_models` says whether its function-invocation loop runs)."""

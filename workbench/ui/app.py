@@ -108,7 +108,8 @@ class WorkbenchApp(App[None]):
         # Where the user last typed: a pane draws its finished answer, and the panel a turn's batch,
         # in a pause in typing elsewhere.
         self.typing = TypingClock()
-        self._memory_views: deque[MemoryView] = deque()  # settled batches not drawn yet, oldest first
+        # A turn's settled batches not drawn yet, oldest first, each with the pane whose turn it was.
+        self._memory_views: deque[tuple[MemoryView, str]] = deque()
         self._drawing_memory: Worker[None] | None = None
 
     def compose(self) -> ComposeResult:
@@ -229,16 +230,19 @@ class WorkbenchApp(App[None]):
         for note in notes:
             title = "Recall" if note.origin == "recall" else "Writer format"
             self.notify(note.describe(), title=title, markup=False)
-        self._memory_views.append(MemoryView.after(message.update))
-        turn_of = {e.origin for e in events} & {"support", "logs"}
-        if len(turn_of) == 1 and not notes and all(e.kind is not EventKind.FORGOTTEN for e in events):
+        origins = {e.origin for e in events}
+        turn_of = origins.pop() if len(origins) == 1 and origins <= {"support", "logs"} else None
+        if turn_of and not notes and all(e.kind is not EventKind.FORGOTTEN for e in events):
+            self._memory_views.append((MemoryView.after(message.update), turn_of))
             if self._drawing_memory is None:
                 self._drawing_memory = self.run_worker(self._draw_memory(), name="fact panel", group="fact panel")
             return
-        # A forget (or a note) is drawn at once, with every batch before it: nothing waits holding a
+        # A forget (or a note) is drawn at once, after every batch before it: nothing waits holding a
         # forgotten value.
+        panel = self.query_one(FactPanel)
         while self._memory_views:
-            self.query_one(FactPanel).view = self._memory_views.popleft()
+            panel.view = self._memory_views.popleft()[0]
+        panel.view = MemoryView.after(message.update)
 
     async def _draw_memory(self) -> None:
         """Each batch a turn settled reaches the panel in order, in a pause in typing outside the pane
@@ -247,12 +251,11 @@ class WorkbenchApp(App[None]):
         panel = self.query_one(FactPanel)
         try:
             while self._memory_views:
-                origin = next(e.origin for e in self._memory_views[0].batch)
-                here = self.pane(origin).prompt
+                here = self.pane(self._memory_views[0][1]).prompt
                 if self.typing.typing_elsewhere(here):
                     await self.typing.pause(here)  # a forget meanwhile may have drawn everything
                     continue
-                panel.view = self._memory_views.popleft()
+                panel.view = self._memory_views.popleft()[0]
         finally:
             self._drawing_memory = None
 
