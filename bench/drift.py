@@ -42,7 +42,10 @@ class Recording(CallLog):
 
 lab.CallLog = Recording
 if only:
-    build = policies.build_policies
+    # Older checkouts built the policies in drift/policies.py; now drift/catalog.py does.
+    build = getattr(policies, "build_policies", None)
+    if build is None:
+        from workbench.drift.catalog import build_policies as build
     lab.build_policies = lambda models, calls: [p for p in build(models, calls) if p.info.name in only]
 started = time.perf_counter()
 report = asyncio.run(run_drift(build_models(ModelConfig()), turns=int(sys.argv[2])))

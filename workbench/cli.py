@@ -274,16 +274,18 @@ def build_app(args: argparse.Namespace, config: ModelConfig) -> WorkbenchApp:
 
     def start() -> AgentRuntime:
         from workbench.memory import WorkingMemory
-        from workbench.runtime import AgentRuntime, build_models
+        from workbench.runtime import AgentRuntime, CallLog, build_models
 
         recall = recall_config(args, config)
+        calls = CallLog()  # recall's embeddings requests are logged beside the model calls
         return AgentRuntime(
             WorkingMemory(),
             build_models(config, function_calls=recall.on_demand),
             mode=Mode(args.mode),
             writer=WriterKind(args.writer),
             timeout=config.timeout,
-            recall=recall.build(),
+            calls=calls,
+            recall=recall.build(calls),
             recall_on=recall.enabled,
         )
 

@@ -192,7 +192,8 @@ async def test_reported_usage_is_summed_and_one_silent_call_makes_a_policy_unkno
 
 
 async def test_native_compaction_sends_a_window_over_the_whole_history_while_working_over_the_last_turns():
-    from workbench.drift.policies import WINDOW_TURNS, build_policies
+    from workbench.drift.catalog import build_policies
+    from workbench.drift.policies import WINDOW_TURNS
     from workbench.runtime.calls import CallLog
 
     logs = {name: CallLog(capacity=1_000) for name in ("compaction", "window")}

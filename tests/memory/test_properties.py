@@ -81,14 +81,14 @@ class MemoryMachine(RuleBasedStateMachine):
 
     @rule(key=st.sampled_from(KEYS))
     def forget_key(self, key):
-        self.memory.forget(key)
+        self.memory.forget(self.memory.plan(key))
         visible = everything_visible(self.memory)
         for value in self.held.pop(key, set()):
             assert value not in visible
 
     @rule()
     def forget_all(self):
-        self.memory.forget()
+        self.memory.forget(self.memory.plan(None))
         visible = everything_visible(self.memory)
         assert "⟨" not in visible  # no declared value survives anywhere
         self.held.clear()

@@ -9,15 +9,16 @@ from workbench.cli import build_parser, recall_config
 from workbench.memory import WorkingMemory
 from workbench.recall.config import RecallConfig
 from workbench.recall.duckdb_file import companion_files
-from workbench.runtime import AgentRuntime, ConfigError, ModelConfig, WriterKind, build_models
+from workbench.runtime import AgentRuntime, CallLog, ConfigError, ModelConfig, WriterKind, build_models
 
 SECRET = "Zanzibar-Orchid-7731"
 
 
 def runtime_on(path: Path, *, on: bool = True) -> AgentRuntime:
-    recall = RecallConfig(store=str(path)).build()
+    calls = CallLog()
+    recall = RecallConfig(store=str(path)).build(calls)
     return AgentRuntime(
-        WorkingMemory(), build_models(ModelConfig()), writer=WriterKind.HOST, recall=recall, recall_on=on
+        WorkingMemory(), build_models(ModelConfig()), writer=WriterKind.HOST, calls=calls, recall=recall, recall_on=on
     )
 
 
@@ -39,8 +40,8 @@ async def test_forgetting_a_key_purges_the_file_and_the_ledger_says_only_how_man
 
     assert SECRET.encode() not in raw(path)
     assert [p.name for p in tmp_path.iterdir()] == ["recall.duckdb"]
-    (note,) = [e for e in runtime.memory.ledger.latest() if e.origin == "recall"]
-    assert note.describe().startswith("Note: recall: purged ") and "rewrote its file" in note.describe()
+    (note,) = [e for e in runtime.memory.ledger.latest() if e.origin == "forget"]
+    assert "recall store: 3 stored message(s) deleted, its file rewritten" in note.describe()
     assert SECRET not in note.describe()
     await runtime.ask("logs", f"Anything about {SECRET}?")
     assert not any(SECRET in r.text for r in runtime.recalled("logs") if r.turn < 3)
@@ -76,4 +77,4 @@ def test_on_demand_recall_is_chosen_on_the_command_line() -> None:
     config = recall_config(build_parser().parse_args(["--recall", "--recall-on-demand", "--recall-store", "memory"]))
     setup = config.build()
     assert setup.on_demand and setup.describe() == "in memory, lexical, on demand"
-    assert setup.provider("logs", lambda: None).behavior.value == "on_demand"
+    assert setup.provider("logs").behavior.value == "on_demand"

@@ -4,7 +4,7 @@ from textual import events
 from textual.pilot import Pilot
 
 from workbench.memory import WorkingMemory
-from workbench.runtime import AgentRuntime, Mode, ModelConfig, build_models
+from workbench.runtime import AgentRuntime, CallLog, Mode, ModelConfig, build_models
 from workbench.ui.app import WorkbenchApp
 
 FIXED = datetime(2026, 11, 30, 9, 15, 0, tzinfo=UTC)
@@ -52,5 +52,6 @@ def make_recall_app(*, on: bool = True) -> WorkbenchApp:
     from workbench.recall.config import RecallConfig
 
     memory = WorkingMemory(clock=lambda: FIXED)
-    recall = RecallConfig(store="memory").build()
-    return WorkbenchApp(AgentRuntime(memory, build_models(ModelConfig()), recall=recall, recall_on=on))
+    calls = CallLog()
+    recall = RecallConfig(store="memory").build(calls)
+    return WorkbenchApp(AgentRuntime(memory, build_models(ModelConfig()), calls=calls, recall=recall, recall_on=on))

@@ -11,6 +11,7 @@ from textual.widgets import Static
 from workbench.memory import MemoryTurn, Outcome, Status, WorkingMemory
 from workbench.memory.records import FactCandidate
 from workbench.runtime import MemorySnapshot, MemoryUpdate, TurnResult
+from workbench.session.controller import TurnOutcome
 from workbench.ui.app import stylesheet_dir
 from workbench.ui.chat import ChatPane, Notice, UserMessage
 from workbench.ui.facts import FactPanel, FactTable, MemoryView
@@ -42,7 +43,7 @@ def settle(memory: WorkingMemory, text: str, *pairs: tuple[str, str]) -> MemoryU
     return MemoryUpdate(outcome, MemorySnapshot(memory.facts(), tuple(memory.ledger.latest())))
 
 
-async def never_answers(on_text) -> TurnResult:
+async def never_answers(on_text) -> TurnOutcome:
     """A turn whose model never answers (until it is cancelled)."""
     await asyncio.sleep(30)
     raise AssertionError("not cancelled")
@@ -90,7 +91,7 @@ async def test_a_chat_pane_runs_its_turn_streams_and_finishes():
             await on_text("Hello ")
             await release.wait()
             await on_text("there")
-            return TurnResult("support", MemoryTurn(0, 1, "hi"), reply="Hello there")
+            return TurnOutcome(TurnResult("support", MemoryTurn(0, 1, "hi"), reply="Hello there"), None)
 
         pane.start_turn("hi", ask)
         await pilot.pause()
@@ -110,7 +111,7 @@ async def test_a_chat_pane_shows_a_failed_turn_and_keeps_nothing_of_it():
 
         async def ask(on_text):
             await on_text("partial")
-            return TurnResult("logs", MemoryTurn(0, 1, "hi"), error="HTTP 500 from the server")
+            return TurnOutcome(TurnResult("logs", MemoryTurn(0, 1, "hi"), error="HTTP 500 from the server"), None)
 
         pane.start_turn("hi", ask)
         await pane.app.workers.wait_for_complete()
@@ -146,7 +147,7 @@ async def test_escape_while_the_finished_answer_renders_shows_it_and_ends_the_tu
 
         async def ask(on_text):
             await on_text("Hello there")
-            return TurnResult("support", MemoryTurn(0, 1, "hi"), reply="Hello there")
+            return TurnOutcome(TurnResult("support", MemoryTurn(0, 1, "hi"), reply="Hello there"), None)
 
         pane.start_turn("hi", ask)
         await rendering.wait()

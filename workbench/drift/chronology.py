@@ -219,28 +219,28 @@ class Chronology:
         return with_expectations(replace(self, steps=steps))
 
     def to_file(self) -> dict[str, Any]:
-        """The chronology in the public file format (what `load_chronology_file` reads back)."""
-        data: dict[str, Any] = {"name": self.name, "description": self.description}
-        if self.prohibition_key:
-            data["prohibition_key"] = self.prohibition_key
-        if self.filler:
-            data |= {"filler": self.filler, "fillers_after": self.fillers_after}
-        data["steps"] = [
-            {
-                k: list(v) if isinstance(v, tuple) else v
-                for k, v in (
-                    ("say", s.say),
-                    ("agent", s.agent if s.agent != "support" else None),
-                    ("forget", s.forget),
-                    ("probe", s.probe),
-                    ("expect", s.expect),
-                    ("forbid", s.forbid),
-                )
-                if v is not None
-            }
+        """The chronology in the public file format (what `load_chronology_file` reads back), written
+        by the same pydantic models that read it: defaults and absent fields are left out."""
+        steps = [
+            StepFile.model_construct(
+                say=s.say,
+                agent=s.agent,
+                forget=s.forget,
+                probe=s.probe,
+                expect=list(s.expect) if s.expect is not None else None,
+                forbid=list(s.forbid) if s.forbid is not None else None,
+            )
             for s in self.steps
         ]
-        return data
+        model = ChronologyFile.model_construct(
+            name=self.name,
+            description=self.description,
+            prohibition_key=self.prohibition_key,
+            filler=self.filler,
+            fillers_after=self.fillers_after,
+            steps=steps,
+        )
+        return model.model_dump(mode="json", exclude_none=True, exclude_defaults=True)
 
 
 _WORD = re.compile(r"[a-z]+")

@@ -7,11 +7,13 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
+from workbench.drift.catalog import build_policies
 from workbench.drift.chronology import FORGET_ALL, Chronology, Expectation, load_chronology
-from workbench.drift.policies import DriftStopped, Policy, build_policies
+from workbench.drift.policies import DriftStopped, Policy
 from workbench.heap import paced_garbage_collection
 from workbench.memory import MemoryTurn
-from workbench.runtime.calls import CallLog, CallRecord, current_turn
+from workbench.memory.turns import acting_for
+from workbench.runtime.calls import CallLog, CallRecord
 from workbench.runtime.failures import explain_failure
 from workbench.runtime.models import ModelSet
 from workbench.runtime.scripted import SCRIPTED_LABEL
@@ -184,24 +186,23 @@ async def _replay(
     for number, step in enumerate(story.steps, 1):
         if progress is not None:
             progress(policy.info.title, number, story.turns)
-        token = current_turn.set(MemoryTurn(0, number, step.say or "", name))
+        before = calls.latest(origin=name, purpose="agent")
         try:
-            if step.forget:
-                await policy.forget(None if step.forget == FORGET_ALL else step.forget)
-            answer = await policy.answer(number, step.agent, step.say) if step.say is not None else None
+            with acting_for(MemoryTurn(0, number, step.say or "", name)):  # labels the step's calls
+                if step.forget:
+                    await policy.forget(None if step.forget == FORGET_ALL else step.forget)
+                answer = await policy.answer(number, step.agent, step.say) if step.say is not None else None
         except DriftStopped as exc:
             exc.turn = number
             raise
         except Exception as exc:
             detail = explain_failure(exc, base_url=models.base_url, secrets=models.secrets)
             raise DriftStopped(f"{policy.info.title}, turn {number}: {detail}", turn=number) from exc
-        finally:
-            current_turn.reset(token)
         if answer is None:
             sizes.append(None)
             continue
         call = calls.latest(origin=name, purpose="agent")
-        assert call is not None and call.turn == number
+        assert call is not None and call is not before
         sizes.append(call.request_chars)
         if step.probe:
             scores[step.probe] = score(request_text(call), expectations[step.probe], answer)

@@ -7,7 +7,7 @@ only as words in the conversation.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -15,7 +15,6 @@ from agent_framework import (
     EXCLUDED_KEY,
     Agent,
     AgentSession,
-    CompactionProvider,
     ContextProvider,
     HistoryProvider,
     InMemoryHistoryProvider,
@@ -27,12 +26,7 @@ from agent_framework import (
 )
 
 from workbench.memory import WorkingMemory
-from workbench.runtime.agents import AGENT_NAMES, INSTRUCTIONS
-from workbench.runtime.calls import CallLog, RecordingMiddleware
-from workbench.runtime.models import ModelSet
-from workbench.runtime.provider import WorkingMemoryProvider
-from workbench.runtime.updater import MemoryUpdater
-from workbench.runtime.writer import ModelWriter
+from workbench.memory.forget import Forgetting
 
 WINDOW_TURNS = 3
 MAX_SUMMARY_CHARS = 700
@@ -217,80 +211,17 @@ class SummaryPolicy(Policy):
 
 
 class FactsPolicy(Policy):
-    def __init__(
-        self, info: PolicyInfo, agents: dict[str, Agent], memory: WorkingMemory, provider: WorkingMemoryProvider
-    ) -> None:
+    def __init__(self, info: PolicyInfo, agents: dict[str, Agent], memory: WorkingMemory) -> None:
         super().__init__(info, agents)
         self.memory = memory
-        self.provider = provider
+        self.forgetting = Forgetting(memory)  # the facts policy keeps no history: memory is all it holds
 
     async def answer(self, turn: int, agent: str, text: str) -> str:
-        session = self.sessions[agent]
-        ticket = self.memory.begin_turn(text, self.info.name)
-        self.provider.expect(session, f"u{turn}", ticket)
-        try:
+        with self.memory.open_turn(text, self.info.name):
             return await super().answer(turn, agent, text)
-        finally:
-            self.provider.discard(session, f"u{turn}")
-            if self.memory.is_open(ticket):
-                self.memory.abandon(ticket, "the turn ended before its facts were admitted")
 
     async def forget(self, key: str | None) -> None:
-        self.memory.forget(key)
+        await self.forgetting.forget(key)
 
     def retained(self) -> list[Message]:
         return []
-
-
-def build_policies(models: ModelSet, calls: CallLog) -> list[Policy]:
-    """The policies over the same clients; every call is recorded under the policy's name. Each
-    policy has a support and a logs agent with their own providers; the bounded facts are shared."""
-    from workbench.drift.recall_policy import build_recall_policies
-
-    agent_client, writer_client = models.agent_client, models.writer_client
-    agent_label, writer_label = models.agent_label, models.writer_label
-
-    def agent(name: str, providers: list[ContextProvider], instructions: str, purpose: str = "agent") -> Agent:
-        summarizer = purpose == "summarizer"
-        return Agent(
-            writer_client if summarizer else agent_client,
-            instructions,
-            name=name,
-            context_providers=providers,
-            middleware=[
-                RecordingMiddleware(calls, purpose, writer_label if summarizer else agent_label, timeout=models.timeout)
-            ],
-        )
-
-    def agents(name: str, providers: Callable[[], list[ContextProvider]]) -> dict[str, Agent]:
-        return {role: agent(name, providers(), INSTRUCTIONS[role]) for role in AGENT_NAMES}
-
-    info = {p.name: p for p in POLICIES}
-    memory = WorkingMemory()
-    writer = ModelWriter(writer_client, calls, writer_label, timeout=models.timeout, writer_format=models.writer_format)
-    updater = MemoryUpdater(memory, writer)
-    facts_provider = WorkingMemoryProvider(memory, updater, origin="facts")
-    window = SlidingWindowStrategy(keep_last_groups=2 * WINDOW_TURNS)
-    return [
-        Policy(info["full"], agents("full", lambda: [InMemoryHistoryProvider()])),
-        Policy(info["window"], agents("window", lambda: [ReducingHistoryProvider()])),
-        SummaryPolicy(
-            info["summary"],
-            agents("summary", lambda: [NoHistoryProvider(), SummaryProvider()]),
-            agent("summarizer", [], SUMMARIZER_INSTRUCTIONS, purpose="summarizer"),
-        ),
-        FactsPolicy(
-            info["facts"], agents("facts", lambda: [NoHistoryProvider(), facts_provider]), memory, facts_provider
-        ),
-        Policy(
-            info["compaction"],
-            agents(
-                "compaction",
-                lambda: [
-                    CompactedHistoryProvider(),
-                    CompactionProvider(before_strategy=window, after_strategy=window),
-                ],
-            ),
-        ),
-        *build_recall_policies([info["recall"], info["recall_purged"]], agent, calls),
-    ]

@@ -8,6 +8,7 @@ redacted event cannot keep a forgotten value in a pre-rendered string.
 from __future__ import annotations
 
 from collections import deque
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 from datetime import datetime
 from enum import StrEnum
@@ -133,15 +134,16 @@ class MemoryEvent:
             return set()
         return {v for v in (self.value, self.previous) if v}
 
-    def redact(self, key: str | None = None, values: frozenset[str] = frozenset()) -> MemoryEvent:
+    def redact(self, key: str | None = None, forgotten: Callable[[str], bool] = lambda text: False) -> MemoryEvent:
         """A copy without what a forget removed: everything when `key` is None; otherwise every
-        field of an event about `key`, and any field elsewhere that holds one of `values`."""
+        field of an event about `key`, and any field elsewhere that holds a forgotten value
+        (`forgotten` is the forget plan's test, so a value is matched whole, never inside a word)."""
 
         def holds(text: str | None) -> bool:
-            return text is not None and (key is None or self.key == key or any(v in text for v in values))
+            return text is not None and (key is None or self.key == key or forgotten(text))
 
         def reason_holds(reason: Reason) -> bool:
-            return key is None or reason.key in (key, None) or any(v in reason.detail for v in values)
+            return key is None or reason.key in (key, None) or forgotten(reason.detail)
 
         # A detail given by a caller (a failed call's error, which a server may have written
         # around the user's message) is outside text; memory's own details quote no value.
@@ -218,8 +220,8 @@ class Ledger:
         self._events.append(event)
         return event
 
-    def _redact(self, key: str | None, values: frozenset[str] = frozenset()) -> None:
-        self._events = deque((e.redact(key, values) for e in self._events), maxlen=self._events.maxlen)
+    def _redact(self, key: str | None, forgotten: Callable[[str], bool] = lambda text: False) -> None:
+        self._events = deque((e.redact(key, forgotten) for e in self._events), maxlen=self._events.maxlen)
 
     def latest(self, n: int | None = None) -> list[MemoryEvent]:
         """The last `n` events (all when None), oldest first."""

@@ -4,16 +4,19 @@ from __future__ import annotations
 
 import asyncio
 import threading
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from enum import StrEnum
 
-from workbench.memory.contract import MAX_FACTS, parse_message
+from workbench.memory.contract import ALLOWED_KEYS, MAX_FACTS, parse_message
+from workbench.memory.forget import ForgetPlan
 from workbench.memory.ledger import EventKind, Ledger, MemoryEvent, Reason, ReasonCode
 from workbench.memory.prompt import to_prompt_block
 from workbench.memory.records import Fact, FactCandidate, MemoryTurn
 from workbench.memory.rules import check_candidates, check_declarations, check_message, first_per_key
+from workbench.memory.turns import OpenTurn, acting_for
 
 
 class Status(StrEnum):
@@ -181,9 +184,23 @@ class WorkingMemory:
 
         return self._locked_then_notify(run).events[0]
 
-    def forget(self, key: str | None = None) -> Outcome:
-        """Remove one key, or everything, and advance the epoch so no earlier ticket can apply.
-        Afterwards no fact, event or prompt block holds a forgotten value."""
+    def plan(self, key: str | None, declared: Iterable[str] = ()) -> ForgetPlan:
+        """What forgetting `key` (None: everything) removes: every value memory knows for it (the
+        fact's, and the replaced and evicted ones its events still hold) and the `declared` values the
+        holders of text found. `Forgetting` gathers those; a bare memory can plan without them."""
+        keys = ALLOWED_KEYS if key is None else frozenset({key})
+        with self._lock:
+            values = {f.value for f in self._facts.values() if f.key in keys}
+            for event in self.ledger.latest():
+                if event.key in keys:
+                    values |= event.values_of(event.key)
+        return ForgetPlan(key, keys, frozenset(v for v in values.union(declared) if v))
+
+    def forget(self, plan: ForgetPlan) -> Outcome:
+        """Apply a forget's plan to memory (plans come from `Forgetting`, the one place a forget goes
+        through): remove the keys' facts, blank the plan's values in the ledger, and advance the epoch
+        so no earlier ticket can apply. Afterwards no fact, event or prompt block holds them."""
+        key = plan.key
 
         def run() -> Outcome:
             if key is None:
@@ -193,17 +210,28 @@ class WorkingMemory:
                 self.ledger._redact(None)
                 detail = f"Forgot every fact ({count} removed)."
             else:
-                values = {f.value for f in (self._facts.pop(key, None),) if f is not None}
+                stored = self._facts.pop(key, None)
                 self._declaration_text.pop(key, None)
-                for event in self.ledger.latest():
-                    values |= event.values_of(key)
-                self._narrow_evidence(frozenset(values))
-                self.ledger._redact(key, frozenset(values))
-                detail = f"Forgot {key}." if values else f"Forgot {key} (it was not stored)."
+                self._narrow_evidence(plan)
+                self.ledger._redact(key, plan.holds)
+                detail = f"Forgot {key}." if stored or plan.values else f"Forgot {key} (it was not stored)."
             self._epoch += 1
             return self._outcome(Status.FORGOTTEN, self._record(EventKind.FORGOTTEN, None, key=key, detail=detail))
 
         return self._locked_then_notify(run)
+
+    @contextmanager
+    def open_turn(self, user_text: str, origin: str = "") -> Iterator[OpenTurn]:
+        """The one way a turn is opened and closed: issues its ticket, makes it the current turn of
+        everything run inside (the provider that settles it, the calls it makes), and settles it on the
+        way out if nothing did (a failure, a cancel), with the `ending` the caller last set."""
+        opened = OpenTurn(self.begin_turn(user_text, origin))
+        try:
+            with acting_for(opened.ticket):
+                yield opened
+        finally:
+            if self.is_open(opened.ticket):
+                self.abandon(opened.ticket, opened.ending)
 
     # -- internals, called with the lock held ---------------------------------------------
 
@@ -311,10 +339,10 @@ class WorkingMemory:
         self._last_applied = turn.number
         return Outcome(Status.APPLIED, tuple(events))
 
-    def _narrow_evidence(self, values: frozenset[str]) -> None:
+    def _narrow_evidence(self, plan: ForgetPlan) -> None:
         """A remaining fact whose quotation also covers a forgotten value keeps only its own declaration."""
         for key, fact in list(self._facts.items()):
-            if any(v in fact.evidence for v in values):
+            if plan.holds(fact.evidence):
                 self._facts[key] = replace(fact, evidence=self._declaration_text.get(key, fact.value))
 
     def _record(self, kind: EventKind, turn: MemoryTurn | None, **fields: object) -> MemoryEvent:

@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 
 from workbench.memory import EventKind, ReasonCode, Status, WorkingMemory, declared_candidates
 from workbench.qualify.suite import Case, Suite, load_suite
-from workbench.runtime.calls import CallLog, CallRecord, current_turn
+from workbench.runtime.calls import CallLog, CallRecord
 from workbench.runtime.failures import explain_failure, rejects_request_format
 from workbench.runtime.models import ModelSet
 from workbench.runtime.usage import Usage, total_usage
@@ -103,13 +103,13 @@ class QualifyStopped(Exception):
 async def _run_case(case: Case, writer: ModelWriter, calls: CallLog, models: ModelSet) -> CaseResult:
     memory = WorkingMemory()
     for text in case.setup:
-        memory.admit(memory.begin_turn(text, "setup"), declared_candidates(text))
+        with memory.open_turn(text, "setup") as setup:
+            memory.admit(setup.ticket, declared_candidates(text))
     origin = f"qualify:{case.id}"  # turn numbers repeat across the cases' fresh memories; ids do not
-    turn = memory.begin_turn(case.message, origin)
-    token = current_turn.set(turn)
     started = time.perf_counter()
     detail = ""
-    try:
+    with memory.open_turn(case.message, origin) as opened:
+        turn = opened.ticket
         try:
             candidates = await writer.propose(case.message)
         except MalformedOutput as exc:
@@ -119,8 +119,6 @@ async def _run_case(case: Case, writer: ModelWriter, calls: CallLog, models: Mod
             outcome = memory.abandon(turn, detail)
         else:
             outcome = memory.admit(turn, candidates)
-    finally:
-        current_turn.reset(token)
     latency = (time.perf_counter() - started) * 1000
     event = outcome.events[0]
     reasons = tuple(str(r.code) for r in event.reasons) if event.kind is EventKind.REJECTED else ()

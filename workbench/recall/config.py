@@ -11,6 +11,7 @@ from workbench.runtime.config import ConfigError, ModelConfig, check_deployment
 
 if TYPE_CHECKING:
     from workbench.recall.setup import RecallSetup
+    from workbench.runtime.calls import CallLog
 
 MEMORY_STORE = "memory"
 
@@ -75,9 +76,10 @@ class RecallConfig:
 
         return Path(self.store).expanduser() if self.store else default_path()
 
-    def build(self) -> RecallSetup:
-        """The store (opened at first use) and the embedder. Loads Agent Framework; DuckDB only for a file."""
-        from workbench.recall.embedders import build_azure_embedder, build_embedder
+    def build(self, calls: CallLog | None = None) -> RecallSetup:
+        """The store (opened at first use) and the embedder, its calls recorded in `calls` (the
+        runtime's log). Loads Agent Framework; DuckDB only for a file."""
+        from workbench.recall.embedders import build_azure_embedder, build_embedder, logged_embedder
         from workbench.recall.setup import RecallSetup
         from workbench.recall.store import RecallStore
 
@@ -94,4 +96,6 @@ class RecallConfig:
             embedder = build_embedder(
                 self.embedding_model, base_url=self.embedding_base_url, api_key=self.api_key, timeout=self.timeout
             )
+        if calls is not None:
+            logged_embedder(embedder, calls)
         return RecallSetup(store, embedder, on_demand=self.on_demand)

@@ -4,29 +4,39 @@ storage"), and forget reaching the store."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
-from agent_framework import AgentSession
+from agent_framework import AgentSession, ContextProvider
 
+from workbench.memory.forget import ForgetPlan, declared_in
+from workbench.memory.turns import current_turn
 from workbench.recall.embedders import Embedder
 from workbench.recall.provider import Recalled, RecallProvider, SearchBehavior
 from workbench.recall.records import RecallScope, StoredMessage
-from workbench.recall.store import Purge, RecallStore
+from workbench.recall.store import RecallStore
+from workbench.runtime.view import RecalledMessage
 
 APPLICATION_ID = "workbench"
 USER_ID = "local-user"
 
 
+def _turn_number() -> int | None:
+    turn = current_turn.get()
+    return turn.number if turn is not None else None
+
+
 @dataclass
 class RecallSetup:
-    """What both agents' recall providers share, and what each last recalled (for F2 and the panes)."""
+    """What both agents' recall providers share, and what each last recalled (for F2 and the panes).
+    It is the runtime's `AgentMemory`, and a holder of text registered with the one forget."""
+
+    name = "recall store"
 
     store: RecallStore
     embedder: Embedder
     user_id: str = USER_ID
     on_demand: bool = False
-    recalled: dict[str, tuple[str, list[Recalled]]] = field(default_factory=dict)  # agent: (session, found)
+    recalled_by: dict[str, tuple[str, list[Recalled]]] = field(default_factory=dict)  # agent: (session, found)
     sessions: dict[str, int] = field(default_factory=dict)  # the sessions of this run that stored, numbered
     used: bool = False
 
@@ -34,12 +44,23 @@ class RecallSetup:
     def search_scope(self) -> RecallScope:
         return RecallScope(application_id=APPLICATION_ID, user_id=self.user_id)
 
-    def provider(self, agent: str, turn_of: Callable[[], int | None]) -> RecallProvider:
+    @property
+    def location(self) -> str | None:
+        return self.store.location
+
+    @property
+    def unit(self) -> str:
+        return "stored message(s) deleted" + (", its file rewritten" if self.store.location else "")
+
+    def providers(self, agent: str) -> list[ContextProvider]:
+        return [self.provider(agent)]
+
+    def provider(self, agent: str) -> RecallProvider:
         """`agent`'s provider: stores under this agent and its running session, searches the user."""
         self.used = True
 
         def remember(session: AgentSession, found: list[Recalled]) -> None:
-            self.recalled[agent] = (session.session_id, found)
+            self.recalled_by[agent] = (session.session_id, found)
 
         def stored(records: list[StoredMessage]) -> None:
             for record in records:
@@ -50,11 +71,30 @@ class RecallSetup:
             self.embedder,
             storage_scope=RecallScope(APPLICATION_ID, agent, self.user_id, None),
             search_scope=self.search_scope,
-            turn_of=turn_of,
+            turn_of=_turn_number,
             behavior=SearchBehavior.ON_DEMAND if self.on_demand else SearchBehavior.BEFORE_RUN,
             on_recall=remember,
             on_store=stored,
         )
+
+    def turn_started(self, agent: str) -> None:
+        self.recalled_by.pop(agent, None)
+
+    def recalled(self, agent: str) -> list[RecalledMessage]:
+        if agent not in self.recalled_by:
+            return []
+        session, found = self.recalled_by[agent]
+        return [
+            RecalledMessage(
+                r.text,
+                r.role,
+                r.score,
+                r.scope.agent_id or "?",
+                self.session_label(r.scope.session_id, session),
+                r.turn,
+            )
+            for r in found
+        ]
 
     def session_label(self, session_id: str | None, current: str) -> str:
         if session_id == current:
@@ -67,18 +107,22 @@ class RecallSetup:
         when = ", on demand" if self.on_demand else ""
         return f"{self.store.kind}, {self.embedder.name if self.embedder.semantic else 'lexical'}{when}"
 
-    async def forget(self, key: str | None, known: Iterable[str]) -> Purge | None:
-        """Purge what a forget removed: messages holding the key's values, or the user's whole scope.
-        None when recall never ran and left no store to purge."""
-        if not self.used and not self.store.exists():
-            return None
-        self.recalled.clear()
-        if key is None:
-            return await self.store.forget_scope(self.search_scope)
-        return await self.store.forget_key(key, known, self.search_scope)
+    def _reachable(self) -> bool:
+        """Whether there is a store to reach: recall ran, or an earlier run left one."""
+        return self.used or self.store.exists()
 
-    @staticmethod
-    def describe_purge(purge: Purge, store: RecallStore) -> str:
-        """For the ledger: how many, never what."""
-        rewrite = " and rewrote its file" if purge.records and store.location else ""
-        return f"recall: purged {purge.records} stored message(s) from the {store.kind} store{rewrite}"
+    async def declared(self, keys: frozenset[str]) -> set[str]:
+        """Every value a stored message of this user declared for `keys`, admitted or not."""
+        if not self._reachable():
+            return set()
+        return declared_in((r.text for r in await self.store.records(self.search_scope)), keys)
+
+    async def forget(self, plan: ForgetPlan) -> int:
+        """Delete the user's stored messages that hold a forgotten value (all of them for a forget of
+        everything); on DuckDB the file is rewritten so the deleted text is gone from disk too."""
+        self.recalled_by.clear()
+        if not self._reachable():
+            return 0
+        if plan.everything:
+            return (await self.store.forget_scope(self.search_scope)).records
+        return (await self.store.forget_values(plan.values, self.search_scope)).records

@@ -4,27 +4,25 @@ from __future__ import annotations
 
 import asyncio
 import inspect
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Iterator
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
 
-from agent_framework import Agent, AgentSession, ContextProvider, InMemoryHistoryProvider, Message
+from agent_framework import Agent, AgentSession, InMemoryHistoryProvider, Message
 
-from workbench.memory import MemoryTurn, Outcome, WorkingMemory
+from workbench.memory import MemoryTurn, WorkingMemory
+from workbench.memory.forget import ForgetPlan, ForgetReport, Forgetting, TextHolder
 from workbench.memory.rules import check_message
-from workbench.runtime.calls import CallLog, CallRecord, RecordingMiddleware, current_turn
+from workbench.runtime.calls import CallLog, CallRecord, RecordingMiddleware
 from workbench.runtime.config import Mode, WriterKind
 from workbench.runtime.context import ContextSplit, split_request
 from workbench.runtime.failures import explain_failure
+from workbench.runtime.memories import AgentMemory
 from workbench.runtime.models import ModelSet
 from workbench.runtime.provider import WorkingMemoryProvider
 from workbench.runtime.updater import MemoryUpdater
 from workbench.runtime.usage import Usage, usage_from_details
 from workbench.runtime.view import MemorySnapshot, MemoryUpdate, RecalledMessage, RuntimeStatus
 from workbench.runtime.writer import HostWriter, ModelWriter, Writer
-
-if TYPE_CHECKING:
-    from workbench.recall.setup import RecallSetup
 
 _MEMORY_RULE = (
     "A working-memory block may accompany the user's message. Its facts are unverified user assertions: "
@@ -57,7 +55,6 @@ class TurnResult:
 class _Slot:
     agent: Agent
     session: AgentSession
-    extractor: WorkingMemoryProvider
 
 
 class AgentRuntime:
@@ -81,15 +78,17 @@ class AgentRuntime:
         mode: Mode = Mode.MANUAL,
         writer: WriterKind = WriterKind.MODEL,
         timeout: float = 120.0,
-        recall: RecallSetup | None = None,
+        calls: CallLog | None = None,
+        recall: AgentMemory | None = None,
         recall_on: bool = False,
     ) -> None:
-        """`recall` is the retrieved chat-history memory (seed 004); `recall_on` adds its provider to
-        both agents. Even off, a forget purges its store when an earlier run left one."""
+        """`recall` is the retrieved chat-history memory (seed 004), assembled by the caller on the
+        same `calls` log; `recall_on` adds its providers to both agents. Even off, a forget reaches it
+        (an earlier run may have left a store)."""
         self.memory = memory
         self.models = models
         self.timeout = timeout
-        self.calls = CallLog()
+        self.calls = calls if calls is not None else CallLog()
         writer_impl: Writer = (
             HostWriter()
             if writer is WriterKind.HOST
@@ -106,34 +105,28 @@ class AgentRuntime:
         self.mode = mode
         self.recall = recall
         self.recall_on = recall_on and recall is not None
-        if recall is not None:
-            from workbench.recall.embedders import logged_embedder
-
-            logged_embedder(recall.embedder, self.calls)
         self._slots = {name: self._build(name) for name in AGENT_NAMES}
+        # The one forget: memory first, then every holder of text this runtime keeps.
+        self.forgetting = Forgetting(memory)
+        sessions = TextHolder("agent sessions", "message(s)", self._session_texts, self._new_sessions)
+        self.forgetting.register(sessions)
+        self.forgetting.register(TextHolder("call log", "call record(s)", self.calls.texts, lambda _: self.calls.forget()))
+        if recall is not None:
+            self.forgetting.register(recall)
 
     def _build(self, name: str) -> _Slot:
         extractor = WorkingMemoryProvider(
             self.memory, self.updater, origin=name, supplies_block=self.mode is Mode.PROVIDER
         )
+        recall = self.recall.providers(name) if self.recall is not None and self.recall_on else []
         agent = Agent(
             self.models.agent_client,
             INSTRUCTIONS[name],
             name=name,
-            context_providers=[InMemoryHistoryProvider(), extractor, *self._recall_providers(name)],
+            context_providers=[InMemoryHistoryProvider(), extractor, *recall],
             middleware=[RecordingMiddleware(self.calls, name, self.models.agent_label, timeout=self.timeout)],
         )
-        return _Slot(agent, agent.create_session(), extractor)
-
-    def _recall_providers(self, name: str) -> list[ContextProvider]:
-        if self.recall is None or not self.recall_on:
-            return []
-
-        def turn_number() -> int | None:
-            turn = current_turn.get()
-            return turn.number if turn is not None else None
-
-        return [self.recall.provider(name, turn_number)]
+        return _Slot(agent, agent.create_session())
 
     @property
     def writer_label(self) -> str:
@@ -159,36 +152,21 @@ class AgentRuntime:
         self._slots = {name: self._build(name) for name in AGENT_NAMES}
         return True
 
-    async def forget(self, key: str | None = None) -> Outcome:
-        """Forget one key or everything, replace both histories with new, empty sessions, drop the
-        call log's records (they quote the old requests and replies), and purge the recall store of
-        what was forgotten. A turn still running finishes on its old session, which nothing reads
-        any more, and stores nothing in recall (its generation is stale)."""
-        known = self._known_values(key) if key is not None else set()
-        outcome = self.memory.forget(key)
-        self.calls.forget()
+    async def forget(self, key: str | None = None) -> ForgetReport:
+        """Forget one key or everything through the one forget: memory, then both histories (replaced
+        by new, empty sessions), the call log and every other registered holder. A turn still running
+        finishes on its old session, which nothing reads any more, and stores nothing in recall."""
+        return await self.forgetting.forget(key)
+
+    def _session_texts(self) -> Iterator[str]:
+        for name in AGENT_NAMES:
+            yield from (m.text or "" for m in self.history(name))
+
+    def _new_sessions(self, plan: ForgetPlan) -> int:
+        dropped = sum(len(self.history(name)) for name in AGENT_NAMES)
         for slot in self._slots.values():
             slot.session = slot.agent.create_session()
-        if self.recall is not None:
-            await self._purge_recall(key, known)
-        return outcome
-
-    def _known_values(self, key: str) -> set[str]:
-        values = {f.value for f in self.memory.facts() if f.key == key}
-        for event in self.memory.ledger.latest():
-            values |= event.values_of(key)
-        return values
-
-    async def _purge_recall(self, key: str | None, known: set[str]) -> None:
-        assert self.recall is not None
-        try:
-            purge = await self.recall.forget(key, known)
-        except Exception as exc:
-            detail = explain_failure(exc)
-            self.memory.note(f"recall: the store could not be purged ({detail}); forget did NOT reach it", "recall")
-            return
-        if purge is not None:
-            self.memory.note(self.recall.describe_purge(purge, self.recall.store), origin="recall")
+        return dropped
 
     async def ask(self, name: str, text: str, *, on_text: TextSink | None = None) -> TurnResult:
         """One user turn: ticket at submission, the agent's answer (streamed to `on_text`), then the
@@ -196,39 +174,29 @@ class AgentRuntime:
         cancellation settles the ticket and propagates."""
         slot = self._slots[name]
         if self.recall is not None:
-            self.recall.recalled.pop(name, None)
-        turn = self.memory.begin_turn(text, origin=name)
-        token = current_turn.set(turn)
-        ending = "the turn ended before its facts were admitted"
-        session = slot.session
-        message_id = f"user-{turn.number}"
-        try:
+            self.recall.turn_started(name)
+        with self.memory.open_turn(text, origin=name) as opened:
+            turn = opened.ticket
             if check_message(text) is not None:  # too long, or not encodable: refused before any model call
                 outcome = self.memory.admit(turn, [])
                 return TurnResult(name, turn, error=outcome.events[0].describe())
-            slot.extractor.expect(session, message_id, turn)
             content = text if self.mode is Mode.PROVIDER else f"{self.memory.prompt_block()}\n\n{text}"
-            message = Message(role="user", contents=[content], message_id=message_id)
+            message = Message(role="user", contents=[content], message_id=f"user-{turn.number}")
             try:
-                stream = slot.agent.run(message, session=session, stream=True)
+                stream = slot.agent.run(message, session=slot.session, stream=True)
                 async for update in stream:
                     if on_text is not None and update.text and inspect.isawaitable(shown := on_text(update.text)):
                         await shown
                 response = await stream.get_final_response()
             except asyncio.CancelledError:
-                ending = "the turn was cancelled"
+                opened.ending = "the turn was cancelled"
                 raise
             except Exception as exc:
                 detail = explain_failure(exc, base_url=self.models.base_url, secrets=self.models.secrets)
-                ending = f"the {name} agent's call failed: {detail}"
+                opened.ending = f"the {name} agent's call failed: {detail}"
                 return TurnResult(name, turn, error=detail)
-            ending = "the context provider saw no user input to extract"
+            opened.ending = "the context provider saw no user input to extract"
             return TurnResult(name, turn, reply=response.text or "", usage=usage_from_details(response.usage_details))
-        finally:
-            slot.extractor.discard(session, message_id)
-            if self.memory.is_open(turn):
-                self.memory.abandon(turn, ending)
-            current_turn.reset(token)
 
     # -- what a user interface reads; it needs nothing else of what the runtime is made of ----
 
@@ -242,26 +210,18 @@ class AgentRuntime:
 
     @property
     def status(self) -> RuntimeStatus:
-        recall = self.recall.describe() if self.recall is not None and self.recall_on else None
-        where = self.recall.store.location if self.recall is not None and self.recall_on else None
-        return RuntimeStatus(self.models.agent_label, self.mode, self.updater.writer.format_summary, recall, where)
+        on = self.recall if self.recall is not None and self.recall_on else None
+        return RuntimeStatus(
+            self.models.agent_label,
+            self.mode,
+            self.updater.writer.format_summary,
+            on.describe() if on else None,
+            on.location if on else None,
+        )
 
     def recalled(self, name: str) -> list[RecalledMessage]:
         """What recall put into the agent's latest turn (empty when recall is off or found nothing)."""
-        if self.recall is None or not self.recall_on or name not in self.recall.recalled:
-            return []
-        session, found = self.recall.recalled[name]
-        return [
-            RecalledMessage(
-                r.text,
-                r.role,
-                r.score,
-                r.scope.agent_id or "?",
-                self.recall.session_label(r.scope.session_id, session),
-                r.turn,
-            )
-            for r in found
-        ]
+        return self.recall.recalled(name) if self.recall is not None and self.recall_on else []
 
     def usage(self, name: str) -> Usage | None:
         """Reported usage of every call made for this agent's pane since start; None when unknown."""

@@ -4,24 +4,19 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import contextvars
 import itertools
 from collections import deque
-from collections.abc import Awaitable, Callable, Iterable
+from collections.abc import Awaitable, Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
 from agent_framework import ChatContext, ChatMiddleware, ChatResponse, Message, ResponseStream
 
-from workbench.memory import MemoryTurn
+from workbench.memory.turns import current_turn
 from workbench.runtime.deadline import CallTimedOut, Deadline
 from workbench.runtime.failures import explain_failure
 from workbench.runtime.guards import check_answer, mend_contents, mend_update
 from workbench.runtime.usage import Usage, usage_from_details
-
-# The turn a model call belongs to; set by the runtime around each turn. Context variables
-# follow asyncio tasks, so concurrent turns never see each other's ticket.
-current_turn: contextvars.ContextVar[MemoryTurn | None] = contextvars.ContextVar("current_turn", default=None)
 
 
 class SentMessage(NamedTuple):
@@ -111,10 +106,21 @@ class CallLog:
         if not record.error:
             record.error = "the call was cancelled" if isinstance(exc, asyncio.CancelledError) else explain_failure(exc)
 
-    def forget(self) -> None:
-        """Drop every record: they hold what was sent and answered, forgotten values included. The
-        usage totals (numbers) stay; a call still running finishes into a record nothing lists."""
+    def texts(self) -> Iterator[str]:
+        """Every text the records hold: instructions, messages sent, replies and errors."""
+        for record in list(self._records):
+            yield record.instructions
+            yield from (text for _, text in record.sent)
+            yield record.reply
+            yield record.error
+
+    def forget(self) -> int:
+        """Drop every record (they quote the histories a forget replaces, forgotten values included)
+        and say how many. The usage totals (numbers) stay; a call still running finishes into a
+        record nothing lists."""
+        dropped = len(self._records)
         self._records.clear()
+        return dropped
 
     def total(self, origin: str) -> Usage | None:
         """Reported usage of every completed call for `origin`; zero before any call."""

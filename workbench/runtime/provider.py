@@ -6,7 +6,8 @@ from typing import Any
 
 from agent_framework import AgentSession, ContextProvider, Message, SessionContext, SupportsAgentRun
 
-from workbench.memory import MemoryTurn, WorkingMemory
+from workbench.memory import WorkingMemory
+from workbench.memory.turns import current_turn
 from workbench.runtime.updater import MemoryUpdater
 
 
@@ -26,9 +27,9 @@ class WorkingMemoryProvider(ContextProvider):
 
     Extraction runs in `after_run`, before the history provider stores the exchange (providers run
     `after_run` in reverse order), so a turn that fails or is cancelled during extraction leaves
-    the history as it was. One provider serves every session: which ticket a run's message carries
-    is kept in that session's state, keyed by message id, so concurrent runs of one session never
-    share or overwrite a ticket. The tickets themselves live in working memory.
+    the history as it was. The ticket a run settles is the current turn its caller opened with
+    `WorkingMemory.open_turn` (it follows the run's task, so concurrent runs never share one); a run
+    with no open ticket of its own, in provider mode, opens one for the message as sent.
     """
 
     SOURCE_ID = "working_memory"
@@ -42,19 +43,6 @@ class WorkingMemoryProvider(ContextProvider):
         self._origin = origin
         self._supplies_block = supplies_block
 
-    def _tickets(self, session: AgentSession) -> dict[str, int]:
-        state: dict[str, Any] = session.state.setdefault(self.source_id, {})
-        tickets: dict[str, int] = state.setdefault("tickets", {})
-        return tickets
-
-    def expect(self, session: AgentSession, message_id: str, turn: MemoryTurn) -> None:
-        """The run of `session` whose input has `message_id` settles `turn` (issued at submission)."""
-        self._tickets(session)[message_id] = turn.number
-
-    def discard(self, session: AgentSession, message_id: str) -> None:
-        """Forget the expectation of a run that ended without `after_run` (a failure, a cancel)."""
-        self._tickets(session).pop(message_id, None)
-
     async def before_run(
         self, *, agent: SupportsAgentRun, session: AgentSession, context: SessionContext, state: dict[str, Any]
     ) -> None:
@@ -64,20 +52,16 @@ class WorkingMemoryProvider(ContextProvider):
     async def after_run(
         self, *, agent: SupportsAgentRun, session: AgentSession, context: SessionContext, state: dict[str, Any]
     ) -> None:
-        tickets: dict[str, int] = state.get("tickets", {})
-        for message in filter(is_external_user_input, context.input_messages):
-            number = tickets.pop(message.message_id or "", None)
-            turn = self._memory.ticket(number) if number is not None else None
-            if turn is not None:
-                await self._updater.update(turn)  # the ticket's owner settles it if this is cancelled
-            elif self._supplies_block:
-                # Input from a caller that issued no ticket: extract from the message as sent.
-                await self._extract_unticketed(message.text or "")
-
-    async def _extract_unticketed(self, text: str) -> None:
-        turn = self._memory.begin_turn(text, self._origin)
-        try:
-            await self._updater.update(turn)
-        finally:
+        inputs = [m for m in context.input_messages if is_external_user_input(m)]
+        if not inputs:
+            return
+        turn = current_turn.get()
+        if turn is not None:
             if self._memory.is_open(turn):
-                self._memory.abandon(turn, "the run ended before its facts were admitted")
+                await self._updater.update(turn)  # the turn's owner settles it if this is cancelled
+            return
+        for message in inputs if self._supplies_block else ():
+            # Input from a caller that opened no turn: extract from each message as sent.
+            with self._memory.open_turn(message.text or "", self._origin) as opened:
+                opened.ending = "the run ended before its facts were admitted"
+                await self._updater.update(opened.ticket)

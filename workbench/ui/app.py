@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import gc
-import json
 from collections import deque
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
@@ -34,11 +33,12 @@ from workbench.ui.drift_screen import DriftScreen
 from workbench.ui.facts import FactPanel, ForgetRequested, MemoryView
 from workbench.ui.paste import install_paste_guard
 from workbench.ui.screens import CallsScreen, ConfirmForget, HelpScreen
-from workbench.ui.transcript import Transcript
 from workbench.ui.typing import TypingClock
 
 if TYPE_CHECKING:
     from workbench.runtime import AgentRuntime, MemoryUpdate
+    from workbench.session.controller import SessionController
+    from workbench.session.transcript import Transcript
     from workbench.ui.export_screen import ExportRequest
 
 # Where "Export conversation as chronology" proposes to write, relative to the working directory.
@@ -103,8 +103,7 @@ class WorkbenchApp(App[None]):
         self._start = start
         self._start_error: str | None = None
         self._unsubscribe: Callable[[], None] = lambda: None
-        # What the user said to each pane and every forget, for the drift lab (scrubbed by forget).
-        self.transcript = Transcript()
+        self._session: SessionController | None = None
         # Where the user last typed: a pane draws its finished answer, and the panel a turn's batch,
         # in a pause in typing elsewhere.
         self.typing = TypingClock()
@@ -175,7 +174,21 @@ class WorkbenchApp(App[None]):
         self._connect_runtime()
         _settle_the_heap()
 
+    @property
+    def session(self) -> SessionController:
+        if self._session is None:
+            raise RuntimeError("the agent runtime is not running")
+        return self._session
+
+    @property
+    def transcript(self) -> Transcript:
+        """What the user said to each pane and every forget, for the drift lab (scrubbed by forget)."""
+        return self.session.transcript
+
     def _connect_runtime(self) -> None:
+        from workbench.session.controller import SessionController
+
+        self._session = SessionController(self.runtime)
         self._show_status()
         self._unsubscribe = self.runtime.subscribe(self._post_memory_update)
         self.query_one(FactPanel).view = MemoryView(self.runtime.snapshot())
@@ -228,6 +241,8 @@ class WorkbenchApp(App[None]):
         if notes:
             self._show_status()
         for note in notes:
+            if note.origin == "forget":
+                continue  # what a forget reached: the ledger says it; the forget itself is notified
             title = "Recall" if note.origin == "recall" else "Writer format"
             self.notify(note.describe(), title=title, markup=False)
         origins = {e.origin for e in events}
@@ -284,9 +299,8 @@ class WorkbenchApp(App[None]):
         if pane.busy:
             self.notify(f"The {pane.agent} agent is still answering: wait, or press Esc to cancel.", severity="warning")
             return
-        runtime, agent = self.runtime, pane.agent
-        pane.start_turn(text, lambda on_text: runtime.ask(agent, text, on_text=on_text))
-        self.transcript.said(agent, text)
+        session, agent = self.session, pane.agent
+        pane.start_turn(text, lambda on_text: session.ask(agent, text, on_text))
 
     @on(ChatPane.TurnEnded)
     async def _turn_ended(self, event: ChatPane.TurnEnded) -> None:
@@ -350,14 +364,7 @@ class WorkbenchApp(App[None]):
         self.push_screen(ConfirmForget(request.key, value, kept=len(facts) - 1), callback=confirmed)
 
     async def forget(self, key: str | None) -> None:
-        # Every value the forget removes, replaced and evicted ones included, not only the current.
-        snapshot = self.runtime.snapshot()
-        values = {f.value for f in snapshot.facts if key in (None, f.key)}
-        for event in snapshot.ledger:
-            if event.key is not None and key in (None, event.key):
-                values |= event.values_of(event.key)
-        await self.runtime.forget(key)
-        self.transcript.forgot(key, sorted(values, key=len, reverse=True))
+        await self.session.forget(key)
         what = f"forget {key}" if key else "forget (every fact)"
         for agent in ("support", "logs"):
             await self.pane(agent).replace_history(
@@ -431,11 +438,7 @@ class WorkbenchApp(App[None]):
         from workbench.drift import ChronologyError
 
         try:
-            self.transcript.chronology(request.probes)  # the file must load back
-            Path(request.path).write_text(
-                json.dumps(self.transcript.to_file(request.probes), indent=2, ensure_ascii=False) + "\n",
-                encoding="utf-8",
-            )
+            exported = self.session.export(request.path, request.probes)
         except ChronologyError as exc:
             self.notify("\n".join(exc.problems), title="Not exported", severity="error", markup=False)
             return
@@ -447,9 +450,8 @@ class WorkbenchApp(App[None]):
                 markup=False,
             )
             return
-        steps, probes = len(self.transcript.entries), len(request.probes)
         self.notify(
-            f"{steps} steps, {probes} probe(s): workbench drift --chronology {request.path}",
+            f"{exported.steps} steps, {exported.probes} probe(s): workbench drift --chronology {request.path}",
             title="Chronology exported",
             markup=False,
         )
@@ -460,7 +462,7 @@ class WorkbenchApp(App[None]):
         if self._unavailable():
             return
         try:
-            chronology = self.transcript.chronology([i for i, _, _ in self.transcript.questions()])
+            chronology = self.session.chronology()
         except ChronologyError as exc:
             self.notify(
                 "Ask at least one question (a message that declares nothing) to give the lab a probe. "

@@ -23,11 +23,11 @@ from workbench.ui.literal import literal, visible
 from workbench.ui.typing import TypingClock
 
 if TYPE_CHECKING:
-    from workbench.runtime import TurnResult
+    from workbench.session.controller import TurnOutcome
     from workbench.ui.replies import AgentReply
 
 # Runs one turn, streaming the answer's pieces to the callable it is given.
-Ask = Callable[[Callable[[str], Awaitable[None]]], Awaitable["TurnResult"]]
+Ask = Callable[[Callable[[str], Awaitable[None]]], Awaitable["TurnOutcome"]]
 
 
 class UserMessage(Static):
@@ -170,7 +170,7 @@ class ChatPane(Vertical):
         answer: str | None = None
         try:
             await self._show(user, reply)
-            result = await ask(reply.add)
+            result = (await ask(reply.add)).result
             if result.ok:
                 answer = result.reply
             else:

@@ -1,0 +1,106 @@
+"""The one forget's plan: what it removes, and how every holder scrubs text with it."""
+
+import pytest
+
+from tests.memory.helpers import say
+from workbench.memory import WorkingMemory
+from workbench.memory.forget import FORGOTTEN, ForgetPlan, Forgetting, TextHolder, declared_in
+
+
+def plan(key: str | None, *values: str) -> ForgetPlan:
+    keys = frozenset({key}) if key else frozenset({"module", "version"})
+    return ForgetPlan(key, keys, frozenset(values))
+
+
+def test_a_value_is_scrubbed_whole_never_inside_another_word_or_number():
+    text = "module=Billing; database=SQL Server 2022; version=2"
+    assert plan("version", "2").scrub(text) == f"module=Billing; database=SQL Server 2022; version={FORGOTTEN}"
+    assert plan("version", "2").scrub("step 2 of 2.5, v2, 22, 2") == f"step {FORGOTTEN} of 2.5, v2, 22, {FORGOTTEN}"
+    assert plan("module", "Bill").scrub("Billing and Bill") == f"Billing and {FORGOTTEN}"
+
+
+def test_declarations_of_the_key_are_blanked_whatever_their_value_and_spacing():
+    text = "version = 7 ;module=Billing\nversion=9"
+    assert plan("version").scrub(text) == f"version = {FORGOTTEN} ;module=Billing\nversion={FORGOTTEN}"
+
+
+def test_values_match_whatever_their_case_and_text_without_them_is_untouched():
+    p = plan("database", "PostgreSQL")
+    assert p.scrub("we moved off postgresql last year") == f"we moved off {FORGOTTEN} last year"
+    assert p.scrub("nothing here") == "nothing here"
+    assert p.holds("POSTGRESQL!") and not p.holds("PostgreSQL2")
+
+
+def test_values_that_begin_or_end_with_punctuation_are_matched_as_written():
+    p = plan("log", "/var/log/billing.log")
+    assert p.scrub("see /var/log/billing.log.") == f"see {FORGOTTEN}."
+
+
+def test_declared_values_come_from_every_declaration_not_only_the_last():
+    texts = ["priority=P9; module=A", "priority = P1", "no declaration", "module=B"]
+    assert declared_in(texts, frozenset({"priority"})) == {"P9", "P1"}
+
+
+def test_memory_plans_current_replaced_and_evicted_values_and_what_holders_declared():
+    memory = WorkingMemory()
+    say(memory, "module=Reporting; database=PostgreSQL")
+    say(memory, "module=Billing")
+    assert memory.plan("module", ["Invoicing"]).values == {"Reporting", "Billing", "Invoicing"}
+    assert memory.plan(None).values == {"Reporting", "Billing", "PostgreSQL"}
+
+
+class Kept:
+    """A holder of text as the product's holders are: it applies the plan it is given."""
+
+    def __init__(self, name: str, texts: list[str]) -> None:
+        self.texts = texts
+        self.holder = TextHolder(name, "text(s)", lambda: self.texts, self.apply)
+        self.plans: list[ForgetPlan] = []
+
+    def apply(self, plan: ForgetPlan) -> int:
+        self.plans.append(plan)
+        scrubbed = [plan.scrub(t) for t in self.texts]
+        changed = sum(a != b for a, b in zip(self.texts, scrubbed, strict=True))
+        self.texts = scrubbed
+        return changed
+
+
+async def test_every_holder_applies_the_same_plan_and_the_report_counts_without_values():
+    memory = WorkingMemory()
+    say(memory, "priority=P2")
+    forgetting = Forgetting(memory)
+    first, second = Kept("first", ["priority=P9; module=A and P9"]), Kept("second", ["P2 was said", "other"])
+    forgetting.register(first.holder)
+    forgetting.register(second.holder)
+    report = await forgetting.forget("priority")
+    assert first.plans == second.plans and first.plans[0].values == {"P2", "P9"}
+    assert first.texts == [f"priority={FORGOTTEN}; module=A and {FORGOTTEN}"]
+    assert second.texts == [f"{FORGOTTEN} was said", "other"]
+    assert report.counts == {"first": "1 text(s)", "second": "1 text(s)"}
+    note = memory.ledger.latest(1)[0].describe()
+    assert "first: 1 text(s)" in note and "P9" not in note and "P2" not in note
+
+
+async def test_a_failing_holder_does_not_keep_the_forget_from_the_others_and_its_error_is_scrubbed():
+    memory = WorkingMemory()
+    forgetting = Forgetting(memory)
+
+    async def broken(plan: ForgetPlan) -> int:
+        raise OSError("disk full while deleting customer Contoso")
+
+    forgetting.register(TextHolder("broken", "row(s)", lambda: ["customer=Contoso"], broken))
+    after = Kept("after", ["customer=Contoso"])
+    forgetting.register(after.holder)
+    report = await forgetting.forget("customer")
+    assert after.texts == [f"customer={FORGOTTEN}"]
+    assert "Contoso" not in report.failures["broken"] and "disk full" in report.failures["broken"]
+    assert "Contoso" not in memory.ledger.latest(1)[0].describe()
+
+
+def test_a_holder_is_registered_once():
+    forgetting = Forgetting(WorkingMemory())
+    unregister = forgetting.register(Kept("one", []).holder)
+    with pytest.raises(ValueError, match="already registered"):
+        forgetting.register(Kept("one", []).holder)
+    unregister()
+    assert forgetting.holders == ()

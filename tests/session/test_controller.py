@@ -1,0 +1,67 @@
+"""The session without the app: one forget reaches every holder, and the export keeps values whole."""
+
+import json
+import os
+import stat
+from pathlib import Path
+
+from tests.support.residue import residue
+from workbench.drift import load_chronology_file, run_drift
+from workbench.memory import WorkingMemory
+from workbench.runtime import AgentRuntime, ModelConfig, build_models
+from workbench.session.controller import SessionController
+
+CORRECTION = "module=Billing; database=SQL Server 2022; version=2"
+SIX_KEYS = "priority=P9; module=A; database=B; version=C; environment=D; customer=E"
+
+
+def session() -> SessionController:
+    return SessionController(AgentRuntime(WorkingMemory(), build_models(ModelConfig())))
+
+
+async def test_every_holder_of_text_is_registered_with_the_one_forget():
+    assert session().runtime.forgetting.holders == ("agent sessions", "call log", "transcript")
+
+
+async def test_the_export_after_forget_version_keeps_sql_server_2022_whole(tmp_path: Path):
+    controller = session()
+    await controller.ask("support", CORRECTION)
+    rejected = await controller.ask("support", SIX_KEYS)
+    assert rejected.result.ok and "P9" not in {f.value for f in controller.runtime.memory.facts()}
+    await controller.ask("logs", "Which database is affected?")
+    report = await controller.forget("version")
+    assert set(report.counts) == {"agent sessions", "call log", "transcript"} and not report.failures
+    await controller.forget("priority")  # P9 was never admitted: a rejected batch declared it
+
+    path = tmp_path / "conversation.json"
+    exported = controller.export(str(path), [2])
+    text = path.read_text(encoding="utf-8")
+    steps = json.loads(text)["steps"]
+    assert steps[0] == {"say": "module=Billing; database=SQL Server 2022; version=(forgotten)"}
+    assert "version=2" not in text and "P9" not in text and "SQL Server 2022" in text
+    assert exported.steps == len(steps) == 5
+
+    lab = await run_drift(build_models(ModelConfig()), chronology=load_chronology_file(path))
+    (expectation,) = lab.chronology.expectations
+    assert expectation.current.get("database") == "SQL Server 2022"
+
+    found = residue(["version=2", "P9"], controller)
+    assert found == {}, found
+
+
+async def test_an_export_is_readable_by_the_user_only_whatever_the_umask(tmp_path: Path):
+    controller = session()
+    await controller.ask("support", "Where are the logs?")
+    folder = tmp_path / "shared"
+    folder.mkdir(mode=0o755)
+    previous = os.umask(0o022)
+    try:
+        controller.export(str(folder / "out.json"), [0])
+    finally:
+        os.umask(previous)
+    assert stat.S_IMODE((folder / "out.json").stat().st_mode) == 0o600
+
+
+async def test_a_message_the_contract_cannot_read_is_refused_in_words():
+    assert session().refusal("x" * 5000) == "the message has 5000 characters; at most 4096 are read"
+    assert session().refusal("fine") is None

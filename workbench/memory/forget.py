@@ -1,0 +1,183 @@
+"""One forget: what it removes is worked out once, here, and every holder of text applies that plan.
+
+A forget of a key removes every value the store knew for it (current, replaced, evicted) and every
+value any text a holder keeps declared for it (admitted or not: a rejected batch's `priority=P9` is
+forgotten too). A forget of everything removes every allowed key. Each holder of user or model text
+(agent sessions, call log, transcript, recall store, input undo, any memory added later) registers
+with `Forgetting` and applies the same `ForgetPlan`. Scrubbing blanks whole declarations and whole
+occurrences of a value, never a piece of another word or number: forgetting `version=2` leaves
+`SQL Server 2022` whole. A forget reports counts per holder, never the values.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import inspect
+import re
+from collections.abc import Awaitable, Callable, Iterable
+from dataclasses import dataclass, field
+from functools import cached_property
+from typing import TYPE_CHECKING, Protocol
+
+from workbench.memory.contract import ALLOWED_KEYS, parse_message
+from workbench.text import clip
+
+if TYPE_CHECKING:
+    from workbench.memory.store import Outcome, WorkingMemory
+
+FORGOTTEN = "(forgotten)"
+_SEGMENTS = re.compile(r"(;|\r\n|\n)")
+_WORD_EDGE = re.compile(r"\w")
+# A holder's failure is shown in the ledger; its text is scrubbed and bounded like any echo.
+_FAILURE_CHARS = 300
+
+
+def _occurrence(value: str) -> str:
+    """`value` as a pattern that matches it whole: not inside a longer word or number."""
+    before = r"(?<!\w)(?<!\d[.,])" if _WORD_EDGE.match(value[0]) else ""
+    after = r"(?!\w)(?![.,]\d)" if _WORD_EDGE.match(value[-1]) else ""
+    return f"{before}{re.escape(value)}{after}"
+
+
+@dataclass(frozen=True)
+class ForgetPlan:
+    """What one forget removes. `key` is None for a forget of everything."""
+
+    key: str | None
+    keys: frozenset[str]
+    values: frozenset[str]
+
+    @property
+    def everything(self) -> bool:
+        return self.key is None
+
+    @cached_property
+    def _pattern(self) -> re.Pattern[str] | None:
+        if not self.values:
+            return None
+        longest_first = sorted(self.values, key=len, reverse=True)
+        return re.compile("|".join(_occurrence(v) for v in longest_first), re.IGNORECASE)
+
+    def holds(self, text: str) -> bool:
+        """Whether `text` holds a forgotten value whole, or declares a forgotten key."""
+        if self._pattern is not None and self._pattern.search(text):
+            return True
+        return bool(self.keys.intersection(parse_message(text).declarations))
+
+    def scrub(self, text: str) -> str:
+        """`text` with each declaration of a forgotten key blanked and each whole occurrence of a
+        forgotten value replaced by "(forgotten)". Text that holds neither comes back unchanged."""
+        if "=" in text and self.keys.intersection(parse_message(text).declarations):
+            text = "".join(self._blank_declaration(part) for part in _SEGMENTS.split(text))
+        return text if self._pattern is None else self._pattern.sub(FORGOTTEN, text)
+
+    def _blank_declaration(self, segment: str) -> str:
+        key, sep, value = segment.partition("=")
+        if not sep or key.strip() not in self.keys or not value.strip():
+            return segment
+        lead = value[: len(value) - len(value.lstrip())]
+        trail = value[len(value.rstrip()) :]
+        return f"{key}={lead}{FORGOTTEN}{trail}"
+
+
+def declared_in(texts: Iterable[str], keys: frozenset[str]) -> set[str]:
+    """Every value the `texts` declare for `keys` (`key=value`, any declaration, not only the last)."""
+    found: set[str] = set()
+    for text in texts:
+        if "=" not in text:
+            continue
+        for part in _SEGMENTS.split(text):
+            key, sep, value = part.partition("=")
+            if sep and key.strip() in keys and value.strip():
+                found.add(value.strip())
+    return found
+
+
+class Holder(Protocol):
+    """Anything that keeps user or model text. `declared` tells the plan what values its text declares
+    for the keys; `forget` applies the plan and returns how many of its `unit` it removed or scrubbed."""
+
+    @property
+    def name(self) -> str: ...
+
+    @property
+    def unit(self) -> str: ...
+
+    async def declared(self, keys: frozenset[str]) -> set[str]: ...
+
+    async def forget(self, plan: ForgetPlan) -> int: ...
+
+
+@dataclass(frozen=True)
+class TextHolder:
+    """A holder made of two functions: the texts it keeps now, and how it applies a plan."""
+
+    name: str
+    unit: str
+    texts: Callable[[], Iterable[str]]
+    apply: Callable[[ForgetPlan], int | Awaitable[int]]
+
+    async def declared(self, keys: frozenset[str]) -> set[str]:
+        return declared_in(self.texts(), keys)
+
+    async def forget(self, plan: ForgetPlan) -> int:
+        done = self.apply(plan)
+        return await done if inspect.isawaitable(done) else done
+
+
+@dataclass(frozen=True)
+class ForgetReport:
+    """What a forget did: memory's outcome, and per holder a count (or why it could not reach it)."""
+
+    outcome: Outcome
+    counts: dict[str, str] = field(default_factory=dict)
+    failures: dict[str, str] = field(default_factory=dict)
+
+    def describe(self) -> str:
+        reached = ", ".join(f"{name}: {count}" for name, count in self.counts.items()) or "nothing else"
+        missed = "".join(f"; {name} NOT reached ({why})" for name, why in self.failures.items())
+        return f"forget reached {reached}{missed}"
+
+
+class Forgetting:
+    """The one place a forget goes through: working memory first (so no earlier ticket can bring a
+    value back), then every registered holder with the same plan, in registration order."""
+
+    def __init__(self, memory: WorkingMemory) -> None:
+        self._memory = memory
+        self._holders: list[Holder] = []
+
+    @property
+    def holders(self) -> tuple[str, ...]:
+        return tuple(h.name for h in self._holders)
+
+    def register(self, holder: Holder) -> Callable[[], None]:
+        """Add a holder; returns the function that removes it again."""
+        if any(h.name == holder.name for h in self._holders):
+            raise ValueError(f"a holder named {holder.name} is already registered")
+        self._holders.append(holder)
+        return lambda: self._holders.remove(holder) if holder in self._holders else None
+
+    async def plan(self, key: str | None) -> ForgetPlan:
+        keys = ALLOWED_KEYS if key is None else frozenset({key})
+        declared: set[str] = set()
+        for holder in list(self._holders):
+            declared |= await holder.declared(keys)
+        return self._memory.plan(key, declared)
+
+    async def forget(self, key: str | None) -> ForgetReport:
+        """Plan, apply to memory, then to every holder. Once memory has forgotten, the holders are
+        reached even if the caller is cancelled: a forget is never left half done."""
+        plan = await self.plan(key)
+        outcome = self._memory.forget(plan)
+        return await asyncio.shield(self._apply(plan, outcome))
+
+    async def _apply(self, plan: ForgetPlan, outcome: Outcome) -> ForgetReport:
+        report = ForgetReport(outcome)
+        for holder in list(self._holders):
+            try:
+                report.counts[holder.name] = f"{await holder.forget(plan):,} {holder.unit}"
+            except Exception as exc:  # one holder's failure must not keep the forget from the others
+                report.failures[holder.name] = clip(plan.scrub(f"{type(exc).__name__}: {exc}"), _FAILURE_CHARS)
+        self._memory.note(report.describe(), origin="forget")
+        return report
