@@ -12,7 +12,7 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.screen import ModalScreen
-from textual.widgets import Button, Static
+from textual.widgets import Button, Footer, Static
 
 from workbench.memory.contract import ALLOWED_KEYS, MAX_FACTS, MAX_MESSAGE_CHARS
 from workbench.memory.shown import quoted
@@ -66,6 +66,7 @@ class ConfirmForget(ModalScreen[bool]):
             with Horizontal(id="buttons"):
                 yield Button("Forget (y)", id="yes", variant="error")
                 yield Button("Keep (n)", id="no", variant="primary")
+        yield Footer()  # this screen's keys: Enter presses the focused button, Keep at first
 
     def on_mount(self) -> None:
         self.query_one("#no", Button).focus()
@@ -156,6 +157,7 @@ class CallsScreen(ModalScreen[None]):
                     yield Static(render_recalled(self.recalled), markup=False, id="recalled")
                 yield Static(render_calls(self.agent, self.calls), markup=False)
             yield Static("Esc closes", classes="hint")
+        yield Footer()
 
 
 HELP = f"""workbench: see and control what your agents remember.
@@ -201,3 +203,4 @@ class HelpScreen(ModalScreen[None]):
                 yield Static(HELP, markup=False)
                 yield Static(header, markup=False, id="header-explained")
             yield Static("Esc closes", classes="hint")
+        yield Footer()

