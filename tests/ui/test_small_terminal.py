@@ -5,12 +5,14 @@ as sentences."""
 
 import pytest
 from textual.app import App, ComposeResult
-from textual.widgets import Static
+from textual.widgets import Footer, Static
 
+from tests.ui.helpers import make_app, say
 from tests.ui.test_widgets import settle
 from workbench.memory import WorkingMemory
 from workbench.ui.app import WorkbenchApp, stylesheet_dir
 from workbench.ui.facts import ChangeBox, FactPanel, FactTable, MemoryView
+from workbench.ui.screens import ConfirmForget
 
 NEW = "SQL Server 2022 Enterprise Edition (CU14)"
 
@@ -83,3 +85,25 @@ async def test_the_latest_change_says_what_is_out_of_view_and_the_keyboard_scrol
         await pilot.press("down", "down", "x")
         assert ledger.scroll_y == 2
         assert {m.character for m in seen if isinstance(m, FactPanel.Typed)} == {"x"}  # text, for the message
+
+
+async def test_the_footer_of_the_forget_confirmation_says_what_its_keys_do():
+    app = make_app()
+    async with app.run_test(size=(80, 24)) as pilot:
+        await say(pilot, "support", "module=Billing")
+        app.query_one(FactTable).focus()
+        await pilot.pause()
+        assert ("⏎", "Forget fact") in footer_keys(app)
+        await pilot.press("delete")
+        await pilot.pause()
+        assert isinstance(app.screen, ConfirmForget)
+        keys = footer_keys(app)
+        assert ("y", "Forget") in keys and ("n", "Keep") in keys and "Forget fact" not in {d for _, d in keys}
+
+
+def footer_keys(app: App[None]) -> list[tuple[str, str]]:
+    """The keys and descriptions in the footer drawn on the screen's bottom row."""
+    bottom, _ = app.screen.get_widget_at(1, app.size.height - 1)
+    footer = next((w for w in (bottom, *bottom.ancestors) if isinstance(w, Footer)), None)
+    assert footer is not None and footer.screen is app.screen, f"no footer of {app.screen} on the bottom row"
+    return [(k.key_display, k.description) for k in footer.query("FooterKey")]
