@@ -11,7 +11,9 @@ from tests.ui.helpers import make_app, say
 from tests.ui.test_widgets import settle
 from workbench.memory import WorkingMemory
 from workbench.ui.app import WorkbenchApp, stylesheet_dir
+from workbench.ui.chat import Notice
 from workbench.ui.facts import ChangeBox, FactPanel, FactTable, MemoryView
+from workbench.ui.replies import AgentAnswer
 from workbench.ui.screens import ConfirmForget
 
 NEW = "SQL Server 2022 Enterprise Edition (CU14)"
@@ -107,3 +109,17 @@ def footer_keys(app: App[None]) -> list[tuple[str, str]]:
     footer = next((w for w in (bottom, *bottom.ancestors) if isinstance(w, Footer)), None)
     assert footer is not None and footer.screen is app.screen, f"no footer of {app.screen} on the bottom row"
     return [(k.key_display, k.description) for k in footer.query("FooterKey")]
+
+
+async def test_the_reply_to_a_refused_batch_is_followed_by_a_line_saying_the_facts_did_not_change():
+    app = make_app()
+    async with app.run_test(size=(80, 24)) as pilot:
+        await say(pilot, "support", "module=Reporting")
+        await say(pilot, "support", "module=A; database=B; customer=C; version=1; environment=prod; log=/var")
+        shown = list(app.pane("support").conversation.children)
+        answers = [i for i, w in enumerate(shown) if isinstance(w, AgentAnswer)]
+        refused = [i for i, w in enumerate(shown) if isinstance(w, Notice) and "refused" in str(w.render())]
+        assert len(answers) == 2 and refused == [answers[1] + 1] == [len(shown) - 1]
+        line = str(shown[refused[0]].render())
+        assert "at most 5 facts" in line and "the facts were not changed" in line
+        assert [f.value for f in app.runtime.snapshot().facts] == ["Reporting"]
