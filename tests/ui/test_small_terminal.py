@@ -123,3 +123,20 @@ async def test_the_reply_to_a_refused_batch_is_followed_by_a_line_saying_the_fac
         line = str(shown[refused[0]].render())
         assert "at most 5 facts" in line and "the facts were not changed" in line
         assert [f.value for f in app.runtime.snapshot().facts] == ["Reporting"]
+
+
+async def test_the_drift_chart_at_80x24_has_a_legend_naming_each_series():
+    from workbench.drift.report import TITLES
+
+    app = make_app()
+    async with app.run_test(size=(80, 24)) as pilot:
+        await pilot.press("f5")
+        await app.workers.wait_for_complete()
+        await pilot.pause()
+        shown = app.screen.query_one("#drift-legend", Static)
+        lines = shown_lines(shown)
+        assert 0 < len(lines) and shown.region.bottom <= app.size.height
+        text = " ".join(line.strip() for line in lines)
+        letters = dict(full="f", window="w", summary="s", facts="b", compaction="c", recall="r", recall_purged="p")
+        for name, letter in letters.items():
+            assert f"{letter} {TITLES[name]}" in text
