@@ -3,6 +3,9 @@ says what is out of view and the keyboard reaches and scrolls it; each screen's 
 its keys do; a refused batch is said beside its reply; the drift chart names its series; F1 reads
 as sentences."""
 
+from itertools import pairwise
+from pathlib import Path
+
 import pytest
 from textual.app import App, ComposeResult
 from textual.widgets import Footer, Static
@@ -14,8 +17,9 @@ from workbench.ui.app import WorkbenchApp, stylesheet_dir
 from workbench.ui.chat import Notice
 from workbench.ui.facts import ChangeBox, FactPanel, FactTable, MemoryView
 from workbench.ui.replies import AgentAnswer
-from workbench.ui.screens import ConfirmForget
+from workbench.ui.screens import HELP, ConfirmForget, HelpScreen
 
+README = Path(__file__).resolve().parents[2] / "README.md"
 NEW = "SQL Server 2022 Enterprise Edition (CU14)"
 
 
@@ -140,3 +144,55 @@ async def test_the_drift_chart_at_80x24_has_a_legend_naming_each_series():
         letters = dict(full="f", window="w", summary="s", facts="b", compaction="c", recall="r", recall_purged="p")
         for name, letter in letters.items():
             assert f"{letter} {TITLES[name]}" in text
+
+
+class ScreenHost(App[None]):
+    """An empty app that opens one screen, styled as in the app."""
+
+    CSS_PATH = [stylesheet_dir() / "workbench.tcss"]
+    HORIZONTAL_BREAKPOINTS = WorkbenchApp.HORIZONTAL_BREAKPOINTS
+
+    def __init__(self, screen) -> None:
+        super().__init__()
+        self.first = screen
+
+    def on_mount(self) -> None:
+        self.push_screen(self.first)
+
+
+def premature_breaks(widget) -> list[str]:
+    """Lines of running text cut before the width was used: the next line's first word would have fitted."""
+    lines, width = [line.rstrip() for line in shown_lines(widget)], widget.content_region.width
+    return [
+        f"{line!r} / {after!r}"
+        for line, after in pairwise(lines)
+        if line
+        and after
+        and not line.startswith(" ")
+        and not after.startswith(" ")
+        and len(line) + 1 + len(after.split()[0]) <= width
+    ]
+
+
+async def test_f1_help_reads_as_sentences_at_80x24_and_says_how_to_clear_a_refused_draft():
+    async with ScreenHost(HelpScreen()).run_test(size=(80, 24)) as pilot:
+        await pilot.pause()
+        for text in pilot.app.screen.query("#help-body Static"):
+            assert premature_breaks(text) == []
+        assert ("esc", "Close") in footer_keys(pilot.app)
+    assert "F7 selects the whole draft, and Delete then clears it" in HELP
+    readme = README.read_text(encoding="utf-8")
+    assert "| F7 |" in readme and "select" in readme.split("| F7 |")[1].splitlines()[0]
+
+
+async def test_f7_then_delete_clears_a_refused_long_draft():
+    app = make_app()
+    async with app.run_test(size=(80, 24), notifications=True) as pilot:
+        prompt = app.pane("support").prompt
+        prompt.focus()
+        prompt.insert("x" * 5000)
+        await pilot.press("enter")
+        # Textual keeps no public list of the notifications shown: the app's own one is read.
+        assert prompt.text == "x" * 5000 and any("F7 selects" in n.message for n in app._notifications)
+        await pilot.press("f7", "delete")
+        assert prompt.text == ""

@@ -279,7 +279,7 @@ class WorkbenchApp(App[None]):
         if len(text) > MAX_MESSAGE_CHARS:
             self.notify(
                 f"Not sent: the message has {len(text):,} characters and the limit is {MAX_MESSAGE_CHARS:,}. "
-                "Your draft is still in the input.",
+                "Your draft is still in the input: F7 selects all of it, and Delete clears it.",
                 title="Message too long",
                 severity="error",
             )

@@ -160,31 +160,35 @@ class CallsScreen(ModalScreen[None]):
         yield Footer()
 
 
+# Paragraphs, one line each, wrapped by the screen at its width; only the indented examples are laid out here.
 HELP = f"""workbench: see and control what your agents remember.
 
-Type in either pane to talk to that agent. Enter sends; Ctrl+J starts a new line
-(Shift+Enter too, where the terminal tells it from Enter); a pasted text keeps its lines.
-Facts enter memory only as key=value declarations in your message, separated by ;
-or new lines, for example:
-    module=Billing; database=SQL Server 2022
-Keys: {", ".join(sorted(ALLOWED_KEYS))}. At most {MAX_FACTS} facts; the oldest is
-evicted by a new key. Messages are limited to {MAX_MESSAGE_CHARS} characters.
+Type in either pane to talk to that agent. Enter sends; Ctrl+J starts a new line (Shift+Enter too, where the \
+terminal tells it from Enter); a pasted text keeps its lines.
 
-Memory is updated after the answer: the agent reads your declarations in your message,
-and the panel on the right changes once the reply is done (the writer proposes the facts,
-the host verifies each against your exact words, and admits the batch whole or not at all).
-While you type in the other pane, a finished answer and its facts wait for a pause in your
-typing (a quarter of a second), so your keys never wait on them.
+Facts enter memory only as key=value declarations in your message, separated by ; or new lines, for example:
+    module=Billing; database=SQL Server 2022
+Keys: {", ".join(sorted(ALLOWED_KEYS))}. At most {MAX_FACTS} facts; a new key evicts the oldest fact.
+
+A message holds at most {MAX_MESSAGE_CHARS:,} characters. A longer one is not sent and stays in the input: F7 \
+selects the whole draft, and Delete then clears it.
+
+Memory is updated after the answer: the agent reads your declarations in your message, and the panel on the \
+right changes once the reply is done (the writer proposes the facts, the host verifies each against your exact \
+words, and admits the batch whole or not at all). When the batch is refused, the pane says so under the reply. \
+While you type in the other pane, a finished answer and its facts wait for a pause in your typing (a quarter \
+of a second), so your keys never wait on them.
 
 Commands typed into a pane:
-    mem            show the facts with their quotations
-    forget KEY     forget one fact and replace both histories
-    forget         forget every fact and replace both histories
+    mem           show the facts and their quotations
+    forget KEY    forget one fact
+    forget        forget every fact
+Either forget also replaces both agents' histories with new, empty sessions.
 
-Keys: Tab moves between the inputs and the fact table · Enter or Delete on a fact
-forgets it (click works too; letters typed there go to your message) · F2 what the
-model saw · F5 drift lab · F8 forget all · Esc cancels a running turn · Ctrl+P command
-palette · Ctrl+Q quits.
+Tab moves between the inputs, the fact table, the latest change and the ledger; the arrow keys scroll the last \
+two. Enter or Delete on a fact forgets it (click works too; letters typed there go to your message). F2 shows \
+what the model saw, F5 opens the drift lab, F7 selects the whole draft, F8 forgets all, Esc cancels a running \
+turn, Ctrl+P opens the command palette and Ctrl+Q quits. The footer shows the keys of the screen in front.
 
 A fact is an unverified user assertion. It authorizes nothing."""
 
