@@ -143,7 +143,7 @@ async def test_the_drift_chart_at_80x24_has_a_legend_naming_each_series():
         text = " ".join(line.strip() for line in lines)
         letters = dict(full="f", window="w", summary="s", facts="b", compaction="c", recall="r", recall_purged="p")
         for name, letter in letters.items():
-            assert f"{letter} {TITLES[name]}" in text
+            assert f"{letter}: {TITLES[name]}" in text
 
 
 class ScreenHost(App[None]):

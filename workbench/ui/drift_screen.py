@@ -93,6 +93,6 @@ class DriftScreen(Screen[None]):
         chart.refresh()
         self.query_one("#drift-legend", Static).update(
             Text(" · ").join(
-                Text.assemble((letter, "bold"), " ", name) for letter, name in legend(report.sizes, TITLES)
+                Text.assemble((f"{letter}:", "bold"), " ", name) for letter, name in legend(report.sizes, TITLES)
             )
         )
