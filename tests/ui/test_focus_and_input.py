@@ -50,6 +50,8 @@ async def test_tab_does_not_stop_on_the_forget_all_button_and_the_fact_panel_sho
         await pilot.press("tab", "tab")
         assert app.focused is app.query_one(FactTable)
         assert app.query_one(FactPanel).has_pseudo_class("focus-within")
+        await pilot.press("tab", "tab")  # the latest change, then the ledger: both scroll with the arrow keys
+        assert app.focused is app.query_one("#ledger-scroll")
         await pilot.press("tab")
         assert app.focused is app.pane("support").prompt
 

@@ -82,6 +82,17 @@ def test_main_screen_small(snap_compare, size):
 
 
 @pytest.mark.parametrize("size", SMALL)
+def test_after_the_correction_small(snap_compare, size):
+    """The new value of a correction is shown whole in a narrow fact panel; the change box names the old."""
+
+    async def run(pilot):
+        await say(pilot, "support", SEED)
+        await say(pilot, "support", CORRECTION)
+
+    assert snap_compare(make_app(), terminal_size=SMALL[size], run_before=run)
+
+
+@pytest.mark.parametrize("size", SMALL)
 def test_confirmation_small(snap_compare, size):
     async def run(pilot):
         await say(pilot, "support", CORRECTION)

@@ -68,7 +68,7 @@ async def test_the_fact_panel_renders_the_view_it_is_given():
         assert rows(panel) == [("module", "Reporting -> Billing", "2", "09:15:00")]
         changes = str(panel.query_one("#changes", Static).render())
         assert 'module replaced: "Reporting" -> "Billing"' in changes
-        assert panel.query_one("#changes").has_class("-replaced")
+        assert panel.query_one("#changes-box").has_class("-replaced")
         ledger = str(panel.query_one("#ledger", Static).render()).splitlines()
         assert ledger[0].startswith("[t2 support] module replaced") and ledger[1].startswith("[t1 support]")
 

@@ -110,7 +110,8 @@ class AgentRuntime:
         self.forgetting = Forgetting(memory)
         sessions = TextHolder("agent sessions", "message(s)", self._session_texts, self._new_sessions)
         self.forgetting.register(sessions)
-        self.forgetting.register(TextHolder("call log", "call record(s)", self.calls.texts, lambda _: self.calls.forget()))
+        log = TextHolder("call log", "call record(s)", self.calls.texts, lambda _: self.calls.forget())
+        self.forgetting.register(log)
         if recall is not None:
             self.forgetting.register(recall)
 

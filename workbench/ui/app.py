@@ -109,6 +109,9 @@ class WorkbenchApp(App[None]):
         self.typing = TypingClock()
         # A turn's settled batches not drawn yet, oldest first, each with the pane whose turn it was.
         self._memory_views: deque[tuple[MemoryView, str]] = deque()
+        # Why each pane's running turn had its batch refused (the contract's words, no user text), said
+        # beside its reply when the turn ends.
+        self._refused: dict[str, list[str]] = {}
         self._drawing_memory: Worker[None] | None = None
 
     def compose(self) -> ComposeResult:
@@ -247,6 +250,9 @@ class WorkbenchApp(App[None]):
             self.notify(note.describe(), title=title, markup=False)
         origins = {e.origin for e in events}
         turn_of = origins.pop() if len(origins) == 1 and origins <= {"support", "logs"} else None
+        rejected = [e for e in events if e.kind is EventKind.REJECTED]
+        if turn_of and rejected and self.pane(turn_of).busy:
+            self._refused[turn_of] = sorted({r.generic for e in rejected for r in e.reasons})
         if turn_of and not notes and all(e.kind is not EventKind.FORGOTTEN for e in events):
             self._memory_views.append((MemoryView.after(message.update), turn_of))
             if self._drawing_memory is None:
@@ -288,7 +294,7 @@ class WorkbenchApp(App[None]):
         if len(text) > MAX_MESSAGE_CHARS:
             self.notify(
                 f"Not sent: the message has {len(text):,} characters and the limit is {MAX_MESSAGE_CHARS:,}. "
-                "Your draft is still in the input.",
+                "Your draft is still in the input: F7 selects all of it, and Delete clears it.",
                 title="Message too long",
                 severity="error",
             )
@@ -304,6 +310,8 @@ class WorkbenchApp(App[None]):
 
     @on(ChatPane.TurnEnded)
     async def _turn_ended(self, event: ChatPane.TurnEnded) -> None:
+        if (refused := self._refused.pop(event.pane.agent, None)) is not None:
+            await event.pane.batch_refused(refused)
         event.pane.usage = self.runtime.usage(event.pane.agent)
         if recalled := self.runtime.recalled(event.pane.agent):
             await event.pane.notice(
@@ -365,6 +373,7 @@ class WorkbenchApp(App[None]):
 
     async def forget(self, key: str | None) -> None:
         await self.session.forget(key)
+        self._refused.clear()  # the turns they were for are cleared from the panes
         what = f"forget {key}" if key else "forget (every fact)"
         for agent in ("support", "logs"):
             await self.pane(agent).replace_history(

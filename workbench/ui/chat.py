@@ -4,7 +4,7 @@ turns (start, stream, finish, fail, cancel)."""
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -236,6 +236,14 @@ class ChatPane(Vertical):
 
     async def notice(self, text: str, *, kind: str = "info") -> None:
         await self._show(Notice(text, kind=kind))
+
+    async def batch_refused(self, reasons: Iterable[str]) -> None:
+        """Says, beside the turn's reply, that memory refused the batch: the reply was written before
+        the check, so it may use the refused values, and it confirms nothing."""
+        why = "; ".join(reasons) or "the batch failed the host's checks"
+        await self.notice(
+            f"Batch refused ({why}): the facts were not changed, whatever the reply above assumed.", kind="error"
+        )
 
     async def _show(self, *widgets: Widget) -> None:
         """Mount at the bottom; beyond MAX_SHOWN messages the oldest leave the screen (not the history)."""

@@ -39,6 +39,7 @@ class DriftScreen(Screen[None]):
     def compose(self) -> ComposeResult:
         yield Static(Text("drift lab", "bold"), id="drift-status", markup=False)
         yield PlotextPlot(id="drift-chart")
+        yield Static(id="drift-legend", markup=False)
         with VerticalScroll(id="drift-report"):
             yield Static(id="drift-body", markup=False)
         yield Footer()
@@ -48,6 +49,7 @@ class DriftScreen(Screen[None]):
 
     def action_rerun(self) -> None:
         self.query_one("#drift-body", Static).update("")
+        self.query_one("#drift-legend", Static).update("")
         self.run_lab()
 
     def action_close(self) -> None:
@@ -60,7 +62,7 @@ class DriftScreen(Screen[None]):
     @work(exclusive=True, group="drift", exit_on_error=False)
     async def run_lab(self) -> None:
         from workbench.drift import run_drift
-        from workbench.drift.chart import plot_sizes
+        from workbench.drift.chart import legend, plot_sizes
         from workbench.drift.report import TITLES, render, stop_line
 
         self._status(f"drift lab · running on {self.models.agent_label} ...", "italic")
@@ -86,5 +88,11 @@ class DriftScreen(Screen[None]):
             )
         self.query_one("#drift-body", Static).update(render(report, timing=False, chart=False))
         chart = self.query_one(PlotextPlot)
-        plot_sizes(chart.plt, report.sizes, TITLES, f"request size at every turn · {report.chronology.turns:,} turns")
+        title = f"request size at every turn · {report.chronology.turns:,} turns"
+        plot_sizes(chart.plt, report.sizes, TITLES, title, labels=False)  # the legend below fits any width
         chart.refresh()
+        self.query_one("#drift-legend", Static).update(
+            Text(" · ").join(
+                Text.assemble((f"{letter}:", "bold"), " ", name) for letter, name in legend(report.sizes, TITLES)
+            )
+        )

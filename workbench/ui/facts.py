@@ -21,6 +21,8 @@ from workbench.runtime.view import MemorySnapshot, MemoryUpdate
 from workbench.ui.literal import literal
 
 LEDGER_LINES = 100
+# Columns of the fact table, in cells; the value takes what is left.
+KEY_WIDTH, TURN_WIDTH, TIME_WIDTH = 11, 4, 8
 
 _KIND_STYLE = {
     EventKind.ADMITTED: "green",
@@ -79,6 +81,30 @@ class FactTable(DataTable[Text]):
             self.post_message(ForgetRequested(str(self.coordinate_to_cell_key(self.cursor_coordinate).row_key.value)))
 
 
+class ScrollBox(VerticalScroll):
+    """A part of the panel that Tab reaches and the arrow keys scroll (the latest change, the ledger).
+    A printable key typed here still goes to the message (FactPanel.on_key)."""
+
+    BINDINGS = [Binding("down", "scroll_down", "Scroll", key_display="↑↓", id="scroll_panel")]
+
+
+class ChangeBox(ScrollBox):
+    """The latest change; its border says how many lines are out of view, above and below."""
+
+    def on_mount(self) -> None:
+        self.watch(self, "scroll_y", self._mark_hidden, init=False)
+        self.watch(self, "virtual_size", self._mark_hidden)
+
+    def on_resize(self) -> None:
+        self._mark_hidden()
+
+    def _mark_hidden(self) -> None:
+        above = round(self.scroll_y)
+        below = max(0, self.max_scroll_y - above)
+        marks = ([f"↑{above}"] if above else []) + ([f"↓{below}"] if below else [])
+        self.border_subtitle = f"{' '.join(marks)} more: Tab here, ↑↓" if marks else ""
+
+
 def _tag(event: MemoryEvent) -> str:
     turn = f"t{event.turn}" if event.turn is not None else "--"
     return f"{turn} {event.origin or 'memory'}"
@@ -107,15 +133,14 @@ class FactPanel(Vertical):
     def compose(self) -> ComposeResult:
         yield FactTable()
         yield Static(id="evidence", markup=False)
-        yield Static(id="changes", markup=False)
+        with ChangeBox(id="changes-box"):
+            yield Static(id="changes", markup=False)
         yield Button("Forget all (F8)", id="forget-all", variant="error", compact=True)
-        with VerticalScroll(id="ledger-scroll"):
+        with ScrollBox(id="ledger-scroll"):
             yield Static(id="ledger", markup=False)
 
     def on_mount(self) -> None:
-        ledger = self.query_one("#ledger-scroll")
-        ledger.border_title = "ledger, newest first"
-        ledger.can_focus = False
+        self.query_one("#ledger-scroll").border_title = "ledger, newest first"
         # F8 and a click reach it; Tab does not stop on it, where typed text would be lost.
         self.query_one("#forget-all").can_focus = False
 
@@ -128,7 +153,8 @@ class FactPanel(Vertical):
         self._show_facts(self.view)
 
     def on_key(self, event: events.Key) -> None:
-        """A printable key on the table or the button is text for a message: send it up, never lose it."""
+        """A printable key anywhere in the panel (the table, the change box, the ledger) is text for a
+        message: send it up, never lose it."""
         if event.is_printable and event.character:
             event.stop()
             event.prevent_default()
@@ -139,16 +165,23 @@ class FactPanel(Vertical):
         width = table.size.width
         narrow = 0 < width < 44
         table.clear(columns=True)
-        value = max(8, width - (16 if narrow else 32)) if width else 24
-        table.add_column("key", key="key", width=11)
+        padded = 2 * table.cell_padding  # each column's padding, both sides
+        # Wrapped values may make the table scroll: its scrollbar must not cover a value.
+        taken = KEY_WIDTH + 2 * padded + table.styles.scrollbar_size_vertical
+        if not narrow:
+            taken += TURN_WIDTH + TIME_WIDTH + 2 * padded
+        value = max(8, width - taken) if width else 24
+        table.add_column("key", key="key", width=KEY_WIDTH)
         table.add_column("value", key="value", width=value)
         if not narrow:
-            table.add_column("turn", key="turn", width=4)
-            table.add_column("UTC", key="at", width=8)
+            table.add_column("turn", key="turn", width=TURN_WIDTH)
+            table.add_column("UTC", key="at", width=TIME_WIDTH)
         return value
 
     def _show_facts(self, view: MemoryView) -> None:
-        """Redraw the table; keys changed by the batch are highlighted, a replaced key shows old and new."""
+        """Redraw the table; keys changed by the batch are highlighted. A value is shown whole, on as
+        many lines as it needs; a replaced key shows its old value beside the new one only when both
+        fit on one line (the change box names the old value in every case)."""
         table = self.query_one(FactTable)
         selected = self._selected_key()
         previous = {e.key: e.previous for e in view.batch if e.kind is EventKind.REPLACED}
@@ -156,16 +189,16 @@ class FactPanel(Vertical):
         room = self._layout_columns(table)
         for fact in view.memory.facts:
             if fact.key in previous:
-                value = Text.assemble(
-                    literal(previous[fact.key] or "", "strike dim"), (" -> ", "dim"), literal(fact.value, "bold yellow")
-                )
+                new, old = literal(fact.value, "bold yellow"), literal(previous[fact.key] or "", "strike dim")
+                value = Text.assemble(old, (" -> ", "dim"), new)
+                if value.cell_len > room:
+                    value = new
                 key = literal(fact.key, "bold yellow")
             else:
                 style = "bold green" if fact.key in admitted else ""
                 value, key = literal(fact.value, style), literal(fact.key, style)
-            value.truncate(room, overflow="ellipsis")
             cells = [key, value, Text(str(fact.turn)), Text(fact.recorded_at.strftime("%H:%M:%S"))]
-            table.add_row(*cells[: len(table.columns)], key=fact.key)
+            table.add_row(*cells[: len(table.columns)], key=fact.key, height=None)
         if selected in {f.key for f in view.memory.facts}:
             table.move_cursor(row=table.get_row_index(selected))
         self._show_evidence()
@@ -197,8 +230,9 @@ class FactPanel(Vertical):
         )
 
     def _show_changes(self, batch: Sequence[MemoryEvent]) -> None:
-        changes = self.query_one("#changes", Static)
-        changes.update(describe_batch(batch) if batch else Text("No change yet.", "dim"))
+        self.query_one("#changes", Static).update(describe_batch(batch) if batch else Text("No change yet.", "dim"))
+        changes = self.query_one(ChangeBox)
+        changes.scroll_home(animate=False)
         first = batch[0] if batch else None
         changes.border_title = (
             f"latest change · turn {first.turn} · {first.origin}" if first and first.turn else "latest change"

@@ -12,7 +12,7 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.screen import ModalScreen
-from textual.widgets import Button, Static
+from textual.widgets import Button, Footer, Static
 
 from workbench.memory.contract import ALLOWED_KEYS, MAX_FACTS, MAX_MESSAGE_CHARS
 from workbench.memory.shown import quoted
@@ -66,6 +66,7 @@ class ConfirmForget(ModalScreen[bool]):
             with Horizontal(id="buttons"):
                 yield Button("Forget (y)", id="yes", variant="error")
                 yield Button("Keep (n)", id="no", variant="primary")
+        yield Footer()  # this screen's keys: Enter presses the focused button, Keep at first
 
     def on_mount(self) -> None:
         self.query_one("#no", Button).focus()
@@ -156,33 +157,38 @@ class CallsScreen(ModalScreen[None]):
                     yield Static(render_recalled(self.recalled), markup=False, id="recalled")
                 yield Static(render_calls(self.agent, self.calls), markup=False)
             yield Static("Esc closes", classes="hint")
+        yield Footer()
 
 
+# Paragraphs, one line each, wrapped by the screen at its width; only the indented examples are laid out here.
 HELP = f"""workbench: see and control what your agents remember.
 
-Type in either pane to talk to that agent. Enter sends; Ctrl+J starts a new line
-(Shift+Enter too, where the terminal tells it from Enter); a pasted text keeps its lines.
-Facts enter memory only as key=value declarations in your message, separated by ;
-or new lines, for example:
-    module=Billing; database=SQL Server 2022
-Keys: {", ".join(sorted(ALLOWED_KEYS))}. At most {MAX_FACTS} facts; the oldest is
-evicted by a new key. Messages are limited to {MAX_MESSAGE_CHARS} characters.
+Type in either pane to talk to that agent. Enter sends; Ctrl+J starts a new line (Shift+Enter too, where the \
+terminal tells it from Enter); a pasted text keeps its lines.
 
-Memory is updated after the answer: the agent reads your declarations in your message,
-and the panel on the right changes once the reply is done (the writer proposes the facts,
-the host verifies each against your exact words, and admits the batch whole or not at all).
-While you type in the other pane, a finished answer and its facts wait for a pause in your
-typing (a quarter of a second), so your keys never wait on them.
+Facts enter memory only as key=value declarations in your message, separated by ; or new lines, for example:
+    module=Billing; database=SQL Server 2022
+Keys: {", ".join(sorted(ALLOWED_KEYS))}. At most {MAX_FACTS} facts; a new key evicts the oldest fact.
+
+A message holds at most {MAX_MESSAGE_CHARS:,} characters. A longer one is not sent and stays in the input: F7 \
+selects the whole draft, and Delete then clears it.
+
+Memory is updated after the answer: the agent reads your declarations in your message, and the panel on the \
+right changes once the reply is done (the writer proposes the facts, the host verifies each against your exact \
+words, and admits the batch whole or not at all). When the batch is refused, the pane says so under the reply. \
+While you type in the other pane, a finished answer and its facts wait for a pause in your typing (a quarter \
+of a second), so your keys never wait on them.
 
 Commands typed into a pane:
-    mem            show the facts with their quotations
-    forget KEY     forget one fact and replace both histories
-    forget         forget every fact and replace both histories
+    mem           show the facts and their quotations
+    forget KEY    forget one fact
+    forget        forget every fact
+Either forget also replaces both agents' histories with new, empty sessions.
 
-Keys: Tab moves between the inputs and the fact table · Enter or Delete on a fact
-forgets it (click works too; letters typed there go to your message) · F2 what the
-model saw · F5 drift lab · F8 forget all · Esc cancels a running turn · Ctrl+P command
-palette · Ctrl+Q quits.
+Tab moves between the inputs, the fact table, the latest change and the ledger; the arrow keys scroll the last \
+two. Enter or Delete on a fact forgets it (click works too; letters typed there go to your message). F2 shows \
+what the model saw, F5 opens the drift lab, F7 selects the whole draft, F8 forgets all, Esc cancels a running \
+turn, Ctrl+P opens the command palette and Ctrl+Q quits. The footer shows the keys of the screen in front.
 
 A fact is an unverified user assertion. It authorizes nothing."""
 
@@ -201,3 +207,4 @@ class HelpScreen(ModalScreen[None]):
                 yield Static(HELP, markup=False)
                 yield Static(header, markup=False, id="header-explained")
             yield Static("Esc closes", classes="hint")
+        yield Footer()

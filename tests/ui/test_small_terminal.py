@@ -1,0 +1,198 @@
+"""On a real desk: 80x24 and narrower. The fact panel shows a corrected value whole, the latest change
+says what is out of view and the keyboard reaches and scrolls it; each screen's footer says what
+its keys do; a refused batch is said beside its reply; the drift chart names its series; F1 reads
+as sentences."""
+
+from itertools import pairwise
+from pathlib import Path
+
+import pytest
+from textual.app import App, ComposeResult
+from textual.widgets import Footer, Static
+
+from tests.ui.helpers import make_app, say
+from tests.ui.test_widgets import settle
+from workbench.memory import WorkingMemory
+from workbench.ui.app import WorkbenchApp, stylesheet_dir
+from workbench.ui.chat import Notice
+from workbench.ui.facts import ChangeBox, FactPanel, FactTable, MemoryView
+from workbench.ui.replies import AgentAnswer
+from workbench.ui.screens import HELP, ConfirmForget, HelpScreen
+
+README = Path(__file__).resolve().parents[2] / "README.md"
+NEW = "SQL Server 2022 Enterprise Edition (CU14)"
+
+
+class PanelHost(App[None]):
+    """The fact panel alone, styled and laid out as in the app (the same breakpoints)."""
+
+    CSS_PATH = [stylesheet_dir() / "workbench.tcss"]
+    HORIZONTAL_BREAKPOINTS = WorkbenchApp.HORIZONTAL_BREAKPOINTS
+
+    def compose(self) -> ComposeResult:
+        yield FactPanel()
+
+
+def shown_lines(widget) -> list[str]:
+    """What the widget draws, line by line, as plain text."""
+    return ["".join(s.text for s in strip) for strip in widget.render_lines(widget.region.reset_offset)]
+
+
+def value_column(table: FactTable) -> str:
+    """The value column as drawn, its lines joined by spaces: a value wrapped on three lines reads whole."""
+    start = table.ordered_columns[0].get_render_width(table)
+    end = start + table.ordered_columns[1].get_render_width(table)
+    return " ".join(line[start:end].strip() for line in shown_lines(table)[1:])
+
+
+def correct(panel: FactPanel) -> None:
+    memory = WorkingMemory()
+    settle(memory, "module=Reporting; database=PostgreSQL", ("module", "Reporting"), ("database", "PostgreSQL"))
+    update = settle(memory, f"module=Billing; database={NEW}", ("module", "Billing"), ("database", NEW))
+    assert update.outcome.applied
+    panel.view = MemoryView.after(update)
+
+
+@pytest.mark.parametrize("width", [60, 70, 80, 100, 110, 140])
+async def test_the_new_value_of_a_correction_is_shown_whole_at_every_width(width):
+    async with PanelHost().run_test(size=(width, 24)) as pilot:
+        panel = pilot.app.query_one(FactPanel)
+        correct(panel)
+        await pilot.pause()
+        shown = value_column(panel.query_one(FactTable))
+        assert NEW in shown and "Billing" in shown and "…" not in shown
+        # Where there is room, the old value stays beside the new one; the change box always names it.
+        assert ("Reporting -> Billing" in shown) == (width >= 110)
+        assert '"PostgreSQL" -> "SQL Server 2022' in str(panel.query_one("#changes", Static).render())
+
+
+async def test_the_latest_change_says_what_is_out_of_view_and_the_keyboard_scrolls_it_and_the_ledger():
+    memory, seen = WorkingMemory(), []
+    async with PanelHost().run_test(size=(80, 24), message_hook=seen.append) as pilot:
+        panel = pilot.app.query_one(FactPanel)
+        for n in range(8):
+            settle(memory, f"module=M{n}", ("module", f"M{n}"))
+        # A rejected batch: one reason per failed candidate, many lines at this width.
+        bad = [("color", "red"), ("m\u043edule", "Billing"), ("shade", "blue"), ("size", "XL")]
+        update = settle(memory, "; ".join(f"{k}={v}" for k, v in bad), *bad)
+        assert not update.outcome.applied
+        panel.view = MemoryView.after(update)
+        await pilot.pause()
+        box = panel.query_one(ChangeBox)
+        assert box.max_scroll_y > 0 and box.border_subtitle == f"↓{box.max_scroll_y} more: Tab here, ↑↓"
+        panel.query_one(FactTable).focus()
+        await pilot.press("tab")
+        assert pilot.app.focused is box
+        await pilot.press("down")
+        assert box.scroll_y == 1 and box.border_subtitle.startswith(f"↑1 ↓{box.max_scroll_y - 1} more")
+        await pilot.press("tab")
+        ledger = panel.query_one("#ledger-scroll")
+        assert pilot.app.focused is ledger and ledger.max_scroll_y > 0
+        await pilot.press("down", "down", "x")
+        assert ledger.scroll_y == 2
+        assert {m.character for m in seen if isinstance(m, FactPanel.Typed)} == {"x"}  # text, for the message
+
+
+async def test_the_footer_of_the_forget_confirmation_says_what_its_keys_do():
+    app = make_app()
+    async with app.run_test(size=(80, 24)) as pilot:
+        await say(pilot, "support", "module=Billing")
+        app.query_one(FactTable).focus()
+        await pilot.pause()
+        assert ("⏎", "Forget fact") in footer_keys(app)
+        await pilot.press("delete")
+        await pilot.pause()
+        assert isinstance(app.screen, ConfirmForget)
+        keys = footer_keys(app)
+        assert ("y", "Forget") in keys and ("n", "Keep") in keys and "Forget fact" not in {d for _, d in keys}
+
+
+def footer_keys(app: App[None]) -> list[tuple[str, str]]:
+    """The keys and descriptions in the footer drawn on the screen's bottom row."""
+    bottom, _ = app.screen.get_widget_at(1, app.size.height - 1)
+    footer = next((w for w in (bottom, *bottom.ancestors) if isinstance(w, Footer)), None)
+    assert footer is not None and footer.screen is app.screen, f"no footer of {app.screen} on the bottom row"
+    return [(k.key_display, k.description) for k in footer.query("FooterKey")]
+
+
+async def test_the_reply_to_a_refused_batch_is_followed_by_a_line_saying_the_facts_did_not_change():
+    app = make_app()
+    async with app.run_test(size=(80, 24)) as pilot:
+        await say(pilot, "support", "module=Reporting")
+        await say(pilot, "support", "module=A; database=B; customer=C; version=1; environment=prod; log=/var")
+        shown = list(app.pane("support").conversation.children)
+        answers = [i for i, w in enumerate(shown) if isinstance(w, AgentAnswer)]
+        refused = [i for i, w in enumerate(shown) if isinstance(w, Notice) and "refused" in str(w.render())]
+        assert len(answers) == 2 and refused == [answers[1] + 1] == [len(shown) - 1]
+        line = str(shown[refused[0]].render())
+        assert "at most 5 facts" in line and "the facts were not changed" in line
+        assert [f.value for f in app.runtime.snapshot().facts] == ["Reporting"]
+
+
+async def test_the_drift_chart_at_80x24_has_a_legend_naming_each_series():
+    from workbench.drift.report import TITLES
+
+    app = make_app()
+    async with app.run_test(size=(80, 24)) as pilot:
+        await pilot.press("f5")
+        await app.workers.wait_for_complete()
+        await pilot.pause()
+        shown = app.screen.query_one("#drift-legend", Static)
+        lines = shown_lines(shown)
+        assert 0 < len(lines) and shown.region.bottom <= app.size.height
+        text = " ".join(line.strip() for line in lines)
+        letters = dict(full="f", window="w", summary="s", facts="b", compaction="c", recall="r", recall_purged="p")
+        for name, letter in letters.items():
+            assert f"{letter}: {TITLES[name]}" in text
+
+
+class ScreenHost(App[None]):
+    """An empty app that opens one screen, styled as in the app."""
+
+    CSS_PATH = [stylesheet_dir() / "workbench.tcss"]
+    HORIZONTAL_BREAKPOINTS = WorkbenchApp.HORIZONTAL_BREAKPOINTS
+
+    def __init__(self, screen) -> None:
+        super().__init__()
+        self.first = screen
+
+    def on_mount(self) -> None:
+        self.push_screen(self.first)
+
+
+def premature_breaks(widget) -> list[str]:
+    """Lines of running text cut before the width was used: the next line's first word would have fitted."""
+    lines, width = [line.rstrip() for line in shown_lines(widget)], widget.content_region.width
+    return [
+        f"{line!r} / {after!r}"
+        for line, after in pairwise(lines)
+        if line
+        and after
+        and not line.startswith(" ")
+        and not after.startswith(" ")
+        and len(line) + 1 + len(after.split()[0]) <= width
+    ]
+
+
+async def test_f1_help_reads_as_sentences_at_80x24_and_says_how_to_clear_a_refused_draft():
+    async with ScreenHost(HelpScreen()).run_test(size=(80, 24)) as pilot:
+        await pilot.pause()
+        for text in pilot.app.screen.query("#help-body Static"):
+            assert premature_breaks(text) == []
+        assert ("esc", "Close") in footer_keys(pilot.app)
+    assert "F7 selects the whole draft, and Delete then clears it" in HELP
+    readme = README.read_text(encoding="utf-8")
+    assert "| F7 |" in readme and "select" in readme.split("| F7 |")[1].splitlines()[0]
+
+
+async def test_f7_then_delete_clears_a_refused_long_draft():
+    app = make_app()
+    async with app.run_test(size=(80, 24), notifications=True) as pilot:
+        prompt = app.pane("support").prompt
+        prompt.focus()
+        prompt.insert("x" * 5000)
+        await pilot.press("enter")
+        # Textual keeps no public list of the notifications shown: the app's own one is read.
+        assert prompt.text == "x" * 5000 and any("F7 selects" in n.message for n in app._notifications)
+        await pilot.press("f7", "delete")
+        assert prompt.text == ""
