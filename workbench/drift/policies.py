@@ -124,7 +124,9 @@ class NoHistoryProvider(HistoryProvider):
     def __init__(self) -> None:
         super().__init__("no_history")
 
-    async def get_messages(self, session_id: str | None, *, state: dict[str, Any] | None = None, **kw: Any) -> list:
+    async def get_messages(
+        self, session_id: str | None, *, state: dict[str, Any] | None = None, **kw: Any
+    ) -> list[Message]:
         return []
 
     async def save_messages(

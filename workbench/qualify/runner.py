@@ -12,7 +12,8 @@ from workbench.runtime.calls import CallLog, CallRecord
 from workbench.runtime.failures import explain_failure, rejects_request_format
 from workbench.runtime.models import ModelSet
 from workbench.runtime.usage import Usage, total_usage
-from workbench.runtime.writer import MalformedOutput, ModelWriter, WriterFormat
+from workbench.runtime.config import WriterFormat
+from workbench.runtime.writer import MalformedOutput, ModelWriter
 
 CONCRETE_FORMATS = (
     WriterFormat.JSON_SCHEMA,
