@@ -9,10 +9,10 @@ from dataclasses import dataclass, field
 from workbench.memory import EventKind, ReasonCode, Status, WorkingMemory, declared_candidates
 from workbench.qualify.suite import Case, Suite, load_suite
 from workbench.runtime.calls import CallLog, CallRecord
+from workbench.runtime.config import WriterFormat
 from workbench.runtime.failures import explain_failure, rejects_request_format
 from workbench.runtime.models import ModelSet
 from workbench.runtime.usage import Usage, total_usage
-from workbench.runtime.config import WriterFormat
 from workbench.runtime.writer import MalformedOutput, ModelWriter
 
 CONCRETE_FORMATS = (
