@@ -20,9 +20,10 @@ if TYPE_CHECKING:
         parse_message,
     )
     from workbench.memory.ledger import EventKind, Ledger, MemoryEvent, Reason, ReasonCode
+    from workbench.memory.outcome import Outcome, Status
     from workbench.memory.prompt import to_prompt_block
     from workbench.memory.records import Extraction, Fact, FactCandidate, MemoryTurn, declared_candidates
-    from workbench.memory.store import Outcome, Status, WorkingMemory
+    from workbench.memory.store import WorkingMemory
 
 _EXPORTS = {
     "ALLOWED_KEYS": "workbench.memory.contract",
@@ -45,8 +46,8 @@ _EXPORTS = {
     "FactCandidate": "workbench.memory.records",
     "MemoryTurn": "workbench.memory.records",
     "declared_candidates": "workbench.memory.records",
-    "Outcome": "workbench.memory.store",
-    "Status": "workbench.memory.store",
+    "Outcome": "workbench.memory.outcome",
+    "Status": "workbench.memory.outcome",
     "WorkingMemory": "workbench.memory.store",
 }
 __all__ = [

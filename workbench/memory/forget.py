@@ -17,13 +17,12 @@ import re
 from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import dataclass, field
 from functools import cached_property
-from typing import TYPE_CHECKING, Protocol
+from typing import Protocol
 
 from workbench.memory.contract import ALLOWED_KEYS, parse_message
+from workbench.memory.ledger import MemoryEvent
+from workbench.memory.outcome import Outcome
 from workbench.text import clip
-
-if TYPE_CHECKING:
-    from workbench.memory.store import Outcome, WorkingMemory
 
 FORGOTTEN = "(forgotten)"
 _SEGMENTS = re.compile(r"(;|\r\n|\n)")
@@ -139,11 +138,21 @@ class ForgetReport:
         return f"forget reached {reached}{missed}"
 
 
+class Memory(Protocol):
+    """What a forget needs of working memory (`workbench.memory.store.WorkingMemory`)."""
+
+    def plan(self, key: str | None, declared: Iterable[str] = ()) -> ForgetPlan: ...
+
+    def forget(self, plan: ForgetPlan) -> Outcome: ...
+
+    def note(self, detail: str, origin: str = "") -> MemoryEvent: ...
+
+
 class Forgetting:
     """The one place a forget goes through: working memory first (so no earlier ticket can bring a
     value back), then every registered holder with the same plan, in registration order."""
 
-    def __init__(self, memory: WorkingMemory) -> None:
+    def __init__(self, memory: Memory) -> None:
         self._memory = memory
         self._holders: list[Holder] = []
 
