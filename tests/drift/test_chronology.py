@@ -141,3 +141,19 @@ async def test_each_policy_keeps_one_history_per_agent_and_the_facts_are_shared(
     assert module["full"].forgotten["Billing"] is True and module["full"].forgotten["/var/log/billing.log"] is False
     assert report.retained["full"].messages == 10  # 3 exchanges with support + 2 with logs
     assert report.accounting["summary"].calls["summarizer"] == 5
+
+
+def test_expectations_take_only_what_the_apps_admission_would_take():
+    """One rule: a batch the app rejects whole (a look-alike key, an empty value, six keys) sets nothing."""
+    story = {
+        "name": "rejected batches",
+        "steps": [
+            {"say": "module=Reporting"},
+            {"say": "module=Billing; m\u043edule=Sales"},
+            {"say": "module=Invoicing; priority="},
+            {"say": "module=Tax; product=a; priority=b; database=c; version=d; customer=e"},
+            {"say": "Which module is it?", "probe": "q"},
+        ],
+    }
+    (expectation,) = parse_chronology(story).expectations
+    assert expectation.current == {"module": "Reporting"} and expectation.superseded == {}

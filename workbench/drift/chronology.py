@@ -14,7 +14,8 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 from pydantic_core import PydanticCustomError
 
-from workbench.memory import ALLOWED_KEYS, MAX_FACTS, MAX_MESSAGE_CHARS, parse_declarations
+from workbench.memory import ALLOWED_KEYS, MAX_MESSAGE_CHARS, parse_declarations
+from workbench.memory.rules import admissible_as_declared
 
 AGENTS = ("support", "logs")
 FORGET_ALL = "all"
@@ -254,8 +255,8 @@ def named_keys(question: str) -> list[str]:
 
 
 def with_expectations(chronology: Chronology) -> Chronology:
-    """Walk the story as the memory contract reads it: a message whose declarations would be admitted
-    (allowed keys, at most five) sets current values; a forget moves values to forgotten."""
+    """Walk the story as the memory contract reads it: a message whose declarations admission would take
+    (the memory's own rules) sets current values; a forget moves values to forgotten."""
     current: dict[str, str] = {}
     superseded: dict[str, list[str]] = {}
     forgotten: dict[str, list[str]] = {}
@@ -271,9 +272,8 @@ def with_expectations(chronology: Chronology) -> Chronology:
             continue
         if step.probe:
             expectations.append(_expectation(chronology, step, step.say, current, superseded, forgotten))
-        declared = parse_declarations(step.say)
-        if declared and len(declared) <= MAX_FACTS and set(declared) <= ALLOWED_KEYS:
-            for key, value in declared.items():
+        if admissible_as_declared(step.say):
+            for key, value in parse_declarations(step.say).items():
                 if key in current and current[key] != value:
                     superseded.setdefault(key, []).append(current[key])
                 current[key] = value

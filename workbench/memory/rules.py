@@ -15,10 +15,11 @@ from workbench.memory.contract import (
     MAX_VALUE_CHARS,
     ParsedMessage,
     explain_key,
+    parse_message,
     unencodable,
 )
 from workbench.memory.ledger import Reason, ReasonCode
-from workbench.memory.records import FactCandidate
+from workbench.memory.records import FactCandidate, declared_candidates
 from workbench.text import echo
 
 
@@ -150,3 +151,14 @@ def first_per_key(reasons: list[Reason]) -> tuple[Reason, ...]:
             seen.add(mark)
             kept.append(reason)
     return tuple(kept)
+
+
+def admissible_as_declared(user_text: str) -> bool:
+    """Whether admission would take the message's declarations as the host reads them (no writer):
+    readable, matching its declarations exactly, passing every store rule. What the drift lab's
+    expectations walk with, so a story is judged by the same rules as the app."""
+    if check_message(user_text) is not None:
+        return False
+    candidates = declared_candidates(user_text)
+    parsed = parse_message(user_text)
+    return not (check_declarations(parsed, candidates) or check_candidates(user_text, candidates))
