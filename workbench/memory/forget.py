@@ -155,6 +155,7 @@ class Forgetting:
     def __init__(self, memory: Memory) -> None:
         self._memory = memory
         self._holders: list[Holder] = []
+        self._one_at_a_time = asyncio.Lock()
 
     @property
     def holders(self) -> tuple[str, ...]:
@@ -175,11 +176,15 @@ class Forgetting:
         return self._memory.plan(key, declared)
 
     async def forget(self, key: str | None) -> ForgetReport:
-        """Plan, apply to memory, then to every holder. Once memory has forgotten, the holders are
-        reached even if the caller is cancelled: a forget is never left half done."""
-        plan = await self.plan(key)
-        outcome = self._memory.forget(plan)
-        return await asyncio.shield(self._apply(plan, outcome))
+        """Plan, apply to memory, then to every holder, one forget at a time. A forget once asked is
+        carried out to the end even if its caller is cancelled: it is never left half done."""
+        return await asyncio.shield(self._forget(key))
+
+    async def _forget(self, key: str | None) -> ForgetReport:
+        async with self._one_at_a_time:
+            plan = await self.plan(key)
+            outcome = self._memory.forget(plan)
+            return await self._apply(plan, outcome)
 
     async def _apply(self, plan: ForgetPlan, outcome: Outcome) -> ForgetReport:
         report = ForgetReport(outcome)
