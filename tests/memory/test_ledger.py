@@ -1,12 +1,12 @@
 import threading
 
 from tests.memory.helpers import say
-from workbench.memory import EventKind, Status, WorkingMemory
+from workbench.memory import EventKind, Outcome, Status, WorkingMemory
 
 
 def test_subscribers_receive_one_outcome_per_batch_until_they_unsubscribe():
     memory = WorkingMemory()
-    seen = []
+    seen: list[Outcome] = []
     unsubscribe = memory.subscribe(seen.append)
     say(memory, "module=Reporting; database=PostgreSQL")
     say(memory, "Where can I find logs?", origin="logs")
@@ -56,7 +56,7 @@ def test_concurrent_turns_from_threads_keep_every_invariant():
     for t in threads:
         t.join(timeout=30)
     events = memory.ledger.latest()
-    applied_turns = [e.turn for e in events if e.kind in (EventKind.ADMITTED, EventKind.REPLACED)]
+    applied_turns = [e.turn or 0 for e in events if e.kind in (EventKind.ADMITTED, EventKind.REPLACED)]
     assert applied_turns == sorted(applied_turns)
     assert len({e.turn for e in events}) == 400  # every turn left a trace: applied or stale
     assert len(memory.facts()) == 2

@@ -178,7 +178,7 @@ class _Handler(BaseHTTPRequestHandler):
         self.end_headers()
         self._write(data)
 
-    def _stream(self, body: dict[str, Any], text: str, usage: dict[str, int] | None, finish: str) -> None:
+    def _stream(self, body: dict[str, Any], text: str, usage: dict[str, int] | None, finish: str | None) -> None:
         self.send_response(200)
         self.send_header("Content-Type", "text/event-stream")
         self.end_headers()
@@ -225,8 +225,7 @@ class LoopbackOpenAI:
 
     @property
     def base_url(self) -> str:
-        host, port = self._server.server_address[:2]
-        return f"http://{host}:{port}/v1"
+        return f"http://127.0.0.1:{self._server.server_port}/v1"
 
     @property
     def requests(self) -> list[dict[str, Any]]:
