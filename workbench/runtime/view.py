@@ -50,10 +50,12 @@ class RuntimeStatus:
     writer: str
     recall: str | None = None  # store and embedder, when recall is on
     recall_file: str | None = None
+    memories: tuple[str, ...] = ()  # the other memories both agents run, each "name: description"
 
     def _parts(self) -> list[tuple[str, str]]:
         parts = [("model", self.model), ("mode", str(self.mode)), ("writer", self.writer)]
-        return [*parts, ("recall", self.recall)] if self.recall else parts
+        parts += [("recall", self.recall)] if self.recall else []
+        return [*parts, *(("memory", m) for m in self.memories)]
 
     @property
     def summary(self) -> str:
@@ -78,6 +80,7 @@ class RuntimeStatus:
                     if self.recall_file
                     else []
                 ),
+                *(f"memory: {m} (both agents; forget reaches it)." for m in self.memories),
             ]
         )
 
