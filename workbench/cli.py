@@ -18,6 +18,7 @@ from workbench.runtime.config import (
 )
 
 if TYPE_CHECKING:
+    from workbench.agentmem.mem0_config import Mem0Config
     from workbench.runtime.agents import AgentRuntime
     from workbench.ui.app import WorkbenchApp
 
@@ -123,6 +124,12 @@ def build_parser() -> argparse.ArgumentParser:
         help="who proposes facts: the writer model, or the host's own parse (no model call)",
     )
     add_recall_options(parser)
+    parser.add_argument(
+        "--agent-memory",
+        choices=["mem0"],
+        help="a memory of Agent Framework's own for both agents: mem0 (Mem0, run locally: needs --model, "
+        '--embedding-model and pip install "workbench[mem0]")',
+    )
     commands = parser.add_subparsers(dest="command", metavar="COMMAND")
     drift = commands.add_parser(
         "drift",
@@ -257,6 +264,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         config = model_config(args)
         recall_config(args, config)
+        agent_memory_config(args, config)
     except ConfigError as exc:
         print(f"workbench: {exc}", file=sys.stderr)
         return 2
@@ -268,15 +276,28 @@ def main(argv: list[str] | None = None) -> int:
     return 0
 
 
+def agent_memory_config(args: argparse.Namespace, chat: ModelConfig) -> Mem0Config | None:
+    """--agent-memory's choice, checked (None: none chosen)."""
+    if getattr(args, "agent_memory", None) != "mem0":
+        return None
+    from workbench.agentmem.mem0_config import Mem0Config
+
+    return Mem0Config.from_options(
+        chat, embedding_model=args.embedding_model, embedding_base_url=args.embedding_base_url
+    )
+
+
 def build_app(args: argparse.Namespace, config: ModelConfig) -> WorkbenchApp:
     """The TUI as `workbench` opens it: the window first, the agent runtime right after."""
     from workbench.ui.app import WorkbenchApp
 
     def start() -> AgentRuntime:
+        from workbench.agentmem.mem0 import Mem0Memory
         from workbench.memory import WorkingMemory
         from workbench.runtime import AgentRuntime, CallLog, build_models
 
         recall = recall_config(args, config)
+        mem0 = agent_memory_config(args, config)
         calls = CallLog()  # recall's embeddings requests are logged beside the model calls
         return AgentRuntime(
             WorkingMemory(),
@@ -287,6 +308,7 @@ def build_app(args: argparse.Namespace, config: ModelConfig) -> WorkbenchApp:
             calls=calls,
             recall=recall.build(calls),
             recall_on=recall.enabled,
+            memories=[Mem0Memory(mem0)] if mem0 is not None else [],
         )
 
     return WorkbenchApp(start=start)
