@@ -153,6 +153,12 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="N,N,...",
         help="run the stretched chronology at each length (e.g. 10,100,1000) and show how each policy grows",
     )
+    drift.add_argument(
+        "--embedding-model",
+        help="with --model: the embedding model the Mem0 policy uses (on --embedding-base-url, default: "
+        "--base-url's); without it that policy says what it needs",
+    )
+    drift.add_argument("--embedding-base-url", help="the embeddings server's /v1 URL (default: --base-url's)")
     drift.add_argument("--json", action="store_true", help="print the report as JSON")
     qualify = commands.add_parser(
         "qualify",
@@ -214,6 +220,19 @@ def run_qualify_command(args: argparse.Namespace, config: ModelConfig) -> int:
     return NOT_QUALIFIED if report.self_check else 0
 
 
+def _drift_mem0(args: argparse.Namespace, config: ModelConfig) -> Mem0Config | None:
+    """Mem0's model and embedder for the lab's Mem0 policy, when this run can give them (a live model
+    and --embedding-model); else None, and the report says what that policy needs."""
+    embedding_model = getattr(args, "embedding_model", None)
+    if not config.is_live or not embedding_model:
+        return None
+    from workbench.agentmem.mem0_config import Mem0Config
+
+    return Mem0Config.from_options(
+        config, embedding_model=embedding_model, embedding_base_url=getattr(args, "embedding_base_url", None)
+    )
+
+
 def run_drift_command(args: argparse.Namespace, config: ModelConfig) -> int:
     """The report, whole or partial; a stop adds one line on stderr and exits 1."""
     from workbench.drift import ChronologyError, load_chronology, load_chronology_file, run_drift
@@ -237,17 +256,18 @@ def run_drift_command(args: argparse.Namespace, config: ModelConfig) -> int:
 
             sink = show if progress else None
             models = build_models(config)
+            mem0 = _drift_mem0(args, config)
             if lengths is not None:
-                result = asyncio.run(run_sweep(models, lengths, chronology=story, progress=sink))
+                result = asyncio.run(run_sweep(models, lengths, chronology=story, progress=sink, mem0=mem0))
                 stopped = result.stopped
                 _print_report(args, sweep_json(result), render_sweep(result))
             else:
                 report = asyncio.run(
-                    run_drift(models, turns=getattr(args, "turns", None), chronology=story, progress=sink)
+                    run_drift(models, turns=getattr(args, "turns", None), chronology=story, progress=sink, mem0=mem0)
                 )
                 stopped = report if report.partial else None
                 _print_report(args, to_json(report), render(report))
-    except ChronologyError as exc:
+    except (ChronologyError, ConfigError) as exc:
         _say("drift", str(exc))
         return 2
     except ValueError as exc:

@@ -8,6 +8,9 @@ from tests.support.openai_server import Canned
 from workbench.cli import main
 from workbench.drift import POLICIES
 
+# With the built-in model every policy runs but Mem0, which needs a live model (its row says so).
+SCRIPTED_RUNS = [p.name for p in POLICIES if p.name != "mem0"]
+
 
 def test_json_output_shape(capsys):
     assert main(["drift", "--json", "--turns", "12"]) == 0
@@ -20,6 +23,7 @@ def test_json_output_shape(capsys):
         "seconds",
         "partial",
         "stop",
+        "unavailable",
         "policies",
         "probes",
         "matrix",
@@ -29,7 +33,9 @@ def test_json_output_shape(capsys):
     assert data["partial"] is False and data["stop"] is None
     assert data["turns"] == 12 and data["live"] is False and data["model"].startswith("scripted")
     names = [p["name"] for p in data["policies"]]
-    assert names == ["full", "window", "summary", "facts", "compaction", "recall", "recall_purged"]
+    assert names == ["full", "window", "summary", "facts", "compaction", "recall", "recall_purged", "mem0"]
+    assert data["unavailable"] == {"mem0": "needs --model (a live model extracts Mem0's memories; the built-in script would fake them)"}
+    assert "mem0" not in data["matrix"] and "mem0" not in data["accounting"]
     assert [p["id"] for p in data["probes"]] == ["restart", "scope"]
     assert data["probes"][0]["forgotten"] == {"customer": ["Contoso"]}
     cell = data["matrix"]["facts"]["scope"]
@@ -51,10 +57,10 @@ def test_json_output_shape(capsys):
     }
     # The request size at every turn, from turn 1, where provenance makes facts larger than a short history.
     sizes = data["request_chars_by_turn"]
-    assert all(len(sizes[name]) == 12 for name in names)
+    assert all(len(sizes[name]) == 12 for name in SCRIPTED_RUNS)
     assert sizes["facts"][0] > sizes["full"][0] and sizes["facts"][-1] < sizes["full"][-1]
     assert cell["forgotten"] == {"Contoso": False} and cell["prohibition"] is False
-    for name in names:
+    for name in SCRIPTED_RUNS:
         cost = data["accounting"][name]
         assert set(cost) == {
             "calls",
@@ -139,7 +145,7 @@ def test_answers_that_revive_a_superseded_value_are_scored_as_revived(loopback, 
     assert code == 0 and data["chronology"] == "mine"
     db, _ = data["probes"]
     assert (db["expect"], db["forbid"], db["derived"]) == (["SQL Server 2022"], ["PostgreSQL"], True)
-    for name in [p.name for p in POLICIES]:
+    for name in SCRIPTED_RUNS:
         assert data["matrix"][name]["db"]["answer_expected"] == {"SQL Server 2022": False}
         assert data["matrix"][name]["db"]["answer_forbidden"] == {"PostgreSQL": True}  # revived
         assert data["matrix"][name]["given"]["answer_expected"] == {"billing": False}
@@ -162,8 +168,9 @@ def test_the_sweep_json_shape(capsys):
     assert data["lengths"] == [10, 14] and data["partial"] is False and data["stop"] is None
     assert [run["turns"] for run in data["runs"]] == [10, 14]
     for run in data["runs"]:
-        assert set(run) == {"turns", "seconds", "partial", "policies", "request_chars_by_turn"}
-        assert list(run["policies"]) == [p.name for p in POLICIES]
+        assert set(run) == {"turns", "seconds", "partial", "policies", "unavailable", "request_chars_by_turn"}
+        assert list(run["policies"]) == SCRIPTED_RUNS
+        assert list(run["unavailable"]) == ["mem0"]
         for cell in run["policies"].values():
             assert set(cell) == {"request_chars_at_last_probe", "chars_sent", "calls", "seconds"}
         assert all(len(sizes) == run["turns"] for sizes in run["request_chars_by_turn"].values())

@@ -6,6 +6,8 @@ from collections.abc import Callable
 
 from agent_framework import Agent, CompactionProvider, ContextProvider, InMemoryHistoryProvider, SlidingWindowStrategy
 
+from workbench.agentmem.mem0_config import Mem0Config
+from workbench.drift.mem0_policy import build_mem0_policy
 from workbench.drift.policies import (
     POLICIES,
     SUMMARIZER_INSTRUCTIONS,
@@ -28,9 +30,10 @@ from workbench.runtime.updater import MemoryUpdater
 from workbench.runtime.writer import ModelWriter
 
 
-def build_policies(models: ModelSet, calls: CallLog) -> list[Policy]:
+def build_policies(models: ModelSet, calls: CallLog, *, mem0: Mem0Config | None = None) -> list[Policy]:
     """The policies over the same clients; every call is recorded under the policy's name. Each
-    policy has a support and a logs agent with their own providers; the bounded facts are shared."""
+    policy has a support and a logs agent with their own providers; the bounded facts are shared.
+    `mem0` is Mem0's model and embedder (the Mem0 policy runs only with a live model and it)."""
     agent_client, writer_client = models.agent_client, models.writer_client
     agent_label, writer_label = models.agent_label, models.writer_label
 
@@ -75,4 +78,5 @@ def build_policies(models: ModelSet, calls: CallLog) -> list[Policy]:
             ),
         ),
         *build_recall_policies([info["recall"], info["recall_purged"]], agent, calls),
+        build_mem0_policy(info["mem0"], models, agent, mem0),
     ]

@@ -7,6 +7,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
+from workbench.agentmem.mem0_config import Mem0Config
 from workbench.drift.catalog import build_policies
 from workbench.drift.chronology import FORGET_ALL, Chronology, Expectation, load_chronology
 from workbench.drift.policies import DriftStopped, Policy
@@ -93,6 +94,7 @@ class DriftReport:
     # The agent request's size at every turn, from turn 1 (None: a forget-only step, no call).
     sizes: dict[str, list[int | None]] = field(default_factory=dict)
     stop: Stop | None = None
+    unavailable: dict[str, str] = field(default_factory=dict)  # policy: what it needs to run
 
     @property
     def partial(self) -> bool:
@@ -138,25 +140,32 @@ async def run_drift(
     turns: int | None = None,
     chronology: Chronology | None = None,
     progress: Progress | None = None,
+    mem0: Mem0Config | None = None,
 ) -> DriftReport:
     """Every turn of the chronology through every policy, in order. When the comparison cannot go on
-    (bad summary, failed model call) the report keeps what was measured and names the stop."""
+    (bad summary, failed model call) the report keeps what was measured and names the stop. A policy
+    this run cannot run (Mem0 without a live model and `mem0`) is reported with what it needs."""
     story = chronology or load_chronology()
     if turns is not None:
         story = story.stretched(turns)
     calls = CallLog(capacity=1_000_000)
-    policies = build_policies(models, calls)
+    policies = build_policies(models, calls, mem0=mem0)
     report = DriftReport(story, models.agent_label, live=models.agent_label != SCRIPTED_LABEL)
     with paced_garbage_collection():
         started = time.perf_counter()
         for policy in policies:
             policy_started = time.perf_counter()
             name = policy.info.name
+            if policy.unavailable is not None:
+                report.unavailable[name] = policy.unavailable
+                continue
             report.scores[name], report.sizes[name] = {}, []
             try:
                 await _replay(policy, story, calls, models, report, progress)
             except DriftStopped as stop:
                 report.stop = Stop(name, stop.turn, stop.reason)
+            finally:
+                await policy.close()
             records = calls.records(origin=name)
             report.accounting[name] = Accounting(
                 calls={kind: sum(1 for r in records if r.purpose == kind) for kind in CALL_KINDS},

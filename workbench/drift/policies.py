@@ -75,6 +75,12 @@ POLICIES = (
         "retrieved history (purged by forget)",
         "the same, and the product's forget deletes every stored message holding a forgotten value",
     ),
+    PolicyInfo(
+        "mem0",
+        "Mem0",
+        "the memories the model extracts each turn into Mem0 (mem0ai, local), the relevant ones in each request; "
+        "the product's forget deletes them through Mem0. Mem0's own model and embeddings calls are not counted",
+    ),
 )
 
 
@@ -155,6 +161,7 @@ class Policy:
     one user turn on one agent; `forget` applies a forget request (a key, or None for everything)."""
 
     info: PolicyInfo
+    unavailable: str | None = None  # why this run cannot run it honestly (the report says so instead)
 
     def __init__(self, info: PolicyInfo, agents: dict[str, Agent]) -> None:
         self.info = info
@@ -170,6 +177,9 @@ class Policy:
     async def forget(self, key: str | None) -> None:
         """No per-key forget exists here: the user's words are all this policy receives."""
 
+    async def close(self) -> None:
+        """Release what the policy opened (files); what it retained can still be read."""
+
     def retained(self) -> list[Message]:
         return [
             message
@@ -178,6 +188,14 @@ class Policy:
                 session.state.get(InMemoryHistoryProvider.DEFAULT_SOURCE_ID, {})
             )
         ]
+
+
+class UnavailablePolicy(Policy):
+    """A policy this run cannot run without faking it: the report shows `reason` in its cells."""
+
+    def __init__(self, info: PolicyInfo, reason: str) -> None:
+        super().__init__(info, {})
+        self.unavailable = reason
 
 
 class SummaryPolicy(Policy):

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from workbench.agentmem.mem0_config import Mem0Config
 from workbench.drift.chronology import Chronology, load_chronology
 from workbench.drift.lab import DriftReport, Progress, run_drift
 from workbench.runtime.models import ModelSet
@@ -40,6 +41,7 @@ async def run_sweep(
     *,
     chronology: Chronology | None = None,
     progress: Progress | None = None,
+    mem0: Mem0Config | None = None,
 ) -> Sweep:
     """Each length in turn; a stop ends the sweep and keeps the partial run."""
     story = chronology or load_chronology()
@@ -47,7 +49,7 @@ async def run_sweep(
         story.stretched(turns)  # every length is checked before anything runs
     sweep = Sweep(story, lengths)
     for turns in lengths:
-        report = await run_drift(models, chronology=story.stretched(turns), progress=progress)
+        report = await run_drift(models, chronology=story.stretched(turns), progress=progress, mem0=mem0)
         sweep.reports.append(report)
         if report.partial:
             break

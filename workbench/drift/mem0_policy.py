@@ -1,0 +1,72 @@
+"""The Mem0 policy: both agents over one Mem0 (mem0ai run locally, as `--agent-memory mem0` runs it) in
+a directory of its own that the lab removes afterwards (the lab never touches the user's memories).
+Mem0 needs a live model to extract memories and an embeddings server: without them the report says
+what it needs instead of a row the built-in script would fake."""
+
+from __future__ import annotations
+
+import shutil
+import tempfile
+from collections.abc import Callable
+from dataclasses import replace
+from pathlib import Path
+
+from agent_framework import Agent, ContextProvider, Message
+
+from workbench.agentmem.mem0 import Mem0Item, Mem0Memory
+from workbench.agentmem.mem0_config import Mem0Config
+from workbench.drift.policies import NoHistoryProvider, Policy, PolicyInfo, UnavailablePolicy
+from workbench.memory import WorkingMemory
+from workbench.memory.forget import Forgetting
+from workbench.runtime.agents import AGENT_NAMES, INSTRUCTIONS
+from workbench.runtime.models import ModelSet
+
+NEEDS_MODEL = "needs --model (a live model extracts Mem0's memories; the built-in script would fake them)"
+NEEDS_EMBEDDINGS = "needs --embedding-model (Mem0 finds memories by embeddings)"
+
+
+class Mem0Policy(Policy):
+    """Each turn: the memories Mem0 finds for the user in the request, no history; after it, Mem0
+    extracts memories from the turn. A forget goes through the product's forget, which reaches Mem0."""
+
+    def __init__(self, info: PolicyInfo, agents: dict[str, Agent], memory: Mem0Memory, folder: Path) -> None:
+        super().__init__(info, agents)
+        self.memory = memory
+        self.forgetting = Forgetting(WorkingMemory())  # the lab's facts are not Mem0's: only Mem0 is reached
+        self.forgetting.register(memory)
+        self.kept: list[Mem0Item] = []
+        self._folder = folder
+
+    async def answer(self, turn: int, agent: str, text: str) -> str:
+        reply = await super().answer(turn, agent, text)
+        self.kept = await self.memory.held()
+        return reply
+
+    async def forget(self, key: str | None) -> None:
+        await self.forgetting.forget(key)
+        self.kept = await self.memory.held()
+
+    async def close(self) -> None:
+        await self.memory.close()
+        shutil.rmtree(self._folder, ignore_errors=True)
+
+    def retained(self) -> list[Message]:
+        return [Message(role="assistant", contents=[m.text]) for m in self.kept]
+
+
+# policy name, context providers, instructions
+AgentFactory = Callable[[str, list[ContextProvider], str], Agent]
+
+
+def build_mem0_policy(info: PolicyInfo, models: ModelSet, agent: AgentFactory, mem0: Mem0Config | None) -> Policy:
+    if models.scripted:
+        return UnavailablePolicy(info, NEEDS_MODEL)
+    if mem0 is None:
+        return UnavailablePolicy(info, NEEDS_EMBEDDINGS)
+    folder = Path(tempfile.mkdtemp(prefix="workbench-drift-mem0-"))
+    memory = Mem0Memory(replace(mem0, directory=folder / "mem0"))
+    agents = {
+        role: agent(info.name, [NoHistoryProvider(), *memory.providers(role)], INSTRUCTIONS[role])
+        for role in AGENT_NAMES
+    }
+    return Mem0Policy(info, agents, memory, folder)
