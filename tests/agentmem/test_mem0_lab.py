@@ -1,0 +1,31 @@
+"""The drift lab's Mem0 policy run for real over loopback servers: a live model (the loopback one),
+Mem0 extracting by it, and the product's forget reaching Mem0 before the probes."""
+
+from __future__ import annotations
+
+from tests.agentmem.mem0_servers import mem0_servers
+from tests.agentmem.test_mem0 import config, needs_mem0
+from workbench.drift import run_drift
+from workbench.drift.mem0_policy import NEEDS_EMBEDDINGS
+from workbench.runtime import ModelConfig, build_models
+
+
+@needs_mem0
+async def test_with_a_live_model_the_mem0_policy_runs_and_the_forget_reaches_it(tmp_path):
+    with mem0_servers() as servers:
+        models = build_models(ModelConfig(model="loopback-model", base_url=servers.chat.base_url, max_retries=0))
+        report = await run_drift(models, mem0=config(servers, tmp_path / "unused"))
+        assert report.stop is None and report.unavailable == {}
+        restart = report.scores["mem0"]["restart"]
+        assert restart.forgotten == {"Contoso": False}  # forgotten before the probe: no request held it
+        assert any(restart.current.values())  # what Mem0 extracted from the declarations came back
+        assert report.retained["mem0"].messages > 0
+        assert servers.extraction_requests()  # Mem0 asked the app's model to extract
+    assert not (tmp_path / "unused").exists()  # the lab used a folder of its own, and removed it
+
+
+async def test_with_a_live_model_but_no_embedding_model_the_policy_says_what_it_needs(loopback):
+    models = build_models(ModelConfig(model="loopback-model", base_url=loopback.base_url, max_retries=0))
+    report = await run_drift(models)
+    assert report.unavailable == {"mem0": NEEDS_EMBEDDINGS}
+    assert "mem0" not in report.scores
