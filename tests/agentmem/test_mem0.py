@@ -3,6 +3,7 @@ chat and embeddings servers, on real files in a temporary directory."""
 
 from __future__ import annotations
 
+import asyncio
 import stat
 import subprocess
 import sys
@@ -12,6 +13,7 @@ from pathlib import Path
 import pytest
 
 from tests.agentmem.mem0_servers import Mem0Servers, mem0_servers
+from tests.support.openai_server import Canned
 from workbench.agentmem.mem0_config import Mem0Config, mem0_installed
 from workbench.memory import WorkingMemory
 from workbench.runtime import AgentRuntime, ModelConfig, build_models
@@ -176,3 +178,15 @@ def test_choosing_mem0_loads_no_mem0_until_the_runtime_starts():
     )
     out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True).stdout
     assert out.split() == []
+
+
+@needs_mem0
+async def test_a_turn_that_began_before_a_forget_stores_nothing_in_mem0(runtime, servers):
+    servers.chat.enqueue(Canned(text="a slow answer", delay=1.0))
+    turn = asyncio.create_task(runtime.ask("support", "customer=Contoso"))
+    while not servers.chat.requests:  # the agent's request is at the server, its answer not yet back
+        await asyncio.sleep(0.02)
+    await runtime.forget(None)
+    assert (await turn).ok
+    assert await mem0_of(runtime).held() == []
+    assert servers.extraction_requests() == []
