@@ -133,8 +133,8 @@ def build_parser() -> argparse.ArgumentParser:
     commands = parser.add_subparsers(dest="command", metavar="COMMAND")
     drift = commands.add_parser(
         "drift",
-        help="run a chronology through six context policies and print what each kept, lost and answered",
-        description="Run the drift lab: a chronology (the built-in one, or --chronology FILE) through six "
+        help="run a chronology through the context policies and print what each kept, lost and answered",
+        description="Run the drift lab: a chronology (the built-in one, or --chronology FILE) through the "
         "context policies (retrieved history in two variants), scored on what each request contains and, "
         "with a live model, on what each answer says, with call counts and reported tokens (or unknown). "
         "No winner is named.",

@@ -34,7 +34,9 @@ def test_json_output_shape(capsys):
     assert data["turns"] == 12 and data["live"] is False and data["model"].startswith("scripted")
     names = [p["name"] for p in data["policies"]]
     assert names == ["full", "window", "summary", "facts", "compaction", "recall", "recall_purged", "mem0"]
-    assert data["unavailable"] == {"mem0": "needs --model (a live model extracts Mem0's memories; the built-in script would fake them)"}
+    assert data["unavailable"] == {
+        "mem0": "needs --model (a live model extracts Mem0's memories; the built-in script would fake them)"
+    }
     assert "mem0" not in data["matrix"] and "mem0" not in data["accounting"]
     assert [p["id"] for p in data["probes"]] == ["restart", "scope"]
     assert data["probes"][0]["forgotten"] == {"customer": ["Contoso"]}

@@ -1,4 +1,4 @@
-"""The drift lab: a chronology through six context policies, scored on what each request
+"""The drift lab: a chronology through the context policies, scored on what each request
 contains and what each answer says, with honest accounting. Knows nothing of Textual."""
 
 from workbench.drift.chronology import (
