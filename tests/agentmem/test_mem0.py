@@ -36,6 +36,14 @@ def mem0_memory(servers: Mem0Servers, directory: Path):
     return Mem0Memory(config(servers, directory))
 
 
+def live_options(servers: Mem0Servers) -> list[str]:
+    """The command-line options that point the app's model and embedder at the loopback servers."""
+    return [
+        *("--model", "loopback-model", "--base-url", servers.chat.base_url),
+        *("--embedding-model", "loopback-embeddings", "--embedding-base-url", servers.embeddings_url),
+    ]
+
+
 def config(servers: Mem0Servers, directory: Path) -> Mem0Config:
     return Mem0Config(
         "loopback-model",
@@ -190,3 +198,21 @@ async def test_a_turn_that_began_before_a_forget_stores_nothing_in_mem0(runtime,
     assert (await turn).ok
     assert await mem0_of(runtime).held() == []
     assert servers.extraction_requests() == []
+
+
+@needs_mem0
+async def test_the_app_opened_with_agent_memory_mem0_runs_it_in_the_data_directory(servers, tmp_path, monkeypatch):
+    from workbench.cli import build_app, build_parser, model_config
+
+    monkeypatch.setenv("WORKBENCH_DATA_DIR", str(tmp_path))
+    args = build_parser().parse_args(["--agent-memory", "mem0", *live_options(servers)])
+    app = build_app(args, model_config(args))
+    async with app.run_test(size=(140, 40)) as pilot:
+        await pilot.pause()
+        assert app.ready, app.sub_title
+        memory = mem0_of(app.runtime)
+        assert memory.directory == tmp_path / "mem0"
+        assert stat.S_IMODE((tmp_path / "mem0").stat().st_mode) == 0o700
+        assert (await app.runtime.ask("support", "customer=Contoso")).ok
+        assert [m.text for m in await memory.held()] == ["The user's customer is Contoso"]
+        await memory.close()

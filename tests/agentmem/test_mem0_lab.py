@@ -4,7 +4,7 @@ Mem0 extracting by it, and the product's forget reaching Mem0 before the probes.
 from __future__ import annotations
 
 from tests.agentmem.mem0_servers import mem0_servers
-from tests.agentmem.test_mem0 import config, needs_mem0
+from tests.agentmem.test_mem0 import config, live_options, needs_mem0
 from workbench.drift import run_drift
 from workbench.drift.mem0_policy import NEEDS_EMBEDDINGS
 from workbench.runtime import ModelConfig, build_models
@@ -29,3 +29,16 @@ async def test_with_a_live_model_but_no_embedding_model_the_policy_says_what_it_
     report = await run_drift(models)
     assert report.unavailable == {"mem0": NEEDS_EMBEDDINGS}
     assert "mem0" not in report.scores
+
+
+@needs_mem0
+def test_workbench_drift_runs_mem0_with_a_model_and_an_embedding_model(capsys):
+    import json
+
+    from workbench.cli import main
+
+    with mem0_servers() as servers:
+        code = main(["drift", "--json", *live_options(servers)])
+    data = json.loads(capsys.readouterr().out)
+    assert code == 0 and data["unavailable"] == {}
+    assert data["matrix"]["mem0"]["restart"]["forgotten"] == {"Contoso": False}
