@@ -14,6 +14,7 @@ import pytest
 
 from tests.agentmem.mem0_servers import Mem0Servers, mem0_servers
 from tests.support.openai_server import Canned
+from tests.support.residue import residue
 from workbench.agentmem.mem0_config import Mem0Config, mem0_installed
 from workbench.memory import WorkingMemory
 from workbench.runtime import AgentRuntime, ModelConfig, build_models
@@ -108,6 +109,7 @@ async def test_forget_deletes_through_mem0_and_leaves_no_byte_of_the_value_on_di
     assert [m for m in search["results"] if "contoso" in m["memory"].casefold()] == []
     assert files_holding(tmp_path / "mem0", "Contoso") == []
     assert files_holding(tmp_path / "mem0", "P2")  # only the forgotten value went
+    assert residue(["Contoso"], runtime) == {}  # nor does any string the running app holds
 
 
 @needs_mem0

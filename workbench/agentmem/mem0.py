@@ -99,6 +99,8 @@ class Mem0Memory:
         self.config = config
         self.directory = config.path
         self._memory: AsyncMemory | None = None
+        self._dimensions_seen: int | None = None
+        self._providers: list[Any] = []  # each agent's provider: it is handed the open Mem0 at each run
         self._lock = asyncio.Lock()  # a forget never runs beside an add or a search
         self._recalled: dict[str, list[str]] = {}
         self.generation = 0  # advances at every forget; a turn that began before it stores nothing
@@ -160,7 +162,9 @@ class Mem0Memory:
         )
 
     def _dimensions(self, client: Any) -> int:
-        """The embedding size the server returns (the vector store is created with it)."""
+        """The embedding size the server returns (the vector store is created with it), asked once."""
+        if self._dimensions_seen is not None:
+            return self._dimensions_seen
         data = client.embeddings.create(input=[_PROBE], model=self.config.embedding_model).data
         vector = data[0].embedding if data else None
         if not isinstance(vector, list) or not vector or not all(isinstance(x, int | float) for x in vector):
@@ -168,10 +172,13 @@ class Mem0Memory:
                 f"the embeddings server did not return one vector of numbers for {self.config.embedding_model!r} "
                 "(a chat model served for embeddings returns one vector per token)"
             )
+        self._dimensions_seen = len(vector)
         return len(vector)
 
     def providers(self, agent: str) -> list[ContextProvider]:
-        return [_provider(self, agent)]
+        provider = _provider(self, agent)
+        self._providers.append(provider)
+        return [provider]
 
     def turn_started(self, agent: str) -> None:
         self._recalled.pop(agent, None)
@@ -229,7 +236,9 @@ class Mem0Memory:
 
     async def forget(self, plan: ForgetPlan) -> int:
         """Delete through Mem0's API every memory holding a forgotten value (every memory of the user
-        for a forget of everything), then what Mem0 keeps of them beside, then rewrite the files."""
+        for a forget of everything), then what Mem0 keeps of them beside, then rewrite the files.
+        Mem0 is closed meanwhile and reopened at its next use: Qdrant's local mode keeps a deleted
+        point's payload in memory (only marked deleted) until its collection is loaded again."""
         self.generation += 1
         self._recalled.clear()
         if not self._reachable():
@@ -241,6 +250,7 @@ class Mem0Memory:
                 await memory.delete(item.id)
             if memory._entity_store is not None:  # private: the entity store exists only once mem0 used it
                 await asyncio.to_thread(self._forget_entities, memory, plan)
+            self._release()
             await asyncio.to_thread(self._forget_kept, plan, {m.id for m in doomed})
             await asyncio.to_thread(self._rewrite)
         return len(doomed)
@@ -287,10 +297,17 @@ class Mem0Memory:
 
     async def close(self) -> None:
         """Release the files (Qdrant's local mode locks its folder against a second client)."""
+        async with self._lock:
+            self._release()
+
+    def _release(self) -> None:
+        """Close Mem0's database and Qdrant client, and let go of everything they loaded."""
         if self._memory is not None:
             self._memory.close()
             self._memory.vector_store.client.close()
             self._memory = None
+        for provider in self._providers:
+            provider.mem0_client = None
 
 
 def _provider(owner: Mem0Memory, agent: str) -> ContextProvider:
@@ -306,6 +323,7 @@ def _provider(owner: Mem0Memory, agent: str) -> ContextProvider:
         ) -> None:
             state["generation"] = owner.generation
             async with owner._lock:
+                self.mem0_client = owner.open()
                 await super().before_run(agent=agent, session=session, context=context, state=state)
             # The provider injects one message: its context prompt, then one memory per line.
             injected = [
@@ -319,6 +337,7 @@ def _provider(owner: Mem0Memory, agent: str) -> ContextProvider:
             async with owner._lock:
                 if state.get("generation") != owner.generation:
                     return
+                self.mem0_client = owner.open()
                 await super().after_run(agent=agent, session=session, context=context, state=state)
             await asyncio.to_thread(_private, owner.directory)
 
