@@ -12,6 +12,7 @@ from agent_framework import Agent, AgentSession, InMemoryHistoryProvider, Messag
 from workbench.memory import MemoryTurn, WorkingMemory
 from workbench.memory.forget import ForgetPlan, ForgetReport, Forgetting, TextHolder
 from workbench.memory.rules import check_message
+from workbench.runtime import tracing
 from workbench.runtime.calls import CallLog, CallRecord, RecordingMiddleware
 from workbench.runtime.config import Mode, WriterKind
 from workbench.runtime.context import ContextSplit, split_request
@@ -102,6 +103,7 @@ class AgentRuntime:
             )
         )
         self.updater = MemoryUpdater(memory, writer_impl)
+        memory.subscribe(tracing.admission)
         self.mode = mode
         self.recall = recall
         self.recall_on = recall_on and recall is not None
@@ -157,7 +159,10 @@ class AgentRuntime:
         """Forget one key or everything through the one forget: memory, then both histories (replaced
         by new, empty sessions), the call log and every other registered holder. A turn still running
         finishes on its old session, which nothing reads any more, and stores nothing in recall."""
-        return await self.forgetting.forget(key)
+        with tracing.forget(key) as span:
+            report = await self.forgetting.forget(key)
+            tracing.forgot(span, report)
+            return report
 
     def _session_texts(self) -> Iterator[str]:
         for name in AGENT_NAMES:
@@ -176,8 +181,9 @@ class AgentRuntime:
         slot = self._slots[name]
         if self.recall is not None:
             self.recall.turn_started(name)
-        with self.memory.open_turn(text, origin=name) as opened:
+        with tracing.turn(name, str(self.mode), text) as span, self.memory.open_turn(text, origin=name) as opened:
             turn = opened.ticket
+            tracing.turn_opened(span, turn)
             if check_message(text) is not None:  # too long, or not encodable: refused before any model call
                 outcome = self.memory.admit(turn, [])
                 return TurnResult(name, turn, error=outcome.events[0].describe())
@@ -193,10 +199,12 @@ class AgentRuntime:
                 opened.ending = "the turn was cancelled"
                 raise
             except Exception as exc:
+                tracing.failed(span, exc)
                 detail = explain_failure(exc, base_url=self.models.base_url, secrets=self.models.secrets)
                 opened.ending = f"the {name} agent's call failed: {detail}"
                 return TurnResult(name, turn, error=detail)
             opened.ending = "the context provider saw no user input to extract"
+            tracing.turn_answered(span, response.text or "")
             return TurnResult(name, turn, reply=response.text or "", usage=usage_from_details(response.usage_details))
 
     # -- what a user interface reads; it needs nothing else of what the runtime is made of ----

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from workbench.memory import MemoryTurn, Outcome, ReasonCode, WorkingMemory, parse_message
+from workbench.runtime import tracing
 from workbench.runtime.failures import explain_failure
 from workbench.runtime.writer import MalformedOutput, Writer
 
@@ -22,7 +23,9 @@ class MemoryUpdater:
             await self.memory.wait_for_earlier(turn)
             return self.memory.admit(turn, [])
         try:
-            candidates = await self.writer.propose(turn.user_text)
+            with tracing.writer_call(self.writer.label, self.writer.format_summary) as span:
+                candidates = await self.writer.propose(turn.user_text)
+                tracing.writer_proposed(span, candidates)
         except MalformedOutput as exc:
             await self.memory.wait_for_earlier(turn)
             return self.memory.reject(turn, ReasonCode.MALFORMED_OUTPUT, str(exc))
