@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import os
 import sys
 from typing import TYPE_CHECKING, Any
 
@@ -16,6 +17,7 @@ from workbench.runtime.config import (
     WriterFormat,
     WriterKind,
 )
+from workbench.runtime.telemetry import TelemetryError, TelemetrySettings, start_telemetry
 
 if TYPE_CHECKING:
     from workbench.runtime.agents import AgentRuntime
@@ -91,6 +93,23 @@ def add_recall_options(parser: argparse.ArgumentParser) -> None:
     )
 
 
+def add_otel_options(parser: argparse.ArgumentParser) -> None:
+    group = parser.add_argument_group("traces (OpenTelemetry), off by default")
+    group.add_argument(
+        "--otel",
+        action="store_true",
+        help="send the framework's spans and the workbench's (turns, writer calls, admissions, forgets, recall "
+        "searches) over OTLP to OTEL_EXPORTER_OTLP_ENDPOINT (setting it turns traces on too), else "
+        "http://localhost:4318; they carry counts, reason codes and keys, no message text and no fact value",
+    )
+    group.add_argument(
+        "--otel-sensitive",
+        action="store_true",
+        help="traces also carry messages, replies and fact values (the framework's sensitive data); "
+        "a forget cannot reach what a collector has received",
+    )
+
+
 def recall_config(args: argparse.Namespace, chat: ModelConfig | None = None) -> RecallConfig:
     return RecallConfig.from_options(
         enabled=args.recall,
@@ -123,6 +142,7 @@ def build_parser() -> argparse.ArgumentParser:
         help="who proposes facts: the writer model, or the host's own parse (no model call)",
     )
     add_recall_options(parser)
+    add_otel_options(parser)
     commands = parser.add_subparsers(dest="command", metavar="COMMAND")
     drift = commands.add_parser(
         "drift",
@@ -257,7 +277,9 @@ def main(argv: list[str] | None = None) -> int:
     try:
         config = model_config(args)
         recall_config(args, config)
-    except ConfigError as exc:
+        traces = TelemetrySettings.from_options(otel=args.otel, sensitive=args.otel_sensitive, environ=os.environ)
+        start_telemetry(traces)
+    except (ConfigError, TelemetryError) as exc:
         print(f"workbench: {exc}", file=sys.stderr)
         return 2
     if args.command == "drift":
