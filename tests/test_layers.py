@@ -55,3 +55,14 @@ def test_the_ui_reads_the_runtime_through_its_small_surface_only():
     )
     reaches = {p.name: inner.findall(p.read_text()) for p in ui.glob("*.py")}
     assert {name: found for name, found in reaches.items() if found} == {}
+
+
+def test_no_opentelemetry_sdk_or_exporter_is_loaded_unless_traces_are_on():
+    """The app, the runtime and its spans use the OpenTelemetry API only; the SDK and the exporters
+    come with `workbench.runtime.telemetry.start_telemetry`, when --otel or a variable asks for traces."""
+    probe = (
+        "import sys, workbench.cli, workbench.ui.app, workbench.runtime.agents, workbench.runtime.tracing; "
+        "print(' '.join(m for m in sys.modules if m.startswith(('opentelemetry.sdk', 'opentelemetry.exporter'))))"
+    )
+    out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True).stdout
+    assert out.split() == []

@@ -54,12 +54,13 @@ class TelemetrySettings:
         program, does not send this one's facts to a collector."""
         from_environment = any(environ.get(name, "").strip() for name in ENDPOINT_VARIABLES)
         on = otel or sensitive or from_environment
-        named = environ.get(PROTOCOL_VARIABLE, "").strip().lower()
         if not on:
             return cls(False)
+        typed = environ.get(PROTOCOL_VARIABLE, "").strip()
+        named = typed.lower()
         if named and named not in PROTOCOLS:
             allowed = ", ".join(PROTOCOLS)
-            raise TelemetryError(f"{PROTOCOL_VARIABLE} must be one of {allowed}, not {quoted(clip(named, 60))}")
+            raise TelemetryError(f"{PROTOCOL_VARIABLE} must be one of {allowed}, not {quoted(clip(typed, 60))}")
         protocol = None if named else DEFAULT_PROTOCOL  # None: the framework reads the variable itself
         endpoint = None if from_environment else DEFAULT_ENDPOINTS[PROTOCOLS[named or DEFAULT_PROTOCOL]]
         return cls(on, sensitive, endpoint, protocol)
