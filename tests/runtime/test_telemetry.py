@@ -34,6 +34,12 @@ def test_traces_are_off_unless_a_flag_or_an_endpoint_variable_turns_them_on() ->
     )
 
 
+def test_the_service_is_named_workbench_unless_a_standard_variable_names_it() -> None:
+    assert settings(otel=True).service_name == "workbench"
+    assert settings(otel=True, OTEL_SERVICE_NAME="desk").service_name is None
+    assert settings(otel=True, OTEL_RESOURCE_ATTRIBUTES="team=a,service.name=desk").service_name is None
+
+
 def test_the_framework_variable_alone_never_turns_sensitive_data_on() -> None:
     assert settings(otel=True, ENABLE_SENSITIVE_DATA="true").sensitive is False
 

@@ -36,6 +36,11 @@ def exporter() -> Iterator[InMemorySpanExporter]:
             env.delenv(name, raising=False)
         assert start_telemetry(TelemetrySettings(on=True), exporters=[memory])
     yield memory
+    # The provider stays for the process (OpenTelemetry allows one); later tests' spans go nowhere.
+    provider = trace.get_tracer_provider()
+    assert isinstance(provider, TracerProvider)
+    provider.shutdown()
+    memory.clear()
 
 
 @pytest.fixture

@@ -46,6 +46,7 @@ class TelemetrySettings:
     sensitive: bool = False
     endpoint: str | None = None
     protocol: str | None = None
+    service_name: str | None = SERVICE_NAME  # None: OTEL_SERVICE_NAME or OTEL_RESOURCE_ATTRIBUTES names it
 
     @classmethod
     def from_options(cls, *, otel: bool, sensitive: bool, environ: Mapping[str, str]) -> TelemetrySettings:
@@ -63,7 +64,10 @@ class TelemetrySettings:
             raise TelemetryError(f"{PROTOCOL_VARIABLE} must be one of {allowed}, not {quoted(clip(typed, 60))}")
         protocol = None if named else DEFAULT_PROTOCOL  # None: the framework reads the variable itself
         endpoint = None if from_environment else DEFAULT_ENDPOINTS[PROTOCOLS[named or DEFAULT_PROTOCOL]]
-        return cls(on, sensitive, endpoint, protocol)
+        named_service = environ.get("OTEL_SERVICE_NAME", "").strip() or "service.name=" in environ.get(
+            "OTEL_RESOURCE_ATTRIBUTES", ""
+        )
+        return cls(on, sensitive, endpoint, protocol, None if named_service else SERVICE_NAME)
 
 
 def start_telemetry(settings: TelemetrySettings, *, exporters: Sequence[SpanExporter] = ()) -> bool:
@@ -76,7 +80,7 @@ def start_telemetry(settings: TelemetrySettings, *, exporters: Sequence[SpanExpo
 
     try:
         configure_otel_providers(
-            service_name=SERVICE_NAME,
+            service_name=settings.service_name,
             otlp_endpoint=settings.endpoint,
             otlp_protocol=settings.protocol,
             enable_sensitive_data=settings.sensitive,
