@@ -4,10 +4,12 @@ value in any span. Read with the SDK's in-memory exporter, through the framework
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Callable, Iterator
 
 import pytest
 from opentelemetry import trace
+from opentelemetry.exporter.otlp.proto.common.trace_encoder import encode_spans
 from opentelemetry.sdk.trace import ReadableSpan, TracerProvider
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 
@@ -220,7 +222,7 @@ async def test_no_message_text_reply_or_fact_value_is_in_any_span_by_default(spa
     assert leaks == set()
 
 
-async def test_with_sensitive_data_on_the_spans_carry_the_text(spans) -> None:
+async def test_with_sensitive_data_on_the_spans_carry_the_text(spans, caplog: pytest.LogCaptureFixture) -> None:
     """The framework's switch (what --otel-sensitive turns on) governs the workbench's spans too."""
     from agent_framework.observability import OBSERVABILITY_SETTINGS
 
@@ -228,12 +230,18 @@ async def test_with_sensitive_data_on_the_spans_carry_the_text(spans) -> None:
     try:
         rt = runtime()
         await rt.ask("support", f"database={DATABASE}; why does the {PROSE} fail?")
+        refused = await rt.ask("logs", "half a pair: \ud800!")
     finally:
         OBSERVABILITY_SETTINGS.enable_sensitive_data = False
+    assert not refused.ok
     found = spans()
-    (turn,) = named(found, "workbench.turn")
+    turn, unencodable = named(found, "workbench.turn")
     assert PROSE in turn.attributes["workbench.turn.text"]  # type: ignore[index, operator]
-    (admission,) = named(found, "workbench.admission")
+    assert unencodable.attributes["workbench.turn.text"] == "half a pair: ?!"  # type: ignore[index]
+    with caplog.at_level(logging.ERROR):
+        encode_spans(found).SerializeToString()  # as the OTLP exporter sends them; it logs what it drops
+    assert caplog.records == []
+    admission = named(found, "workbench.admission")[0]
     assert admission.attributes["workbench.admission.facts"] == (f"database={DATABASE}",)  # type: ignore[index]
     (agent_run,) = named(found, "invoke_agent support")
     assert any(PROSE in t for t in every_string([agent_run]))

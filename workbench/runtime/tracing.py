@@ -33,6 +33,7 @@ ADMISSION = "workbench.admission"
 FORGET = "workbench.forget"
 RECALL_SEARCH = "workbench.recall.search"
 
+Attributes = dict[str, str | int | bool | float | list[str]]
 # How a ticket settles; a forget and a note settle none.
 _SETTLEMENTS = frozenset(Settled) - {Settled.FORGOTTEN, Settled.NOTED}
 
@@ -42,13 +43,19 @@ def sensitive() -> bool:
     return OBSERVABILITY_SETTINGS.SENSITIVE_DATA_ENABLED
 
 
+def _text(text: str) -> str:
+    """Text as OTLP can carry it: half of a surrogate pair (in a message refused as unencodable) is not
+    UTF-8, and the exporter's encoder would drop the attribute with a traceback; it becomes "?"."""
+    return text.encode("utf-8", "replace").decode("utf-8") if not text.isascii() else text
+
+
 def allowed_keys(keys: Iterable[str | None]) -> list[str]:
     """The allowed keys among `keys`, sorted: any other key is text a user or model made up."""
     return sorted({k for k in keys if k in ALLOWED_KEYS})
 
 
 @contextmanager
-def _span(name: str, attributes: dict[str, str | int | bool | float | list[str]]) -> Iterator[Span]:
+def _span(name: str, attributes: Attributes) -> Iterator[Span]:
     """A span as the framework makes its own: none while its instrumentation is off, and an exception
     recorded by its `capture_exception` (the message only with sensitive data on: it may quote text)."""
     tracer = get_tracer("workbench", __version__) if OBSERVABILITY_SETTINGS.ENABLED else NoOpTracer()
@@ -74,13 +81,13 @@ def failed(span: Span, exc: Exception) -> None:
 @contextmanager
 def turn(agent: str, mode: str, text: str) -> Iterator[Span]:
     """One user turn of `agent`: everything its run does is a child of this span."""
-    attributes: dict[str, str | int | bool | float | list[str]] = {
+    attributes: Attributes = {
         "workbench.agent": agent,
         "workbench.mode": mode,
         "workbench.turn.chars": len(text),
     }
     if sensitive():
-        attributes["workbench.turn.text"] = text
+        attributes["workbench.turn.text"] = _text(text)
     with _span(TURN, attributes) as span:
         yield span
 
@@ -93,7 +100,7 @@ def turn_opened(span: Span, ticket: MemoryTurn) -> None:
 def turn_answered(span: Span, reply: str) -> None:
     span.set_attribute("workbench.reply.chars", len(reply))
     if sensitive():
-        span.set_attribute("workbench.reply.text", reply)
+        span.set_attribute("workbench.reply.text", _text(reply))
 
 
 @contextmanager
@@ -106,7 +113,7 @@ def writer_proposed(span: Span, candidates: list[FactCandidate]) -> None:
     span.set_attribute("workbench.writer.candidates", len(candidates))
     span.set_attribute("workbench.writer.keys", allowed_keys(c.key for c in candidates))
     if sensitive():
-        span.set_attribute("workbench.writer.facts", [f"{c.key}={c.value}" for c in candidates])
+        span.set_attribute("workbench.writer.facts", [_text(f"{c.key}={c.value}") for c in candidates])
 
 
 def admission(outcome: Outcome) -> None:
@@ -118,7 +125,7 @@ def admission(outcome: Outcome) -> None:
     kinds = [e.kind for e in events]
     reasons = [r for e in events for r in e.reasons]
     rejected_keys = [k for e in events for k in e.keys]
-    attributes: dict[str, str | int | bool | float | list[str]] = {
+    attributes: Attributes = {
         "workbench.admission.status": str(outcome.status),
         "workbench.admission.admitted": kinds.count(EventKind.ADMITTED),
         "workbench.admission.replaced": kinds.count(EventKind.REPLACED),
@@ -131,14 +138,16 @@ def admission(outcome: Outcome) -> None:
     if events and events[0].turn is not None:
         attributes["workbench.turn.number"] = events[0].turn
     if sensitive():
-        attributes["workbench.admission.facts"] = [f"{e.key}={e.value}" for e in events if e.value is not None]
+        attributes["workbench.admission.facts"] = [
+            _text(f"{e.key}={e.value}") for e in events if e.value is not None
+        ]
     with _span(ADMISSION, attributes):
         pass
 
 
 @contextmanager
 def forget(key: str | None) -> Iterator[Span]:
-    attributes: dict[str, str | int | bool | float | list[str]] = {
+    attributes: Attributes = {
         "workbench.forget.everything": key is None,
         "workbench.forget.keys": sorted(ALLOWED_KEYS) if key is None else allowed_keys([key]),
     }
@@ -159,7 +168,7 @@ def forgot(span: Span, report: ForgetReport) -> None:
 
 @contextmanager
 def recall_search(agent: str | None, embedder: str, top: int, query: str) -> Iterator[Span]:
-    attributes: dict[str, str | int | bool | float | list[str]] = {
+    attributes: Attributes = {
         "workbench.recall.embedder": embedder,
         "workbench.recall.top": top,
         "workbench.recall.query.chars": len(query),
@@ -167,7 +176,7 @@ def recall_search(agent: str | None, embedder: str, top: int, query: str) -> Ite
     if agent:
         attributes["workbench.agent"] = agent
     if sensitive():
-        attributes["workbench.recall.query"] = query
+        attributes["workbench.recall.query"] = _text(query)
     with _span(RECALL_SEARCH, attributes) as span:
         yield span
 
