@@ -14,7 +14,7 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 from pydantic_core import PydanticCustomError
 
-from workbench.memory import ALLOWED_KEYS, MAX_FACTS, MAX_MESSAGE_CHARS, parse_declarations
+from workbench.memory import ALLOWED_KEYS, MAX_FACTS, MAX_MESSAGE_CHARS, declares_anything, parse_message
 
 AGENTS = ("support", "logs")
 FORGET_ALL = "all"
@@ -80,7 +80,7 @@ class StepFile(BaseModel):
         for name in ("expect", "forbid"):
             if getattr(self, name) is not None and self.probe is None:
                 raise _rule(name, f"'{name}' belongs to a probe: add 'probe' to this step")
-        if self.probe is not None and self.say is not None and parse_declarations(self.say):
+        if self.probe is not None and self.say is not None and declares_anything(self.say):
             raise _rule("probe", "a probe is a question: its message must declare nothing (no key=value)")
         return self
 
@@ -107,7 +107,7 @@ class ChronologyFile(BaseModel):
     @field_validator("filler")
     @classmethod
     def _declares_nothing(cls, value: str) -> str:
-        if parse_declarations(value):
+        if declares_anything(value):
             raise ValueError("a filler turn must declare nothing (no key=value)")
         if value and "{n}" not in value:
             raise ValueError("a filler must contain {n}, the filler's number, so no two filler turns are alike")
@@ -271,8 +271,10 @@ def with_expectations(chronology: Chronology) -> Chronology:
             continue
         if step.probe:
             expectations.append(_expectation(chronology, step, step.say, current, superseded, forgotten))
-        declared = parse_declarations(step.say)
-        if declared and len(declared) <= MAX_FACTS and set(declared) <= ALLOWED_KEYS:
+        parsed = parse_message(step.say)
+        declared = parsed.declarations
+        admitted = not parsed.lookalike_keys and len(declared) <= MAX_FACTS and set(declared) <= ALLOWED_KEYS
+        if declared and admitted:
             for key, value in declared.items():
                 if key in current and current[key] != value:
                     superseded.setdefault(key, []).append(current[key])

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from workbench.memory import MemoryTurn, Outcome, ReasonCode, WorkingMemory, parse_message
+from workbench.memory import MemoryTurn, Outcome, ReasonCode, WorkingMemory, declares_anything
 from workbench.runtime.failures import explain_failure
 from workbench.runtime.writer import MalformedOutput, Writer
 
@@ -17,7 +17,7 @@ class MemoryUpdater:
         self.writer = writer
 
     async def update(self, turn: MemoryTurn) -> Outcome:
-        if turn.epoch != self.memory.epoch or not parse_message(turn.user_text).declares_anything:
+        if turn.epoch != self.memory.epoch or not declares_anything(turn.user_text):
             # Stale after a forget, or nothing declared: settle without calling the writer.
             await self.memory.wait_for_earlier(turn)
             return self.memory.admit(turn, [])

@@ -26,7 +26,7 @@ from workbench.memory.contract import unencodable
 from workbench.memory.ledger import MAX_KEY_ECHO
 from workbench.memory.shown import quoted
 from workbench.runtime.config import Mode
-from workbench.text import clip, echo, visible
+from workbench.text import clip, visible
 from workbench.ui.chat import ChatPane
 from workbench.ui.composer import Composer
 from workbench.ui.console import Forget, ShowMemory, parse_console_command
@@ -326,7 +326,7 @@ class WorkbenchApp(App[None]):
             await pane.notice("\n".join(lines))
         elif command.key is not None and command.key not in ALLOWED_KEYS:
             self.notify(
-                f"{echo(command.key, MAX_KEY_ECHO)} is not a key. Keys: {', '.join(sorted(ALLOWED_KEYS))}.",
+                f"{quoted(command.key, MAX_KEY_ECHO)} is not a key. Keys: {', '.join(sorted(ALLOWED_KEYS))}.",
                 title="Nothing forgotten",
                 severity="error",
                 markup=False,

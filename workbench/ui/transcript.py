@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from workbench.memory.contract import parse_declarations
+from workbench.memory.contract import declares_anything
 
 if TYPE_CHECKING:
     from workbench.drift import Chronology
@@ -49,7 +49,7 @@ class Transcript:
         return [
             (i, e.agent, e.say)
             for i, e in enumerate(self.entries)
-            if e.say is not None and not parse_declarations(e.say)
+            if e.say is not None and not declares_anything(e.say)
         ]
 
     def to_file(self, probes: list[int], *, name: str = "conversation") -> dict[str, Any]:
