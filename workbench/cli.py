@@ -168,9 +168,9 @@ def _print_report(args: argparse.Namespace, data: dict[str, Any], renderable: An
 
         print(dumps(data))
     else:
-        from rich.console import Console
+        from workbench.tables import report_console
 
-        Console().print(renderable)
+        report_console().print(renderable)
 
 
 def _say(command: str, line: str) -> None:

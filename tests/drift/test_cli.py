@@ -1,6 +1,7 @@
 """`workbench drift`: tables for people, --json for machines, a clear non-zero exit when it stops."""
 
 import json
+import re
 
 import pytest
 
@@ -71,7 +72,7 @@ def test_json_output_shape(capsys):
 def test_tables_name_no_winner(capsys):
     assert main(["drift"]) == 0
     out = capsys.readouterr().out
-    assert "probe 'restart'" in out and "reported tokens" in out and "unknown" in out
+    assert 'probe "restart"' in out and 'expect "SQL Server 2022", "Billing"' in out and "reported tokens" in out and "unknown" in out
     assert "no policy is ranked" in out.replace("\n", " ")
     for word in ("winner", "best", "recommended"):
         assert word not in out.lower()
@@ -201,3 +202,14 @@ def test_live_answers_are_labelled_as_that_models_answers(loopback, capsys, monk
     assert main(["drift", "--model", "loopback-model", "--base-url", loopback.base_url]) == 0
     out = " ".join(capsys.readouterr().out.split())
     assert "what loopback-model @ 127.0.0.1" in out and "answered (that model's answers, not a verdict)" in out
+
+
+def test_piped_tables_are_not_wrapped(capsys, monkeypatch):
+    """`workbench drift > file`: each table row on one line, every number whole, at any COLUMNS."""
+    monkeypatch.setenv("COLUMNS", "80")
+    assert main(["drift", "--turns", "200"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    for policy in POLICIES:
+        row = next(line for line in lines if line.startswith(f"│ {policy.title} ") and "unknown" in line)
+        assert re.search(r" [\d,]+ messages?, [\d,]+ chars +│ \d+\.\d\d s +│$", row)
+    assert max(len(line) for line in lines if "request size at every turn" not in line) > 80

@@ -165,7 +165,7 @@ async def test_the_drift_screen_runs_without_blocking_and_goes_back():
         console = Console(width=200, record=True, file=io.StringIO())
         console.print(app.screen.query_one("#drift-body", Static).content)
         body = console.export_text()
-        assert "probe 'restart'" in body and "bounded facts" in body
+        assert 'probe "restart"' in body and "bounded facts" in body
         await pilot.press("escape")
         await pilot.pause()
         assert not isinstance(app.screen, DriftScreen)

@@ -12,7 +12,7 @@ from workbench.drift.chart import chart_text
 from workbench.drift.lab import DriftReport, ProbeScore
 from workbench.drift.policies import POLICIES
 from workbench.drift.sweep import Sweep
-from workbench.memory.shown import visible
+from workbench.memory.shown import quoted, visible
 from workbench.runtime.usage import describe_usage
 from workbench.tables import MAX_SHOWN_CHARS, literal, titled_table
 from workbench.text import clip
@@ -77,7 +77,7 @@ def matrix_tables(report: DriftReport) -> list[Table]:
     tables = []
     for expected in report.chronology.expectations:
         agent = f" [{expected.agent} agent]" if expected.agent != "support" else ""
-        table = titled_table(f"probe {expected.probe!r}{agent}: {expected.question}", MATRIX_COLUMNS)
+        table = titled_table(f"probe {quoted(expected.probe)}{agent}: {expected.question}", MATRIX_COLUMNS)
         for policy in POLICIES:
             cell = _cell(report, policy.name, expected.probe)
             if cell is None:
@@ -106,15 +106,19 @@ def _found(found: dict[str, bool], *, wanted: bool) -> Text:
     return Text(f"{len(hits)}/{len(found)}: {listed}", "green" if good else "bold red")
 
 
+def _texts(texts: tuple[str, ...]) -> str:
+    """Check texts as typed: `"SQL Server 2022", "Billing"`, or `nothing`."""
+    return ", ".join(quoted(t) for t in texts) if texts else "nothing"
+
+
 def answer_tables(report: DriftReport, *, answer_chars: int = 160) -> list[Table]:
     """Per probe: what came back, checked by exact text against expect/forbid (the answer matrix)."""
     tables = []
     for expected in report.chronology.expectations:
         source = "derived from the keys the question names" if expected.derived else "given in the chronology"
         table = titled_table(
-            f"probe {expected.probe!r}: what {report.model} answered (that model's answers, not a verdict) · "
-            f"expect {list(expected.expect)} · "
-            f"forbid {list(expected.forbid)} ({source})",
+            f"probe {quoted(expected.probe)}: what {report.model} answered (that model's answers, not a verdict) · "
+            f"expect {_texts(expected.expect)} · forbid {_texts(expected.forbid)} ({source})",
             ANSWER_COLUMNS if report.live else ANSWER_COLUMNS[:-1],
         )
         for policy in POLICIES:
@@ -165,8 +169,13 @@ def stop_line(report: DriftReport) -> str | None:
     return f"stopped at {where}: {visible(report.stop.reason)}"
 
 
+# A chart wider than this is no easier to read (and piped output has no width of its own).
+MAX_CHART_WIDTH = 160
+
+
 class SizeChart:
-    """The per-turn request sizes as a chart as wide as the console it is printed on."""
+    """The per-turn request sizes as a chart as wide as the console it is printed on, up to
+    MAX_CHART_WIDTH columns."""
 
     def __init__(self, report: DriftReport, *, height: int = 22) -> None:
         self.report = report
@@ -175,7 +184,7 @@ class SizeChart:
     def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
         story = self.report.chronology
         title = f"request size at every turn · {story.name} · {story.turns:,} turns"
-        yield Text.from_ansi(chart_text(self.report.sizes, TITLES, title, width=options.max_width, height=self.height))
+        yield Text.from_ansi(chart_text(self.report.sizes, TITLES, title, width=min(options.max_width, MAX_CHART_WIDTH), height=self.height))
 
 
 def size_chart(report: DriftReport) -> SizeChart:
