@@ -6,6 +6,7 @@ from dataclasses import dataclass, field
 
 from workbench.drift.chronology import Chronology, load_chronology
 from workbench.drift.lab import DriftReport, Progress, run_drift
+from workbench.memory.shown import quoted
 from workbench.runtime.models import ModelSet
 
 
@@ -27,7 +28,7 @@ def parse_lengths(text: str) -> tuple[int, ...]:
         lengths = tuple(int(part) for part in text.split(","))
     except ValueError:
         raise ValueError(
-            f"--sweep takes turn counts separated by commas, like 10,100,1000; not {text[:40]!r}"
+            f"--sweep takes turn counts separated by commas, like 10,100,1000; not {quoted(text, 40)}"
         ) from None
     if any(n < 1 for n in lengths) or list(lengths) != sorted(set(lengths)):
         raise ValueError("--sweep lengths must be positive and ascending, each once, like 10,100,1000")

@@ -7,6 +7,7 @@ from typing import Any
 from rich.console import Group
 from rich.text import Text
 
+from workbench.memory.shown import quoted
 from workbench.qualify.runner import QualifyReport
 from workbench.runtime.usage import describe_usage
 from workbench.tables import MAX_SHOWN_CHARS, literal, titled_table
@@ -22,6 +23,11 @@ SELF_CHECK = (
     "deterministic parse, so this run checked the suite itself: that each case's expectation agrees with "
     "the host's contract. Name a model with --model (and --base-url) to qualify it."
 )
+
+
+def _facts(facts: dict[str, str]) -> str:
+    """Facts as typed: `module="Billing", database="SQL Server 2022"`, or `no facts`."""
+    return ", ".join(f"{key}={quoted(value)}" for key, value in facts.items()) or "no facts"
 
 
 def render(report: QualifyReport) -> Group:
@@ -64,9 +70,7 @@ def render(report: QualifyReport) -> Group:
         )
     parts.append(Text(summary, "bold"))
     parts += [
-        literal(
-            f"{r.case.id}: {r.detail or 'got ' + r.outcome + ' with ' + repr(r.facts)}", "red", limit=MAX_SHOWN_CHARS
-        )
+        literal(f"{r.case.id}: {r.detail or 'got ' + r.outcome + ' with ' + _facts(r.facts)}", "red", limit=MAX_SHOWN_CHARS)
         for r in report.results
         if not r.passed
     ]

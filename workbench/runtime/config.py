@@ -10,6 +10,8 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from urllib.parse import urlsplit
 
+from workbench.memory.shown import quoted
+
 # The newest generally available Azure OpenAI inference API version: it has structured output
 # (json_schema) and streamed usage. Previews come and go; a GA version stays.
 DEFAULT_AZURE_API_VERSION = "2024-10-21"
@@ -191,7 +193,7 @@ def check_deployment(option: str, name: str) -> str:
     """`name` if it can be an Azure deployment (it goes into the request's URL path as it is)."""
     if not _DEPLOYMENT_NAME.fullmatch(name):
         raise ConfigError(
-            f"{option} {name[:80]!r} is not an Azure deployment name: up to 64 letters, digits, '.', '-', '_'"
+            f"{option} {quoted(name, 80)} is not an Azure deployment name: up to 64 letters, digits, '.', '-', '_'"
         )
     return name
 
@@ -215,7 +217,7 @@ def _azure_endpoint(endpoint: str | None) -> str:
         )
     parts = urlsplit(endpoint.strip())
     if parts.scheme not in ("https", "http") or not parts.netloc or parts.query or parts.fragment:
-        raise ConfigError(f"the Azure endpoint {endpoint[:120]!r} is not a URL like {example}")
+        raise ConfigError(f"the Azure endpoint {quoted(endpoint, 120)} is not a URL like {example}")
     if parts.username is not None or parts.password is not None:
         raise ConfigError(
             "the Azure endpoint must not carry credentials: set AZURE_OPENAI_API_KEY, or sign in with Entra ID"

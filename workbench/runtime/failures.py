@@ -7,6 +7,7 @@ import re
 from typing import Any
 from urllib.parse import parse_qs, unquote, urlsplit
 
+from workbench.memory.shown import quoted
 from workbench.runtime.deadline import CallTimedOut
 
 # OpenAI keys, bearer headers, and JSON web tokens (what an Entra ID access token is).
@@ -195,7 +196,7 @@ def _azure_line(cause: BaseException, name: str, status: Any) -> str | None:
             else "--model / --writer-model / AZURE_OPENAI_DEPLOYMENT_NAME"
         )
         return (
-            f"Azure OpenAI at {server} has no deployment {unquote(deployment[1])[:80]!r} (HTTP 404): check "
+            f"Azure OpenAI at {server} has no deployment {quoted(unquote(deployment[1]), 80)} (HTTP 404): check "
             f"{options} (the deployment's name, not the model's)"
         )
     if status == 404:
