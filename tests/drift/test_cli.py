@@ -1,5 +1,6 @@
 """`workbench drift`: tables for people, --json for machines, a clear non-zero exit when it stops."""
 
+import io
 import json
 import re
 
@@ -76,11 +77,6 @@ def test_tables_name_no_winner(capsys):
     assert "no policy is ranked" in out.replace("\n", " ")
     for word in ("winner", "best", "recommended"):
         assert word not in out.lower()
-
-
-def test_too_few_turns_exit_non_zero(capsys):
-    assert main(["drift", "--turns", "3"]) == 1
-    assert "needs at least 10 turns" in capsys.readouterr().err
 
 
 def test_a_bad_summary_stops_with_a_clear_message(loopback, capsys):
@@ -181,10 +177,11 @@ def test_the_sweep_table_and_chart(capsys, monkeypatch):
     assert "b bounded facts" in out and "f full history" in out
 
 
-@pytest.mark.parametrize("bad", ["10,x", "100,10", "0,10", "10,10"])
-def test_bad_sweep_lengths_exit_non_zero(bad, capsys):
-    assert main(["drift", "--sweep", bad]) == 1
-    assert "--sweep" in capsys.readouterr().err
+@pytest.mark.parametrize("bad", ["10,x", "100,10", "0,10", "10,10", "10,", "1e3"])
+def test_bad_sweep_lengths_exit_2(bad, capsys):
+    with pytest.raises(SystemExit) as exit:
+        main(["drift", "--sweep", bad])
+    assert exit.value.code == 2 and "--sweep" in capsys.readouterr().err
 
 
 def test_progress_stays_off_when_stderr_is_not_a_terminal(capsys):
@@ -213,3 +210,58 @@ def test_piped_tables_are_not_wrapped(capsys, monkeypatch):
         row = next(line for line in lines if line.startswith(f"│ {policy.title} ") and "unknown" in line)
         assert re.search(r" [\d,]+ messages?, [\d,]+ chars +│ \d+\.\d\d s +│$", row)
     assert max(len(line) for line in lines if "request size at every turn" not in line) > 80
+
+
+class _Terminal(io.StringIO):
+    """stdout and stderr as one terminal: what a person sees, in the order it was written."""
+
+    def isatty(self) -> bool:
+        return True
+
+
+@pytest.mark.parametrize("argv", [["--sweep", "10,12"], ["--turns", "12"]])
+def test_progress_is_gone_before_the_report_is_printed(argv, monkeypatch):
+    terminal = _Terminal()
+    monkeypatch.setattr("sys.stdout", terminal)
+    monkeypatch.setattr("sys.stderr", terminal)
+    assert main(["drift", *argv]) == 0
+    written = terminal.getvalue()
+    first = "sweep · " if argv[0] == "--sweep" else "drift lab · "
+    start = written.index(first)
+    assert "turns" in written[:start] and "━" in written[:start]  # progress was shown, then cleared
+    report = written[start:]
+    for control in ("\x1b[1A", "\x1b[2K", "\x1b[?25h", "━╸", "12/12"):
+        assert control not in report, control  # nothing of the progress display after the report starts
+
+
+@pytest.mark.parametrize(
+    ("argv", "said"),
+    [
+        (["--turns", "3"], "argument --turns: the chronology needs at least 10 turns; 3 asked"),
+        (["--turns", "abc"], 'argument --turns: takes a number of turns, more than 0; not "abc"'),
+        (["--turns", "0"], 'argument --turns: takes a number of turns, more than 0; not "0"'),
+        (["--turns", "100000"], "argument --turns: at most 2,000 turns; 100,000 asked"),
+        (["--sweep", "10,abc"], 'argument --sweep: takes turn counts separated by commas, like 10,100,1000; not "10,abc"'),
+        (["--sweep", "10,5000"], "argument --sweep: at most 2,000 turns; 5,000 asked"),
+        (["--sweep", "3,10"], "argument --sweep: the chronology needs at least 10 turns; 3 asked"),
+        (["--turns", "50", "--sweep", "10,20"], "--sweep and --turns cannot be combined"),
+        (["--timeout", "nan"], 'argument --timeout: takes a number of seconds, more than 0; not "nan"'),
+        (["--timeout", "-1"], 'argument --timeout: takes a number of seconds, more than 0; not "-1"'),
+    ],
+)
+def test_usage_errors_exit_2_with_one_line(argv, said, capsys):
+    try:
+        code = main(["drift", *argv])
+    except SystemExit as exc:  # argparse's own exit, through Parser.error
+        code = exc.code
+    captured = capsys.readouterr()
+    assert code == 2
+    assert captured.out == "" and captured.err.count("\n") == 1 and said in captured.err, captured.err
+    assert "'" not in captured.err and captured.err.startswith("workbench drift: ")
+
+
+def test_the_cli_maximum_is_the_labs():
+    from workbench import cli
+    from workbench.drift.chronology import MAX_TURNS
+
+    assert cli.MAX_TURNS == MAX_TURNS

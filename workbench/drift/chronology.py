@@ -22,6 +22,10 @@ FORGET_ALL = "all"
 MAX_PROBE_ID_CHARS = 40
 MAX_CHECK_TEXTS = 20
 MAX_STEPS = 100_000
+# The longest story `--turns` and `--sweep` stretch to. Full history resends every earlier message at
+# every turn, so a run grows with the square of its length: 1,000 turns take about half a minute on
+# the built-in model, 2,000 about two minutes; 100,000 ran on past a minute and 845 MB unfinished.
+MAX_TURNS = 2_000
 _ECHO_CHARS = 40
 
 
@@ -271,12 +275,16 @@ class Chronology:
     def turns(self) -> int:
         return len(self.steps)
 
-    def stretched(self, turns: int) -> Chronology:
-        """The same story with filler turns (declaring nothing) inserted so it has `turns` turns."""
+    def check_length(self, turns: int) -> None:
+        """ValueError, in words, when the story cannot be stretched to `turns` turns."""
         if turns < self.turns:
-            raise ValueError(f"the chronology needs at least {self.turns} turns; {turns} asked")
+            raise ValueError(f"the chronology needs at least {self.turns:,} turns; {turns:,} asked")
         if turns > self.turns and not self.filler:
             raise ValueError(f"the chronology {quoted(self.name)} has no filler, so it cannot be stretched")
+
+    def stretched(self, turns: int) -> Chronology:
+        """The same story with filler turns (declaring nothing) inserted so it has `turns` turns."""
+        self.check_length(turns)
         fillers = tuple(Step(self.filler.format(n=i + 1)) for i in range(turns - self.turns))
         steps = self.steps[: self.fillers_after] + fillers + self.steps[self.fillers_after :]
         return with_expectations(replace(self, steps=steps))

@@ -4,6 +4,7 @@ reads it before anything heavy (Agent Framework, the OpenAI SDK) is loaded."""
 from __future__ import annotations
 
 import importlib.util
+import math
 import os
 import re
 from dataclasses import dataclass, field
@@ -98,7 +99,7 @@ class ModelConfig:
         a key in the environment alone never turns the built-in model into a billed one. Azure is
         chosen as Agent Framework chooses it: an explicit Azure option first, then an OpenAI key or
         server, then AZURE_OPENAI_ENDPOINT."""
-        if timeout <= 0:
+        if not (math.isfinite(timeout) and timeout > 0):
             raise ConfigError("--timeout must be a positive number of seconds")
         chosen_format = WriterFormat(writer_format) if writer_format else None
         if _wants_azure(model=model, base_url=base_url, azure_endpoint=azure_endpoint, api_version=api_version):
