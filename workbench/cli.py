@@ -265,7 +265,7 @@ def run_drift_command(args: argparse.Namespace, config: ModelConfig) -> int:
     """The report, whole or partial; a stop adds one line on stderr and exits 1. A usage error or a
     chronology that is not valid exits 2 before anything runs."""
     from workbench.drift import ChronologyError, load_chronology, load_chronology_file, run_drift
-    from workbench.drift.report import render, render_sweep, stop_line, sweep_json, to_json
+    from workbench.drift.report import TITLES, render, render_sweep, stop_line, sweep_json, to_json
     from workbench.drift.sweep import run_sweep
     from workbench.progress import stderr_progress
     from workbench.runtime import build_models
@@ -310,6 +310,10 @@ def run_drift_command(args: argparse.Namespace, config: ModelConfig) -> int:
     if stopped is not None:
         _say("drift", f"{stop_line(stopped)} (the report above is partial)")
         return 1
+    failed = result.failed if lengths is not None else list(report.failures)
+    if failed:
+        names = ", ".join(dict.fromkeys(TITLES[name] for name in failed))
+        _say("drift", f"{names}: failed, the other policies went on (the report above marks the cells)")
     return 0
 
 

@@ -21,6 +21,11 @@ class Sweep:
         """The run that stopped (the sweep goes no further), if any."""
         return next((r for r in self.reports if r.partial), None)
 
+    @property
+    def failed(self) -> list[str]:
+        """The policies that failed in some run (the others went on), in order."""
+        return [name for report in self.reports for name in report.failures]
+
 
 def parse_lengths(text: str) -> tuple[int, ...]:
     """`10,100,1000` as lengths, ascending and distinct, each at most MAX_TURNS; ValueError says what

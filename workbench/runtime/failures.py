@@ -233,6 +233,12 @@ _CUT_CONNECTION = ("RemoteProtocolError", "ReadError", "IncompleteRead")
 _SHAPE_ERRORS = (TypeError, AttributeError, KeyError, ValueError)
 
 
+def cannot_reach(exc: BaseException) -> bool:
+    """Whether the call never reached the server (refused connection, unknown host), as opposed to
+    a server that answered badly or broke off mid-reply."""
+    return _cut_connection(exc) is None and any(type(c).__name__ == "APIConnectionError" for c in _chain(exc))
+
+
 def _asked_to_wait(exc: BaseException) -> str:
     """How long a 429 asked to wait, when that is why the client stopped retrying."""
     headers = getattr(getattr(exc, "response", None), "headers", None)
