@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any, NoReturn
 from workbench.recall.config import RecallConfig
 from workbench.runtime.config import (
     DEFAULT_AZURE_API_VERSION,
+    DEFAULT_MAX_TOKENS,
     ConfigError,
     Mode,
     ModelConfig,
@@ -43,6 +44,13 @@ def _seconds(text: str) -> float:
     if not (math.isfinite(value) and value > 0):
         raise argparse.ArgumentTypeError(f"takes a number of seconds, more than 0; not {_quoted(text)}")
     return value
+
+
+def _tokens(text: str) -> int:
+    stripped = text.strip()
+    if not (stripped.isascii() and stripped.isdigit() and int(stripped) > 0):
+        raise argparse.ArgumentTypeError(f"takes a number of tokens, more than 0; not {_quoted(text)}")
+    return int(stripped)
 
 
 def _turns(text: str) -> int:
@@ -98,6 +106,13 @@ def add_model_options(parser: argparse.ArgumentParser, *, with_defaults: bool = 
         help="seconds per model call (default: 120)",
         **timeout_default,
     )
+    group.add_argument(
+        "--max-tokens",
+        type=_tokens,
+        help=f"the most tokens an agent's or the summarizer's reply may have (default: {DEFAULT_MAX_TOKENS}); a "
+        "longer reply is cut off and not kept. The writer's bound follows from the message (a few hundred tokens)",
+        **({"default": DEFAULT_MAX_TOKENS} if with_defaults else {}),
+    )
 
 
 def model_config(args: argparse.Namespace) -> ModelConfig:
@@ -109,6 +124,7 @@ def model_config(args: argparse.Namespace) -> ModelConfig:
         writer_format=args.writer_format,
         azure_endpoint=args.azure_endpoint,
         api_version=args.api_version,
+        max_tokens=args.max_tokens,
     )
 
 

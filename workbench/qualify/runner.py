@@ -69,7 +69,12 @@ async def probe_formats(models: ModelSet, text: str, timeout: float) -> dict[str
     found = {}
     for writer_format in CONCRETE_FORMATS:
         writer = ModelWriter(
-            models.writer_client, CallLog(), models.writer_label, timeout=timeout, writer_format=writer_format
+            models.writer_client,
+            CallLog(),
+            models.writer_label,
+            timeout=timeout,
+            writer_format=writer_format,
+            bound=models.bound,
         )
         try:
             await writer.propose(text)
@@ -145,7 +150,12 @@ async def run_qualify(
     suite = suite or load_suite()
     calls = CallLog()
     writer = ModelWriter(
-        models.writer_client, calls, models.writer_label, timeout=timeout, writer_format=models.writer_format
+        models.writer_client,
+        calls,
+        models.writer_label,
+        timeout=timeout,
+        writer_format=models.writer_format,
+        bound=models.bound,
     )
     report = QualifyReport(suite, models.writer_label, str(models.writer_format), self_check=models.scripted)
     steps = len(suite.cases) + (0 if report.self_check else 1)

@@ -99,6 +99,7 @@ class AgentRuntime:
                 models.writer_label,
                 timeout=timeout,
                 writer_format=models.writer_format,
+                bound=models.bound,
                 on_step_down=lambda detail: memory.note(detail, origin="writer"),
             )
         )
@@ -122,6 +123,7 @@ class AgentRuntime:
             name=name,
             context_providers=[InMemoryHistoryProvider(), extractor, *self._recall_providers(name)],
             middleware=[RecordingMiddleware(self.calls, name, self.models.agent_label, timeout=self.timeout)],
+            default_options=self.models.reply_options,  # type: ignore[arg-type]
         )
         return _Slot(agent, agent.create_session(), extractor)
 

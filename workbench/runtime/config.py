@@ -7,7 +7,7 @@ import importlib.util
 import math
 import os
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from enum import StrEnum
 from urllib.parse import urlsplit
 
@@ -17,6 +17,9 @@ from workbench.memory.shown import quoted
 # (json_schema) and streamed usage. Previews come and go; a GA version stays.
 DEFAULT_AZURE_API_VERSION = "2024-10-21"
 AZURE_EXTRA = 'pip install "workbench[azure]"'
+# The most tokens an agent's or the summarizer's reply may have (--max-tokens): a long answer fits,
+# and a small model that loops is cut off in seconds instead of filling its context.
+DEFAULT_MAX_TOKENS = 1024
 _DEPLOYMENT_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,63}")
 
 
@@ -80,6 +83,7 @@ class ModelConfig:
     max_retries: int = 2
     writer_format: WriterFormat | None = None
     azure: AzureTarget | None = None
+    max_tokens: int = DEFAULT_MAX_TOKENS
 
     @classmethod
     def from_options(
@@ -92,6 +96,7 @@ class ModelConfig:
         writer_format: str | None = None,
         azure_endpoint: str | None = None,
         api_version: str | None = None,
+        max_tokens: int = DEFAULT_MAX_TOKENS,
     ) -> ModelConfig:
         """Command-line options first, then OPENAI_BASE_URL and OPENAI_API_KEY from the environment.
 
@@ -101,11 +106,13 @@ class ModelConfig:
         server, then AZURE_OPENAI_ENDPOINT."""
         if not (math.isfinite(timeout) and timeout > 0):
             raise ConfigError("--timeout must be a positive number of seconds")
+        if max_tokens < 1:
+            raise ConfigError("--max-tokens must be a whole number of tokens, 1 or more")
         chosen_format = WriterFormat(writer_format) if writer_format else None
         if _wants_azure(model=model, base_url=base_url, azure_endpoint=azure_endpoint, api_version=api_version):
             if base_url:
                 raise ConfigError("--base-url and --azure-endpoint name two different servers: use one of them")
-            return cls._azure(
+            azure = cls._azure(
                 model=model,
                 writer_model=writer_model,
                 endpoint=azure_endpoint,
@@ -113,13 +120,14 @@ class ModelConfig:
                 timeout=timeout,
                 writer_format=chosen_format,
             )
+            return replace(azure, max_tokens=max_tokens)
         base_url = base_url or os.environ.get("OPENAI_BASE_URL") or None
         if model is None:
             if writer_model:
                 raise ConfigError("--writer-model needs --model: name the agents' model too")
             if base_url and base_url != os.environ.get("OPENAI_BASE_URL"):
                 raise ConfigError(f"--base-url {base_url} needs --model: name the model that server serves")
-            return cls(timeout=timeout, writer_format=chosen_format)
+            return cls(timeout=timeout, writer_format=chosen_format, max_tokens=max_tokens)
         api_key = os.environ.get("OPENAI_API_KEY") or None
         if api_key is None and base_url is None:
             raise ConfigError(
@@ -133,6 +141,7 @@ class ModelConfig:
             api_key=api_key,
             timeout=timeout,
             writer_format=chosen_format,
+            max_tokens=max_tokens,
         )
 
     @classmethod

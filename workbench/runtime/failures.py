@@ -16,8 +16,8 @@ _AZURE_DEPLOYMENT_PATH = re.compile(r"/openai/deployments/([^/?]+)/")
 _ENTRA_ERRORS = ("ClientAuthenticationError", "CredentialUnavailableError")
 _FORMAT_WORDS = ("response_format", "schema", "json_object", "structured output", "grammar")
 CUT_OFF = (
-    "the reply was cut off by the model's token limit (finish_reason=length): raise max_tokens, or the "
-    "server's context size (llama.cpp --ctx-size, Ollama num_ctx, vLLM --max-model-len)"
+    "the reply was cut off at the token limit (finish_reason=length): raise --max-tokens (the bound on "
+    "each reply), or the server's context size (llama.cpp --ctx-size, Ollama num_ctx, vLLM --max-model-len)"
 )
 
 
