@@ -272,7 +272,7 @@ def run_qualify_command(args: argparse.Namespace, config: ModelConfig) -> int:
         _stopped("qualify", exc)
         return 1
     _print_report(args, to_json(report), render(report))
-    if report.passed < len(report.results):
+    if not report.all_passed:
         return 3
     return NOT_QUALIFIED if report.self_check else 0
 

@@ -4,11 +4,21 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
-from workbench.memory import EventKind, ReasonCode, Status, WorkingMemory, declared_candidates
+from workbench.memory import (
+    EventKind,
+    FactCandidate,
+    MemoryTurn,
+    Outcome,
+    ReasonCode,
+    Status,
+    WorkingMemory,
+    declared_candidates,
+)
 from workbench.qualify.suite import Case, Suite, load_suite
 from workbench.runtime.calls import CallLog, CallRecord, current_turn
+from workbench.runtime.deadline import CallTimedOut
 from workbench.runtime.failures import explain_failure, rejects_request_format
 from workbench.runtime.models import ModelSet
 from workbench.runtime.usage import Usage, total_usage
@@ -32,12 +42,19 @@ class CaseResult:
     latency_ms: float
     usage: Usage | None
     detail: str = ""
+    host_decided: bool = False  # the host rejects this message whatever the model says: it scores no model
+    timed_out: bool = False
+    after_timeout: bool = False  # the server may still have been generating for the previous case
 
     @property
     def passed(self) -> bool:
-        if self.outcome != self.case.expect or self.facts != self.case.facts:
-            return False
-        return self.case.reason is None or self.case.reason in self.reasons
+        return _as_expected(self.case, self.outcome, self.reasons, self.facts)
+
+
+def _as_expected(case: Case, outcome: str, reasons: tuple[str, ...], facts: dict[str, str]) -> bool:
+    if outcome != case.expect or facts != case.facts:
+        return False
+    return case.reason is None or case.reason in reasons
 
 
 @dataclass
@@ -50,13 +67,27 @@ class QualifyReport:
     self_check: bool = False
 
     @property
+    def scored(self) -> list[CaseResult]:
+        """The cases the model's output decides: only these score it."""
+        return [r for r in self.results if not r.host_decided]
+
+    @property
+    def host_checks(self) -> list[CaseResult]:
+        """The cases the host decides from the message alone (an empty reply passes them)."""
+        return [r for r in self.results if r.host_decided]
+
+    @property
     def passed(self) -> int:
-        return sum(r.passed for r in self.results)
+        return sum(r.passed for r in self.scored)
+
+    @property
+    def all_passed(self) -> bool:
+        return all(r.passed for r in self.results)
 
     @property
     def qualified(self) -> bool:
         """Only a model that was asked, and did what the contract says in every case, qualifies."""
-        return not self.self_check and bool(self.results) and self.passed == len(self.results)
+        return not self.self_check and bool(self.results) and self.all_passed
 
     @property
     def usage(self) -> Usage | None:
@@ -105,15 +136,49 @@ class QualifyStopped(Exception):
     """The model could not be asked at all; the message names what to check."""
 
 
-async def _run_case(case: Case, writer: ModelWriter, calls: CallLog, models: ModelSet) -> CaseResult:
+def _prepared(case: Case, origin: str) -> tuple[WorkingMemory, MemoryTurn]:
+    """A fresh memory after the case's setup, and the case's own turn in it."""
     memory = WorkingMemory()
     for text in case.setup:
         memory.admit(memory.begin_turn(text, "setup"), declared_candidates(text))
+    return memory, memory.begin_turn(case.message, origin)
+
+
+def _summary(outcome: Outcome, memory: WorkingMemory, turn: MemoryTurn) -> tuple[str, tuple[str, ...], dict[str, str]]:
+    event = outcome.events[0]
+    reasons = tuple(str(r.code) for r in event.reasons) if event.kind is EventKind.REJECTED else ()
+    facts = {f.key: f.value for f in memory.facts() if f.turn == turn.number} if outcome.applied else {}
+    return {Status.APPLIED: "admitted"}.get(outcome.status, str(outcome.status)), reasons, facts
+
+
+def host_decided(case: Case) -> bool:
+    """Whether the host's checks give the expected outcome whatever extraction the model returns: an
+    empty one, the exact one, or an invented fact. Such a case (six keys, an unknown key) is rejected
+    from the message alone, so passing it says nothing about the model."""
+    replies = ([], declared_candidates(case.message), [FactCandidate(key="product", value="x", evidence="x")])
+    for candidates in replies:
+        memory, turn = _prepared(case, "host-check")
+        if not _as_expected(case, *_summary(memory.admit(turn, candidates), memory, turn)):
+            return False
+    return True
+
+
+def _timed_out(exc: BaseException) -> bool:
+    current: BaseException | None = exc
+    while current is not None:
+        if isinstance(current, TimeoutError | CallTimedOut) or type(current).__name__ == "APITimeoutError":
+            return True
+        current = current.__cause__ or current.__context__
+    return False
+
+
+async def _run_case(case: Case, writer: ModelWriter, calls: CallLog, models: ModelSet) -> CaseResult:
     origin = f"qualify:{case.id}"  # turn numbers repeat across the cases' fresh memories; ids do not
-    turn = memory.begin_turn(case.message, origin)
+    memory, turn = _prepared(case, origin)
     token = current_turn.set(turn)
     started = time.perf_counter()
     detail = ""
+    timed_out = False
     try:
         try:
             candidates = await writer.propose(case.message)
@@ -121,6 +186,7 @@ async def _run_case(case: Case, writer: ModelWriter, calls: CallLog, models: Mod
             outcome = memory.reject(turn, ReasonCode.MALFORMED_OUTPUT, str(exc))
         except Exception as exc:
             detail = explain_failure(exc, base_url=models.base_url, secrets=models.secrets)
+            timed_out = _timed_out(exc)
             outcome = memory.abandon(turn, detail)
         else:
             outcome = memory.admit(turn, candidates)
@@ -128,16 +194,18 @@ async def _run_case(case: Case, writer: ModelWriter, calls: CallLog, models: Mod
         current_turn.reset(token)
     latency = (time.perf_counter() - started) * 1000
     event = outcome.events[0]
-    reasons = tuple(str(r.code) for r in event.reasons) if event.kind is EventKind.REJECTED else ()
+    shown, reasons, facts = _summary(outcome, memory, turn)
     return CaseResult(
         case=case,
-        outcome={Status.APPLIED: "admitted"}.get(outcome.status, str(outcome.status)),
+        outcome=shown,
         reasons=reasons,
-        facts={f.key: f.value for f in memory.facts() if f.turn == turn.number} if outcome.applied else {},
+        facts=facts,
         writer_format=str(writer.format),
         latency_ms=latency,
         usage=reported_usage(calls.records(origin=origin)),
         detail=detail or (event.describe() if event.kind is EventKind.REJECTED else ""),
+        host_decided=host_decided(case),
+        timed_out=timed_out,
     )
 
 
@@ -169,5 +237,8 @@ async def run_qualify(
     for number, case in enumerate(suite.cases, steps - len(suite.cases) + 1):
         if progress is not None:
             progress(f"case {case.id}", number, steps)
-        report.results.append(await _run_case(case, writer, calls, models))
+        result = await _run_case(case, writer, calls, models)
+        if report.results and report.results[-1].timed_out:
+            result = replace(result, after_timeout=True)
+        report.results.append(result)
     return report
