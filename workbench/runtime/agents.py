@@ -141,6 +141,15 @@ class AgentRuntime:
     def writer_label(self) -> str:
         return self.updater.writer.label
 
+    @property
+    def writer_failing(self) -> bool:
+        """The writer model kept failing the contract (the ledger says so once)."""
+        return self.updater.writer_failing
+
+    def use_host_parse(self) -> bool:
+        """The host's parse as the writer for the rest of this session (noted in the ledger)."""
+        return self.updater.use_host_parse()
+
     def history(self, name: str) -> list[Message]:
         """The messages the agent's history provider holds for its current session."""
         state = self._slots[name].session.state.get(InMemoryHistoryProvider.DEFAULT_SOURCE_ID, {})

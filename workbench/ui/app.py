@@ -26,6 +26,7 @@ from workbench.memory.contract import unencodable
 from workbench.memory.ledger import MAX_KEY_ECHO
 from workbench.memory.shown import quoted
 from workbench.runtime.config import Mode
+from workbench.runtime.view import WRITER_FAILING, WRITER_SWITCHED
 from workbench.text import clip, visible
 from workbench.ui.chat import ChatPane
 from workbench.ui.composer import Composer
@@ -77,6 +78,8 @@ class MemoryUpdated(Message):
 
     update: MemoryUpdate
 
+
+NOTE_TITLES = {"recall": "Recall", WRITER_FAILING: "The writer keeps failing", WRITER_SWITCHED: "Writer"}
 
 class WorkbenchApp(App[None]):
     """Renders runtime state and turns user intentions into runtime calls."""
@@ -228,8 +231,8 @@ class WorkbenchApp(App[None]):
         if notes:
             self._show_status()
         for note in notes:
-            title = "Recall" if note.origin == "recall" else "Writer format"
-            self.notify(note.describe(), title=title, markup=False)
+            title = NOTE_TITLES.get(note.origin, "Writer format")
+            self.notify(note.describe(), title=title, markup=False, timeout=15 if note.origin == WRITER_FAILING else 5)
         origins = {e.origin for e in events}
         turn_of = origins.pop() if len(origins) == 1 and origins <= {"support", "logs"} else None
         if turn_of and not notes and all(e.kind is not EventKind.FORGOTTEN for e in events):
@@ -497,6 +500,10 @@ class WorkbenchApp(App[None]):
                 f"Recall {state}. The {agent} agent starts a new session; the facts are kept."
             )
 
+    def use_host_parse(self) -> None:
+        if self.runtime.use_host_parse():
+            self._show_status()
+
     def get_system_commands(self, screen: Screen[object]) -> Iterable[SystemCommand]:
         yield from super().get_system_commands(screen)
         yield SystemCommand(
@@ -509,6 +516,13 @@ class WorkbenchApp(App[None]):
                 "Both agents start new, empty sessions (their histories are replaced); the facts are kept",
                 lambda: self.run_worker(self.switch_integration_mode(other)),
             )
+            if self.runtime.writer_failing:
+                yield SystemCommand(
+                    "Use the host parse as the writer",
+                    "The writer model keeps failing the contract: read declarations with the host's own parse, "
+                    "no model call, for this session (said in the ledger and the header)",
+                    self.use_host_parse,
+                )
             recall_on = self.runtime.status.recall is not None
             yield SystemCommand(
                 f"Turn recall {'off' if recall_on else 'on'}",
