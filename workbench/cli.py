@@ -81,6 +81,7 @@ def add_model_options(parser: argparse.ArgumentParser, *, with_defaults: bool = 
     group = parser.add_argument_group("model (default: the built-in scripted model, no network)")
     # Subcommands leave the default out, so an option given before the subcommand is not overwritten.
     timeout_default: dict[str, Any] = {"default": 120.0} if with_defaults else {}
+    tokens_default: dict[str, Any] = {"default": DEFAULT_MAX_TOKENS} if with_defaults else {}
     group.add_argument("--model", help="a model on an OpenAI-compatible server; without it the built-in model runs")
     group.add_argument("--base-url", help="the server's /v1 URL (default: OPENAI_BASE_URL, else OpenAI)")
     group.add_argument("--writer-model", help="a separate model for the writer (default: --model)")
@@ -111,7 +112,7 @@ def add_model_options(parser: argparse.ArgumentParser, *, with_defaults: bool = 
         type=_tokens,
         help=f"the most tokens an agent's or the summarizer's reply may have (default: {DEFAULT_MAX_TOKENS}); a "
         "longer reply is cut off and not kept. The writer's bound follows from the message (a few hundred tokens)",
-        **({"default": DEFAULT_MAX_TOKENS} if with_defaults else {}),
+        **tokens_default,
     )
 
 

@@ -101,7 +101,7 @@ MISSING = [
     (
         "a deployment that cannot be one",
         {"azure_endpoint": ENDPOINT, "model": "chat/../../x"},
-        '--model "chat/../../x" is not an Azure deployment name: up to 64 letters, digits, \'.\', \'-\', \'_\'',
+        "--model \"chat/../../x\" is not an Azure deployment name: up to 64 letters, digits, '.', '-', '_'",
     ),
     (
         "credentials in the URL",

@@ -47,7 +47,7 @@ async def test_a_missing_embedding_deployment_names_its_option(azure):
     with pytest.raises(EmbeddingError) as raised:
         await azure_recall(azure, embedding_model=EMBEDDING).build().embedder.embed(TEXTS)
     assert str(raised.value) == (
-        f"the embeddings call failed: Azure OpenAI at {azure.endpoint} has no deployment \"{EMBEDDING}\" (HTTP 404): "
+        f'the embeddings call failed: Azure OpenAI at {azure.endpoint} has no deployment "{EMBEDDING}" (HTTP 404): '
         "check --embedding-model / AZURE_OPENAI_EMBEDDING_DEPLOYMENT_NAME (the deployment's name, not the model's)"
     )
 

@@ -38,7 +38,10 @@ def test_the_built_in_chronology_round_trips_through_the_public_format():
         ({"say": "hi", "expect": ["x"]}, "step 2, field \"expect\": 'expect' belongs to a probe"),
         ({"say": "module=Billing", "probe": "q"}, 'step 2, field "probe": a probe is a question'),
         ({"say": 3}, 'step 2, field "say": should be text (a JSON string), not a number'),
-        ({"say": "hi?", "probe": "q", "forbid": "Reporting"}, 'step 2, field "forbid": should be a list ([...]), not text'),
+        (
+            {"say": "hi?", "probe": "q", "forbid": "Reporting"},
+            'step 2, field "forbid": should be a list ([...]), not text',
+        ),
         ({"say": "hi?", "probe": ""}, 'step 2, field "probe": must not be empty'),
         ({"say": "hi?", "probe": "q", "expect": ["x"] * 21}, 'step 2, field "expect": has 21 items; at most 20'),
     ],
@@ -97,7 +100,7 @@ def test_story_level_problems():
         'chronology, field "steps": no step is a probe, so nothing would be scored'
     ]
     assert problems([]) == ["chronology: should be a JSON object ({...}), not a list"]
-    assert problems(story({"say": "a?", "probe": "p"}, "hi")) == ['step 2: should be a JSON object ({...}), not text']
+    assert problems(story({"say": "a?", "probe": "p"}, "hi")) == ["step 2: should be a JSON object ({...}), not text"]
     assert problems(story(filler="module=x {n}"))[0].startswith(
         'chronology, field "filler": a filler turn must declare nothing'
     )

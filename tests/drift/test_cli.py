@@ -74,7 +74,12 @@ def test_json_output_shape(capsys):
 def test_tables_name_no_winner(capsys):
     assert main(["drift"]) == 0
     out = capsys.readouterr().out
-    assert 'probe "restart"' in out and 'expect "SQL Server 2022", "Billing"' in out and "reported tokens" in out and "unknown" in out
+    assert (
+        'probe "restart"' in out
+        and 'expect "SQL Server 2022", "Billing"' in out
+        and "reported tokens" in out
+        and "unknown" in out
+    )
     assert "no policy is ranked" in out.replace("\n", " ")
     for word in ("winner", "best", "recommended"):
         assert word not in out.lower()
@@ -248,7 +253,10 @@ def test_progress_is_gone_before_the_report_is_printed(argv, monkeypatch):
         (["--turns", "abc"], 'argument --turns: takes a number of turns, more than 0; not "abc"'),
         (["--turns", "0"], 'argument --turns: takes a number of turns, more than 0; not "0"'),
         (["--turns", "100000"], "argument --turns: at most 2,000 turns; 100,000 asked"),
-        (["--sweep", "10,abc"], 'argument --sweep: takes turn counts separated by commas, like 10,100,1000; not "10,abc"'),
+        (
+            ["--sweep", "10,abc"],
+            'argument --sweep: takes turn counts separated by commas, like 10,100,1000; not "10,abc"',
+        ),
         (["--sweep", "10,5000"], "argument --sweep: at most 2,000 turns; 5,000 asked"),
         (["--sweep", "3,10"], "argument --sweep: the chronology needs at least 10 turns; 3 asked"),
         (["--turns", "50", "--sweep", "10,20"], "--sweep and --turns cannot be combined"),

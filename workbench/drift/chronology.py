@@ -424,7 +424,8 @@ def load_chronology_file(path: str | Path) -> Chronology:
     try:
         text = Path(path).read_text(encoding="utf-8")
     except UnicodeDecodeError as exc:
-        problem = f"is not UTF-8 text: byte {exc.start + 1:,} (0x{exc.object[exc.start]:02x}) is not valid UTF-8; save it as UTF-8"
+        byte = f"byte {exc.start + 1:,} (0x{exc.object[exc.start]:02x})"
+        problem = f"is not UTF-8 text: {byte} is not valid UTF-8; save it as UTF-8"
         raise ChronologyError(source, [problem]) from None
     except OSError as exc:
         raise ChronologyError(source, [f"cannot be read: {exc.strerror or 'the system refused'}"]) from None

@@ -8,7 +8,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from workbench.drift.chronology import FORGET_ALL, Chronology, Expectation, load_chronology
-from workbench.drift.policies import PolicyFailed, Policy, build_policies
+from workbench.drift.policies import Policy, PolicyFailed, build_policies
 from workbench.heap import paced_garbage_collection
 from workbench.memory import MemoryTurn
 from workbench.runtime.calls import CallLog, CallRecord, current_turn

@@ -23,8 +23,7 @@ HOST_DECIDED = (
     "empty reply passes), so it is reported apart and does not score the model"
 )
 AFTER_TIMEOUT = (
-    "* may include the previous case's time: that case timed out and the server may still have been "
-    "generating for it"
+    "* may include the previous case's time: that case timed out and the server may still have been generating for it"
 )
 SELF_CHECK = (
     "NOT A QUALIFICATION: no model was asked. Without --model the writer is the built-in script, a "
@@ -86,7 +85,9 @@ def render(report: QualifyReport) -> Group:
     if any(r.after_timeout for r in report.results):
         parts.append(Text(AFTER_TIMEOUT, "dim"))
     parts += [
-        literal(f"{r.case.id}: {r.detail or 'got ' + r.outcome + ' with ' + _facts(r.facts)}", "red", limit=MAX_SHOWN_CHARS)
+        literal(
+            f"{r.case.id}: {r.detail or 'got ' + r.outcome + ' with ' + _facts(r.facts)}", "red", limit=MAX_SHOWN_CHARS
+        )
         for r in report.results
         if not r.passed
     ]

@@ -155,7 +155,11 @@ def host_decided(case: Case) -> bool:
     """Whether the host's checks give the expected outcome whatever extraction the model returns: an
     empty one, the exact one, or an invented fact. Such a case (six keys, an unknown key) is rejected
     from the message alone, so passing it says nothing about the model."""
-    replies = ([], declared_candidates(case.message), [FactCandidate(key="product", value="x", evidence="x")])
+    replies: tuple[list[FactCandidate], ...] = (
+        [],
+        declared_candidates(case.message),
+        [FactCandidate(key="product", value="x", evidence="x")],
+    )
     for candidates in replies:
         memory, turn = _prepared(case, "host-check")
         if not _as_expected(case, *_summary(memory.admit(turn, candidates), memory, turn)):

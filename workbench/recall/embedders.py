@@ -122,9 +122,9 @@ class Embedder:
             self.dimensions = len(vector)
         elif len(vector) != self.dimensions:
             raise EmbeddingError(
-                f"the embeddings server {quoted(self.name)} returned vectors of {self.dimensions} and then {len(vector)} "
-                "dimensions: one model must serve every call; check --embedding-model and that nothing else "
-                "answers at --embedding-base-url"
+                f"the embeddings server {quoted(self.name)} returned vectors of {self.dimensions} and then "
+                f"{len(vector)} dimensions: one model must serve every call; check --embedding-model and that "
+                "nothing else answers at --embedding-base-url"
             )
         return [float(x) for x in vector]
 

@@ -31,6 +31,7 @@ RECALL_MEANING = (
 WRITER_FAILING = "writer failing"
 WRITER_SWITCHED = "writer switched"
 
+
 @dataclass(frozen=True)
 class MemorySnapshot:
     """The facts, oldest first, and the ledger's events, oldest first, at one moment."""

@@ -160,10 +160,8 @@ class ModelWriter:
     async def _propose(self, user_text: str, writer_format: WriterFormat) -> list[FactCandidate]:
         limit = writer_max_tokens(user_text)
         try:
-            response = await self._agent(writer_format).run(
-                user_text,
-                options=self._bound.options(limit),  # type: ignore[arg-type]
-            )
+            options: Any = self._bound.options(limit)  # ChatOptions is a TypedDict; these are its keys
+            response = await self._agent(writer_format).run(user_text, options=options)
         except ReplyCutOff as exc:
             raise MalformedOutput(
                 f"the writer's reply was cut off at {limit:,} tokens, more than an extraction of this message "

@@ -81,6 +81,7 @@ class MemoryUpdated(Message):
 
 NOTE_TITLES = {"recall": "Recall", WRITER_FAILING: "The writer keeps failing", WRITER_SWITCHED: "Writer"}
 
+
 class WorkbenchApp(App[None]):
     """Renders runtime state and turns user intentions into runtime calls."""
 
