@@ -65,7 +65,9 @@ async def test_a_model_error_shows_in_the_pane_and_the_ledger_and_the_app_keeps_
         await say(pilot, "support", "module=Billing")
         assert [f.value for f in app.runtime.memory.facts()] == ["Billing"]
         assert "since start: 2 turns · " in app.pane("support").border_subtitle
-        assert " out tokens" in app.pane("support").border_subtitle  # the loopback server reports usage
+        # The failed call was made, and what it used is not known: the total is unknown, never a count
+        # that leaves it out (it was 0 in / 0 out plus the second turn's).
+        assert app.pane("support").border_subtitle.endswith("tokens unknown")
 
 
 async def test_escape_cancels_a_running_turn():
