@@ -101,6 +101,7 @@ class AgentRuntime:
                 models.writer_label,
                 timeout=timeout,
                 writer_format=models.writer_format,
+                bound=models.bound,
                 on_step_down=lambda detail: memory.note(detail, origin="writer"),
             )
         )
@@ -131,12 +132,22 @@ class AgentRuntime:
             name=name,
             context_providers=[InMemoryHistoryProvider(), extractor, *recall, *others],
             middleware=[RecordingMiddleware(self.calls, name, self.models.agent_label, timeout=self.timeout)],
+            default_options=self.models.reply_options,  # type: ignore[arg-type]
         )
         return _Slot(agent, agent.create_session())
 
     @property
     def writer_label(self) -> str:
         return self.updater.writer.label
+
+    @property
+    def writer_failing(self) -> bool:
+        """The writer model kept failing the contract (the ledger says so once)."""
+        return self.updater.writer_failing
+
+    def use_host_parse(self) -> bool:
+        """The host's parse as the writer for the rest of this session (noted in the ledger)."""
+        return self.updater.use_host_parse()
 
     def history(self, name: str) -> list[Message]:
         """The messages the agent's history provider holds for its current session."""

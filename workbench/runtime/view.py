@@ -27,6 +27,11 @@ RECALL_MEANING = (
 )
 
 
+# The origins of the writer's notes in the ledger, which the app titles in words.
+WRITER_FAILING = "writer failing"
+WRITER_SWITCHED = "writer switched"
+
+
 @dataclass(frozen=True)
 class MemorySnapshot:
     """The facts, oldest first, and the ledger's events, oldest first, at one moment."""
