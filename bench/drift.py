@@ -21,6 +21,7 @@ import sys
 import tarfile
 import tempfile
 from pathlib import Path
+from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -87,14 +88,15 @@ def checkout(rev: str, into: Path) -> Path:
     return into
 
 
-def measure(tree: Path, turns: int, only: str) -> dict:
+def measure(tree: Path, turns: int, only: str) -> dict[str, Any]:
     out = subprocess.run(
         [sys.executable, "-c", PROBE, str(tree), str(turns), only], check=True, capture_output=True, text=True
     )
-    return json.loads(out.stdout)
+    measured: dict[str, Any] = json.loads(out.stdout)
+    return measured
 
 
-def compare_requests(now: dict, before: dict) -> list[str]:
+def compare_requests(now: dict[str, Any], before: dict[str, Any]) -> list[str]:
     """Whether both labs sent byte-identical requests, per policy present in both; where not, the
     first call that differs, and whether they differ only in the model's earlier replies (the
     built-in model's wording changed), the policy having sent the same instructions and user text."""

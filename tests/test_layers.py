@@ -57,6 +57,63 @@ def test_the_ui_reads_the_runtime_through_its_small_surface_only():
     assert {name: found for name, found in reaches.items() if found} == {}
 
 
+def _imports() -> dict[str, set[str]]:
+    """Each module of workbench/ (package facades aside: they only re-export, lazily) and the
+    workbench modules it imports anywhere in its text, under TYPE_CHECKING and inside functions too."""
+    import ast
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parent.parent
+    modules = {}
+    for path in (root / "workbench").rglob("*.py"):
+        parts = path.relative_to(root).with_suffix("").parts
+        modules[".".join(parts[:-1] if parts[-1] == "__init__" else parts)] = path
+    facades = {name for name, path in modules.items() if path.name == "__init__.py"}
+    graph: dict[str, set[str]] = {}
+    for name, path in modules.items():
+        if name in facades:
+            continue
+        targets: set[str] = set()
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.ImportFrom) and node.module:
+                targets |= {node.module, *(f"{node.module}.{alias.name}" for alias in node.names)}
+            elif isinstance(node, ast.Import):
+                targets |= {alias.name for alias in node.names}
+        graph[name] = {t for t in targets if t in modules and t not in facades and t != name}
+    return graph
+
+
+def test_the_runtime_never_imports_recall():
+    """Recall is assembled where the app is (the CLI) and handed to the runtime as an AgentMemory."""
+    reaches = {name: sorted(t for t in targets if t.startswith("workbench.recall")) for name, targets in _imports().items()}
+    assert {n: t for n, t in reaches.items() if n.startswith("workbench.runtime") and t} == {}
+
+
+def circles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """Every import circle, each once, starting from its smallest module."""
+    found: list[list[str]] = []
+
+    def walk(start: str, at: str, path: list[str]) -> None:
+        for nxt in sorted(graph.get(at, ())):
+            if nxt == start:
+                found.append([*path, nxt])
+            elif nxt not in path and nxt > start:
+                walk(start, nxt, [*path, nxt])
+
+    for module in sorted(graph):
+        walk(module, module, [module])
+    return found
+
+
+def test_no_module_imports_one_that_imports_it_back():
+    assert circles(_imports()) == []
+
+
+def test_the_circle_search_finds_a_circle_when_there_is_one():
+    graph = {"a": {"b"}, "b": {"c"}, "c": {"a", "d"}, "d": set()}
+    assert circles(graph) == [["a", "b", "c", "a"]]
+
+
 def test_no_opentelemetry_sdk_or_exporter_is_loaded_unless_traces_are_on():
     """The app, the runtime and its spans use the OpenTelemetry API only; the SDK and the exporters
     come with `workbench.runtime.telemetry.start_telemetry`, when --otel or a variable asks for traces."""

@@ -41,8 +41,9 @@ def test_the_seed_environment_names_the_deployment_and_version(key, monkeypatch)
     monkeypatch.setenv("AZURE_OPENAI_DEPLOYMENT_NAME", "gpt-4o-mini")
     monkeypatch.setenv("AZURE_OPENAI_API_VERSION", "2024-06-01")
     config = ModelConfig.from_options(azure_endpoint=ENDPOINT)
-    assert (config.model, config.azure.api_version) == ("gpt-4o-mini", "2024-06-01")
-    assert ModelConfig.from_options(azure_endpoint=ENDPOINT, api_version="2025-04-01-preview").azure.api_version == (
+    assert config.azure is not None and (config.model, config.azure.api_version) == ("gpt-4o-mini", "2024-06-01")
+    chosen = ModelConfig.from_options(azure_endpoint=ENDPOINT, api_version="2025-04-01-preview").azure
+    assert chosen is not None and chosen.api_version == (
         "2025-04-01-preview"
     )
 
@@ -96,12 +97,12 @@ MISSING = [
     (
         "not a URL",
         {"azure_endpoint": "contoso", "model": "chat"},
-        "the Azure endpoint 'contoso' is not a URL like https://<resource>.openai.azure.com",
+        'the Azure endpoint "contoso" is not a URL like https://<resource>.openai.azure.com',
     ),
     (
         "a deployment that cannot be one",
         {"azure_endpoint": ENDPOINT, "model": "chat/../../x"},
-        "--model 'chat/../../x' is not an Azure deployment name: up to 64 letters, digits, '.', '-', '_'",
+        "--model \"chat/../../x\" is not an Azure deployment name: up to 64 letters, digits, '.', '-', '_'",
     ),
     (
         "credentials in the URL",

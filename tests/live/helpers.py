@@ -1,6 +1,6 @@
 from workbench.memory import WorkingMemory
 from workbench.runtime import AgentRuntime, Mode, ModelConfig, build_models
-from workbench.runtime.writer import WriterFormat
+from workbench.runtime.config import WriterFormat
 
 
 def live_runtime(

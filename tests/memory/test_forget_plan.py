@@ -104,3 +104,31 @@ def test_a_holder_is_registered_once():
         forgetting.register(Kept("one", []).holder)
     unregister()
     assert forgetting.holders == ()
+
+
+async def test_a_cancelled_caller_does_not_leave_a_forget_half_done():
+    import asyncio
+
+    memory = WorkingMemory()
+    say(memory, "customer=Contoso")
+    forgetting = Forgetting(memory)
+    gate = asyncio.Event()
+    reached: list[str] = []
+
+    async def slow(plan: ForgetPlan) -> int:
+        await gate.wait()
+        reached.append("slow")
+        return 1
+
+    forgetting.register(TextHolder("slow", "text(s)", lambda: [], slow))
+    after = Kept("after", ["customer=Contoso"])
+    forgetting.register(after.holder)
+    caller = asyncio.create_task(forgetting.forget("customer"))
+    await asyncio.sleep(0.01)
+    caller.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await caller
+    gate.set()
+    for _ in range(20):
+        await asyncio.sleep(0)
+    assert reached == ["slow"] and after.texts == [f"customer={FORGOTTEN}"] and memory.facts() == ()

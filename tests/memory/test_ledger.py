@@ -1,12 +1,12 @@
 import threading
 
 from tests.memory.helpers import say
-from workbench.memory import EventKind, Status, WorkingMemory
+from workbench.memory import EventKind, Outcome, Status, WorkingMemory
 
 
 def test_subscribers_receive_one_outcome_per_batch_until_they_unsubscribe():
     memory = WorkingMemory()
-    seen = []
+    seen: list[Outcome] = []
     unsubscribe = memory.subscribe(seen.append)
     say(memory, "module=Reporting; database=PostgreSQL")
     say(memory, "Where can I find logs?", origin="logs")
@@ -56,7 +56,16 @@ def test_concurrent_turns_from_threads_keep_every_invariant():
     for t in threads:
         t.join(timeout=30)
     events = memory.ledger.latest()
-    applied_turns = [e.turn for e in events if e.kind in (EventKind.ADMITTED, EventKind.REPLACED)]
+    applied_turns = [e.turn or 0 for e in events if e.kind in (EventKind.ADMITTED, EventKind.REPLACED)]
     assert applied_turns == sorted(applied_turns)
     assert len({e.turn for e in events}) == 400  # every turn left a trace: applied or stale
     assert len(memory.facts()) == 2
+
+
+def test_a_rejected_key_is_named_as_typed_in_the_ledger():
+    """Not Python's repr: `"café"`, not `'caf\\xe9'`; a look-alike's foreign letter is named in words."""
+    memory = WorkingMemory()
+    café = say(memory, "café=1").events[0].describe()
+    lookalike = say(memory, "m\u043edule=Billing").events[0].describe()
+    assert '"café": ' in café and "\\xe9" not in café and "'" not in café
+    assert '"m\u043edule": ' in lookalike and "U+043E CYRILLIC SMALL LETTER O" in lookalike

@@ -2,6 +2,7 @@
 
 import subprocess
 import sys
+from typing import Any, cast
 
 import pytest
 
@@ -102,7 +103,8 @@ def test_the_function_loop_runs_only_when_a_function_can_be_called(monkeypatch, 
     for function_calls in (False, True):
         models = build_models(config, function_calls=function_calls)
         clients = (models.agent_client, models.writer_client)
-        assert [c.function_invocation_configuration["enabled"] for c in clients] == [function_calls] * 2
+        loops = [cast(Any, c).function_invocation_configuration["enabled"] for c in clients]  # the concrete clients
+        assert loops == [function_calls] * 2
 
 
 def test_the_app_runs_the_function_loop_only_for_on_demand_recall(monkeypatch):
@@ -112,14 +114,19 @@ def test_the_app_runs_the_function_loop_only_for_on_demand_recall(monkeypatch):
     monkeypatch.setenv("OPENAI_API_KEY", SECRET)
     asked: list[bool] = []
     build = models.build_models
-    monkeypatch.setattr(
-        "workbench.runtime.build_models", lambda *a, **k: (asked.append(k["function_calls"]), build(*a, **k))[1]
-    )
+
+    def recording(*args: Any, **kwargs: Any) -> models.ModelSet:
+        asked.append(kwargs["function_calls"])
+        return build(*args, **kwargs)
+
+    monkeypatch.setattr("workbench.runtime.build_models", recording)
     for options in (
         [],
         ["--recall", "--recall-store", "memory"],
         ["--recall", "--recall-on-demand", "--recall-store", "memory"],
     ):
         args = cli.build_parser().parse_args(["--model", "big", *options])
-        cli.build_app(args, cli.model_config(args))._start()
+        start = cli.build_app(args, cli.model_config(args))._start
+        assert start is not None
+        start()
     assert asked == [False, False, True]

@@ -185,8 +185,7 @@ class LoopbackAzure(LoopbackOpenAI):
 
     @property
     def endpoint(self) -> str:
-        host, port = self._server.server_address[:2]
-        return f"http://{host}:{port}"
+        return f"http://127.0.0.1:{self._server.server_port}"
 
     def managed_identity_environment(self) -> dict[str, str]:
         """The variables that make DefaultAzureCredential sign in here as an App Service managed identity."""

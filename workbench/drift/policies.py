@@ -35,13 +35,8 @@ Keep every key=value the user declared, one per line, with its latest value, and
 Write at most {MAX_SUMMARY_CHARS} characters. The summary is unverified: it authorizes nothing."""
 
 
-class DriftStopped(Exception):
-    """The comparison cannot go on honestly (a bad summary, a failed model call)."""
-
-    def __init__(self, reason: str, *, turn: int = 0) -> None:
-        super().__init__(reason)
-        self.reason = reason
-        self.turn = turn
+class PolicyFailed(Exception):
+    """This policy cannot go on honestly (a bad summary); the lab fails its cells from this turn on."""
 
 
 @dataclass(frozen=True)
@@ -124,7 +119,9 @@ class NoHistoryProvider(HistoryProvider):
     def __init__(self) -> None:
         super().__init__("no_history")
 
-    async def get_messages(self, session_id: str | None, *, state: dict[str, Any] | None = None, **kw: Any) -> list:
+    async def get_messages(
+        self, session_id: str | None, *, state: dict[str, Any] | None = None, **kw: Any
+    ) -> list[Message]:
         return []
 
     async def save_messages(
@@ -196,10 +193,10 @@ class SummaryPolicy(Policy):
         )
         summary = (response.text or "").strip()
         if not summary:
-            raise DriftStopped(f"the summarizer returned an empty summary at turn {turn}; no replacement text is used")
+            raise PolicyFailed("the summarizer returned an empty summary; no replacement text is used")
         if len(summary) > MAX_SUMMARY_CHARS:
-            raise DriftStopped(
-                f"the summarizer returned {len(summary)} characters at turn {turn} (at most {MAX_SUMMARY_CHARS}); "
+            raise PolicyFailed(
+                f"the summarizer returned {len(summary):,} characters (at most {MAX_SUMMARY_CHARS}); "
                 "no replacement text is used"
             )
         state["text"] = summary

@@ -16,13 +16,15 @@ if TYPE_CHECKING:
         MAX_VALUE_CHARS,
         ParsedMessage,
         Segment,
+        declares_anything,
         parse_declarations,
         parse_message,
     )
     from workbench.memory.ledger import EventKind, Ledger, MemoryEvent, Reason, ReasonCode
+    from workbench.memory.outcome import Outcome, Status
     from workbench.memory.prompt import to_prompt_block
     from workbench.memory.records import Extraction, Fact, FactCandidate, MemoryTurn, declared_candidates
-    from workbench.memory.store import Outcome, Status, WorkingMemory
+    from workbench.memory.store import WorkingMemory
 
 _EXPORTS = {
     "ALLOWED_KEYS": "workbench.memory.contract",
@@ -32,6 +34,7 @@ _EXPORTS = {
     "MAX_VALUE_CHARS": "workbench.memory.contract",
     "ParsedMessage": "workbench.memory.contract",
     "Segment": "workbench.memory.contract",
+    "declares_anything": "workbench.memory.contract",
     "parse_declarations": "workbench.memory.contract",
     "parse_message": "workbench.memory.contract",
     "EventKind": "workbench.memory.ledger",
@@ -45,8 +48,8 @@ _EXPORTS = {
     "FactCandidate": "workbench.memory.records",
     "MemoryTurn": "workbench.memory.records",
     "declared_candidates": "workbench.memory.records",
-    "Outcome": "workbench.memory.store",
-    "Status": "workbench.memory.store",
+    "Outcome": "workbench.memory.outcome",
+    "Status": "workbench.memory.outcome",
     "WorkingMemory": "workbench.memory.store",
 }
 __all__ = [
@@ -70,6 +73,7 @@ __all__ = [
     "Status",
     "WorkingMemory",
     "declared_candidates",
+    "declares_anything",
     "parse_declarations",
     "parse_message",
     "to_prompt_block",

@@ -17,13 +17,12 @@ import re
 from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import dataclass, field
 from functools import cached_property
-from typing import TYPE_CHECKING, Protocol
+from typing import Protocol
 
 from workbench.memory.contract import ALLOWED_KEYS, parse_message
+from workbench.memory.ledger import MemoryEvent
+from workbench.memory.outcome import Outcome
 from workbench.text import clip
-
-if TYPE_CHECKING:
-    from workbench.memory.store import Outcome, WorkingMemory
 
 FORGOTTEN = "(forgotten)"
 _SEGMENTS = re.compile(r"(;|\r\n|\n)")
@@ -141,13 +140,24 @@ class ForgetReport:
         return f"forget reached {reached}{missed}"
 
 
+class Memory(Protocol):
+    """What a forget needs of working memory (`workbench.memory.store.WorkingMemory`)."""
+
+    def plan(self, key: str | None, declared: Iterable[str] = ()) -> ForgetPlan: ...
+
+    def forget(self, plan: ForgetPlan) -> Outcome: ...
+
+    def note(self, detail: str, origin: str = "") -> MemoryEvent: ...
+
+
 class Forgetting:
     """The one place a forget goes through: working memory first (so no earlier ticket can bring a
     value back), then every registered holder with the same plan, in registration order."""
 
-    def __init__(self, memory: WorkingMemory) -> None:
+    def __init__(self, memory: Memory) -> None:
         self._memory = memory
         self._holders: list[Holder] = []
+        self._one_at_a_time = asyncio.Lock()
 
     @property
     def holders(self) -> tuple[str, ...]:
@@ -168,11 +178,15 @@ class Forgetting:
         return self._memory.plan(key, declared)
 
     async def forget(self, key: str | None) -> ForgetReport:
-        """Plan, apply to memory, then to every holder. Once memory has forgotten, the holders are
-        reached even if the caller is cancelled: a forget is never left half done."""
-        plan = await self.plan(key)
-        outcome = self._memory.forget(plan)
-        return await asyncio.shield(self._apply(plan, outcome))
+        """Plan, apply to memory, then to every holder, one forget at a time. A forget once asked is
+        carried out to the end even if its caller is cancelled: it is never left half done."""
+        return await asyncio.shield(self._forget(key))
+
+    async def _forget(self, key: str | None) -> ForgetReport:
+        async with self._one_at_a_time:
+            plan = await self.plan(key)
+            outcome = self._memory.forget(plan)
+            return await self._apply(plan, outcome)
 
     async def _apply(self, plan: ForgetPlan, outcome: Outcome) -> ForgetReport:
         report = ForgetReport(outcome)

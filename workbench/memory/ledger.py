@@ -95,8 +95,8 @@ class Reason:
         return replace(self, detail=self.generic)
 
     def sentence(self) -> str:
-        # ascii() shows a look-alike key for what it is, a Cyrillic o as \u043e.
-        where = f"{self.key!a}: " if self.key is not None else ""
+        # As typed: a look-alike key's foreign characters are named in the detail (explain_key).
+        where = f"{quoted(self.key)}: " if self.key is not None else ""
         return f"{where}{self.detail} [{self.code}]"
 
 

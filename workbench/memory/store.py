@@ -6,40 +6,17 @@ import asyncio
 import threading
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from datetime import UTC, datetime
-from enum import StrEnum
 
 from workbench.memory.contract import ALLOWED_KEYS, MAX_FACTS, parse_message
 from workbench.memory.forget import ForgetPlan
 from workbench.memory.ledger import EventKind, Ledger, MemoryEvent, Reason, ReasonCode
+from workbench.memory.outcome import Outcome, Status
 from workbench.memory.prompt import to_prompt_block
 from workbench.memory.records import Fact, FactCandidate, MemoryTurn
 from workbench.memory.rules import check_candidates, check_declarations, check_message, first_per_key
 from workbench.memory.turns import OpenTurn, acting_for
-
-
-class Status(StrEnum):
-    APPLIED = "applied"
-    REJECTED = "rejected"
-    STALE = "stale"
-    NOTHING_DECLARED = "nothing_declared"
-    ABANDONED = "abandoned"
-    FORGOTTEN = "forgotten"
-    NOTED = "noted"
-
-
-@dataclass(frozen=True)
-class Outcome:
-    """What one call did to memory, and the events it recorded."""
-
-    status: Status
-    events: tuple[MemoryEvent, ...]
-
-    @property
-    def applied(self) -> bool:
-        return self.status is Status.APPLIED
-
 
 # Receives the Outcome of each settled batch (or forget, or note), once, after memory's lock is released.
 Subscriber = Callable[[Outcome], None]

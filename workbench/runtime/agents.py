@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import inspect
-from collections.abc import Awaitable, Callable, Iterator
+from collections.abc import Awaitable, Callable, Iterator, Sequence
 from dataclasses import dataclass
 
 from agent_framework import Agent, AgentSession, InMemoryHistoryProvider, Message
@@ -82,10 +82,13 @@ class AgentRuntime:
         calls: CallLog | None = None,
         recall: AgentMemory | None = None,
         recall_on: bool = False,
+        memories: Sequence[AgentMemory] = (),
     ) -> None:
         """`recall` is the retrieved chat-history memory (seed 004), assembled by the caller on the
         same `calls` log; `recall_on` adds its providers to both agents. Even off, a forget reaches it
-        (an earlier run may have left a store)."""
+        (an earlier run may have left a store). `memories` are the other memories both agents run
+        (Agent Framework's own: memory files, extracted memory, Mem0), always on; each is shown in the
+        header and reached by the one forget."""
         self.memory = memory
         self.models = models
         self.timeout = timeout
@@ -99,6 +102,7 @@ class AgentRuntime:
                 models.writer_label,
                 timeout=timeout,
                 writer_format=models.writer_format,
+                bound=models.bound,
                 on_step_down=lambda detail: memory.note(detail, origin="writer"),
             )
         )
@@ -107,6 +111,7 @@ class AgentRuntime:
         self.mode = mode
         self.recall = recall
         self.recall_on = recall_on and recall is not None
+        self.memories = tuple(memories)
         self._slots = {name: self._build(name) for name in AGENT_NAMES}
         # The one forget: memory first, then every holder of text this runtime keeps.
         self.forgetting = Forgetting(memory)
@@ -114,26 +119,37 @@ class AgentRuntime:
         self.forgetting.register(sessions)
         log = TextHolder("call log", "call record(s)", self.calls.texts, lambda _: self.calls.forget())
         self.forgetting.register(log)
-        if recall is not None:
-            self.forgetting.register(recall)
+        for memory_system in (*([recall] if recall is not None else []), *self.memories):
+            self.forgetting.register(memory_system)
 
     def _build(self, name: str) -> _Slot:
         extractor = WorkingMemoryProvider(
             self.memory, self.updater, origin=name, supplies_block=self.mode is Mode.PROVIDER
         )
         recall = self.recall.providers(name) if self.recall is not None and self.recall_on else []
+        others = [provider for memory_system in self.memories for provider in memory_system.providers(name)]
         agent = Agent(
             self.models.agent_client,
             INSTRUCTIONS[name],
             name=name,
-            context_providers=[InMemoryHistoryProvider(), extractor, *recall],
+            context_providers=[InMemoryHistoryProvider(), extractor, *recall, *others],
             middleware=[RecordingMiddleware(self.calls, name, self.models.agent_label, timeout=self.timeout)],
+            default_options=self.models.reply_options,  # type: ignore[arg-type]
         )
         return _Slot(agent, agent.create_session())
 
     @property
     def writer_label(self) -> str:
         return self.updater.writer.label
+
+    @property
+    def writer_failing(self) -> bool:
+        """The writer model kept failing the contract (the ledger says so once)."""
+        return self.updater.writer_failing
+
+    def use_host_parse(self) -> bool:
+        """The host's parse as the writer for the rest of this session (noted in the ledger)."""
+        return self.updater.use_host_parse()
 
     def history(self, name: str) -> list[Message]:
         """The messages the agent's history provider holds for its current session."""
@@ -179,8 +195,8 @@ class AgentRuntime:
         memory update. A failure leaves facts and histories as they were and is returned, not raised;
         cancellation settles the ticket and propagates."""
         slot = self._slots[name]
-        if self.recall is not None:
-            self.recall.turn_started(name)
+        for memory_system in (*([self.recall] if self.recall is not None else []), *self.memories):
+            memory_system.turn_started(name)
         with tracing.turn(name, str(self.mode), text) as span, self.memory.open_turn(text, origin=name) as opened:
             turn = opened.ticket
             tracing.turn_opened(span, turn)
@@ -226,6 +242,7 @@ class AgentRuntime:
             self.updater.writer.format_summary,
             on.describe() if on else None,
             on.location if on else None,
+            tuple(f"{m.name}: {m.describe()}" for m in self.memories),
         )
 
     def recalled(self, name: str) -> list[RecalledMessage]:

@@ -20,8 +20,8 @@ from opentelemetry.trace import NoOpTracer, Span, Status, StatusCode
 from workbench import __version__
 from workbench.memory import ALLOWED_KEYS
 from workbench.memory.ledger import EventKind
-from workbench.memory.store import Outcome
-from workbench.memory.store import Status as Settled
+from workbench.memory.outcome import Outcome
+from workbench.memory.outcome import Status as Settled
 
 if TYPE_CHECKING:
     from workbench.memory.forget import ForgetReport

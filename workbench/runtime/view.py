@@ -27,6 +27,11 @@ RECALL_MEANING = (
 )
 
 
+# The origins of the writer's notes in the ledger, which the app titles in words.
+WRITER_FAILING = "writer failing"
+WRITER_SWITCHED = "writer switched"
+
+
 @dataclass(frozen=True)
 class MemorySnapshot:
     """The facts, oldest first, and the ledger's events, oldest first, at one moment."""
@@ -50,10 +55,12 @@ class RuntimeStatus:
     writer: str
     recall: str | None = None  # store and embedder, when recall is on
     recall_file: str | None = None
+    memories: tuple[str, ...] = ()  # the other memories both agents run, each "name: description"
 
     def _parts(self) -> list[tuple[str, str]]:
         parts = [("model", self.model), ("mode", str(self.mode)), ("writer", self.writer)]
-        return [*parts, ("recall", self.recall)] if self.recall else parts
+        parts += [("recall", self.recall)] if self.recall else []
+        return [*parts, *(("memory", m) for m in self.memories)]
 
     @property
     def summary(self) -> str:
@@ -78,6 +85,7 @@ class RuntimeStatus:
                     if self.recall_file
                     else []
                 ),
+                *(f"memory: {m} (both agents; forget reaches it)." for m in self.memories),
             ]
         )
 

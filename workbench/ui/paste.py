@@ -80,4 +80,4 @@ def install_paste_guard() -> None:
     if sys.platform != "win32":
         import textual.drivers.linux_driver as linux_driver
 
-        linux_driver.XTermParser = PasteSafeParser  # type: ignore[misc]
+        linux_driver.XTermParser = PasteSafeParser  # type: ignore[attr-defined]  # swap in our parser: the driver reads it by this name
