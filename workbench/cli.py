@@ -22,6 +22,7 @@ from workbench.runtime.config import (
 from workbench.runtime.telemetry import TelemetryError, TelemetrySettings, start_telemetry
 
 if TYPE_CHECKING:
+    from workbench.persist.sessions import PersistedSessions
     from workbench.runtime.agents import AgentRuntime
     from workbench.ui.app import WorkbenchApp
 
@@ -205,6 +206,12 @@ def build_parser() -> argparse.ArgumentParser:
         default=WriterKind.MODEL.value,
         help="who proposes facts: the writer model, or the host's own parse (no model call)",
     )
+    parser.add_argument(
+        "--persist",
+        action="store_true",
+        help="keep both agents' sessions, the facts and the ledger in the user's data directory (files readable "
+        "by you only) and resume them on the next --persist; without it nothing is written",
+    )
     add_recall_options(parser)
     add_otel_options(parser)
     commands = parser.add_subparsers(dest="command", metavar="COMMAND")
@@ -382,8 +389,9 @@ def build_app(args: argparse.Namespace, config: ModelConfig) -> WorkbenchApp:
 
         recall = recall_config(args, config)
         calls = CallLog()  # recall's embeddings requests are logged beside the model calls
-        return AgentRuntime(
-            WorkingMemory(),
+        persisted = open_persisted() if args.persist else None
+        runtime = AgentRuntime(
+            persisted.memory if persisted else WorkingMemory(),
             build_models(config, function_calls=recall.on_demand),
             mode=Mode(args.mode),
             writer=WriterKind(args.writer),
@@ -391,6 +399,19 @@ def build_app(args: argparse.Namespace, config: ModelConfig) -> WorkbenchApp:
             calls=calls,
             recall=recall.build(calls),
             recall_on=recall.enabled,
+            histories=persisted,
         )
+        if persisted is not None:
+            runtime.forgetting.register(persisted)  # after the agent sessions, whose replacement it follows
+        return runtime
 
     return WorkbenchApp(start=start)
+
+
+def open_persisted() -> PersistedSessions:
+    """The persisted sessions in the user's data directory; SavedFileError when a file there cannot be
+    read (start-up stops with the reason and the file is left as it is)."""
+    from workbench.files import data_dir
+    from workbench.persist.sessions import DIRECTORY, PersistedSessions
+
+    return PersistedSessions(data_dir() / DIRECTORY)
