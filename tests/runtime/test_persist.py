@@ -13,7 +13,7 @@ from agent_framework import Message
 
 from workbench import cli
 from workbench.persist.format import SESSIONS_FILE, SavedFileError, read_sessions
-from workbench.persist.sessions import DIRECTORY, PersistedSessions
+from workbench.persist.sessions import DIRECTORY, InUse, PersistedSessions
 from workbench.runtime import AGENT_NAMES, AgentRuntime, Mode, ModelConfig, build_models
 
 
@@ -25,6 +25,11 @@ def started(directory: Path, *, delay: float = 0.0, mode: Mode = Mode.MANUAL) ->
     )
     runtime.forgetting.register(persisted)
     return runtime
+
+
+def quit_(runtime: AgentRuntime) -> None:
+    """The workbench exits: its lock on the directory goes with it."""
+    runtime.histories.close()
 
 
 def histories(runtime: AgentRuntime) -> dict[str, list[tuple[str, str, str | None]]]:
@@ -65,6 +70,7 @@ async def test_a_restart_resumes_both_histories_the_facts_the_ledger_and_the_cou
     before, saved = histories(first), first.memory.saved()
     assert len(before["support"]) == 6 and len(before["logs"]) == 4
 
+    quit_(first)
     second = started(directory, mode=mode)
     assert histories(second) == before
     assert second.memory.saved() == saved  # facts with provenance, every ledger event, epoch, counters
@@ -85,6 +91,7 @@ async def test_the_resumed_agent_is_sent_its_earlier_history(tmp_path):
     v = tagged("reporting")
     first = started(directory)
     assert (await first.ask("logs", f"module={v['reporting']}")).ok
+    quit_(first)
     second = started(directory)
     assert (await second.ask("logs", "which module?")).ok
     request = second.last_turn_calls("logs")[0]
@@ -107,6 +114,7 @@ async def test_forget_leaves_no_byte_of_a_forgotten_value_in_any_file(tmp_path, 
     kept = holding(directory, [v["postgres"], v["contoso"]])
     assert kept == ({"memory.json": [v["postgres"], v["contoso"]]} if key else {})  # the other facts stay
 
+    quit_(runtime)
     again = started(directory)  # and a restart brings nothing back
     assert again.memory.facts() == runtime.memory.facts()
     assert histories(again) == {name: [] for name in AGENT_NAMES}
@@ -152,7 +160,7 @@ async def test_files_and_directories_are_private_while_the_runtime_runs(tmp_path
     assert {name for name, mode in modes.items() if mode == 0o600} == {
         str(p.relative_to(directory)) for p in files(directory)
     }
-    assert modes["history"] == 0o700 and len(modes) == 5  # memory.json, sessions.json, history/ and two sessions
+    assert modes["history"] == 0o700 and len(modes) == 6  # lock, memory.json, sessions.json, history/, 2 sessions
 
 
 async def test_a_new_session_erases_the_file_of_the_one_it_replaces(tmp_path):
@@ -162,13 +170,16 @@ async def test_a_new_session_erases_the_file_of_the_one_it_replaces(tmp_path):
     assert (await runtime.ask("support", f"where are the logs of {secret}?")).ok
     runtime.set_mode(Mode.PROVIDER)  # both agents start new sessions
     assert holding(directory, [secret]) == {}
+    quit_(runtime)
     assert histories(started(directory, mode=Mode.PROVIDER)) == {name: [] for name in AGENT_NAMES}
 
 
 @pytest.mark.parametrize("name", ["memory.json", "sessions.json"])
 async def test_an_unreadable_saved_file_stops_start_up_with_its_name_and_is_left_as_it_is(tmp_path, name):
     directory = tmp_path / DIRECTORY
-    await started(directory).ask("support", "module=Reporting")
+    first = started(directory)
+    await first.ask("support", "module=Reporting")
+    quit_(first)
     broken = directory / name
     broken.write_text('{"version": 99}')
     with pytest.raises(SavedFileError, match=name):
@@ -184,4 +195,14 @@ async def test_without_persist_nothing_is_written_and_with_it_the_data_directory
         assert (await runtime.ask("support", "module=Reporting")).ok
         assert ("persisted sessions" in runtime.forgetting.holders) == bool(options)
         written = files(tmp_path / "data") if (tmp_path / "data").exists() else []
-        assert [p.relative_to(tmp_path / "data").parts[0] for p in written] == ([DIRECTORY] * 3 if options else [])
+        assert [p.relative_to(tmp_path / "data").parts[0] for p in written] == ([DIRECTORY] * 4 if options else [])
+        if options:
+            runtime.histories.close()
+
+
+async def test_a_second_workbench_on_the_same_directory_is_refused_while_the_first_runs(tmp_path):
+    first = started(tmp_path / DIRECTORY)
+    with pytest.raises(InUse, match="another workbench --persist is using"):
+        started(tmp_path / DIRECTORY)
+    quit_(first)
+    assert started(tmp_path / DIRECTORY).status.persisted is not None

@@ -16,14 +16,15 @@ holds any makes the forget report this holder as not reached."""
 from __future__ import annotations
 
 import json
+import os
 import threading
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
 from agent_framework import Agent, AgentSession, HistoryProvider, Message
 
-from workbench.files import WORK_SUFFIX, erase_file, private_dir
+from workbench.files import WORK_SUFFIX, erase_file, private_dir, private_file
 from workbench.memory import WorkingMemory
 from workbench.memory.forget import ForgetPlan, declared_in
 from workbench.persist.format import (
@@ -40,6 +41,7 @@ from workbench.text import clip
 
 DIRECTORY = "sessions"  # under the user's data directory
 HISTORY = "history"
+LOCK_FILE = "lock"  # empty; held locked while a workbench uses the directory
 _FAILURE_CHARS = 200
 
 
@@ -48,13 +50,15 @@ class PersistedSessions:
 
     Give `memory` and the object itself (as `histories`) to the runtime, then register the object
     with the runtime's `forgetting`. A saved file this version cannot read stops start-up with the
-    reason and is left as it is."""
+    reason and is left as it is. One workbench at a time: a second one on the same directory would
+    interleave its writes, and its memory could write back what the other forgot (`InUse`)."""
 
     name = "persisted sessions"
     unit = "file(s)"
 
     def __init__(self, directory: Path, *, ledger_capacity: int = 500) -> None:
         self.directory = private_dir(directory.expanduser().resolve())
+        self._lock_descriptor = _lock(self.directory / LOCK_FILE)
         self._history_dir = private_dir(self.directory / HISTORY)
         for work in self.directory.rglob(f"*{WORK_SUFFIX}"):
             work.unlink()  # a write interrupted before its rename: the file beside it is whole
@@ -79,6 +83,12 @@ class PersistedSessions:
             resumed=saved is not None or bool(self._saved_sessions),
         )
         self.memory.subscribe(lambda _: self._save_memory())
+
+    def close(self) -> None:
+        """Let another workbench use the directory (exiting the process does the same)."""
+        if self._lock_descriptor is not None:
+            os.close(self._lock_descriptor)
+            self._lock_descriptor = None
 
     @property
     def _memory_file(self) -> Path:
@@ -118,7 +128,7 @@ class PersistedSessions:
             self._saving(lambda: write_sessions(self._sessions_file, {n: s.to_dict() for n, s in sessions.items()}))
             for path in self._history_dir.iterdir():
                 if path not in self._current:
-                    erase_file(path)
+                    self._saving(lambda path=path: erase_file(path))  # a failure is also caught by forget's scan
                     self._erased += 1
 
     def _is_current(self, session_id: str | None) -> bool:
@@ -129,7 +139,7 @@ class PersistedSessions:
         with self._lock:  # the snapshot is taken and written in one step: a later change is never overwritten
             self._saving(lambda: write_memory(self._memory_file, self.memory.saved()))
 
-    def _saving(self, write: Any) -> None:
+    def _saving(self, write: Callable[[], object]) -> None:
         """Run `write`; an OSError (disk full, permissions) is shown in the header, not raised into
         the turn or the memory update that caused the write."""
         try:
@@ -167,6 +177,27 @@ class PersistedSessions:
     def _history_texts(self) -> Iterator[str]:
         for path in sorted(self._history_dir.glob("*.jsonl")):
             yield from (m.text or "" for m in self._history.read(path))
+
+
+class InUse(RuntimeError):
+    """Another workbench is using the directory."""
+
+
+def _lock(path: Path) -> int | None:
+    """Hold an exclusive lock on `path` for as long as the returned descriptor is open; InUse when
+    another process holds it. No lock where the platform has no `fcntl` (Windows)."""
+    try:
+        import fcntl
+    except ImportError:
+        return None
+    private_file(path)
+    descriptor = os.open(path, os.O_RDWR)
+    try:
+        fcntl.flock(descriptor, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        os.close(descriptor)
+        raise InUse(f"another workbench --persist is using {path.parent}; quit it first") from None
+    return descriptor
 
 
 def _holds(path: Path, plan: ForgetPlan) -> bool:
