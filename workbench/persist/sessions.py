@@ -19,6 +19,7 @@ import json
 import os
 import threading
 from collections.abc import Callable, Iterator, Mapping
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -128,7 +129,7 @@ class PersistedSessions:
             self._saving(lambda: write_sessions(self._sessions_file, {n: s.to_dict() for n, s in sessions.items()}))
             for path in self._history_dir.iterdir():
                 if path not in self._current:
-                    self._saving(lambda path=path: erase_file(path))  # a failure is also caught by forget's scan
+                    self._saving(partial(erase_file, path))  # a failure is also caught by forget's scan
                     self._erased += 1
 
     def _is_current(self, session_id: str | None) -> bool:
