@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 from agent_framework import Message
 
+from tests.runtime.helpers import facts
 from workbench import cli
 from workbench.persist.format import SESSIONS_FILE, SavedFileError, read_sessions
 from workbench.persist.sessions import DIRECTORY, InUse, PersistedSessions
@@ -139,7 +140,7 @@ async def test_a_turn_running_across_a_forget_writes_nothing_to_disk(tmp_path):
 async def test_only_the_current_sessions_are_written(tmp_path):
     persisted = PersistedSessions(tmp_path / DIRECTORY)
     runtime = AgentRuntime(persisted.memory, build_models(ModelConfig()), histories=persisted)
-    replaced = read_sessions(tmp_path / DIRECTORY / SESSIONS_FILE)["support"]["session_id"]
+    replaced = read_sessions(tmp_path / DIRECTORY / SESSIONS_FILE)[1]["support"]["session_id"]
     await runtime.forget()
     await persisted.provider("support").save_messages(replaced, [Message(role="user", contents=["symptom=late"])])
     assert list((tmp_path / DIRECTORY / "history").iterdir()) == []
@@ -172,6 +173,20 @@ async def test_a_new_session_erases_the_file_of_the_one_it_replaces(tmp_path):
     assert holding(directory, [secret]) == {}
     quit_(runtime)
     assert histories(started(directory, mode=Mode.PROVIDER)) == {name: [] for name in AGENT_NAMES}
+
+
+async def test_sessions_saved_under_another_mode_are_not_resumed_and_their_files_are_erased(tmp_path):
+    """As switching the mode in a running app starts new sessions, so does starting in another mode."""
+    directory = tmp_path / DIRECTORY
+    secret = tagged("reporting")["reporting"]
+    first = started(directory)
+    assert (await first.ask("support", f"module={secret}")).ok
+    quit_(first)
+    second = started(directory, mode=Mode.PROVIDER)
+    assert histories(second) == {name: [] for name in AGENT_NAMES}
+    assert facts(second) == {"module": (secret, f"module={secret}")}  # the facts are kept, as on a switch
+    assert holding(directory, [secret]) == {"memory.json": [secret]}
+    assert "resumed: 0 message(s), 1 fact(s)" in second.status.summary
 
 
 @pytest.mark.parametrize("name", ["memory.json", "sessions.json"])

@@ -44,6 +44,7 @@ class SessionsFile(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     version: Literal[1] = 1
+    shape: str  # what shaped the histories (the runtime's mode and recall): resumed only under the same
     sessions: dict[str, SessionFile]
 
 
@@ -66,11 +67,12 @@ def write_memory(path: Path, memory: SavedMemory) -> None:
     replace_private(path, MemoryFile(memory=memory).model_dump_json() + "\n")
 
 
-def read_sessions(path: Path) -> dict[str, dict[str, Any]]:
+def read_sessions(path: Path) -> tuple[str, dict[str, dict[str, Any]]]:
+    """The shape the sessions were saved under, and each agent's session dict."""
     saved = _read(path, SessionsFile)
-    return {} if saved is None else {name: s.model_dump() for name, s in saved.sessions.items()}
+    return ("", {}) if saved is None else (saved.shape, {name: s.model_dump() for name, s in saved.sessions.items()})
 
 
-def write_sessions(path: Path, sessions: dict[str, dict[str, Any]]) -> None:
-    model = SessionsFile(sessions={name: SessionFile.model_validate(s) for name, s in sessions.items()})
+def write_sessions(path: Path, shape: str, sessions: dict[str, dict[str, Any]]) -> None:
+    model = SessionsFile(shape=shape, sessions={name: SessionFile.model_validate(s) for name, s in sessions.items()})
     replace_private(path, model.model_dump_json() + "\n")

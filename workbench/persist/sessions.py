@@ -19,6 +19,7 @@ import json
 import os
 import threading
 from collections.abc import Callable, Iterator, Mapping
+from dataclasses import replace
 from functools import partial
 from pathlib import Path
 from typing import Any
@@ -64,7 +65,7 @@ class PersistedSessions:
         for work in self.directory.rglob(f"*{WORK_SUFFIX}"):
             work.unlink()  # a write interrupted before its rename: the file beside it is whole
         saved = read_memory(self._memory_file)
-        self._saved_sessions = read_sessions(self._sessions_file)
+        self._saved_shape, self._saved_sessions = read_sessions(self._sessions_file)
         self._history = PrivateFileHistory(self._history_dir, current=self._is_current)
         self._lock = threading.RLock()
         self._current: frozenset[Path] = frozenset()
@@ -75,14 +76,7 @@ class PersistedSessions:
             if saved is not None
             else WorkingMemory(ledger_capacity=ledger_capacity)
         )
-        saved_files = [self._history.file(s["session_id"]) for s in self._saved_sessions.values()]
-        messages = sum(len(self._history.read(path)) for path in saved_files)
-        self._resumed = Persisted(
-            str(self.directory),
-            messages=messages,
-            facts=len(self.memory.facts()),
-            resumed=saved is not None or bool(self._saved_sessions),
-        )
+        self._resumed = Persisted(str(self.directory), facts=len(self.memory.facts()), resumed=saved is not None)
         self.memory.subscribe(lambda _: self._save_memory())
 
     def close(self) -> None:
@@ -104,29 +98,30 @@ class PersistedSessions:
     @property
     def persisted(self) -> Persisted:
         with self._lock:
-            return Persisted(
-                self._resumed.directory,
-                self._resumed.messages,
-                self._resumed.facts,
-                self._resumed.resumed,
-                self._failure,
-            )
+            return replace(self._resumed, failure=self._failure)
 
     def provider(self, agent: str) -> HistoryProvider:
         return self._history
 
-    def first_session(self, agent: str, built: Agent) -> AgentSession:
+    def first_session(self, agent: str, built: Agent, shape: str) -> AgentSession:
         saved = self._saved_sessions.get(agent)
-        return AgentSession.from_dict(saved) if saved is not None else built.create_session()
+        if saved is None or shape != self._saved_shape:
+            return built.create_session()  # its old file is erased when the runtime says which sessions it keeps
+        session = AgentSession.from_dict(saved)
+        with self._lock:
+            messages = self._resumed.messages + len(self.messages(agent, session))
+            self._resumed = replace(self._resumed, messages=messages, resumed=True)
+        return session
 
     def messages(self, agent: str, session: AgentSession) -> list[Message]:
         return self._history.read(self._history.file(session.session_id))
 
-    def kept(self, sessions: Mapping[str, AgentSession]) -> None:
+    def kept(self, sessions: Mapping[str, AgentSession], shape: str) -> None:
         """Save the sessions, and erase every history file that belongs to none of them."""
         with self._lock:
             self._current = frozenset(self._history.file(s.session_id) for s in sessions.values())
-            self._saving(lambda: write_sessions(self._sessions_file, {n: s.to_dict() for n, s in sessions.items()}))
+            dicts = {name: s.to_dict() for name, s in sessions.items()}
+            self._saving(lambda: write_sessions(self._sessions_file, shape, dicts))
             for path in self._history_dir.iterdir():
                 if path not in self._current:
                     self._saving(partial(erase_file, path))  # a failure is also caught by forget's scan

@@ -142,10 +142,16 @@ class AgentRuntime:
             middleware=[RecordingMiddleware(self.calls, name, self.models.agent_label, timeout=self.timeout)],
             default_options=self.models.reply_options,  # type: ignore[arg-type]
         )
-        return _Slot(agent, self.histories.first_session(name, agent) if resume else agent.create_session())
+        session = self.histories.first_session(name, agent, self._shape) if resume else agent.create_session()
+        return _Slot(agent, session)
+
+    @property
+    def _shape(self) -> str:
+        """What shapes a history: switching either starts new sessions."""
+        return f"{self.mode} mode, recall {'on' if self.recall_on else 'off'}"
 
     def _sessions_changed(self) -> None:
-        self.histories.kept({name: slot.session for name, slot in self._slots.items()})
+        self.histories.kept({name: slot.session for name, slot in self._slots.items()}, self._shape)
 
     @property
     def writer_label(self) -> str:

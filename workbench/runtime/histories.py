@@ -26,17 +26,19 @@ class Histories(Protocol):
         """The history provider for a new agent named `agent` (the one that loads its messages)."""
         ...
 
-    def first_session(self, agent: str, built: Agent) -> AgentSession:
-        """The session `agent` starts with when the runtime is built: a resumed one, or a new one."""
+    def first_session(self, agent: str, built: Agent, shape: str) -> AgentSession:
+        """The session `agent` starts with when the runtime is built: a resumed one, or a new one.
+        `shape` names what shapes a history (mode, recall): one saved under another is not resumed,
+        as switching either in a running app starts new sessions."""
         ...
 
     def messages(self, agent: str, session: AgentSession) -> list[Message]:
         """The messages `session` of `agent` holds now, oldest first."""
         ...
 
-    def kept(self, sessions: Mapping[str, AgentSession]) -> None:
-        """The agents' current sessions, after any of them changed or a turn ended. Whatever belonged
-        only to a session not in `sessions` is no longer read by anyone."""
+    def kept(self, sessions: Mapping[str, AgentSession], shape: str) -> None:
+        """The agents' current sessions, after any of them changed or a turn ended, and their shape.
+        Whatever belonged only to a session not in `sessions` is no longer read by anyone."""
         ...
 
 
@@ -48,12 +50,12 @@ class InMemoryHistories:
     def provider(self, agent: str) -> HistoryProvider:
         return InMemoryHistoryProvider()
 
-    def first_session(self, agent: str, built: Agent) -> AgentSession:
+    def first_session(self, agent: str, built: Agent, shape: str) -> AgentSession:
         return built.create_session()
 
     def messages(self, agent: str, session: AgentSession) -> list[Message]:
         state = session.state.get(InMemoryHistoryProvider.DEFAULT_SOURCE_ID, {})
         return list(state.get("messages", []))
 
-    def kept(self, sessions: Mapping[str, AgentSession]) -> None:
+    def kept(self, sessions: Mapping[str, AgentSession], shape: str) -> None:
         return None
