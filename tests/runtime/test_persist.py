@@ -200,6 +200,8 @@ async def test_an_unreadable_saved_file_stops_start_up_with_its_name_and_is_left
     with pytest.raises(SavedFileError, match=name):
         started(directory)
     assert broken.read_text() == '{"version": 99}'
+    with pytest.raises(SavedFileError):  # not InUse: the failed start let the directory go
+        started(directory)
 
 
 async def test_without_persist_nothing_is_written_and_with_it_the_data_directory_is_used(tmp_path, monkeypatch):

@@ -61,11 +61,15 @@ class PersistedSessions:
     def __init__(self, directory: Path, *, ledger_capacity: int = 500) -> None:
         self.directory = private_dir(directory.expanduser().resolve())
         self._lock_descriptor = _lock(self.directory / LOCK_FILE)
-        self._history_dir = private_dir(self.directory / HISTORY)
-        for work in self.directory.rglob(f"*{WORK_SUFFIX}"):
-            work.unlink()  # a write interrupted before its rename: the file beside it is whole
-        saved = read_memory(self._memory_file)
-        self._saved_shape, self._saved_sessions = read_sessions(self._sessions_file)
+        try:
+            self._history_dir = private_dir(self.directory / HISTORY)
+            for work in self.directory.rglob(f"*{WORK_SUFFIX}"):
+                work.unlink()  # a write interrupted before its rename: the file beside it is whole
+            saved = read_memory(self._memory_file)
+            self._saved_shape, self._saved_sessions = read_sessions(self._sessions_file)
+        except BaseException:
+            self.close()  # start-up stops here; the directory is free again
+            raise
         self._history = PrivateFileHistory(self._history_dir, current=self._is_current)
         self._lock = threading.RLock()
         self._current: frozenset[Path] = frozenset()
