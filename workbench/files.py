@@ -28,8 +28,10 @@ def data_dir() -> Path:
 
 
 def private_dir(path: Path) -> Path:
-    """Create `path` (and its parents) if missing and make it user-only; returns it."""
-    path.mkdir(mode=PRIVATE_DIR, parents=True, exist_ok=True)
+    """Create `path` (and its parents) if missing and make it user-only; returns it. A parent it
+    creates (the data directory, say) is user-only too; an existing one is left as it is."""
+    path.parent.mkdir(mode=PRIVATE_DIR, parents=True, exist_ok=True)
+    path.mkdir(mode=PRIVATE_DIR, exist_ok=True)
     path.chmod(PRIVATE_DIR)
     return path
 
