@@ -118,6 +118,7 @@ class DuckDBBackend:
 
     kind = "DuckDB"
     vector_index = "default"  # exact search: agent-framework-duckdb has no vector index
+    erases: str | None = "rewrote its file"
 
     def __init__(self, path: Path | None = None) -> None:
         self.path = (path or default_path()).expanduser().resolve()

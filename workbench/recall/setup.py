@@ -80,5 +80,5 @@ class RecallSetup:
     @staticmethod
     def describe_purge(purge: Purge, store: RecallStore) -> str:
         """For the ledger: how many, never what."""
-        rewrite = " and rewrote its file" if purge.records and store.location else ""
-        return f"recall: purged {purge.records} stored message(s) from the {store.kind} store{rewrite}"
+        erased = f" and {store.backend.erases}" if purge.records and store.backend.erases else ""
+        return f"recall: purged {purge.records} stored message(s) from the {store.kind} store{erased}"

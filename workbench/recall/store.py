@@ -30,6 +30,7 @@ class Backend(Protocol):
     kind: str
     location: str | None  # shown to the user: never a password
     vector_index: str  # the vector field's index kind ("default": exact search)
+    erases: str | None  # what `erase_deleted` does, for the ledger ("rewrote its file")
 
     def open(self) -> BaseVectorStore: ...
 
@@ -51,6 +52,7 @@ class InMemoryBackend:
     kind = "in memory"
     location: str | None = None
     vector_index = "default"
+    erases: str | None = None
 
     def open(self) -> BaseVectorStore:
         return PreparedInMemoryStore()
