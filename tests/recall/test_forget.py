@@ -1,13 +1,17 @@
-"""Forget reaches the vector store, and on DuckDB the disk: the raw files are scanned for the bytes."""
+"""Forget reaches the vector store, and on DuckDB and PostgreSQL the disk: the raw files are scanned
+for the bytes."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
+import psycopg
 import pytest
 
 from tests.recall.helpers import USER, seat
+from tests.support.postgres_server import PostgresServer
 from workbench.recall.duckdb_file import DuckDBBackend, companion_files
+from workbench.recall.postgres_store import PostgresBackend
 from workbench.recall.records import RecallScope
 from workbench.recall.store import RecallStore
 
@@ -84,4 +88,51 @@ async def test_deleting_alone_leaves_the_value_in_the_file(tmp_path: Path) -> No
     await store.close()
     assert [r for r in await store.records(USER) if "Zanzibar" in r.text] == []
     assert b"Zanzibar-Orchid-7731" in _raw_bytes(path)
+    await store.close()
+
+
+async def _checkpoint(conninfo: str) -> None:
+    """Write every changed page to the table files, so a scan of the files sees what the server holds."""
+    async with await psycopg.AsyncConnection.connect(conninfo, autocommit=True) as connection:
+        await connection.execute("CHECKPOINT")
+
+
+def _database_bytes(postgres: PostgresServer, conninfo: str) -> bytes:
+    return b"".join(p.read_bytes() for p in postgres.database_files(conninfo))
+
+
+@pytest.mark.parametrize("forget", ["key", "all"])
+async def test_after_a_forget_and_its_vacuum_no_byte_of_the_value_is_left_in_the_database_files(
+    postgres: PostgresServer, postgres_database: str, forget: str
+) -> None:
+    store = RecallStore(PostgresBackend(postgres_database))
+    support = seat(store, "support")
+    await support.say("customer=Zanzibar-Orchid-7731; version=12.4")
+    await support.say("database=PostgreSQL")
+    await _checkpoint(postgres_database)
+    assert b"Zanzibar-Orchid-7731" in _database_bytes(postgres, postgres_database)
+
+    if forget == "key":
+        await store.forget_key("customer", known=(), scope=USER)
+    else:
+        await store.forget_scope(USER)
+    await _checkpoint(postgres_database)
+
+    assert b"Zanzibar-Orchid-7731" not in _database_bytes(postgres, postgres_database)  # tables, indexes, TOAST
+    kept = [r.text for r in await store.records(USER)]
+    assert ("database=PostgreSQL" in kept) == (forget == "key")
+    await store.close()
+
+
+async def test_deleting_alone_leaves_the_value_in_the_postgres_table_files(
+    postgres: PostgresServer, postgres_database: str
+) -> None:
+    """Why the vacuum exists: PostgreSQL keeps a deleted row's bytes in its page after DELETE."""
+    store = RecallStore(PostgresBackend(postgres_database))
+    await seat(store, "support").say("customer=Zanzibar-Orchid-7731")
+    collection = (await store._existing())[0]
+    await collection.delete([r.key for r in await store.records(USER)])
+    await _checkpoint(postgres_database)
+    assert await store.records(USER) == []
+    assert b"Zanzibar-Orchid-7731" in _database_bytes(postgres, postgres_database)
     await store.close()
