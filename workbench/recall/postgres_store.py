@@ -64,8 +64,8 @@ class RecallPostgresCollection(PostgresCollection[Any, Any]):
         await super().ensure_collection_exists(operation_options=operation_options)
 
     async def _inner_search(self, **kwargs: Any) -> SearchResults[Any]:
-        # pgvector's default candidate list (40) misses up to a quarter of the top 5 of sparse, often
-        # tied embeddings such as the lexical embedder's; bench/recall.py measures recall@5 at this one.
+        # pgvector's default candidate list (40) missed a quarter of the exact top 5 of the lexical
+        # embedder's sparse vectors at 2,000 messages; bench/recall.py measures recall@5 at this one.
         options = dict(kwargs.get("operation_options") or {})
         if not options.get("exact"):
             options.setdefault("hnsw_ef_search", EF_SEARCH)
