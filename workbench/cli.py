@@ -141,8 +141,10 @@ def add_recall_options(parser: argparse.ArgumentParser) -> None:
     )
     group.add_argument(
         "--recall-store",
-        metavar="PATH|memory",
-        help="the DuckDB file (default: recall.duckdb in the user's data directory), or 'memory' (gone on exit)",
+        metavar="PATH|memory|postgresql://...",
+        help="the DuckDB file (default: recall.duckdb in the user's data directory), 'memory' (gone on exit), or "
+        "a PostgreSQL database with pgvector (default when set: WORKBENCH_RECALL_POSTGRES, which keeps a "
+        "password off the command line)",
     )
     group.add_argument(
         "--embedding-model",

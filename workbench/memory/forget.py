@@ -57,6 +57,11 @@ class ForgetPlan:
         longest_first = sorted(self.values, key=len, reverse=True)
         return re.compile("|".join(_occurrence(v) for v in longest_first), re.IGNORECASE)
 
+    def widened(self, values: Iterable[str]) -> ForgetPlan:
+        """The same forget with more values (what a holder found declared in its own text)."""
+        more = frozenset(v for v in values if v) - self.values
+        return self if not more else ForgetPlan(self.key, self.keys, self.values | more)
+
     def holds(self, text: str) -> bool:
         """Whether `text` holds a forgotten value whole, or declares a forgotten key."""
         if self._pattern is not None and self._pattern.search(text):

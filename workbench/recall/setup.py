@@ -117,10 +117,9 @@ class RecallSetup:
 
     async def forget(self, plan: ForgetPlan) -> int:
         """Delete the user's stored messages that hold a forgotten value (all of them for a forget of
-        everything); on DuckDB the file is rewritten so the deleted text is gone from disk too."""
+        everything); the store then makes the deleted text unrecoverable (a DuckDB file is rewritten,
+        a PostgreSQL table vacuumed)."""
         self.recalled_by.clear()
         if not self._reachable():
             return 0
-        if plan.everything:
-            return (await self.store.forget_scope(self.search_scope)).records
-        return (await self.store.forget_values(plan.values, self.search_scope)).records
+        return (await self.store.forget(plan, self.search_scope)).records
