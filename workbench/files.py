@@ -6,9 +6,11 @@ files (the recall database) create them through `private_file` too."""
 from __future__ import annotations
 
 import os
+import sys
 from pathlib import Path
 
 PRIVATE = 0o600
+PRIVATE_DIR = 0o700
 
 
 def private_file(path: Path) -> None:
@@ -27,3 +29,34 @@ def write_private(path: Path, text: str) -> None:
     with os.fdopen(descriptor, "w", encoding="utf-8") as file:
         os.fchmod(descriptor, PRIVATE)
         file.write(text)
+
+
+def data_dir() -> Path:
+    """The user's data directory for workbench: $WORKBENCH_DATA_DIR, else the platform's."""
+    if explicit := os.environ.get("WORKBENCH_DATA_DIR"):
+        return Path(explicit)
+    if sys.platform == "win32":
+        return Path(os.environ.get("LOCALAPPDATA") or Path.home() / "AppData" / "Local") / "workbench"
+    if sys.platform == "darwin":
+        return Path.home() / "Library" / "Application Support" / "workbench"
+    return Path(os.environ.get("XDG_DATA_HOME") or Path.home() / ".local" / "share") / "workbench"
+
+
+def private_dir(path: Path) -> Path:
+    """`path` as a directory only the user can enter (created with its parents if missing)."""
+    path.mkdir(mode=PRIVATE_DIR, parents=True, exist_ok=True)
+    path.chmod(PRIVATE_DIR)
+    return path
+
+
+def private_tree(root: Path) -> None:
+    """Make every directory under `root` user-only (0700) and every file in it user-only (0600):
+    for stores that write their own files with the process umask (Agent Framework's memory files)."""
+    if not root.is_dir():
+        return
+    for directory, _, files in os.walk(root):
+        os.chmod(directory, PRIVATE_DIR)
+        for name in files:
+            file = os.path.join(directory, name)
+            if not os.path.islink(file):
+                os.chmod(file, PRIVATE)

@@ -9,27 +9,17 @@ are released to the file system, which this program cannot overwrite (nor backup
 from __future__ import annotations
 
 import os
-import sys
 from pathlib import Path
 
 import duckdb
 from agent_framework import BaseVectorStore
 from agent_framework_duckdb import DuckDBStore
 
+from workbench.files import data_dir
+
 FILE_NAME = "recall.duckdb"
 _REWRITE_SUFFIX = ".rewrite"
 _ATTACHED = "erased_copy"
-
-
-def data_dir() -> Path:
-    """The user's data directory for workbench: $WORKBENCH_DATA_DIR, else the platform's."""
-    if explicit := os.environ.get("WORKBENCH_DATA_DIR"):
-        return Path(explicit)
-    if sys.platform == "win32":
-        return Path(os.environ.get("LOCALAPPDATA") or Path.home() / "AppData" / "Local") / "workbench"
-    if sys.platform == "darwin":
-        return Path.home() / "Library" / "Application Support" / "workbench"
-    return Path(os.environ.get("XDG_DATA_HOME") or Path.home() / ".local" / "share") / "workbench"
 
 
 def default_path() -> Path:
