@@ -154,4 +154,3 @@ class FileMemory(FileBackedMemory):
         if plan.everything:
             shutil.rmtree(self.folder)
         return reached
-

@@ -7,6 +7,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
+from workbench.drift.agentmem_policy import NEEDS_MODEL
 from workbench.drift.catalog import build_policies
 from workbench.drift.chronology import FORGET_ALL, Chronology, Expectation, load_chronology
 from workbench.drift.policies import DriftStopped, Policy
@@ -93,6 +94,7 @@ class DriftReport:
     # The agent request's size at every turn, from turn 1 (None: a forget-only step, no call).
     sizes: dict[str, list[int | None]] = field(default_factory=dict)
     stop: Stop | None = None
+    unavailable: dict[str, str] = field(default_factory=dict)  # policy: why it did not run with this model
 
     @property
     def partial(self) -> bool:
@@ -152,6 +154,9 @@ async def run_drift(
         for policy in policies:
             policy_started = time.perf_counter()
             name = policy.info.name
+            if policy.info.calls_functions and models.scripted:
+                report.unavailable[name] = NEEDS_MODEL
+                continue
             report.scores[name], report.sizes[name] = {}, []
             try:
                 await _replay(policy, story, calls, models, report, progress)

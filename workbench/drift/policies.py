@@ -49,6 +49,7 @@ class PolicyInfo:
     name: str
     title: str
     keeps: str
+    calls_functions: bool = False  # needs a model that calls functions: the built-in one does not
 
 
 POLICIES = (
@@ -74,6 +75,20 @@ POLICIES = (
         "recall_purged",
         "retrieved history (purged by forget)",
         "the same, and the product's forget deletes every stored message holding a forgotten value",
+    ),
+    PolicyInfo(
+        "memory_files",
+        "model-written memory files",
+        "the files the model writes with file_memory_* functions (FileMemoryProvider), their index in each "
+        "request; the product's forget rewrites or deletes every file holding a forgotten value",
+        calls_functions=True,
+    ),
+    PolicyInfo(
+        "extracted",
+        "extracted memory",
+        "topic memories an extraction prompt writes after each turn (MemoryContextProvider): MEMORY.md and up "
+        "to three matching topic files in each request; the product's forget rewrites its files. Its extraction "
+        "calls go to the model without the agent's middleware: the call counts leave them out",
     ),
 )
 

@@ -68,6 +68,11 @@ COST_COLUMNS = (
 NOT_MEASURED = Text("not measured (the comparison stopped)", "dim")
 
 
+def _absent(report: DriftReport, name: str) -> Text:
+    """Why a policy has no cell: it cannot run with this model, or the comparison stopped first."""
+    return Text(report.unavailable[name], "dim") if name in report.unavailable else NOT_MEASURED
+
+
 def _cell(report: DriftReport, name: str, probe: str) -> ProbeScore | None:
     return report.scores.get(name, {}).get(probe)
 
@@ -81,7 +86,7 @@ def matrix_tables(report: DriftReport) -> list[Table]:
         for policy in POLICIES:
             cell = _cell(report, policy.name, expected.probe)
             if cell is None:
-                table.add_row(policy.title, NOT_MEASURED)
+                table.add_row(policy.title, _absent(report, policy.name))
                 continue
             held = sum(cell.current.values())
             missing = f" (missing: {', '.join(cell.current_missing)})" if cell.current_missing else ""
@@ -120,7 +125,7 @@ def answer_tables(report: DriftReport, *, answer_chars: int = 160) -> list[Table
         for policy in POLICIES:
             cell = _cell(report, policy.name, expected.probe)
             if cell is None:
-                table.add_row(policy.title, NOT_MEASURED)
+                table.add_row(policy.title, _absent(report, policy.name))
                 continue
             table.add_row(
                 policy.title,
@@ -139,7 +144,7 @@ def accounting_table(report: DriftReport, *, timing: bool = True) -> Table:
     for policy in POLICIES:
         cost = report.accounting.get(policy.name)
         if cost is None:
-            table.add_row(policy.title, NOT_MEASURED)
+            table.add_row(policy.title, _absent(report, policy.name))
             continue
         kept = report.retained[policy.name]
         table.add_row(
@@ -217,6 +222,7 @@ def to_json(report: DriftReport) -> dict[str, Any]:
         "seconds": round(report.seconds, 3),
         "partial": report.partial,
         "stop": stop_json(report),
+        "unavailable": report.unavailable,
         "policies": [{"name": p.name, "title": p.title, "keeps": p.keeps} for p in POLICIES],
         "probes": [
             {
@@ -281,7 +287,7 @@ def sweep_table(sweep: Sweep) -> Table:
         for policy in POLICIES:
             cost = report.accounting.get(policy.name)
             if cost is None:
-                table.add_row(f"{report.chronology.turns:,}", policy.title, NOT_MEASURED)
+                table.add_row(f"{report.chronology.turns:,}", policy.title, _absent(report, policy.name))
                 continue
             size = _last_probe_chars(report, policy.name)
             table.add_row(
