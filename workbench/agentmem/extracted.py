@@ -34,7 +34,7 @@ from agent_framework import (
 from workbench.agentmem.base import FileBackedMemory
 from workbench.agentmem.config import USER_ID
 from workbench.agentmem.view import HeldFile, stale_in
-from workbench.files import private_dir, private_tree
+from workbench.files import private_dir, private_tree, write_private
 from workbench.memory.forget import ForgetPlan
 
 OWNER_KEY = "workbench_memory_owner"  # the session-state key MemoryFileStore reads the owner from
@@ -167,7 +167,7 @@ class ExtractedMemory(FileBackedMemory):
                 continue
             reached += 1
             if kept:
-                path.write_text("".join(kept), encoding="utf-8")
+                write_private(path, "".join(kept))
             else:
                 path.unlink()
         return reached

@@ -26,7 +26,7 @@ from agent_framework._harness._file_access import _store_write_lock  # the lock 
 from workbench.agentmem.base import FileBackedMemory
 from workbench.agentmem.config import USER_ID
 from workbench.agentmem.view import HeldFile, stale_in
-from workbench.files import private_dir, private_file
+from workbench.files import private_dir, private_file, write_private
 from workbench.memory.forget import ForgetPlan
 
 INDEX = "memories.md"  # the framework's index of the folder (rebuilt on every write and delete)
@@ -144,7 +144,7 @@ class FileMemory(FileBackedMemory):
             text = self._read(name)
             if plan.holds(text):
                 scrubbed = plan.scrub(text)
-                path.write_text(scrubbed, encoding="utf-8")
+                write_private(path, scrubbed)
                 reached += is_memory_file(name)
         for name in self._names():  # a description whose memory file is gone
             if name.endswith(DESCRIPTION_SUFFIX) and not any(
