@@ -20,6 +20,7 @@ def test_json_output_shape(capsys):
         "seconds",
         "partial",
         "stop",
+        "unavailable",
         "policies",
         "probes",
         "matrix",
@@ -29,7 +30,10 @@ def test_json_output_shape(capsys):
     assert data["partial"] is False and data["stop"] is None
     assert data["turns"] == 12 and data["live"] is False and data["model"].startswith("scripted")
     names = [p["name"] for p in data["policies"]]
-    assert names == ["full", "window", "summary", "facts", "compaction", "recall", "recall_purged"]
+    assert names == [
+        *("full", "window", "summary", "facts", "compaction", "recall", "recall_purged"),
+        *("memory_files", "extracted"),
+    ]
     assert [p["id"] for p in data["probes"]] == ["restart", "scope"]
     assert data["probes"][0]["forgotten"] == {"customer": ["Contoso"]}
     cell = data["matrix"]["facts"]["scope"]
@@ -51,10 +55,14 @@ def test_json_output_shape(capsys):
     }
     # The request size at every turn, from turn 1, where provenance makes facts larger than a short history.
     sizes = data["request_chars_by_turn"]
-    assert all(len(sizes[name]) == 12 for name in names)
+    assert data["unavailable"] == {
+        "memory_files": "needs --model: only a model that calls functions writes memory files"
+    }
+    measured = [name for name in names if name not in data["unavailable"]]
+    assert all(len(sizes[name]) == 12 for name in measured)
     assert sizes["facts"][0] > sizes["full"][0] and sizes["facts"][-1] < sizes["full"][-1]
     assert cell["forgotten"] == {"Contoso": False} and cell["prohibition"] is False
-    for name in names:
+    for name in measured:
         cost = data["accounting"][name]
         assert set(cost) == {
             "calls",
@@ -162,8 +170,11 @@ def test_the_sweep_json_shape(capsys):
     assert data["lengths"] == [10, 14] and data["partial"] is False and data["stop"] is None
     assert [run["turns"] for run in data["runs"]] == [10, 14]
     for run in data["runs"]:
-        assert set(run) == {"turns", "seconds", "partial", "policies", "request_chars_by_turn"}
-        assert list(run["policies"]) == [p.name for p in POLICIES]
+        assert set(run) == {"turns", "seconds", "partial", "policies", "request_chars_by_turn", "unavailable"}
+        assert run["unavailable"] == {
+            "memory_files": "needs --model: only a model that calls functions writes memory files"
+        }
+        assert list(run["policies"]) == [p.name for p in POLICIES if p.name != "memory_files"]
         for cell in run["policies"].values():
             assert set(cell) == {"request_chars_at_last_probe", "chars_sent", "calls", "seconds"}
         assert all(len(sizes) == run["turns"] for sizes in run["request_chars_by_turn"].values())

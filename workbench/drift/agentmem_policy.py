@@ -38,6 +38,8 @@ class AgentMemoryPolicy(Policy):
         folder: tempfile.TemporaryDirectory[str],
     ) -> None:
         super().__init__(info, agents)
+        # Named sessions: topic files record the sessions that wrote them, so requests repeat run to run.
+        self.sessions = {name: a.create_session(session_id=f"drift-{name}") for name, a in agents.items()}
         self.memory = memory
         self._folder = folder  # deleted with the policy
         self.said: list[str] = []

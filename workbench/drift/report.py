@@ -340,6 +340,7 @@ def sweep_json(sweep: Sweep) -> dict[str, Any]:
                     for name, cost in report.accounting.items()
                 },
                 "request_chars_by_turn": report.sizes,
+                "unavailable": report.unavailable,
             }
             for report in sweep.reports
         ],
