@@ -146,9 +146,9 @@ def build_parser() -> argparse.ArgumentParser:
         "drift",
         help="run a chronology through every context policy and print what each kept, lost and answered",
         description="Run the drift lab: a chronology (the built-in one, or --chronology FILE) through every "
-        "context policy (retrieved history in two variants, Agent Framework's own memories), scored on what each request contains and, "
-        "with a live model, on what each answer says, with call counts and reported tokens (or unknown). "
-        "No winner is named.",
+        "context policy (retrieved history in two variants, Agent Framework's own memories), scored on what "
+        "each request contains and, with a live model, on what each answer says, with call counts and "
+        "reported tokens (or unknown). No winner is named.",
         # Options given before the command keep their values unless repeated after it.
         argument_default=argparse.SUPPRESS,
     )

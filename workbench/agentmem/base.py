@@ -14,6 +14,7 @@ from workbench.memory.forget import ForgetPlan, declared_in
 from workbench.memory.turns import current_turn
 from workbench.runtime.view import RecalledMessage
 
+USER_ID = "local-user"  # one user per data directory: both agents share what it holds
 SHOWN_AS = "agent memory"  # where a recalled message came from, in the panes
 
 

@@ -13,7 +13,6 @@ if TYPE_CHECKING:
     from workbench.runtime.memories import AgentMemory
 
 DIRECTORY_NAME = "agent-memory"
-USER_ID = "local-user"  # one user per data directory: both agents share what it holds
 
 
 class AgentMemoryKind(StrEnum):

@@ -31,8 +31,7 @@ from agent_framework import (
     SessionContext,
 )
 
-from workbench.agentmem.base import FileBackedMemory
-from workbench.agentmem.config import USER_ID
+from workbench.agentmem.base import USER_ID, FileBackedMemory
 from workbench.agentmem.view import HeldFile, stale_in
 from workbench.files import private_dir, private_tree, write_private
 from workbench.memory.forget import ForgetPlan

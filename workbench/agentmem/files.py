@@ -23,8 +23,7 @@ from agent_framework import (
 )
 from agent_framework._harness._file_access import _store_write_lock  # the lock the file_memory_* tools take
 
-from workbench.agentmem.base import FileBackedMemory
-from workbench.agentmem.config import USER_ID
+from workbench.agentmem.base import USER_ID, FileBackedMemory
 from workbench.agentmem.view import HeldFile, stale_in
 from workbench.files import private_dir, private_file, write_private
 from workbench.memory.forget import ForgetPlan
