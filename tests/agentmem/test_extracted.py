@@ -101,3 +101,19 @@ def test_the_loopback_model_answers_the_extraction_prompt(loopback, tmp_path):
     prompts = [r["messages"][0]["content"] for r in loopback.requests if r["messages"][0]["role"] == "system"]
     assert any(p.startswith(EXTRACTION_PROMPT_START) for p in prompts)
     assert "- module=Billing" in (memory.folder / "topics" / "module.md").read_text()
+
+
+def test_a_turn_that_a_forget_overlapped_stores_nothing(tmp_path):
+    memory = ExtractedMemory(tmp_path)
+    runtime = scripted_runtime(memory)
+    asyncio.run(say(runtime, "module=Billing"))
+    provider = runtime._slots["support"].agent.context_providers[-1]  # the support agent's memory provider
+    original = provider.before_run
+
+    async def forget_meanwhile(**kwargs):
+        await original(**kwargs)
+        await runtime.forget("customer")  # while the model answers "customer=Contoso"
+
+    provider.before_run = forget_meanwhile
+    asyncio.run(say(runtime, "customer=Contoso"))
+    assert files_holding(tmp_path, "Contoso") == []

@@ -9,8 +9,9 @@ it consolidates each topic with the consolidation prompt. The framework writes t
 process umask; after each turn and each forget the whole folder is made user-only again (the folder
 itself is 0700 from the start, so no other user could open them meanwhile).
 
-A forget drops every topic memory that holds a forgotten value (the topic when none is left, or when its
-name holds one), drops every transcript message that holds one, and rebuilds `MEMORY.md`."""
+A forget drops every topic memory that holds a forgotten value (the topic when none is left, or when
+its name holds one), drops every transcript message that holds one, and rebuilds `MEMORY.md`. A turn
+that a forget overlapped stores nothing (as recall)."""
 
 from __future__ import annotations
 
@@ -37,6 +38,7 @@ from workbench.files import private_dir, private_tree, write_private
 from workbench.memory.forget import ForgetPlan
 
 OWNER_KEY = "workbench_memory_owner"  # the session-state key MemoryFileStore reads the owner from
+FORGETS_KEY = "workbench_forgets_seen"  # how many forgets had run when the session's turn started
 
 
 class UserMemoryProvider(MemoryContextProvider):
@@ -52,12 +54,15 @@ class UserMemoryProvider(MemoryContextProvider):
         self, *, agent: Any, session: AgentSession, context: SessionContext, state: dict[str, Any]
     ) -> None:
         session.state[OWNER_KEY] = self._memory.user_id
+        session.state[FORGETS_KEY] = self._memory.forgets
         await super().before_run(agent=agent, session=session, context=context, state=state)
         self._memory.injected(self._agent, context.context_messages.get(self.source_id, []))
 
     async def after_run(
         self, *, agent: Any, session: AgentSession, context: SessionContext, state: dict[str, Any]
     ) -> None:
+        if session.state.get(FORGETS_KEY) != self._memory.forgets:
+            return  # a forget ran during this turn: its transcript and extraction could bring a value back
         try:
             await super().after_run(agent=agent, session=session, context=context, state=state)
         finally:
@@ -80,6 +85,7 @@ class ExtractedMemory(FileBackedMemory):
         self.source_id = self._defaults.source_id
         self._session = AgentSession(session_id="workbench-view")  # reads and forgets as the user
         self._session.state[OWNER_KEY] = user_id
+        self.forgets = 0
 
     @property
     def folder(self) -> Path:
@@ -116,6 +122,7 @@ class ExtractedMemory(FileBackedMemory):
         """Every file that holds a forgotten value, rewritten without it or deleted (the whole folder
         for a forget of everything); returns the files reached."""
         self._forget_injected(plan)
+        self.forgets += 1
         if not self.folder.is_dir():
             return 0
         if plan.everything:
