@@ -34,7 +34,11 @@ class FileBackedMemory(ABC):
         return str(self.root)
 
     def describe(self) -> str:
-        return f"{self.framework_name}, {len(self.held())} file(s)"
+        """For the header: counts the files, reads none."""
+        return f"{self.framework_name}, {self.file_count()} file(s)"
+
+    @abstractmethod
+    def file_count(self) -> int: ...
 
     @abstractmethod
     def providers(self, agent: str) -> list[ContextProvider]: ...

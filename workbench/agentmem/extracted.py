@@ -105,6 +105,9 @@ class ExtractedMemory(FileBackedMemory):
             return []
         return sorted(p for p in self.folder.rglob("*") if p.is_file() and not p.is_symlink())
 
+    def file_count(self) -> int:
+        return len(self._files())
+
     def held(self, corrected: Collection[str] = ()) -> list[HeldFile]:
         """The index, each topic file, each transcript (and the maintenance state), as on disk."""
         shown: list[HeldFile] = []

@@ -101,6 +101,10 @@ class FileMemory(FileBackedMemory):
             return []
         return sorted((p.name for p in self.folder.iterdir() if p.is_file() and not p.is_symlink()), key=str.lower)
 
+    def file_count(self) -> int:
+        """The files `held` lists: memory files and the index (descriptions are shown with their file)."""
+        return sum(1 for name in self._names() if is_memory_file(name) or name == INDEX)
+
     def _read(self, name: str) -> str:
         path = self.folder / name
         return path.read_text(encoding="utf-8", errors="replace") if path.is_file() else ""
