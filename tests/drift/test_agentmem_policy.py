@@ -10,7 +10,7 @@ from rich.console import Console
 
 from tests.support.openai_server import memory_file_writer
 from workbench.drift import run_drift
-from workbench.drift.agentmem_policy import NEEDS_MODEL
+from workbench.drift.agentmem_policy import NEEDS_LOOP, NEEDS_MODEL
 from workbench.drift.report import render, to_json
 from workbench.runtime import ModelConfig, build_models
 
@@ -58,3 +58,10 @@ async def test_memory_files_on_a_model_that_calls_functions(loopback):
     assert report.retained["memory_files"].messages == 7
     writes = [r for r in loopback.requests if r.get("tools") and r["messages"][-1]["role"] == "tool"]
     assert writes  # the framework ran the file_memory_write calls and sent their results back
+
+
+async def test_a_live_model_without_the_function_loop_is_not_faked(loopback):
+    config = ModelConfig(model="loopback-model", base_url=loopback.base_url, max_retries=0)
+    report = await run_drift(build_models(config))
+    assert report.unavailable == {"memory_files": NEEDS_LOOP}
+    assert "extracted" in report.scores

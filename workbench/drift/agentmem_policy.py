@@ -20,6 +20,7 @@ from workbench.memory.forget import ForgetPlan, Forgetting, TextHolder
 from workbench.runtime.agents import AGENT_NAMES, INSTRUCTIONS
 
 NEEDS_MODEL = "needs --model: only a model that calls functions writes memory files"
+NEEDS_LOOP = "needs the function loop: run the lab with workbench drift --model, or the app with --agent-memory"
 
 # policy name, context providers, instructions
 AgentFactory = Callable[[str, list[ContextProvider], str], Agent]

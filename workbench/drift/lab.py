@@ -7,7 +7,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from workbench.drift.agentmem_policy import NEEDS_MODEL
+from workbench.drift.agentmem_policy import NEEDS_LOOP, NEEDS_MODEL
 from workbench.drift.catalog import build_policies
 from workbench.drift.chronology import FORGET_ALL, Chronology, Expectation, load_chronology
 from workbench.drift.policies import DriftStopped, Policy
@@ -154,8 +154,8 @@ async def run_drift(
         for policy in policies:
             policy_started = time.perf_counter()
             name = policy.info.name
-            if policy.info.calls_functions and models.scripted:
-                report.unavailable[name] = NEEDS_MODEL
+            if policy.info.calls_functions and not (models.function_calls and not models.scripted):
+                report.unavailable[name] = NEEDS_MODEL if models.scripted else NEEDS_LOOP
                 continue
             report.scores[name], report.sizes[name] = {}, []
             try:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from urllib.parse import urlsplit
 
 from agent_framework import FunctionInvocationConfiguration, SupportsChatGetResponse
@@ -26,6 +26,7 @@ class ModelSet:
     writer_format: WriterFormat = WriterFormat.JSON_SCHEMA
     timeout: float = 120.0  # seconds per model call, in total: --timeout
     scripted: bool = False  # the built-in script: it answers, but qualifies no model
+    function_calls: bool = False  # the framework's function-invocation loop runs (see build_models)
 
 
 def _label(model: str, base_url: str | None) -> str:
@@ -59,9 +60,10 @@ def build_models(
             writer_format=config.effective_writer_format,
             timeout=config.timeout,
             scripted=True,
+            function_calls=function_calls,
         )
     if config.azure is not None:
-        return _build_azure_models(config, credential, loop)
+        return replace(_build_azure_models(config, credential, loop), function_calls=function_calls)
     from agent_framework.openai import OpenAIChatCompletionClient
     from openai import AsyncOpenAI
 
@@ -89,6 +91,7 @@ def build_models(
         secrets=tuple(s for s in (config.api_key,) if s),
         writer_format=config.effective_writer_format,
         timeout=config.timeout,
+        function_calls=function_calls,
     )
 
 
