@@ -118,7 +118,7 @@ class FileMemory(FileBackedMemory):
             description = self._read(description_name(name)) if name != INDEX else ""
             whole = f"{name}\n{description}\n{content}"
             kind = "index" if name == INDEX else "memory file"
-            size = len((self.folder / name).read_bytes()) if (self.folder / name).is_file() else 0
+            size = (self.folder / name).stat().st_size
             shown.append(HeldFile(kind, name, description, content, size, stale_in(whole, corrected)))
         return shown
 
@@ -133,7 +133,6 @@ class FileMemory(FileBackedMemory):
             if not plan.everything:
                 # The framework's own index builder (private): the index must list what is left, as a tool would.
                 await FileMemoryProvider(self.store, scope=self.scope)._rebuild_index(self.scope)
-                private_file(self.folder / INDEX)
         return reached
 
     def _apply(self, plan: ForgetPlan) -> int:
@@ -149,10 +148,10 @@ class FileMemory(FileBackedMemory):
                 scrubbed = plan.scrub(text)
                 write_private(path, scrubbed)
                 reached += is_memory_file(name)
-        for name in self._names():  # a description whose memory file is gone
-            if name.endswith(DESCRIPTION_SUFFIX) and not any(
-                description_name(n) == name for n in self._names() if is_memory_file(n)
-            ):
+        left = self._names()
+        described = {description_name(n) for n in left if is_memory_file(n)}
+        for name in left:  # a description whose memory file is gone (a value in its extension)
+            if name.endswith(DESCRIPTION_SUFFIX) and name not in described:
                 (self.folder / name).unlink()
         if plan.everything:
             shutil.rmtree(self.folder)
