@@ -117,3 +117,19 @@ def test_a_turn_that_a_forget_overlapped_stores_nothing(tmp_path):
     provider.before_run = forget_meanwhile
     asyncio.run(say(runtime, "customer=Contoso"))
     assert files_holding(tmp_path, "Contoso") == []
+
+
+def test_after_five_sessions_the_ideal_consolidator_leaves_only_the_correction(tmp_path):
+    from workbench.runtime import Mode
+
+    memory = ExtractedMemory(tmp_path)
+    runtime = scripted_runtime(memory)
+    asyncio.run(say(runtime, "module=Reporting", "module=Billing"))
+    assert "): module=Reporting" in (memory.folder / "MEMORY.md").read_text()
+    for mode in (Mode.PROVIDER, Mode.MANUAL, Mode.PROVIDER, Mode.MANUAL):  # each switch: new sessions
+        runtime.set_mode(mode)
+        asyncio.run(say(runtime, "Still looking into it."))
+    topic = (memory.folder / "topics" / "module.md").read_text()
+    assert "- module=Billing" in topic and "Reporting" not in topic
+    assert "- [module](topics/module.md): module=Billing" in (memory.folder / "MEMORY.md").read_text()
+    assert json.loads((memory.folder / "state.json").read_text())["sessions_since_consolidation"] == []

@@ -24,8 +24,8 @@ class HeldFile:
 
 
 def corrected_values(events: Iterable[MemoryEvent], current: Iterable[str]) -> set[str]:
-    """Every value a REPLACED event replaced that is no longer a current value: for working memory,
-    `corrected_values(memory.ledger.latest(), (f.value for f in memory.facts()))`."""
+    """Every value a REPLACED event replaced that is no longer a current value: from the runtime's
+    `snapshot()`, `corrected_values(snapshot.ledger, (f.value for f in snapshot.facts))`."""
     replaced = {e.previous for e in events if e.kind == EventKind.REPLACED and e.previous}
     return replaced - set(current)
 
