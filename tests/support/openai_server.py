@@ -28,7 +28,10 @@ class Canned:
     closes), with `declared_length` as its Content-Length when set (a larger one is a body cut off
     mid-way); `events` are sent as SSE `data:` lines verbatim, then the connection closes with no
     `[DONE]` unless listed; `usage` replaces the reported usage object as given; `trickle` sends
-    the body one byte at a time with this many seconds between bytes.
+    the body one byte at a time with this many seconds between bytes; `ramble` is a model that
+    loops: it generates a word every `ramble` seconds until the request's bound (`max_tokens`, or
+    `max_completion_tokens` when `reads_max_completion_tokens`) or, with none, its context is full,
+    then stops with finish_reason=length, as llama.cpp-family servers do.
 
     `tool_calls` (function name, arguments) make the reply a function-calling one: no text,
     finish_reason "tool_calls", streamed or not."""
@@ -46,6 +49,7 @@ class Canned:
     events: list[str] | None = None
     usage: Any = None
     trickle: float = 0.0
+    ramble: float = 0.0
     tool_calls: list[tuple[str, dict[str, Any]]] | None = None
 
     def tool_call_list(self) -> list[dict[str, Any]]:
@@ -68,7 +72,12 @@ class ServerState:
     responder: Responder | None = None
     report_usage: bool = True
     delay: float = 0.0
+    reads_max_completion_tokens: bool = False  # llama-cpp-python ignores it; OpenAI reads only it
     lock: threading.Lock = field(default_factory=threading.Lock)
+
+
+# The context a rambling model fills when no request bounds it (what SmolLM2 did: 3,500-3,600 tokens).
+RAMBLE_CONTEXT_TOKENS = 3_600
 
 
 def _text(content: Any) -> str:
@@ -114,11 +123,17 @@ class _Handler(BaseHTTPRequestHandler):
         calls = canned.tool_call_list() if canned is not None and canned.tool_calls else []
         text = "" if calls else canned.text if canned and canned.text is not None else self.scripted(body)
         finish = "tool_calls" if calls else canned.finish_reason if canned else "stop"
+        if canned is not None and canned.ramble:
+            name = "max_completion_tokens" if state.reads_max_completion_tokens else "max_tokens"
+            words = body.get(name) or RAMBLE_CONTEXT_TOKENS
+            time.sleep(words * canned.ramble)  # generating, one word a token
+            text, finish = "la " * words, "length"
         prompt_chars = sum(len(_text(m.get("content"))) for m in body.get("messages", []))
+        completion = len(text) // 3 if canned is not None and canned.ramble else max(1, len(text) // 4)
         usage = {
             "prompt_tokens": max(1, prompt_chars // 4),
-            "completion_tokens": max(1, len(text) // 4),
-            "total_tokens": max(1, prompt_chars // 4) + max(1, len(text) // 4),
+            "completion_tokens": completion,
+            "total_tokens": max(1, prompt_chars // 4) + completion,
         }
         report_usage = state.report_usage if canned is None or canned.report_usage is None else canned.report_usage
         if canned is not None and canned.usage is not None:

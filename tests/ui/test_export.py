@@ -94,3 +94,17 @@ async def test_run_the_drift_lab_on_this_conversation(tmp_path):
         await pilot.pause()
         assert isinstance(app.screen, DriftScreen)
         assert "2 turns" in str(app.screen.query_one("#drift-status").render())
+
+
+def test_a_lookalike_declaration_is_no_question_for_the_export_as_for_the_app():
+    """`café=1` is rejected by name as a declaration, so the export does not tick it as a question."""
+    from workbench.ui.transcript import Transcript
+
+    from tests.memory.helpers import say as admit
+    from workbench.memory import Status, WorkingMemory
+
+    assert admit(WorkingMemory(), "café=1").status is Status.REJECTED
+    transcript = Transcript()
+    for text in ("café=1", "Which module is it?"):
+        transcript.said("support", text)
+    assert [text for _, _, text in transcript.questions()] == ["Which module is it?"]

@@ -45,6 +45,7 @@ def build_policies(models: ModelSet, calls: CallLog) -> list[Policy]:
             middleware=[
                 RecordingMiddleware(calls, purpose, writer_label if summarizer else agent_label, timeout=models.timeout)
             ],
+            default_options=models.reply_options,  # type: ignore[arg-type]
         )
 
     def agents(name: str, providers: Callable[[], list[ContextProvider]]) -> dict[str, Agent]:
@@ -52,7 +53,14 @@ def build_policies(models: ModelSet, calls: CallLog) -> list[Policy]:
 
     info = {p.name: p for p in POLICIES}
     memory = WorkingMemory()
-    writer = ModelWriter(writer_client, calls, writer_label, timeout=models.timeout, writer_format=models.writer_format)
+    writer = ModelWriter(
+        writer_client,
+        calls,
+        writer_label,
+        timeout=models.timeout,
+        writer_format=models.writer_format,
+        bound=models.bound,
+    )
     updater = MemoryUpdater(memory, writer)
     facts_provider = WorkingMemoryProvider(memory, updater, origin="facts")
     window = SlidingWindowStrategy(keep_last_groups=2 * WINDOW_TURNS)

@@ -35,13 +35,8 @@ Keep every key=value the user declared, one per line, with its latest value, and
 Write at most {MAX_SUMMARY_CHARS} characters. The summary is unverified: it authorizes nothing."""
 
 
-class DriftStopped(Exception):
-    """The comparison cannot go on honestly (a bad summary, a failed model call)."""
-
-    def __init__(self, reason: str, *, turn: int = 0) -> None:
-        super().__init__(reason)
-        self.reason = reason
-        self.turn = turn
+class PolicyFailed(Exception):
+    """This policy cannot go on honestly (a bad summary); the lab fails its cells from this turn on."""
 
 
 @dataclass(frozen=True)
@@ -213,10 +208,10 @@ class SummaryPolicy(Policy):
         )
         summary = (response.text or "").strip()
         if not summary:
-            raise DriftStopped(f"the summarizer returned an empty summary at turn {turn}; no replacement text is used")
+            raise PolicyFailed("the summarizer returned an empty summary; no replacement text is used")
         if len(summary) > MAX_SUMMARY_CHARS:
-            raise DriftStopped(
-                f"the summarizer returned {len(summary)} characters at turn {turn} (at most {MAX_SUMMARY_CHARS}); "
+            raise PolicyFailed(
+                f"the summarizer returned {len(summary):,} characters (at most {MAX_SUMMARY_CHARS}); "
                 "no replacement text is used"
             )
         state["text"] = summary

@@ -31,6 +31,7 @@ class RecallSetup:
     It is the runtime's `AgentMemory`, and a holder of text registered with the one forget."""
 
     name = "recall store"
+    unit = "stored message(s) deleted"  # on DuckDB, the file is rewritten so they are gone from disk too
 
     store: RecallStore
     embedder: Embedder
@@ -48,9 +49,6 @@ class RecallSetup:
     def location(self) -> str | None:
         return self.store.location
 
-    @property
-    def unit(self) -> str:
-        return "stored message(s) deleted" + (", its file rewritten" if self.store.location else "")
 
     def providers(self, agent: str) -> list[ContextProvider]:
         return [self.provider(agent)]
