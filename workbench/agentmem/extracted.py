@@ -34,7 +34,7 @@ from agent_framework import (
 
 from workbench.agentmem.base import USER_ID, FileBackedMemory
 from workbench.agentmem.view import HeldFile, stale_in
-from workbench.files import private_dir, private_tree, write_private
+from workbench.files import erase_file, private_dir, private_tree, write_private
 from workbench.memory.forget import ForgetPlan
 
 OWNER_KEY = "workbench_memory_owner"  # the session-state key MemoryFileStore reads the owner from
@@ -122,16 +122,18 @@ class ExtractedMemory(FileBackedMemory):
         return shown
 
     async def forget(self, plan: ForgetPlan) -> int:
-        """Every file that holds a forgotten value, rewritten without it or deleted (the whole folder
-        for a forget of everything); returns the files reached."""
+        """Every file that holds a forgotten value, rewritten without it or erased (`erase_file`; the
+        whole folder for a forget of everything); returns the files reached."""
         self._forget_injected(plan)
         self.forgets += 1
         if not self.folder.is_dir():
             return 0
         if plan.everything:
-            reached = len(self._files())
+            files = self._files()
+            for path in files:
+                await asyncio.to_thread(erase_file, path)
             await asyncio.to_thread(shutil.rmtree, self.folder)
-            return reached
+            return len(files)
         reached = self._forget_topics(plan) + await asyncio.to_thread(self._forget_transcripts, plan)
         self.store.rebuild_index(
             self._session,
@@ -150,7 +152,7 @@ class ExtractedMemory(FileBackedMemory):
             reached += 1
             kept = [m for m in record.memories if not plan.holds(m)]
             if not kept or plan.holds(f"{record.topic}\n{record.slug}"):
-                self.store.delete_topic(self._session, source_id=self.source_id, topic=record.slug)
+                erase_file(self.folder / self.store.topics_directory_name / f"{record.slug}.md")  # delete_topic's file
                 continue
             summary = "" if plan.holds(record.summary) else record.summary  # "": the first memory left
             rewritten = MemoryTopicRecord(
@@ -178,7 +180,7 @@ class ExtractedMemory(FileBackedMemory):
             if kept:
                 write_private(path, "".join(kept))
             else:
-                path.unlink()
+                erase_file(path)
         return reached
 
 

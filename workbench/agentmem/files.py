@@ -25,7 +25,7 @@ from agent_framework._harness._file_access import _store_write_lock  # the lock 
 
 from workbench.agentmem.base import USER_ID, FileBackedMemory
 from workbench.agentmem.view import HeldFile, stale_in
-from workbench.files import private_dir, private_file, write_private
+from workbench.files import erase_file, private_dir, private_file, write_private
 from workbench.memory.forget import ForgetPlan
 
 INDEX = "memories.md"  # the framework's index of the folder (rebuilt on every write and delete)
@@ -124,7 +124,8 @@ class FileMemory(FileBackedMemory):
 
     async def forget(self, plan: ForgetPlan) -> int:
         """Delete or rewrite every file of the folder that holds a forgotten value (all of them for a
-        forget of everything), then rebuild the index from what is left; returns the memory files reached."""
+        forget of everything), then rebuild the index from what is left; returns the memory files reached.
+        A deleted file's bytes are erased first (`erase_file`)."""
         self._forget_injected(plan)
         if not self.folder.is_dir():
             return 0
@@ -140,7 +141,7 @@ class FileMemory(FileBackedMemory):
         for name in self._names():
             path = self.folder / name
             if plan.everything or plan.holds(name):
-                path.unlink()
+                erase_file(path)
                 reached += is_memory_file(name)
                 continue
             text = self._read(name)
@@ -152,7 +153,7 @@ class FileMemory(FileBackedMemory):
         described = {description_name(n) for n in left if is_memory_file(n)}
         for name in left:  # a description whose memory file is gone (a value in its extension)
             if name.endswith(DESCRIPTION_SUFFIX) and name not in described:
-                (self.folder / name).unlink()
+                erase_file(self.folder / name)
         if plan.everything:
             shutil.rmtree(self.folder)
         return reached
