@@ -98,8 +98,9 @@ def test_the_loopback_model_answers_the_extraction_prompt(loopback, tmp_path):
     memory = ExtractedMemory(tmp_path)
     runtime = live_runtime(loopback.base_url, memory)
     asyncio.run(say(runtime, "module=Billing"))
-    prompts = [r["messages"][0]["content"] for r in loopback.requests if r["messages"][0]["role"] == "system"]
-    assert any(p.startswith(EXTRACTION_PROMPT_START) for p in prompts)
+    extraction = [r for r in loopback.requests if str(r["messages"][0]["content"]).startswith(EXTRACTION_PROMPT_START)]
+    assert len(extraction) == 1
+    assert extraction[0]["max_tokens"] == runtime.models.max_tokens  # bounded like the agent's own replies
     assert "- module=Billing" in (memory.folder / "topics" / "module.md").read_text()
 
 

@@ -18,9 +18,9 @@ from __future__ import annotations
 import asyncio
 import json
 import shutil
-from collections.abc import Collection
+from collections.abc import Collection, Mapping
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from agent_framework import (
     AgentSession,
@@ -30,6 +30,7 @@ from agent_framework import (
     MemoryTopicRecord,
     Message,
     SessionContext,
+    SupportsChatGetResponse,
 )
 
 from workbench.agentmem.base import USER_ID, FileBackedMemory
@@ -37,8 +38,21 @@ from workbench.agentmem.view import HeldFile, stale_in
 from workbench.files import erase_file, private_dir, private_tree, write_private
 from workbench.memory.forget import ForgetPlan
 
+BOUND_OPTIONS = ("max_tokens", "extra_body")  # how an agent's reply bound travels (workbench.runtime.bounds)
 OWNER_KEY = "workbench_memory_owner"  # the session-state key MemoryFileStore reads the owner from
 FORGETS_KEY = "workbench_forgets_seen"  # how many forgets had run when the session's turn started
+
+
+class BoundedClient:
+    """The agent's chat client with the agent's reply bound on every call: the framework sends its
+    extraction and consolidation prompts to the client directly, without the agent's options."""
+
+    def __init__(self, client: SupportsChatGetResponse[Any], bound: Mapping[str, Any]) -> None:
+        self._client: Any = client  # any chat client: its overloads are the caller's
+        self._bound = dict(bound)
+
+    def get_response(self, messages: Any, *, stream: bool = False, options: Any = None, **kwargs: Any) -> Any:
+        return self._client.get_response(messages, stream=stream, options={**self._bound, **(options or {})}, **kwargs)
 
 
 class UserMemoryProvider(MemoryContextProvider):
@@ -57,6 +71,16 @@ class UserMemoryProvider(MemoryContextProvider):
         session.state[FORGETS_KEY] = self._memory.forgets
         await super().before_run(agent=agent, session=session, context=context, state=state)
         self._memory.injected(self._agent, context.context_messages.get(self.source_id, []))
+
+    def _chat_client(  # type: ignore[override]
+        self, agent: Any, *, override: SupportsChatGetResponse[Any] | None = None
+    ) -> SupportsChatGetResponse[Any] | None:
+        """The framework's choice of client (private: its only hook for the extraction client), bounded
+        like the agent's own replies (every request bounds its reply)."""
+        client = super()._chat_client(agent, override=override)
+        defaults = getattr(agent, "default_options", None) or {}
+        bound = {k: v for k, v in defaults.items() if k in BOUND_OPTIONS}
+        return cast(SupportsChatGetResponse[Any], BoundedClient(client, bound)) if client and bound else client
 
     async def after_run(
         self, *, agent: Any, session: AgentSession, context: SessionContext, state: dict[str, Any]
