@@ -1,8 +1,8 @@
 """The context policies, each built from Agent Framework parts, each answering the same turns.
 
 Every policy keeps what its strategy keeps; none of them can forget a single key except the
-bounded facts and the purged retrieved history, so a user's "please forget" reaches the others
-only as words in the conversation.
+bounded facts, the purged retrieved history and Agent Framework's memories (agentmem_policy.py), so a
+user's "please forget" reaches the others only as words in the conversation.
 """
 
 from __future__ import annotations

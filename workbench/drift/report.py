@@ -20,8 +20,9 @@ from workbench.text import clip
 TITLES = {p.name: p.title for p in POLICIES}
 NOTE = (
     "Cells say what each request contained and what each answer said, checked by exact text: no model "
-    "judged them and no policy is ranked. Only bounded facts, and retrieved history purged by the "
-    "product's forget, can forget one key; the other policies received the user's request to forget as "
+    "judged them and no policy is ranked. Only bounded facts, retrieved history purged by the product's "
+    "forget, and Agent Framework's memories (the product's forget rewrites their files) can forget one "
+    "key; the other policies received the user's request to forget as "
     "words. Retrieved history here uses the built-in lexical embedder (word overlap, not meaning). A "
     "characters/4 estimate is not a bill; reported tokens are the provider's own, "
     'summed over every call the policy made, or "unknown" when any call reported none.'
