@@ -9,6 +9,7 @@ import os
 import sys
 from typing import TYPE_CHECKING, Any, NoReturn
 
+from workbench.agentmem.config import AgentMemoryConfig, AgentMemoryKind
 from workbench.recall.config import RecallConfig
 from workbench.runtime.config import (
     DEFAULT_AZURE_API_VERSION,
@@ -189,6 +190,22 @@ def recall_config(args: argparse.Namespace, chat: ModelConfig | None = None) -> 
     )
 
 
+def add_agent_memory_options(parser: argparse.ArgumentParser) -> None:
+    group = parser.add_argument_group("Agent Framework's own memories, off by default")
+    group.add_argument(
+        "--agent-memory",
+        choices=[k.value for k in AgentMemoryKind],
+        help="files: the model writes memory files with file_memory_* functions (FileMemoryProvider; needs a "
+        "model that calls functions); extracted: a model call after each turn extracts topic memories into "
+        "MEMORY.md and topic files (MemoryContextProvider)",
+    )
+    group.add_argument(
+        "--agent-memory-dir",
+        metavar="DIR",
+        help="where that memory keeps its files (default: agent-memory in the user's data directory)",
+    )
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = Parser(
         prog="workbench",
@@ -215,15 +232,16 @@ def build_parser() -> argparse.ArgumentParser:
         "by you only) and resume them on the next --persist; without it nothing is written",
     )
     add_recall_options(parser)
+    add_agent_memory_options(parser)
     add_otel_options(parser)
     commands = parser.add_subparsers(dest="command", metavar="COMMAND")
     drift = commands.add_parser(
         "drift",
-        help="run a chronology through six context policies and print what each kept, lost and answered",
-        description="Run the drift lab: a chronology (the built-in one, or --chronology FILE) through six "
-        "context policies (retrieved history in two variants), scored on what each request contains and, "
-        "with a live model, on what each answer says, with call counts and reported tokens (or unknown). "
-        "No winner is named.",
+        help="run a chronology through every context policy and print what each kept, lost and answered",
+        description="Run the drift lab: a chronology (the built-in one, or --chronology FILE) through every "
+        "context policy (retrieved history in two variants, Agent Framework's own memories), scored on what "
+        "each request contains and, with a live model, on what each answer says, with call counts and "
+        "reported tokens (or unknown). No winner is named.",
         # Options given before the command keep their values unless repeated after it.
         argument_default=argparse.SUPPRESS,
     )
@@ -342,7 +360,8 @@ def run_drift_command(args: argparse.Namespace, config: ModelConfig) -> int:
             progress(f"{policy} · {total:,} turns", turn, total)
 
         sink = show if progress else None
-        models = build_models(config)
+        # With a live model the memory-files policy's agents call the file_memory_* functions.
+        models = build_models(config, function_calls=config.is_live)
         if lengths is not None:
             result = asyncio.run(run_sweep(models, lengths, chronology=story, progress=sink))
         else:
@@ -390,17 +409,20 @@ def build_app(args: argparse.Namespace, config: ModelConfig) -> WorkbenchApp:
         from workbench.runtime import AgentRuntime, CallLog, build_models
 
         recall = recall_config(args, config)
+        agent_memory = AgentMemoryConfig.from_options(args.agent_memory, args.agent_memory_dir)
+        built = agent_memory.build()
         calls = CallLog()  # recall's embeddings requests are logged beside the model calls
         persisted = open_persisted() if args.persist else None
         runtime = AgentRuntime(
             persisted.memory if persisted else WorkingMemory(),
-            build_models(config, function_calls=recall.on_demand),
+            build_models(config, function_calls=recall.on_demand or (agent_memory.calls_functions and config.is_live)),
             mode=Mode(args.mode),
             writer=WriterKind(args.writer),
             timeout=config.timeout,
             calls=calls,
             recall=recall.build(calls),
             recall_on=recall.enabled,
+            memories=[built] if built is not None else [],
             histories=persisted,
         )
         if persisted is not None:

@@ -80,3 +80,16 @@ def erase_file(path: Path) -> None:
     finally:
         os.close(descriptor)
     path.unlink()
+
+
+def private_tree(root: Path) -> None:
+    """Make every directory under `root` user-only (0700) and every file in it user-only (0600):
+    for stores that write their own files with the process umask (Agent Framework's memory files)."""
+    if not root.is_dir():
+        return
+    for directory, _, files in os.walk(root):
+        os.chmod(directory, PRIVATE_DIR)
+        for name in files:
+            file = os.path.join(directory, name)
+            if not os.path.islink(file):
+                os.chmod(file, PRIVATE)

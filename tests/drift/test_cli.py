@@ -23,6 +23,7 @@ def test_json_output_shape(capsys):
         "partial",
         "stop",
         "failures",
+        "unavailable",
         "policies",
         "probes",
         "matrix",
@@ -32,7 +33,10 @@ def test_json_output_shape(capsys):
     assert data["partial"] is False and data["stop"] is None and data["failures"] == {}
     assert data["turns"] == 12 and data["live"] is False and data["model"].startswith("scripted")
     names = [p["name"] for p in data["policies"]]
-    assert names == ["full", "window", "summary", "facts", "compaction", "recall", "recall_purged"]
+    assert names == [
+        *("full", "window", "summary", "facts", "compaction", "recall", "recall_purged"),
+        *("memory_files", "extracted"),
+    ]
     assert [p["id"] for p in data["probes"]] == ["restart", "scope"]
     assert data["probes"][0]["forgotten"] == {"customer": ["Contoso"]}
     cell = data["matrix"]["facts"]["scope"]
@@ -54,10 +58,14 @@ def test_json_output_shape(capsys):
     }
     # The request size at every turn, from turn 1, where provenance makes facts larger than a short history.
     sizes = data["request_chars_by_turn"]
-    assert all(len(sizes[name]) == 12 for name in names)
+    assert data["unavailable"] == {
+        "memory_files": "needs --model: only a model that calls functions writes memory files"
+    }
+    measured = [name for name in names if name not in data["unavailable"]]
+    assert all(len(sizes[name]) == 12 for name in measured)
     assert sizes["facts"][0] > sizes["full"][0] and sizes["facts"][-1] < sizes["full"][-1]
     assert cell["forgotten"] == {"Contoso": False} and cell["prohibition"] is False
-    for name in names:
+    for name in measured:
         cost = data["accounting"][name]
         assert set(cost) == {
             "calls",
@@ -168,8 +176,11 @@ def test_the_sweep_json_shape(capsys):
     assert data["lengths"] == [10, 14] and data["partial"] is False and data["stop"] is None
     assert [run["turns"] for run in data["runs"]] == [10, 14]
     for run in data["runs"]:
-        assert set(run) == {"turns", "seconds", "partial", "failures", "policies", "request_chars_by_turn"}
-        assert list(run["policies"]) == [p.name for p in POLICIES]
+        assert set(run) == {"turns", "seconds", "partial", "policies", "request_chars_by_turn", "unavailable", "failures"}
+        assert run["unavailable"] == {
+            "memory_files": "needs --model: only a model that calls functions writes memory files"
+        }
+        assert list(run["policies"]) == [p.name for p in POLICIES if p.name != "memory_files"]
         for cell in run["policies"].values():
             assert set(cell) == {"request_chars_at_last_probe", "chars_sent", "calls", "seconds"}
         assert all(len(sizes) == run["turns"] for sizes in run["request_chars_by_turn"].values())
@@ -219,6 +230,9 @@ def test_piped_tables_are_not_wrapped(capsys, monkeypatch):
     assert main(["drift", "--turns", "200"]) == 0
     lines = capsys.readouterr().out.splitlines()
     for policy in POLICIES:
+        if policy.calls_functions:  # the built-in model runs no such policy: its row says why
+            assert any(line.startswith(f"│ {policy.title} ") and "needs --model" in line for line in lines)
+            continue
         row = next(line for line in lines if line.startswith(f"│ {policy.title} ") and "unknown" in line)
         assert re.search(r" [\d,]+ messages?, [\d,]+ chars +│ \d+\.\d\d s +│$", row)
     assert max(len(line) for line in lines if "request size at every turn" not in line) > 80

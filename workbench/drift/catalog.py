@@ -6,6 +6,7 @@ from collections.abc import Callable
 
 from agent_framework import Agent, CompactionProvider, ContextProvider, InMemoryHistoryProvider, SlidingWindowStrategy
 
+from workbench.drift.agentmem_policy import build_agent_memory_policies
 from workbench.drift.policies import (
     POLICIES,
     SUMMARIZER_INSTRUCTIONS,
@@ -83,4 +84,5 @@ def build_policies(models: ModelSet, calls: CallLog) -> list[Policy]:
             ),
         ),
         *build_recall_policies([info["recall"], info["recall_purged"]], agent, calls),
+        *build_agent_memory_policies([info["memory_files"], info["extracted"]], agent),
     ]

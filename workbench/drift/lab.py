@@ -7,6 +7,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
+from workbench.drift.agentmem_policy import NEEDS_LOOP, NEEDS_MODEL
 from workbench.drift.catalog import build_policies
 from workbench.drift.chronology import FORGET_ALL, Chronology, Expectation, load_chronology
 from workbench.drift.policies import Policy, PolicyFailed
@@ -111,6 +112,7 @@ class DriftReport:
     sizes: dict[str, list[int | None]] = field(default_factory=dict)
     failures: dict[str, Failure] = field(default_factory=dict)
     stop: Stop | None = None
+    unavailable: dict[str, str] = field(default_factory=dict)  # policy: why it did not run with this model
 
     @property
     def partial(self) -> bool:
@@ -173,6 +175,9 @@ async def run_drift(
         for policy in policies:
             policy_started = time.perf_counter()
             name = policy.info.name
+            if policy.info.calls_functions and not (models.function_calls and not models.scripted):
+                report.unavailable[name] = NEEDS_MODEL if models.scripted else NEEDS_LOOP
+                continue
             report.scores[name], report.sizes[name] = {}, []
             try:
                 await _replay(policy, story, calls, models, report, progress)

@@ -1,8 +1,8 @@
 """The context policies, each built from Agent Framework parts, each answering the same turns.
 
 Every policy keeps what its strategy keeps; none of them can forget a single key except the
-bounded facts and the purged retrieved history, so a user's "please forget" reaches the others
-only as words in the conversation.
+bounded facts, the purged retrieved history and Agent Framework's memories (agentmem_policy.py), so a
+user's "please forget" reaches the others only as words in the conversation.
 """
 
 from __future__ import annotations
@@ -44,6 +44,7 @@ class PolicyInfo:
     name: str
     title: str
     keeps: str
+    calls_functions: bool = False  # needs a model that calls functions: the built-in one does not
 
 
 POLICIES = (
@@ -69,6 +70,20 @@ POLICIES = (
         "recall_purged",
         "retrieved history (purged by forget)",
         "the same, and the product's forget deletes every stored message holding a forgotten value",
+    ),
+    PolicyInfo(
+        "memory_files",
+        "model-written memory files",
+        "the files the model writes with file_memory_* functions (FileMemoryProvider), their index in each "
+        "request; the product's forget rewrites or deletes every file holding a forgotten value",
+        calls_functions=True,
+    ),
+    PolicyInfo(
+        "extracted",
+        "extracted memory",
+        "topic memories an extraction prompt writes after each turn (MemoryContextProvider): MEMORY.md and up "
+        "to three matching topic files in each request; the product's forget rewrites its files. Its extraction "
+        "calls go to the model without the agent's middleware: the call counts leave them out",
     ),
 )
 

@@ -20,8 +20,9 @@ from workbench.text import clip
 TITLES = {p.name: p.title for p in POLICIES}
 NOTE = (
     "Cells say what each request contained and what each answer said, checked by exact text: no model "
-    "judged them and no policy is ranked. Only bounded facts, and retrieved history purged by the "
-    "product's forget, can forget one key; the other policies received the user's request to forget as "
+    "judged them and no policy is ranked. Only bounded facts, retrieved history purged by the product's "
+    "forget, and Agent Framework's memories (the product's forget rewrites their files) can forget one "
+    "key; the other policies received the user's request to forget as "
     "words. Retrieved history here uses the built-in lexical embedder (word overlap, not meaning). A "
     "characters/4 estimate is not a bill; reported tokens are the provider's own, "
     'summed over every call the policy made, or "unknown" when any call reported none.'
@@ -73,7 +74,10 @@ def _cell(report: DriftReport, name: str, probe: str) -> ProbeScore | None:
 
 
 def _missing(report: DriftReport, name: str) -> Text:
-    """Why a policy has no cell: it failed (its cells from that turn on), or the comparison stopped first."""
+    """Why a policy has no cell: it cannot run with this model, it failed (its cells from that turn on),
+    or the comparison stopped first."""
+    if name in report.unavailable:
+        return Text(report.unavailable[name], "dim")
     failure = report.failures.get(name)
     if failure is None:
         return NOT_MEASURED
@@ -151,7 +155,7 @@ def accounting_table(report: DriftReport, *, timing: bool = True) -> Table:
     for policy in POLICIES:
         cost = report.accounting.get(policy.name)
         if cost is None:
-            table.add_row(policy.title, NOT_MEASURED)
+            table.add_row(policy.title, _missing(report, policy.name))
             continue
         kept = report.retained[policy.name]
         failure = report.failures.get(policy.name)
@@ -257,6 +261,7 @@ def to_json(report: DriftReport) -> dict[str, Any]:
         "partial": report.partial,
         "stop": stop_json(report),
         "failures": failures_json(report),
+        "unavailable": report.unavailable,
         "policies": [{"name": p.name, "title": p.title, "keeps": p.keeps} for p in POLICIES],
         "probes": [
             {
@@ -321,7 +326,7 @@ def sweep_table(sweep: Sweep) -> Table:
         for policy in POLICIES:
             cost = report.accounting.get(policy.name)
             if cost is None:
-                table.add_row(f"{report.chronology.turns:,}", policy.title, NOT_MEASURED)
+                table.add_row(f"{report.chronology.turns:,}", policy.title, _missing(report, policy.name))
                 continue
             size = _last_probe_chars(report, policy.name)
             table.add_row(
@@ -382,6 +387,7 @@ def sweep_json(sweep: Sweep) -> dict[str, Any]:
                     for name, cost in report.accounting.items()
                 },
                 "request_chars_by_turn": report.sizes,
+                "unavailable": report.unavailable,
             }
             for report in sweep.reports
         ],

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -28,6 +28,7 @@ class ModelSet:
     writer_format: WriterFormat = WriterFormat.JSON_SCHEMA
     timeout: float = 120.0  # seconds per model call, in total: --timeout
     scripted: bool = False  # the built-in script: it answers, but qualifies no model
+    function_calls: bool = False  # the framework's function-invocation loop runs (see build_models)
     max_tokens: int = DEFAULT_MAX_TOKENS  # an agent's or the summarizer's reply: --max-tokens
     compatible_server: bool = False  # an OpenAI-compatible server (--base-url), not OpenAI or Azure
 
@@ -73,10 +74,11 @@ def build_models(
             writer_format=config.effective_writer_format,
             timeout=config.timeout,
             scripted=True,
+            function_calls=function_calls,
             max_tokens=config.max_tokens,
         )
     if config.azure is not None:
-        return _build_azure_models(config, credential, loop)
+        return replace(_build_azure_models(config, credential, loop), function_calls=function_calls)
     from agent_framework.openai import OpenAIChatCompletionClient
     from openai import AsyncOpenAI
 
@@ -104,6 +106,7 @@ def build_models(
         secrets=tuple(s for s in (config.api_key,) if s),
         writer_format=config.effective_writer_format,
         timeout=config.timeout,
+        function_calls=function_calls,
         max_tokens=config.max_tokens,
         compatible_server=config.base_url is not None,
     )
