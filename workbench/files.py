@@ -1,14 +1,39 @@
 """Files the product writes: readable by the user only, whatever the directory's mode or umask.
 
-The one owner of that rule for whole files written at once (exports); stores that keep their own
-files (the recall database) create them through `private_file` too."""
+The one owner of that rule for whole files written at once (exports, saved state); stores that keep
+their own files (the recall database, persisted histories) create them through `private_file` and
+their directories through `private_dir`."""
 
 from __future__ import annotations
 
 import os
+import sys
 from pathlib import Path
 
 PRIVATE = 0o600
+PRIVATE_DIR = 0o700
+_ERASE_CHUNK = 1 << 20
+WORK_SUFFIX = ".partial"  # a `replace_private` interrupted before its rename leaves this beside the file
+
+
+def data_dir() -> Path:
+    """The user's data directory for workbench: $WORKBENCH_DATA_DIR, else the platform's."""
+    if explicit := os.environ.get("WORKBENCH_DATA_DIR"):
+        return Path(explicit)
+    if sys.platform == "win32":
+        return Path(os.environ.get("LOCALAPPDATA") or Path.home() / "AppData" / "Local") / "workbench"
+    if sys.platform == "darwin":
+        return Path.home() / "Library" / "Application Support" / "workbench"
+    return Path(os.environ.get("XDG_DATA_HOME") or Path.home() / ".local" / "share") / "workbench"
+
+
+def private_dir(path: Path) -> Path:
+    """Create `path` (and its parents) if missing and make it user-only; returns it. A parent it
+    creates (the data directory, say) is user-only too; an existing one is left as it is."""
+    path.parent.mkdir(mode=PRIVATE_DIR, parents=True, exist_ok=True)
+    path.mkdir(mode=PRIVATE_DIR, exist_ok=True)
+    path.chmod(PRIVATE_DIR)
+    return path
 
 
 def private_file(path: Path) -> None:
@@ -27,3 +52,44 @@ def write_private(path: Path, text: str) -> None:
     with os.fdopen(descriptor, "w", encoding="utf-8") as file:
         os.fchmod(descriptor, PRIVATE)
         file.write(text)
+
+
+def replace_private(path: Path, text: str) -> None:
+    """Write `text` to `path` as one step: a private work file beside it, flushed to disk, then renamed
+    over it, so a crash leaves the old contents or the new, never half of either."""
+    work = path.with_name(path.name + WORK_SUFFIX)
+    write_private(work, text)
+    descriptor = os.open(work, os.O_RDONLY)
+    try:
+        os.fsync(descriptor)
+    finally:
+        os.close(descriptor)
+    os.replace(work, path)
+
+
+def erase_file(path: Path) -> None:
+    """Overwrite the file's bytes with zeros, flush them to disk, then remove it. Where the file
+    system writes in place (ext4, XFS) the old bytes are gone from the disk too; copy-on-write file
+    systems, SSD remapping, snapshots and backups may still hold them, out of this program's reach."""
+    descriptor = os.open(path, os.O_WRONLY)
+    try:
+        left = os.fstat(descriptor).st_size
+        while left > 0:
+            left -= os.write(descriptor, bytes(min(left, _ERASE_CHUNK)))
+        os.fsync(descriptor)
+    finally:
+        os.close(descriptor)
+    path.unlink()
+
+
+def private_tree(root: Path) -> None:
+    """Make every directory under `root` user-only (0700) and every file in it user-only (0600):
+    for stores that write their own files with the process umask (Agent Framework's memory files)."""
+    if not root.is_dir():
+        return
+    for directory, _, files in os.walk(root):
+        os.chmod(directory, PRIVATE_DIR)
+        for name in files:
+            file = os.path.join(directory, name)
+            if not os.path.islink(file):
+                os.chmod(file, PRIVATE)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
@@ -9,6 +10,17 @@ from workbench.text import clip, visible
 
 # What a table cell or a JSON field shows at most of one text a model or a user wrote.
 MAX_SHOWN_CHARS = 4000
+# The width reports are laid out for when stdout is not a terminal: wide enough that no table row
+# is wrapped, so a file or a pipe gets each number whole on its line.
+UNWRAPPED_WIDTH = 100_000
+
+
+def report_console() -> Console:
+    """Where reports are printed: the terminal's width on a terminal; piped, lines as long as they are."""
+    console = Console()
+    if not console.is_terminal:
+        console = Console(width=UNWRAPPED_WIDTH)
+    return console
 
 
 def literal(text: str, style: str = "", *, limit: int | None = None) -> Text:

@@ -1,7 +1,7 @@
 """Text written by people and models, made safe to keep, send and show.
 
 Three promises, one module, no dependencies (the memory core uses it):
-- an echo is bounded: `clip` and `echo` cut with a visible marker that gives the original length;
+- an echo is bounded: `clip` cuts with a visible marker that gives the original length;
 - nothing hides: `visible` shows control and invisible characters as escapes a person can read;
 - JSON says exactly the stored value: `escape_json` writes every character that could hide text
   or drive a terminal as a JSON escape (a surrogate pair above U+FFFF), so decoding gives it back.
@@ -101,7 +101,7 @@ def _shown(match: re.Match[str]) -> str:
     return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}" if code <= 0xFFFF else f"\\U{code:08x}"
 
 
-def _marker(length: int) -> str:
+def cut_marker(length: int) -> str:
     return f"… [cut: {length:,} characters in all]"
 
 
@@ -110,13 +110,5 @@ def clip(text: str, limit: int) -> str:
     original length, `limit` characters in all (so clipping twice changes nothing)."""
     if len(text) <= limit:
         return text
-    marker = _marker(len(text))
+    marker = cut_marker(len(text))
     return text[: max(0, limit - len(marker))] + marker
-
-
-def echo(text: str, limit: int) -> str:
-    """`repr(text)` for a sentence, with at most `limit` characters of `text` quoted; the marker
-    stands outside the quotes so it cannot be read as part of the value."""
-    if len(text) <= limit:
-        return repr(text)
-    return repr(text[:limit]) + _marker(len(text))

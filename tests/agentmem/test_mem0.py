@@ -174,6 +174,19 @@ def test_an_openrouter_key_is_refused_rather_than_followed(tmp_path, monkeypatch
         Mem0Config.from_options(live, embedding_model="e", directory=tmp_path)
 
 
+@needs_mem0
+def test_agent_memory_mem0_lives_in_the_agent_memory_folder_and_needs_no_function_loop(tmp_path):
+    from workbench.agentmem.config import AgentMemoryConfig
+    from workbench.agentmem.mem0 import Mem0Memory
+
+    live = ModelConfig(model="m", base_url="http://127.0.0.1:9/v1")
+    chosen = AgentMemoryConfig.from_options("mem0", str(tmp_path), chat=live, embedding_model="e")
+    assert chosen.calls_functions is False  # Mem0 offers the model no function: it extracts on its own
+    memory = chosen.build()
+    assert isinstance(memory, Mem0Memory) and memory.directory == tmp_path / "mem0"
+    assert not (tmp_path / "mem0").exists()  # nothing is written before an agent runs
+
+
 def test_the_cli_refuses_mem0_without_a_model(capsys):
     from workbench.cli import main
 
@@ -213,8 +226,8 @@ async def test_the_app_opened_with_agent_memory_mem0_runs_it_in_the_data_directo
         await pilot.pause()
         assert app.ready, app.sub_title
         memory = mem0_of(app.runtime)
-        assert memory.directory == tmp_path / "mem0"
-        assert stat.S_IMODE((tmp_path / "mem0").stat().st_mode) == 0o700
+        assert memory.directory == tmp_path / "agent-memory" / "mem0"
+        assert stat.S_IMODE(memory.directory.stat().st_mode) == 0o700
         assert (await app.runtime.ask("support", "customer=Contoso")).ok
         assert [m.text for m in await memory.held()] == ["The user's customer is Contoso"]
         await memory.close()

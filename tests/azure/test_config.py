@@ -97,12 +97,12 @@ MISSING = [
     (
         "not a URL",
         {"azure_endpoint": "contoso", "model": "chat"},
-        "the Azure endpoint 'contoso' is not a URL like https://<resource>.openai.azure.com",
+        'the Azure endpoint "contoso" is not a URL like https://<resource>.openai.azure.com',
     ),
     (
         "a deployment that cannot be one",
         {"azure_endpoint": ENDPOINT, "model": "chat/../../x"},
-        "--model 'chat/../../x' is not an Azure deployment name: up to 64 letters, digits, '.', '-', '_'",
+        "--model \"chat/../../x\" is not an Azure deployment name: up to 64 letters, digits, '.', '-', '_'",
     ),
     (
         "credentials in the URL",

@@ -39,7 +39,7 @@ def test_the_seed_environment_names_the_embedding_deployment(azure, monkeypatch)
     assert local.azure is None and local.embedding_base_url == "http://127.0.0.1:1/v1"
     monkeypatch.delenv("AZURE_OPENAI_EMBEDDING_DEPLOYMENT_NAME")
     assert azure_recall(azure).build().embedder.name == "lexical"
-    with pytest.raises(ConfigError, match="--embedding-model 'a/b' is not an Azure deployment name"):
+    with pytest.raises(ConfigError, match='--embedding-model "a/b" is not an Azure deployment name'):
         azure_recall(azure, embedding_model="a/b")
 
 
@@ -47,7 +47,7 @@ async def test_a_missing_embedding_deployment_names_its_option(azure):
     with pytest.raises(EmbeddingError) as raised:
         await azure_recall(azure, embedding_model=EMBEDDING).build().embedder.embed(TEXTS)
     assert str(raised.value) == (
-        f"the embeddings call failed: Azure OpenAI at {azure.endpoint} has no deployment '{EMBEDDING}' (HTTP 404): "
+        f'the embeddings call failed: Azure OpenAI at {azure.endpoint} has no deployment "{EMBEDDING}" (HTTP 404): '
         "check --embedding-model / AZURE_OPENAI_EMBEDDING_DEPLOYMENT_NAME (the deployment's name, not the model's)"
     )
 

@@ -59,7 +59,7 @@ FAILURES = [
         "a deployment that does not exist",
         {"deployment": "gpt-4o-mini-typo"},
         None,
-        "Azure OpenAI at {endpoint} has no deployment 'gpt-4o-mini-typo' (HTTP 404): check --model / --writer-model "
+        'Azure OpenAI at {endpoint} has no deployment "gpt-4o-mini-typo" (HTTP 404): check --model / --writer-model '
         "/ AZURE_OPENAI_DEPLOYMENT_NAME (the deployment's name, not the model's)",
     ),
     (

@@ -1,5 +1,7 @@
 """The public chronology format: what a valid file means, and one clear message per problem."""
 
+import re
+
 import pytest
 
 from workbench.drift import ChronologyError, load_chronology, load_chronology_file, parse_chronology, run_drift
@@ -29,14 +31,19 @@ def test_the_built_in_chronology_round_trips_through_the_public_format():
         ({"say": "hi", "colour": "red"}, 'step 2, field "colour": unknown field; a step has say, agent, forget'),
         ({"probe": "p"}, "step 2, field \"probe\": a probe needs a question in 'say'"),
         ({"say": "hi", "forget": "password"}, 'step 2, field "forget": "password" is not a key that can be forgotten'),
-        ({"say": "x" * 4097}, 'step 2, field "say": String should have at most 4096 characters'),
-        ({"say": "hi", "agent": "billing"}, "step 2, field \"agent\": Input should be 'support' or 'logs'"),
+        ({"say": "x" * 4097}, 'step 2, field "say": has 4,097 characters; at most 4,096'),
+        ({"say": "hi", "agent": "billing"}, 'step 2, field "agent": should be one of "support", "logs", not "billing"'),
         ({"say": "   "}, 'step 2, field "say": a message must contain more than spaces'),
         ({}, "step 2, field \"say\": a step needs a message in 'say', a 'forget', or both"),
         ({"say": "hi", "expect": ["x"]}, "step 2, field \"expect\": 'expect' belongs to a probe"),
         ({"say": "module=Billing", "probe": "q"}, 'step 2, field "probe": a probe is a question'),
-        ({"say": 3}, 'step 2, field "say": Input should be a valid string'),
-        ({"say": "hi?", "probe": "q", "forbid": "Reporting"}, 'step 2, field "forbid": Input should be a valid list'),
+        ({"say": 3}, 'step 2, field "say": should be text (a JSON string), not a number'),
+        (
+            {"say": "hi?", "probe": "q", "forbid": "Reporting"},
+            'step 2, field "forbid": should be a list ([...]), not text',
+        ),
+        ({"say": "hi?", "probe": ""}, 'step 2, field "probe": must not be empty'),
+        ({"say": "hi?", "probe": "q", "expect": ["x"] * 21}, 'step 2, field "expect": has 21 items; at most 20'),
     ],
 )
 def test_each_problem_names_the_step_and_the_field(step, expected):
@@ -55,23 +62,45 @@ def test_every_problem_is_reported_not_only_the_first():
     )
     assert [p.split(":")[0] for p in found] == [
         'chronology, field "prohibition_key"',
+        'chronology, field "extra"',
         'step 1, field "forget"',
         'step 2, field "probe"',
         'step 3, field "probe"',
-        'chronology, field "extra"',
     ]
+
+
+def test_a_story_problem_is_listed_with_the_field_problems():
+    """A duplicate probe id is reported beside the other problems, not only when it is the only one."""
+    found = problems(story({"say": "a?", "probe": "p"}, {"say": "b?", "probe": "p"}, {"say": 3}, fillers_after=-1))
+    assert found == [
+        'chronology, field "fillers_after": should be 0 or more',
+        'step 2, field "probe": "p" is already step 1\'s',
+        'step 3, field "say": should be text (a JSON string), not a number',
+    ]
+
+
+@pytest.mark.parametrize(
+    "data",
+    [[], {"name": 1, "steps": "x"}, {"name": "t", "steps": [{"say": "a?", "probe": "p", "agent": 2, "expect": {}}]}],
+)
+def test_no_problem_names_a_python_or_pydantic_type(data):
+    for problem in problems(data):
+        words = set(re.findall(r"\w+", problem))
+        assert not words & {"Input", "dictionary", "ChronologyFile", "StepFile", "str", "int", "dict", "list_type"}
+        assert "Input should" not in problem, problem
 
 
 def test_story_level_problems():
     found = problems(story({"say": "a?", "probe": "p"}, {"say": "b?", "probe": "p"}, fillers_after=5))
     assert found == [
-        'step 2, field "probe": "p" is already step 1\'s',
         'chronology, field "fillers_after": 5 is past the last step (2)',
+        'step 2, field "probe": "p" is already step 1\'s',
     ]
     assert problems(story({"say": "hello"})) == [
         'chronology, field "steps": no step is a probe, so nothing would be scored'
     ]
-    assert problems([]) == ["chronology: Input should be a valid dictionary or instance of ChronologyFile"]
+    assert problems([]) == ["chronology: should be a JSON object ({...}), not a list"]
+    assert problems(story({"say": "a?", "probe": "p"}, "hi")) == ["step 2: should be a JSON object ({...}), not text"]
     assert problems(story(filler="module=x {n}"))[0].startswith(
         'chronology, field "filler": a filler turn must declare nothing'
     )
@@ -84,11 +113,16 @@ def test_files_that_are_not_json_or_cannot_be_read_say_so(tmp_path):
         load_chronology_file(bad)
     with pytest.raises(ChronologyError, match="cannot be read: No such file or directory"):
         load_chronology_file(tmp_path / "missing.json")
+    latin1 = tmp_path / "latin1.json"
+    latin1.write_bytes(b'{"name": "caf\xe9"}')
+    with pytest.raises(ChronologyError) as error:
+        load_chronology_file(latin1)
+    assert error.value.problems == ["is not UTF-8 text: byte 14 (0xe9) is not valid UTF-8; save it as UTF-8"]
 
 
 def test_hostile_field_names_are_echoed_bounded_and_escaped():
     (found,) = problems(story({"say": "q?", "probe": "q", "\x1b[31m" + "k" * 500: 1}))
-    assert "\x1b" not in found and "\\u001b[31m" in found and len(found) < 200
+    assert "\x1b" not in found and "\\x1b[31m" in found and len(found) < 200
 
 
 TWO_AGENTS = story(

@@ -1,6 +1,7 @@
 """The drift lab on the built-in model, checked cell by cell against what the chronology implies."""
 
 import json
+import re
 from typing import Any
 
 import pytest
@@ -110,6 +111,7 @@ def test_accounting_counts_every_call_and_reports_unknown_without_usage(report):
         "compaction": {"agent": 10, "writer": 0, "summarizer": 0, "embeddings": 0},
         "recall": {"agent": 10, "writer": 0, "summarizer": 0, "embeddings": 20},
         "recall_purged": {"agent": 10, "writer": 0, "summarizer": 0, "embeddings": 20},
+        "extracted": {"agent": 10, "writer": 0, "summarizer": 0, "embeddings": 0},  # extraction calls not counted
     }
     assert all(cost.reported is None for cost in report.accounting.values())
     assert all(cost.estimate == cost.request_chars // 4 for cost in report.accounting.values())
@@ -127,7 +129,7 @@ async def test_bounded_facts_stay_flat_as_the_conversation_grows():
     ("summary", "reason"),
     [("   ", "empty summary"), ("x" * (MAX_SUMMARY_CHARS + 1), f"{MAX_SUMMARY_CHARS + 1} characters")],
 )
-async def test_a_bad_summary_stops_the_comparison_without_replacement(loopback, summary, reason):
+async def test_a_bad_summary_fails_that_policy_without_replacement(loopback, summary, reason):
     from tests.support.openai_server import Canned
 
     loopback.state.responder = lambda body: (
@@ -135,14 +137,13 @@ async def test_a_bad_summary_stops_the_comparison_without_replacement(loopback, 
     )
     models = build_models(ModelConfig(model="loopback-model", base_url=loopback.base_url, max_retries=0))
     report = await run_drift(models)
-    assert report.partial and report.stop is not None
-    assert (report.stop.policy, report.stop.turn) == ("summary", 1)
-    assert reason in report.stop.reason and "no replacement text" in report.stop.reason
-    # What was measured before the stop is kept; the policies after it were not run.
-    assert list(report.scores) == ["full", "window", "summary"] and report.scores["summary"] == {}
-    assert set(report.scores["full"]) == {"restart", "scope"}
+    assert not report.partial and list(report.failures) == ["summary"]
+    failure = report.failures["summary"]
+    assert failure.turn == 1 and reason in failure.reason and "no replacement text" in failure.reason
+    # What was measured before the failure is kept, and the policies after it ran.
+    assert report.scores["summary"] == {} and set(report.scores["full"]) == {"restart", "scope"}
     assert report.accounting["summary"].calls == {"agent": 1, "writer": 0, "summarizer": 1, "embeddings": 0}
-    assert "facts" not in report.accounting
+    assert set(report.scores["recall_purged"]) == {"restart", "scope"}
 
 
 async def test_a_stop_at_turn_n_keeps_every_earlier_turn(loopback):
@@ -157,8 +158,8 @@ async def test_a_stop_at_turn_n_keeps_every_earlier_turn(loopback):
     loopback.state.responder = responder
     models = build_models(ModelConfig(model="loopback-model", base_url=loopback.base_url, max_retries=0))
     report = await run_drift(models)
-    assert (report.stop.policy, report.stop.turn) == ("summary", 6)
-    assert f"{MAX_SUMMARY_CHARS + 62} characters at turn 6" in report.stop.reason
+    assert report.stop is None and report.failures["summary"].turn == 6
+    assert f"{MAX_SUMMARY_CHARS + 62} characters" in report.failures["summary"].reason
     assert len(report.sizes["summary"]) == 5 and all(report.sizes["summary"])
     assert report.accounting["summary"].calls["agent"] == 6 and report.accounting["summary"].calls["summarizer"] == 6
 
@@ -243,8 +244,54 @@ async def test_the_built_in_model_sends_the_same_requests_with_its_function_loop
         assert models.agent_client.function_invocation_configuration["enabled"] is False
         models.agent_client.function_invocation_configuration["enabled"] = loop
         await run_drift(models, turns=12)
-        return [(r.origin, r.purpose, r.instructions, r.sent, r.reply) for r in logs[0].records()]
+        # Extracted memory's topic files say when they were written, to the second: that may differ.
+        return [
+            (r.origin, r.purpose, r.instructions, re.sub(r"Updated: \S+", "Updated: (time)", str(r.sent)), r.reply)
+            for r in logs[0].records()
+        ]
 
     off, on = await calls(False), await calls(True)
     assert len(off) > 80 and {origin for origin, *_ in off} >= {"full", "facts", "summary", "compaction"}
     assert off == on
+
+
+async def test_a_failed_call_fails_its_policy_from_that_turn_on_and_counts_as_unknown_usage(loopback):
+    """The first agent call (full history, turn 1) is cut off at the token limit: that policy's cells
+    are not measured and its usage is unknown, not 0 in / 0 out; the other policies go on."""
+    from tests.support.openai_server import Canned
+
+    first = []
+
+    def responder(body):
+        if "summarizer agent" not in json.dumps(body["messages"]) and not first:
+            first.append(body)
+            return Canned(text="la la la", finish_reason="length")
+        return None
+
+    loopback.state.responder = responder
+    models = build_models(ModelConfig(model="loopback-model", base_url=loopback.base_url, max_retries=0))
+    report = await run_drift(models)
+    assert report.stop is None and list(report.failures) == ["full"]
+    assert report.failures["full"].turn == 1 and "cut off" in report.failures["full"].reason
+    assert report.scores["full"] == {} and report.accounting["full"].calls["agent"] == 1
+    assert report.accounting["full"].reported is None  # a call was made: unknown, never zero
+    assert all(set(report.scores[name]) == {"restart", "scope"} for name in ("window", "facts", "recall_purged"))
+
+
+async def test_the_lab_stops_after_several_policies_fail_in_a_row_and_says_so(loopback):
+    from tests.support.openai_server import Canned
+    from workbench.drift.lab import MAX_FAILURES_IN_A_ROW
+    from workbench.drift.report import stop_line
+
+    loopback.state.responder = lambda body: (
+        Canned(text="...", finish_reason="length") if "nightly exports" in json.dumps(body["messages"]) else None
+    )
+    models = build_models(ModelConfig(model="loopback-model", base_url=loopback.base_url, max_retries=0))
+    report = await run_drift(models)
+    failed = list(report.failures)
+    assert len(failed) == MAX_FAILURES_IN_A_ROW == 3 and failed == ["full", "window", "summary"]
+    assert report.partial and report.stop.policy == "summary" and report.stop.cause == "3 policies failed in a row"
+    assert "facts" not in report.accounting
+    line = stop_line(report)
+    assert line.startswith(f"stopped at generated summary, turn {report.stop.turn} (3 policies failed in a row): ")
+    assert line.count("turn") == 1

@@ -11,7 +11,8 @@ from tests.live.helpers import is_writer, live_runtime
 from tests.support.openai_server import Canned
 from workbench.cli import main
 from workbench.memory import EventKind, ReasonCode
-from workbench.runtime.failures import CUT_OFF, explain_failure
+from workbench.runtime.bounds import writer_max_tokens
+from workbench.runtime.failures import explain_failure
 
 SECRET = "sk-live-NEVER-SHOW-4f9a8b7c6d5e4f3a2b1c"
 
@@ -33,7 +34,7 @@ FAILURES = [
     ("403", Canned(status=403, body={"error": {"message": "forbidden"}}), "check OPENAI_API_KEY"),
     ("404", Canned(status=404, body={"error": {"message": "model 'x' not found"}}), "check --model and --base-url"),
     ("503", Canned(status=503, body={"error": {"message": "overloaded"}}), "check the server's log"),
-    ("cut off", Canned(text="The answer is cut", finish_reason="length"), "raise max_tokens"),
+    ("cut off", Canned(text="The answer is cut", finish_reason="length"), "raise --max-tokens"),
 ]
 
 
@@ -78,7 +79,8 @@ async def test_a_cut_off_writer_reply_is_a_rejected_batch(loopback):
     assert (await runtime.ask("support", "module=Billing")).ok
     event = runtime.memory.ledger.latest(1)[0]
     assert event.kind is EventKind.REJECTED and event.reasons[0].code is ReasonCode.MALFORMED_OUTPUT
-    assert CUT_OFF in event.describe() and runtime.memory.facts() == ()
+    assert f"the writer's reply was cut off at {writer_max_tokens('module=Billing')} tokens" in event.describe()
+    assert runtime.memory.facts() == ()
 
 
 def test_connection_refused_and_unknown_host_name_what_to_check():
@@ -93,11 +95,12 @@ def test_connection_refused_and_unknown_host_name_what_to_check():
     assert explain_failure(refused, base_url="http://127.0.0.1:9/v1").startswith("cannot reach http://127.0.0.1:9/v1")
 
 
-def test_drift_stops_on_a_cut_off_reply_with_one_line(loopback, capsys):
+def test_drift_fails_one_policy_on_a_cut_off_reply_with_one_line(loopback, capsys):
     loopback.enqueue(Canned(text="cut", finish_reason="length"))
-    assert main(["drift", "--model", "loopback-model", "--base-url", loopback.base_url]) == 1
-    err = capsys.readouterr().err
-    assert err.count("\n") == 1 and "full history, turn 1: the reply was cut off" in err
+    assert main(["drift", "--model", "loopback-model", "--base-url", loopback.base_url, "--json"]) == 0
+    captured = capsys.readouterr()
+    assert captured.err.count("\n") == 1 and "full history: failed, the other policies went on" in captured.err
+    assert json.loads(captured.out)["failures"]["full"]["reason"].startswith("the reply was cut off")
 
 
 def test_qualify_stops_when_the_key_is_refused_without_showing_it(loopback, monkeypatch, capsys):

@@ -8,8 +8,8 @@ from workbench.cli import main
 from workbench.qualify import load_suite
 
 CASE_KEYS = {
-    "id", "title", "expected", "expected_reason", "outcome", "reasons", "facts", "format",
-    "latency_ms", "reported_tokens", "passed", "detail",
+    "id", "title", "expected", "expected_reason", "outcome", "reasons", "facts", "format", "decided_by",
+    "latency_ms", "latency_may_include_previous_case", "reported_tokens", "passed", "detail",
 }  # fmt: skip
 
 
@@ -26,10 +26,10 @@ def test_the_built_in_model_checks_the_suite_and_qualifies_nothing(capsys):
     data = json.loads(capsys.readouterr().out)
     assert set(data) == {
         "kind", "qualified", "suite", "model", "requested_format", "formats", "passed", "total",
-        "reported_tokens", "cases",
+        "host_checks", "next_steps", "reported_tokens", "cases",
     }  # fmt: skip
     assert (data["kind"], data["qualified"], data["formats"]) == ("suite self-check", False, None)
-    assert (data["passed"], data["total"]) == (10, 10)
+    assert (data["passed"], data["total"], data["host_checks"]) == (8, 8, {"passed": 2, "total": 2})
     assert data["model"].startswith("scripted") and data["reported_tokens"] is None
     for case in data["cases"]:
         assert set(case) == CASE_KEYS and case["passed"] and case["reported_tokens"] is None
@@ -44,7 +44,8 @@ def test_the_self_check_says_so_in_words_in_every_format(capsys):
         assert main(["qualify", "--writer-format", writer_format]) == 4
     out = " ".join(capsys.readouterr().out.split())
     assert out.count("NOT A QUALIFICATION: no model was asked") == 3
-    assert "checked the suite itself" in out and "10/10 cases agree with the contract · no model qualified" in out
+    assert "checked the suite itself" in out
+    assert "8/8 cases the model decides and 2/2 host-decided cases agree with the contract · no model qualified" in out
     for claim in ("request formats the server accepts", "cases as the contract says", "this model"):
         assert claim not in out
 
@@ -52,8 +53,9 @@ def test_the_self_check_says_so_in_words_in_every_format(capsys):
 def test_a_model_that_passes_every_case_qualifies(loopback, capsys):
     assert main(["qualify", "--model", "loopback-model", "--base-url", loopback.base_url]) == 0
     out = " ".join(capsys.readouterr().out.split())
-    assert "10/10 cases as the contract says" in out and "request formats the server accepts" in out
-    assert "NOT A QUALIFICATION" not in out
+    assert "8/8 cases as the contract says, scored on what the model's output decides" in out
+    assert "host-decided checks, apart: 2/2" in out and "request formats the server accepts" in out
+    assert "NOT A QUALIFICATION" not in out and "What to do next" not in out
 
 
 def test_each_case_reports_exactly_its_own_calls(loopback, capsys):
@@ -107,7 +109,7 @@ def test_progress_shows_each_case_on_a_terminal_and_nothing_when_piped_or_json(m
     monkeypatch.setenv("TTY_COMPATIBLE", "1")  # Rich treats stderr as a terminal
     assert main(["qualify", "--json"]) == 4
     captured = capsys.readouterr()
-    assert captured.err == "" and json.loads(captured.out)["total"] == 10
+    assert captured.err == "" and len(json.loads(captured.out)["cases"]) == 10
     assert main(["qualify"]) == 4
     err = capsys.readouterr().err
     assert "case unicode" in err and "10/10" in err and "0:00:" in err  # the step, its count, the elapsed time
@@ -122,3 +124,32 @@ async def test_a_live_run_counts_the_format_probe_as_its_first_step(loopback):
     await run_qualify(models, timeout=10, progress=lambda *step: steps.append(step))
     assert steps[0] == ("probing request formats", 1, 11)
     assert steps[1] == ("case single", 2, 11) and steps[-1] == ("case unicode", 11, 11)
+
+
+def test_an_empty_reply_scores_nothing_and_the_host_decided_cases_are_apart(loopback, capsys):
+    """An empty extraction passed six-keys and unknown-key (the host rejects them from the message
+    alone): they are reported apart, and the model scores only on what its output decides."""
+    loopback.state.responder = lambda body: Canned(text='{"facts": []}') if is_writer(body) else None
+    code = main(["qualify", "--json", "--model", "loopback-model", "--base-url", loopback.base_url])
+    data = json.loads(capsys.readouterr().out)
+    assert code == 3 and data["qualified"] is False
+    decided = {c["id"]: c["decided_by"] for c in data["cases"]}
+    assert [i for i, by in decided.items() if by == "host"] == ["six-keys", "unknown-key"]
+    assert (data["passed"], data["total"]) == (1, 8)  # only the plain question: nothing declared, nothing proposed
+    assert data["host_checks"] == {"passed": 2, "total": 2}
+    assert "--writer host" in data["next_steps"] and "--writer-format" in data["next_steps"]
+    assert "larger model" in data["next_steps"]
+
+
+def test_the_table_says_what_to_do_next_and_that_a_case_after_a_timeout_may_include_its_time(loopback, capsys):
+    loopback.state.responder = lambda body: (
+        Canned(delay=1.5) if is_writer(body) and "priority=low" in json.dumps(body["messages"]) else None
+    )
+    args = ["qualify", "--model", "loopback-model", "--base-url", loopback.base_url, "--timeout", "1"]
+    assert main([*args, "--json"]) == 3
+    by_id = {c["id"]: c for c in json.loads(capsys.readouterr().out)["cases"]}
+    assert "timed out" in by_id["repeated"]["detail"]
+    assert [i for i, c in by_id.items() if c["latency_may_include_previous_case"]] == ["question"]
+    assert main(args) == 3
+    out = " ".join(capsys.readouterr().out.split())
+    assert "may include the previous case's time" in out and "What to do next: run with --writer host" in out

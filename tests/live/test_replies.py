@@ -53,7 +53,7 @@ STREAM_FAULTS = [
         Canned(events=[HELLO, json.dumps({"error": {"message": "model worker died"}}), "[DONE]"]),
         "sent an error in the middle of the reply (model worker died)",
     ),
-    ("cut off", Canned(text="The answer is cut", finish_reason="length"), "cut off by the model's token limit"),
+    ("cut off", Canned(text="The answer is cut", finish_reason="length"), "cut off at the token limit"),
 ]
 
 

@@ -72,7 +72,7 @@ def test_a_two_megabyte_proposed_value_makes_a_short_ledger_sentence():
     event = memory.ledger.latest(1)[0]
     sentence = event.describe()
     assert len(sentence) < 1_000 and "[cut: 2,097,152 characters in all]" in sentence
-    assert "is not the declared 'Billing'" in sentence  # what matters survives the cut
+    assert 'is not the declared "Billing"' in sentence  # what matters survives the cut
     assert max(len(r.detail) for r in event.reasons) < 1_000
 
 

@@ -60,3 +60,12 @@ def test_concurrent_turns_from_threads_keep_every_invariant():
     assert applied_turns == sorted(applied_turns)
     assert len({e.turn for e in events}) == 400  # every turn left a trace: applied or stale
     assert len(memory.facts()) == 2
+
+
+def test_a_rejected_key_is_named_as_typed_in_the_ledger():
+    """Not Python's repr: `"café"`, not `'caf\\xe9'`; a look-alike's foreign letter is named in words."""
+    memory = WorkingMemory()
+    café = say(memory, "café=1").events[0].describe()
+    lookalike = say(memory, "m\u043edule=Billing").events[0].describe()
+    assert '"café": ' in café and "\\xe9" not in café and "'" not in café
+    assert '"m\u043edule": ' in lookalike and "U+043E CYRILLIC SMALL LETTER O" in lookalike

@@ -1,13 +1,18 @@
-"""Forget reaches the vector store, and on DuckDB the disk: the raw files are scanned for the bytes."""
+"""Forget reaches the vector store, and on DuckDB and PostgreSQL the disk: the raw files are scanned
+for the bytes."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
+import psycopg
 import pytest
 
 from tests.recall.helpers import USER, seat
+from tests.support.postgres_server import PostgresServer
+from workbench.memory import WorkingMemory
 from workbench.recall.duckdb_file import DuckDBBackend, companion_files
+from workbench.recall.postgres_store import PostgresBackend
 from workbench.recall.records import RecallScope
 from workbench.recall.store import RecallStore
 
@@ -19,7 +24,7 @@ async def test_forgetting_a_key_purges_every_record_holding_its_values(store: Re
     await support.say("database=PostgreSQL")
     holding = [r for r in await store.records(USER) if "Contoso" in r.text]
     assert len(holding) >= 3  # two user messages, and the replies that echoed them
-    purge = await store.forget_key("customer", known=(), scope=USER)
+    purge = await store.forget(WorkingMemory().plan("customer"), USER)
     texts = [r.text for r in await store.records(USER)]
     assert purge.records == len(holding)
     assert texts and not any("Contoso" in t for t in texts)
@@ -27,6 +32,19 @@ async def test_forgetting_a_key_purges_every_record_holding_its_values(store: Re
     await logs.say("Which customer? Contoso?")
     assert logs.recalled[-1] and not any("Contoso" in r.text for r in logs.recalled[-1])
     assert any("PostgreSQL" in t for t in texts)
+
+
+async def test_a_forget_deletes_records_holding_a_value_whole_never_one_inside_another_number(
+    store: RecallStore,
+) -> None:
+    support = seat(store, "support")
+    await support.say("module=Billing; version=2")
+    await support.say("We run SQL Server 2022 in production.")
+    await support.say("priority=P9; module=A; database=B; version=C; environment=D; customer=E")  # a rejected batch
+    await store.forget(WorkingMemory().plan("version"), USER)
+    texts = [r.text for r in await store.records(USER)]
+    assert any("SQL Server 2022" in t for t in texts)
+    assert not any("version=2" in t or "version=C" in t for t in texts)
 
 
 async def test_forget_all_purges_the_whole_scope_and_nothing_outside_it(store: RecallStore) -> None:
@@ -57,7 +75,7 @@ async def test_after_a_forget_no_byte_of_the_value_is_left_in_the_database_files
     assert b"Zanzibar-Orchid-7731" in _raw_bytes(path)
 
     if forget == "key":
-        await store.forget_key("customer", known=(), scope=USER)
+        await store.forget(WorkingMemory().plan("customer"), USER)
     else:
         await store.forget_scope(USER)
     await store.close()
@@ -84,4 +102,51 @@ async def test_deleting_alone_leaves_the_value_in_the_file(tmp_path: Path) -> No
     await store.close()
     assert [r for r in await store.records(USER) if "Zanzibar" in r.text] == []
     assert b"Zanzibar-Orchid-7731" in _raw_bytes(path)
+    await store.close()
+
+
+async def _checkpoint(conninfo: str) -> None:
+    """Write every changed page to the table files, so a scan of the files sees what the server holds."""
+    async with await psycopg.AsyncConnection.connect(conninfo, autocommit=True) as connection:
+        await connection.execute("CHECKPOINT")
+
+
+def _database_bytes(postgres: PostgresServer, conninfo: str) -> bytes:
+    return b"".join(p.read_bytes() for p in postgres.database_files(conninfo))
+
+
+@pytest.mark.parametrize("forget", ["key", "all"])
+async def test_after_a_forget_and_its_vacuum_no_byte_of_the_value_is_left_in_the_database_files(
+    postgres: PostgresServer, postgres_database: str, forget: str
+) -> None:
+    store = RecallStore(PostgresBackend(postgres_database))
+    support = seat(store, "support")
+    await support.say("customer=Zanzibar-Orchid-7731; version=12.4")
+    await support.say("database=PostgreSQL")
+    await _checkpoint(postgres_database)
+    assert b"Zanzibar-Orchid-7731" in _database_bytes(postgres, postgres_database)
+
+    if forget == "key":
+        await store.forget(WorkingMemory().plan("customer"), USER)
+    else:
+        await store.forget_scope(USER)
+    await _checkpoint(postgres_database)
+
+    assert b"Zanzibar-Orchid-7731" not in _database_bytes(postgres, postgres_database)  # tables, indexes, TOAST
+    kept = [r.text for r in await store.records(USER)]
+    assert ("database=PostgreSQL" in kept) == (forget == "key")
+    await store.close()
+
+
+async def test_deleting_alone_leaves_the_value_in_the_postgres_table_files(
+    postgres: PostgresServer, postgres_database: str
+) -> None:
+    """Why the vacuum exists: PostgreSQL keeps a deleted row's bytes in its page after DELETE."""
+    store = RecallStore(PostgresBackend(postgres_database))
+    await seat(store, "support").say("customer=Zanzibar-Orchid-7731")
+    collection = (await store._existing())[0]
+    await collection.delete([r.key for r in await store.records(USER)])
+    await _checkpoint(postgres_database)
+    assert await store.records(USER) == []
+    assert b"Zanzibar-Orchid-7731" in _database_bytes(postgres, postgres_database)
     await store.close()

@@ -77,3 +77,15 @@ async def test_a_provider_that_reports_nothing_is_unknown(loopback):
 def test_a_message_is_recorded_as_the_framework_reads_its_text(contents):
     message = Message(role="assistant", contents=contents)
     assert as_sent(message) == (str(message.role), message.text or "")
+
+
+async def test_a_failed_call_makes_its_pane_total_unknown_never_zero(loopback):
+    """A reply cut off at the token limit was made and used tokens the provider did not report here:
+    the pane's running total (the footer's figure) is unknown from then on, not `0 in / 0 out`."""
+    from tests.support.openai_server import Canned
+
+    loopback.enqueue(Canned(text="la " * 40, finish_reason="length"))
+    runtime = live(loopback.base_url)
+    result = await runtime.ask("support", "Where can I find logs?")
+    assert not result.ok
+    assert runtime.calls.total("support") is None and describe_usage(runtime.calls.total("support")) == "unknown"

@@ -16,7 +16,8 @@ from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
-from workbench.runtime.scripted import scripted_reply
+from workbench.memory import parse_declarations
+from workbench.runtime.scripted import scripted_reply, split_block
 
 
 @dataclass
@@ -27,7 +28,13 @@ class Canned:
     closes), with `declared_length` as its Content-Length when set (a larger one is a body cut off
     mid-way); `events` are sent as SSE `data:` lines verbatim, then the connection closes with no
     `[DONE]` unless listed; `usage` replaces the reported usage object as given; `trickle` sends
-    the body one byte at a time with this many seconds between bytes."""
+    the body one byte at a time with this many seconds between bytes; `ramble` is a model that
+    loops: it generates a word every `ramble` seconds until the request's bound (`max_tokens`, or
+    `max_completion_tokens` when `reads_max_completion_tokens`) or, with none, its context is full,
+    then stops with finish_reason=length, as llama.cpp-family servers do.
+
+    `tool_calls` (function name, arguments) make the reply a function-calling one: no text,
+    finish_reason "tool_calls", streamed or not."""
 
     text: str | None = None
     status: int = 200
@@ -42,6 +49,14 @@ class Canned:
     events: list[str] | None = None
     usage: Any = None
     trickle: float = 0.0
+    ramble: float = 0.0
+    tool_calls: list[tuple[str, dict[str, Any]]] | None = None
+
+    def tool_call_list(self) -> list[dict[str, Any]]:
+        return [
+            {"id": f"call_{i}", "type": "function", "function": {"name": name, "arguments": json.dumps(arguments)}}
+            for i, (name, arguments) in enumerate(self.tool_calls or [], 1)
+        ]
 
 
 Responder = Callable[[dict[str, Any]], "Canned | None"]
@@ -57,7 +72,12 @@ class ServerState:
     responder: Responder | None = None
     report_usage: bool = True
     delay: float = 0.0
+    reads_max_completion_tokens: bool = False  # llama-cpp-python ignores it; OpenAI reads only it
     lock: threading.Lock = field(default_factory=threading.Lock)
+
+
+# The context a rambling model fills when no request bounds it (what SmolLM2 did: 3,500-3,600 tokens).
+RAMBLE_CONTEXT_TOKENS = 3_600
 
 
 def _text(content: Any) -> str:
@@ -100,27 +120,44 @@ class _Handler(BaseHTTPRequestHandler):
         if canned is not None and canned.events is not None:
             self._send_events(canned)
             return
-        text = canned.text if canned and canned.text is not None else self.scripted(body)
-        finish = canned.finish_reason if canned else "stop"
+        calls = canned.tool_call_list() if canned is not None and canned.tool_calls else []
+        text = "" if calls else canned.text if canned and canned.text is not None else self.scripted(body)
+        finish = "tool_calls" if calls else canned.finish_reason if canned else "stop"
+        if canned is not None and canned.ramble:
+            name = "max_completion_tokens" if state.reads_max_completion_tokens else "max_tokens"
+            words = body.get(name) or RAMBLE_CONTEXT_TOKENS
+            time.sleep(words * canned.ramble)  # generating, one word a token
+            text, finish = "la " * words, "length"
         prompt_chars = sum(len(_text(m.get("content"))) for m in body.get("messages", []))
+        completion = len(text) // 3 if canned is not None and canned.ramble else max(1, len(text) // 4)
         usage = {
             "prompt_tokens": max(1, prompt_chars // 4),
-            "completion_tokens": max(1, len(text) // 4),
-            "total_tokens": max(1, prompt_chars // 4) + max(1, len(text) // 4),
+            "completion_tokens": completion,
+            "total_tokens": max(1, prompt_chars // 4) + completion,
         }
         report_usage = state.report_usage if canned is None or canned.report_usage is None else canned.report_usage
         if canned is not None and canned.usage is not None:
             usage, report_usage = canned.usage, True
         self.trickle = canned.trickle if canned else 0.0
         if body.get("stream"):
-            self._stream(body, text, usage if report_usage else None, finish)
+            self._stream(body, text, usage if report_usage else None, finish, calls)
         else:
             payload = {
                 "id": f"chatcmpl-{len(state.requests)}",
                 "object": "chat.completion",
                 "created": 0,
                 "model": body.get("model", "loopback"),
-                "choices": [{"index": 0, "message": {"role": "assistant", "content": text}, "finish_reason": finish}],
+                "choices": [
+                    {
+                        "index": 0,
+                        "message": {
+                            "role": "assistant",
+                            "content": text or None,
+                            **({"tool_calls": calls} if calls else {}),
+                        },
+                        "finish_reason": finish,
+                    }
+                ],
             }
             if report_usage:
                 payload["usage"] = usage
@@ -178,7 +215,14 @@ class _Handler(BaseHTTPRequestHandler):
         self.end_headers()
         self._write(data)
 
-    def _stream(self, body: dict[str, Any], text: str, usage: dict[str, int] | None, finish: str | None) -> None:
+    def _stream(
+        self,
+        body: dict[str, Any],
+        text: str,
+        usage: dict[str, int] | None,
+        finish: str | None,
+        calls: list[dict[str, Any]] | None = None,
+    ) -> None:
         self.send_response(200)
         self.send_header("Content-Type", "text/event-stream")
         self.end_headers()
@@ -188,6 +232,9 @@ class _Handler(BaseHTTPRequestHandler):
         pieces = [text[i : i + 16] for i in range(0, len(text), 16)] or [""]
         for i, piece in enumerate(pieces):
             delta = {"content": piece, **({"role": "assistant"} if i == 0 else {})}
+            self._event({**base, "choices": [{"index": 0, "delta": delta, "finish_reason": None}]})
+        if calls:
+            delta = {"tool_calls": [{"index": i, **call} for i, call in enumerate(calls)]}
             self._event({**base, "choices": [{"index": 0, "delta": delta, "finish_reason": None}]})
         if finish is None:  # a server that crashed mid-answer: EOF, no finish_reason, no [DONE]
             self.close_connection = True
@@ -241,3 +288,25 @@ class LoopbackOpenAI:
     def __exit__(self, *exc: object) -> None:
         self._server.shutdown()
         self._server.server_close()
+
+
+def memory_file_writer(name: Callable[[str, str], str] = lambda key, value: f"{key}.md") -> Responder:
+    """A scripted model that writes memory files: when a request offers `file_memory_write` and ends
+    with the user's message, it writes one file per `key=value` that message declares (its name from
+    `name(key, value)`, content `key=value`, description "the user's <key>"); otherwise it falls
+    through to the scripted answer (after the tool results, for instance)."""
+
+    def respond(body: dict[str, Any]) -> Canned | None:
+        offered = {t.get("function", {}).get("name") for t in body.get("tools") or []}
+        messages = body.get("messages", [])
+        if "file_memory_write" not in offered or not messages or messages[-1].get("role") != "user":
+            return None
+        said = split_block(_text(messages[-1].get("content")))[1]
+        writes = [
+            ("file_memory_write", {"file_name": name(k, v), "content": f"{k}={v}", "description": f"the user's {k}"})
+            for k, v in parse_declarations(said).items()
+            if v
+        ]
+        return Canned(tool_calls=writes) if writes else None
+
+    return respond

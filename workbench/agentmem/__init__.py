@@ -1,2 +1,9 @@
-"""Agent Framework's own memories as the app runs them beside the facts (issue 18), each an
-`AgentMemory` the runtime adds to both agents and the one forget reaches."""
+"""Agent Framework's own memories as the workbench runs them: memory files the model writes itself
+(`FileMemoryProvider`) and extracted long-term memory (`MemoryContextProvider`), each an `AgentMemory`
+both agents share, shown live and reached by the one forget, down to the disk."""
+
+import warnings
+
+# The framework marks its harness (both memories) experimental and warns once, on stderr, which would
+# land in the middle of the TUI. The versions are pinned and the README says the API is experimental.
+warnings.filterwarnings("ignore", message=r"\[(HARNESS|FILE_HISTORY)\]")

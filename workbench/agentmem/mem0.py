@@ -28,6 +28,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from workbench.agentmem.base import USER_ID
 from workbench.memory.forget import ForgetPlan, declared_in
 from workbench.runtime.view import RecalledMessage
 
@@ -37,7 +38,6 @@ if TYPE_CHECKING:
 
     from workbench.agentmem.mem0_config import Mem0Config
 
-USER_ID = "local-user"
 COLLECTION = "workbench"
 HISTORY_FILE = "history.db"
 QDRANT_DIR = "qdrant"

@@ -30,7 +30,7 @@ class Mem0Config:
 
     model: str
     embedding_model: str
-    directory: Path | None = None  # None: mem0/ in the user's data directory
+    directory: Path | None = None  # None until given one: mem0/ in --agent-memory's folder, or the lab's own
     base_url: str | None = None
     embedding_base_url: str | None = None
     api_key: str | None = field(default=None, repr=False)
@@ -80,8 +80,6 @@ class Mem0Config:
     @property
     def path(self) -> Path:
         """The directory Mem0's files live in."""
-        if self.directory is not None:
-            return self.directory.expanduser().resolve()
-        from workbench.recall.duckdb_file import data_dir
-
-        return data_dir() / DIR_NAME
+        if self.directory is None:
+            raise ValueError("Mem0 was given no directory (AgentMemoryConfig.build and the lab give it one)")
+        return self.directory.expanduser().resolve()

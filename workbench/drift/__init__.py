@@ -10,8 +10,17 @@ from workbench.drift.chronology import (
     load_chronology_file,
     parse_chronology,
 )
-from workbench.drift.lab import Accounting, AnswerScore, DriftReport, ProbeScore, Retained, Stop, run_drift
-from workbench.drift.policies import MAX_SUMMARY_CHARS, POLICIES, DriftStopped
+from workbench.drift.lab import (
+    Accounting,
+    AnswerScore,
+    DriftReport,
+    Failure,
+    ProbeScore,
+    Retained,
+    Stop,
+    run_drift,
+)
+from workbench.drift.policies import MAX_SUMMARY_CHARS, POLICIES, PolicyFailed
 
 __all__ = [
     "MAX_SUMMARY_CHARS",
@@ -21,8 +30,9 @@ __all__ = [
     "Chronology",
     "ChronologyError",
     "DriftReport",
-    "DriftStopped",
     "Expectation",
+    "Failure",
+    "PolicyFailed",
     "ProbeScore",
     "Retained",
     "Step",

@@ -7,6 +7,7 @@ from collections.abc import Callable
 from agent_framework import Agent, CompactionProvider, ContextProvider, InMemoryHistoryProvider, SlidingWindowStrategy
 
 from workbench.agentmem.mem0_config import Mem0Config
+from workbench.drift.agentmem_policy import build_agent_memory_policies
 from workbench.drift.mem0_policy import build_mem0_policy
 from workbench.drift.policies import (
     POLICIES,
@@ -47,6 +48,7 @@ def build_policies(models: ModelSet, calls: CallLog, *, mem0: Mem0Config | None 
             middleware=[
                 RecordingMiddleware(calls, purpose, writer_label if summarizer else agent_label, timeout=models.timeout)
             ],
+            default_options=models.reply_options,  # type: ignore[arg-type]
         )
 
     def agents(name: str, providers: Callable[[], list[ContextProvider]]) -> dict[str, Agent]:
@@ -54,7 +56,14 @@ def build_policies(models: ModelSet, calls: CallLog, *, mem0: Mem0Config | None 
 
     info = {p.name: p for p in POLICIES}
     memory = WorkingMemory()
-    writer = ModelWriter(writer_client, calls, writer_label, timeout=models.timeout, writer_format=models.writer_format)
+    writer = ModelWriter(
+        writer_client,
+        calls,
+        writer_label,
+        timeout=models.timeout,
+        writer_format=models.writer_format,
+        bound=models.bound,
+    )
     updater = MemoryUpdater(memory, writer)
     facts_provider = WorkingMemoryProvider(memory, updater, origin="facts")
     window = SlidingWindowStrategy(keep_last_groups=2 * WINDOW_TURNS)
@@ -78,5 +87,6 @@ def build_policies(models: ModelSet, calls: CallLog, *, mem0: Mem0Config | None 
             ),
         ),
         *build_recall_policies([info["recall"], info["recall_purged"]], agent, calls),
-        build_mem0_policy(info["mem0"], models, agent, mem0),
+        *build_agent_memory_policies([info["memory_files"], info["extracted"]], agent),
+        build_mem0_policy(info["mem0"], agent, mem0),
     ]

@@ -14,14 +14,19 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 from pydantic_core import PydanticCustomError
 
-from workbench.memory import ALLOWED_KEYS, MAX_MESSAGE_CHARS, parse_declarations
+from workbench.memory import ALLOWED_KEYS, MAX_MESSAGE_CHARS, declares_anything, parse_declarations
 from workbench.memory.rules import admissible_as_declared
+from workbench.memory.shown import quoted
 
 AGENTS = ("support", "logs")
 FORGET_ALL = "all"
 MAX_PROBE_ID_CHARS = 40
 MAX_CHECK_TEXTS = 20
 MAX_STEPS = 100_000
+# The longest story `--turns` and `--sweep` stretch to. Full history resends every earlier message at
+# every turn, so a run grows with the square of its length: 1,000 turns take about half a minute on
+# the built-in model, 2,000 about two minutes; 100,000 ran on past a minute and 845 MB unfinished.
+MAX_TURNS = 2_000
 _ECHO_CHARS = 40
 
 
@@ -68,7 +73,7 @@ class StepFile(BaseModel):
         if value is not None and value != FORGET_ALL and value not in ALLOWED_KEYS:
             raise ValueError(
                 f"{_echo(value)} is not a key that can be forgotten; use one of "
-                f"{', '.join(sorted(ALLOWED_KEYS))}, or {FORGET_ALL!r}"
+                f"{', '.join(sorted(ALLOWED_KEYS))}, or {quoted(FORGET_ALL)}"
             )
         return value
 
@@ -81,7 +86,7 @@ class StepFile(BaseModel):
         for name in ("expect", "forbid"):
             if getattr(self, name) is not None and self.probe is None:
                 raise _rule(name, f"'{name}' belongs to a probe: add 'probe' to this step")
-        if self.probe is not None and self.say is not None and parse_declarations(self.say):
+        if self.probe is not None and self.say is not None and declares_anything(self.say):
             raise _rule("probe", "a probe is a question: its message must declare nothing (no key=value)")
         return self
 
@@ -108,7 +113,7 @@ class ChronologyFile(BaseModel):
     @field_validator("filler")
     @classmethod
     def _declares_nothing(cls, value: str) -> str:
-        if parse_declarations(value):
+        if declares_anything(value):
             raise ValueError("a filler turn must declare nothing (no key=value)")
         if value and "{n}" not in value:
             raise ValueError("a filler must contain {n}, the filler's number, so no two filler turns are alike")
@@ -116,8 +121,8 @@ class ChronologyFile(BaseModel):
 
 
 def _echo(text: str) -> str:
-    """A user's text quoted for an error message: bounded, with control characters escaped."""
-    return json.dumps(text if len(text) <= _ECHO_CHARS else text[:_ECHO_CHARS] + "...", ensure_ascii=True)
+    """A user's text quoted for an error message: as typed, bounded, invisible characters escaped."""
+    return quoted(text, _ECHO_CHARS)
 
 
 def _where(loc: tuple[int | str, ...]) -> tuple[str, str | None]:
@@ -128,6 +133,58 @@ def _where(loc: tuple[int | str, ...]) -> tuple[str, str | None]:
 
 
 _FIELDS = {"step": tuple(StepFile.model_fields), "chronology": tuple(ChronologyFile.model_fields)}
+
+
+# Choices of the fields that take one of a few texts, for a plain "should be one of" sentence.
+_CHOICES = {"agent": AGENTS}
+
+
+def _kind(value: object) -> str:
+    """What a JSON value is, in the words of the format: never a Python type name."""
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "true or false"
+    if isinstance(value, int | float):
+        return "a number"
+    if isinstance(value, str):
+        return "text"
+    if isinstance(value, list):
+        return "a list"
+    return "an object"
+
+
+def _plural(count: int, word: str) -> str:
+    return f"{count:,} {word}{'' if count == 1 else 's'}"
+
+
+def _plain(error: Any, field_name: str | None) -> str:
+    """A validation error in plain words: what the field should be and, where it helps, what it is."""
+    kind, ctx, value = error["type"], error.get("ctx") or {}, error.get("input")
+    got = f", not {_kind(value)}"
+    if kind in ("model_type", "model_attributes_type", "dict_type"):
+        return "should be a JSON object ({...})" + got
+    if kind == "string_type":
+        return "should be text (a JSON string)" + got
+    if kind in ("int_type", "int_parsing", "int_from_float"):
+        return "should be a whole number" + got
+    if kind == "list_type":
+        return "should be a list ([...])" + got
+    if kind == "string_too_short":
+        return "must not be empty"
+    if kind == "string_too_long":
+        return f"has {_plural(len(value), 'character')}; at most {ctx['max_length']:,}"
+    if kind == "too_short":
+        return f"needs at least {_plural(ctx['min_length'], 'item')}"
+    if kind == "too_long":
+        return f"has {_plural(ctx['actual_length'], 'item')}; at most {ctx['max_length']:,}"
+    if kind == "greater_than_equal":
+        return f"should be {ctx['ge']} or more"
+    if kind == "literal_error" and field_name in _CHOICES:
+        return f"should be one of {', '.join(quoted(c) for c in _CHOICES[field_name])}, not {_echo(str(value))}"
+    if kind == "value_error":
+        return str(ctx.get("error") or "is not valid here")
+    return "is not valid here"
 
 
 def _describe(error: Any) -> str:
@@ -141,27 +198,37 @@ def _describe(error: Any) -> str:
     elif error["type"] == "missing":
         message = "required"
     else:
-        message = re.sub(r"^Value error, ", "", error["msg"])
+        message = _plain(error, field_name)
     named = f", field {_echo(field_name)}" if field_name else ""
     return f"{place}{named}: {message}"
 
 
-def _story_problems(data: ChronologyFile) -> list[str]:
+def _story_problems(data: object) -> list[str]:
+    """Problems of the story as a whole, read from the decoded JSON as far as it goes, so they are
+    listed with the field problems instead of only when there are none."""
+    if not isinstance(data, dict) or not isinstance(steps := data.get("steps"), list) or not steps:
+        return []
     problems = []
     seen: dict[str, int] = {}
-    for number, step in enumerate(data.steps, 1):
-        if step.probe is None:
+    for number, step in enumerate(steps, 1):
+        probe = step.get("probe") if isinstance(step, dict) else None
+        if not isinstance(probe, str):
             continue
-        if step.probe in seen:
-            problems.append(f'step {number}, field "probe": {_echo(step.probe)} is already step {seen[step.probe]}\'s')
-        seen.setdefault(step.probe, number)
-    if data.fillers_after > len(data.steps):
-        problems.append(
-            f'chronology, field "fillers_after": {data.fillers_after} is past the last step ({len(data.steps)})'
-        )
-    if not seen:
+        if probe in seen:
+            problems.append(f'step {number}, field "probe": {_echo(probe)} is already step {seen[probe]}\'s')
+        seen.setdefault(probe, number)
+    fillers_after = data.get("fillers_after")
+    if isinstance(fillers_after, int) and not isinstance(fillers_after, bool) and fillers_after > len(steps):
+        problems.append(f'chronology, field "fillers_after": {fillers_after} is past the last step ({len(steps)})')
+    if not any(isinstance(step, dict) and "probe" in step for step in steps):
         problems.append('chronology, field "steps": no step is a probe, so nothing would be scored')
     return problems
+
+
+def _in_order(problems: list[str]) -> list[str]:
+    """The chronology's own problems first, then each step's, in step order (stable within a step)."""
+    step = re.compile(r"step (\d+)")
+    return sorted(problems, key=lambda p: int(m[1]) if (m := step.match(p)) else 0)
 
 
 @dataclass(frozen=True)
@@ -209,12 +276,16 @@ class Chronology:
     def turns(self) -> int:
         return len(self.steps)
 
+    def check_length(self, turns: int) -> None:
+        """ValueError, in words, when the story cannot be stretched to `turns` turns."""
+        if turns < self.turns:
+            raise ValueError(f"the chronology needs at least {self.turns:,} turns; {turns:,} asked")
+        if turns > self.turns and not self.filler:
+            raise ValueError(f"the chronology {quoted(self.name)} has no filler, so it cannot be stretched")
+
     def stretched(self, turns: int) -> Chronology:
         """The same story with filler turns (declaring nothing) inserted so it has `turns` turns."""
-        if turns < self.turns:
-            raise ValueError(f"the chronology needs at least {self.turns} turns; {turns} asked")
-        if turns > self.turns and not self.filler:
-            raise ValueError(f"the chronology {self.name!r} has no filler, so it cannot be stretched")
+        self.check_length(turns)
         fillers = tuple(Step(self.filler.format(n=i + 1)) for i in range(turns - self.turns))
         steps = self.steps[: self.fillers_after] + fillers + self.steps[self.fillers_after :]
         return with_expectations(replace(self, steps=steps))
@@ -314,12 +385,13 @@ def _expectation(
 
 def parse_chronology(data: object, source: str = "chronology") -> Chronology:
     """A chronology from decoded JSON, or ChronologyError naming every problem by step and field."""
+    problems = _story_problems(data)
     try:
         parsed = ChronologyFile.model_validate(data)
     except ValidationError as exc:
-        raise ChronologyError(source, [_describe(e) for e in exc.errors()]) from None
-    if problems := _story_problems(parsed):
-        raise ChronologyError(source, problems)
+        problems = [_describe(e) for e in exc.errors()] + problems
+    if problems:
+        raise ChronologyError(source, _in_order(problems))
     steps = tuple(
         Step(
             s.say,
@@ -349,8 +421,12 @@ def load_chronology_file(path: str | Path) -> Chronology:
     source = str(path)
     try:
         text = Path(path).read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        raise ChronologyError(source, [f"cannot be read: {getattr(exc, 'strerror', None) or exc}"]) from None
+    except UnicodeDecodeError as exc:
+        byte = f"byte {exc.start + 1:,} (0x{exc.object[exc.start]:02x})"
+        problem = f"is not UTF-8 text: {byte} is not valid UTF-8; save it as UTF-8"
+        raise ChronologyError(source, [problem]) from None
+    except OSError as exc:
+        raise ChronologyError(source, [f"cannot be read: {exc.strerror or 'the system refused'}"]) from None
     return read_chronology(text, source)
 
 

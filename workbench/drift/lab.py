@@ -8,14 +8,16 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from workbench.agentmem.mem0_config import Mem0Config
+from workbench.drift.agentmem_policy import NEEDS_LOOP, NEEDS_MODEL
 from workbench.drift.catalog import build_policies
 from workbench.drift.chronology import FORGET_ALL, Chronology, Expectation, load_chronology
-from workbench.drift.policies import DriftStopped, Policy
+from workbench.drift.mem0_policy import MEM0_NEEDS_MODEL, NEEDS_EMBEDDINGS
+from workbench.drift.policies import Policy, PolicyFailed, PolicyInfo
 from workbench.heap import paced_garbage_collection
 from workbench.memory import MemoryTurn
 from workbench.memory.turns import acting_for
 from workbench.runtime.calls import CallLog, CallRecord
-from workbench.runtime.failures import explain_failure
+from workbench.runtime.failures import cannot_reach, explain_failure
 from workbench.runtime.models import ModelSet
 from workbench.runtime.scripted import SCRIPTED_LABEL
 from workbench.runtime.usage import Usage, estimate_tokens, total_usage
@@ -74,12 +76,29 @@ class Retained:
 
 
 @dataclass(frozen=True)
+class Failure:
+    """Where and why one policy failed (a timeout, a cut-off or refused reply, a bad summary): its
+    cells from that turn on are not measured. The seed's rule: no replacement text."""
+
+    turn: int
+    reason: str
+
+
+@dataclass(frozen=True)
 class Stop:
-    """Where and why the comparison stopped; the seed's rule: no replacement text."""
+    """Where and why the whole comparison stopped: the server cannot be reached, or several
+    policies failed in a row (`cause` says which)."""
 
     policy: str
     turn: int
     reason: str
+    cause: str = ""
+
+
+# The lab stops after this many policies failed one after another: by then the model, not one
+# policy, is what fails.
+MAX_FAILURES_IN_A_ROW = 3
+UNREACHABLE = "the server cannot be reached"
 
 
 @dataclass
@@ -93,8 +112,9 @@ class DriftReport:
     retained: dict[str, Retained] = field(default_factory=dict)
     # The agent request's size at every turn, from turn 1 (None: a forget-only step, no call).
     sizes: dict[str, list[int | None]] = field(default_factory=dict)
+    failures: dict[str, Failure] = field(default_factory=dict)
     stop: Stop | None = None
-    unavailable: dict[str, str] = field(default_factory=dict)  # policy: what it needs to run
+    unavailable: dict[str, str] = field(default_factory=dict)  # policy: why it did not run with this model
 
     @property
     def partial(self) -> bool:
@@ -142,43 +162,73 @@ async def run_drift(
     progress: Progress | None = None,
     mem0: Mem0Config | None = None,
 ) -> DriftReport:
-    """Every turn of the chronology through every policy, in order. When the comparison cannot go on
-    (bad summary, failed model call) the report keeps what was measured and names the stop. A policy
-    this run cannot run (Mem0 without a live model and `mem0`) is reported with what it needs."""
+    """Every turn of the chronology through every policy, in order. A policy that fails (a failed model
+    call, a bad summary) keeps what it measured before, its failure is named, and the next policy
+    runs; the comparison stops when the server cannot be reached, or after MAX_FAILURES_IN_A_ROW
+    failed policies in a row, and the report keeps what was measured and names the stop. A policy
+    this run cannot run (see `needs`) is reported with what it needs; `mem0` is Mem0's model and
+    embedder. Every policy is closed at the end (Mem0's removes its folder)."""
     story = chronology or load_chronology()
     if turns is not None:
         story = story.stretched(turns)
     calls = CallLog(capacity=1_000_000)
     policies = build_policies(models, calls, mem0=mem0)
     report = DriftReport(story, models.agent_label, live=models.agent_label != SCRIPTED_LABEL)
-    with paced_garbage_collection():
-        started = time.perf_counter()
+    try:
+        with paced_garbage_collection():
+            started = time.perf_counter()
+            in_a_row = 0
+            for policy in policies:
+                policy_started = time.perf_counter()
+                name = policy.info.name
+                if (missing := needs(policy.info, models, mem0)) is not None:
+                    report.unavailable[name] = missing
+                    continue
+                report.scores[name], report.sizes[name] = {}, []
+                try:
+                    await _replay(policy, story, calls, models, report, progress)
+                    in_a_row = 0
+                except _Failed as failed:
+                    in_a_row += 1
+                    report.failures[name] = Failure(failed.turn, failed.reason)
+                    if failed.unreachable:
+                        report.stop = Stop(name, failed.turn, failed.reason, UNREACHABLE)
+                    elif in_a_row >= MAX_FAILURES_IN_A_ROW:
+                        cause = f"{in_a_row} policies failed in a row"
+                        report.stop = Stop(name, failed.turn, failed.reason, cause)
+                records = calls.records(origin=name)
+                report.accounting[name] = Accounting(
+                    calls={kind: sum(1 for r in records if r.purpose == kind) for kind in CALL_KINDS},
+                    request_chars=sum(r.request_chars for r in records),
+                    reported=total_usage(r.usage if r.finished else None for r in records),
+                    seconds=time.perf_counter() - policy_started,
+                )
+                retained = policy.retained()
+                report.retained[name] = Retained(len(retained), sum(len(m.text or "") for m in retained))
+                if report.stop:
+                    break
+            report.seconds = time.perf_counter() - started
+    finally:
         for policy in policies:
-            policy_started = time.perf_counter()
-            name = policy.info.name
-            if policy.unavailable is not None:
-                report.unavailable[name] = policy.unavailable
-                continue
-            report.scores[name], report.sizes[name] = {}, []
-            try:
-                await _replay(policy, story, calls, models, report, progress)
-            except DriftStopped as stop:
-                report.stop = Stop(name, stop.turn, stop.reason)
-            finally:
-                await policy.close()
-            records = calls.records(origin=name)
-            report.accounting[name] = Accounting(
-                calls={kind: sum(1 for r in records if r.purpose == kind) for kind in CALL_KINDS},
-                request_chars=sum(r.request_chars for r in records),
-                reported=total_usage(r.usage for r in records if r.finished),
-                seconds=time.perf_counter() - policy_started,
-            )
-            retained = policy.retained()
-            report.retained[name] = Retained(len(retained), sum(len(m.text or "") for m in retained))
-            if report.stop:
-                break
-        report.seconds = time.perf_counter() - started
+            await policy.close()
     return report
+
+
+def needs(info: PolicyInfo, models: ModelSet, mem0: Mem0Config | None) -> str | None:
+    """What this run lacks to run the policy honestly (its row says so instead of faked cells), or None."""
+    if info.calls_functions and not (models.function_calls and not models.scripted):
+        return NEEDS_MODEL if models.scripted else NEEDS_LOOP
+    if info.needs_embedding_model and (models.scripted or mem0 is None):
+        return MEM0_NEEDS_MODEL if models.scripted else NEEDS_EMBEDDINGS
+    return None
+
+
+class _Failed(Exception):
+    def __init__(self, turn: int, reason: str, *, unreachable: bool = False) -> None:
+        super().__init__(reason)
+        self.turn = turn
+        self.reason = reason
+        self.unreachable = unreachable
 
 
 async def _replay(
@@ -201,12 +251,11 @@ async def _replay(
                 if step.forget:
                     await policy.forget(None if step.forget == FORGET_ALL else step.forget)
                 answer = await policy.answer(number, step.agent, step.say) if step.say is not None else None
-        except DriftStopped as exc:
-            exc.turn = number
-            raise
+        except PolicyFailed as exc:
+            raise _Failed(number, str(exc)) from exc
         except Exception as exc:
             detail = explain_failure(exc, base_url=models.base_url, secrets=models.secrets)
-            raise DriftStopped(f"{policy.info.title}, turn {number}: {detail}", turn=number) from exc
+            raise _Failed(number, detail, unreachable=cannot_reach(exc)) from exc
         if answer is None:
             sizes.append(None)
             continue

@@ -1,27 +1,26 @@
 """The Mem0 policy: both agents over one Mem0 (mem0ai run locally, as `--agent-memory mem0` runs it) in
 a directory of its own that the lab removes afterwards (the lab never touches the user's memories).
 Mem0 needs a live model to extract memories and an embeddings server: without them the report says
-what it needs instead of a row the built-in script would fake."""
+what it needs instead of a row the built-in script would fake (the lab's `needs` decides)."""
 
 from __future__ import annotations
 
 import shutil
 import tempfile
-from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
 
-from agent_framework import Agent, ContextProvider, Message
+from agent_framework import Agent, Message
 
 from workbench.agentmem.mem0 import Mem0Item, Mem0Memory
 from workbench.agentmem.mem0_config import Mem0Config
-from workbench.drift.policies import NoHistoryProvider, Policy, PolicyInfo, UnavailablePolicy
+from workbench.drift.agentmem_policy import AgentFactory
+from workbench.drift.policies import NoHistoryProvider, Policy, PolicyInfo
 from workbench.memory import WorkingMemory
 from workbench.memory.forget import Forgetting
 from workbench.runtime.agents import AGENT_NAMES, INSTRUCTIONS
-from workbench.runtime.models import ModelSet
 
-NEEDS_MODEL = "needs --model (a live model extracts Mem0's memories; the built-in script would fake them)"
+MEM0_NEEDS_MODEL = "needs --model (a live model extracts Mem0's memories; the built-in script would fake them)"
 NEEDS_EMBEDDINGS = "needs --embedding-model (Mem0 finds memories by embeddings)"
 
 
@@ -54,15 +53,11 @@ class Mem0Policy(Policy):
         return [Message(role="assistant", contents=[m.text]) for m in self.kept]
 
 
-# policy name, context providers, instructions
-AgentFactory = Callable[[str, list[ContextProvider], str], Agent]
-
-
-def build_mem0_policy(info: PolicyInfo, models: ModelSet, agent: AgentFactory, mem0: Mem0Config | None) -> Policy:
-    if models.scripted:
-        return UnavailablePolicy(info, NEEDS_MODEL)
+def build_mem0_policy(info: PolicyInfo, agent: AgentFactory, mem0: Mem0Config | None) -> Policy:
+    """Mem0 over `mem0`'s model and embedder; without them a policy with no agents, which the lab
+    does not run (it reports what the policy needs)."""
     if mem0 is None:
-        return UnavailablePolicy(info, NEEDS_EMBEDDINGS)
+        return Policy(info, {})
     folder = Path(tempfile.mkdtemp(prefix="workbench-drift-mem0-"))
     memory = Mem0Memory(replace(mem0, directory=folder / "mem0"))
     agents = {

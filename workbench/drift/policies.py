@@ -1,8 +1,8 @@
 """The context policies, each built from Agent Framework parts, each answering the same turns.
 
 Every policy keeps what its strategy keeps; none of them can forget a single key except the
-bounded facts and the purged retrieved history, so a user's "please forget" reaches the others
-only as words in the conversation.
+bounded facts, the purged retrieved history, Agent Framework's memories (agentmem_policy.py) and Mem0
+(mem0_policy.py), so a user's "please forget" reaches the others only as words in the conversation.
 """
 
 from __future__ import annotations
@@ -35,13 +35,8 @@ Keep every key=value the user declared, one per line, with its latest value, and
 Write at most {MAX_SUMMARY_CHARS} characters. The summary is unverified: it authorizes nothing."""
 
 
-class DriftStopped(Exception):
-    """The comparison cannot go on honestly (a bad summary, a failed model call)."""
-
-    def __init__(self, reason: str, *, turn: int = 0) -> None:
-        super().__init__(reason)
-        self.reason = reason
-        self.turn = turn
+class PolicyFailed(Exception):
+    """This policy cannot go on honestly (a bad summary); the lab fails its cells from this turn on."""
 
 
 @dataclass(frozen=True)
@@ -49,6 +44,9 @@ class PolicyInfo:
     name: str
     title: str
     keeps: str
+    calls_functions: bool = False  # needs a model that calls functions: the built-in one does not
+    # needs a live model that extracts memories and --embedding-model to find them (Mem0)
+    needs_embedding_model: bool = False
 
 
 POLICIES = (
@@ -76,10 +74,25 @@ POLICIES = (
         "the same, and the product's forget deletes every stored message holding a forgotten value",
     ),
     PolicyInfo(
+        "memory_files",
+        "model-written memory files",
+        "the files the model writes with file_memory_* functions (FileMemoryProvider), their index in each "
+        "request; the product's forget rewrites or deletes every file holding a forgotten value",
+        calls_functions=True,
+    ),
+    PolicyInfo(
+        "extracted",
+        "extracted memory",
+        "topic memories an extraction prompt writes after each turn (MemoryContextProvider): MEMORY.md and up "
+        "to three matching topic files in each request; the product's forget rewrites its files. Its extraction "
+        "calls go to the model without the agent's middleware: the call counts leave them out",
+    ),
+    PolicyInfo(
         "mem0",
         "Mem0",
         "the memories the model extracts each turn into Mem0 (mem0ai, local), the relevant ones in each request; "
         "the product's forget deletes them through Mem0. Mem0's own model and embeddings calls are not counted",
+        needs_embedding_model=True,
     ),
 )
 
@@ -161,7 +174,6 @@ class Policy:
     one user turn on one agent; `forget` applies a forget request (a key, or None for everything)."""
 
     info: PolicyInfo
-    unavailable: str | None = None  # why this run cannot run it honestly (the report says so instead)
 
     def __init__(self, info: PolicyInfo, agents: dict[str, Agent]) -> None:
         self.info = info
@@ -190,14 +202,6 @@ class Policy:
         ]
 
 
-class UnavailablePolicy(Policy):
-    """A policy this run cannot run without faking it: the report shows `reason` in its cells."""
-
-    def __init__(self, info: PolicyInfo, reason: str) -> None:
-        super().__init__(info, {})
-        self.unavailable = reason
-
-
 class SummaryPolicy(Policy):
     def __init__(self, info: PolicyInfo, agents: dict[str, Agent], summarizer: Agent) -> None:
         super().__init__(info, agents)
@@ -216,10 +220,10 @@ class SummaryPolicy(Policy):
         )
         summary = (response.text or "").strip()
         if not summary:
-            raise DriftStopped(f"the summarizer returned an empty summary at turn {turn}; no replacement text is used")
+            raise PolicyFailed("the summarizer returned an empty summary; no replacement text is used")
         if len(summary) > MAX_SUMMARY_CHARS:
-            raise DriftStopped(
-                f"the summarizer returned {len(summary)} characters at turn {turn} (at most {MAX_SUMMARY_CHARS}); "
+            raise PolicyFailed(
+                f"the summarizer returned {len(summary):,} characters (at most {MAX_SUMMARY_CHARS}); "
                 "no replacement text is used"
             )
         state["text"] = summary

@@ -10,6 +10,7 @@ from collections.abc import Callable, Sequence
 from agent_framework import Agent, ContextProvider, Message
 
 from workbench.drift.policies import NoHistoryProvider, Policy, PolicyInfo
+from workbench.memory import WorkingMemory
 from workbench.recall.embedders import lexical_embedder, logged_embedder
 from workbench.recall.provider import RecallProvider
 from workbench.recall.records import RecallScope, StoredMessage
@@ -30,13 +31,11 @@ class RecallPolicy(Policy):
         self.store = store
         self.kept = kept  # what the store holds, kept current by the provider and by forget
         self.purges = info.name == "recall_purged"
+        self.planner = WorkingMemory()  # holds no fact: plans a forget from what the store declared
 
     async def forget(self, key: str | None) -> None:
         if self.purges:
-            if key is None:
-                await self.store.forget_scope(SCOPE)
-            else:
-                await self.store.forget_key(key, known=(), scope=SCOPE)
+            await self.store.forget(self.planner.plan(key), SCOPE)
             self.kept[:] = await self.store.records(SCOPE)
 
     def retained(self) -> list[Message]:

@@ -12,7 +12,7 @@ from workbench.drift.chart import chart_text
 from workbench.drift.lab import DriftReport, ProbeScore
 from workbench.drift.policies import POLICIES
 from workbench.drift.sweep import Sweep
-from workbench.memory.shown import visible
+from workbench.memory.shown import quoted, visible
 from workbench.runtime.usage import describe_usage
 from workbench.tables import MAX_SHOWN_CHARS, literal, titled_table
 from workbench.text import clip
@@ -20,8 +20,9 @@ from workbench.text import clip
 TITLES = {p.name: p.title for p in POLICIES}
 NOTE = (
     "Cells say what each request contained and what each answer said, checked by exact text: no model "
-    "judged them and no policy is ranked. Only bounded facts, and retrieved history purged by the "
-    "product's forget, can forget one key; the other policies received the user's request to forget as "
+    "judged them and no policy is ranked. Only bounded facts, retrieved history purged by the product's "
+    "forget, and Agent Framework's memories (the product's forget rewrites their files) can forget one "
+    "key; the other policies received the user's request to forget as "
     "words. Retrieved history here uses the built-in lexical embedder (word overlap, not meaning). A "
     "characters/4 estimate is not a bill; reported tokens are the provider's own, "
     'summed over every call the policy made, or "unknown" when any call reported none.'
@@ -68,14 +69,19 @@ COST_COLUMNS = (
 NOT_MEASURED = Text("not measured (the comparison stopped)", "dim")
 
 
-def _absent(report: DriftReport, name: str) -> Text:
-    """Why a policy has no row: what it needs to run, or the stop."""
-    needs = report.unavailable.get(name)
-    return Text(needs, "yellow") if needs else NOT_MEASURED
-
-
 def _cell(report: DriftReport, name: str, probe: str) -> ProbeScore | None:
     return report.scores.get(name, {}).get(probe)
+
+
+def _missing(report: DriftReport, name: str) -> Text:
+    """Why a policy has no cell: it cannot run with this model, it failed (its cells from that turn on),
+    or the comparison stopped first."""
+    if name in report.unavailable:
+        return Text(report.unavailable[name], "dim")
+    failure = report.failures.get(name)
+    if failure is None:
+        return NOT_MEASURED
+    return literal(f"failed at turn {failure.turn:,}: {failure.reason}", "bold red", limit=MAX_SHOWN_CHARS)
 
 
 def matrix_tables(report: DriftReport) -> list[Table]:
@@ -83,11 +89,11 @@ def matrix_tables(report: DriftReport) -> list[Table]:
     tables = []
     for expected in report.chronology.expectations:
         agent = f" [{expected.agent} agent]" if expected.agent != "support" else ""
-        table = titled_table(f"probe {expected.probe!r}{agent}: {expected.question}", MATRIX_COLUMNS)
+        table = titled_table(f"probe {quoted(expected.probe)}{agent}: {expected.question}", MATRIX_COLUMNS)
         for policy in POLICIES:
             cell = _cell(report, policy.name, expected.probe)
             if cell is None:
-                table.add_row(policy.title, _absent(report, policy.name))
+                table.add_row(policy.title, _missing(report, policy.name))
                 continue
             held = sum(cell.current.values())
             missing = f" (missing: {', '.join(cell.current_missing)})" if cell.current_missing else ""
@@ -112,21 +118,25 @@ def _found(found: dict[str, bool], *, wanted: bool) -> Text:
     return Text(f"{len(hits)}/{len(found)}: {listed}", "green" if good else "bold red")
 
 
+def _texts(texts: tuple[str, ...]) -> str:
+    """Check texts as typed: `"SQL Server 2022", "Billing"`, or `nothing`."""
+    return ", ".join(quoted(t) for t in texts) if texts else "nothing"
+
+
 def answer_tables(report: DriftReport, *, answer_chars: int = 160) -> list[Table]:
     """Per probe: what came back, checked by exact text against expect/forbid (the answer matrix)."""
     tables = []
     for expected in report.chronology.expectations:
         source = "derived from the keys the question names" if expected.derived else "given in the chronology"
         table = titled_table(
-            f"probe {expected.probe!r}: what {report.model} answered (that model's answers, not a verdict) · "
-            f"expect {list(expected.expect)} · "
-            f"forbid {list(expected.forbid)} ({source})",
+            f"probe {quoted(expected.probe)}: what {report.model} answered (that model's answers, not a verdict) · "
+            f"expect {_texts(expected.expect)} · forbid {_texts(expected.forbid)} ({source})",
             ANSWER_COLUMNS if report.live else ANSWER_COLUMNS[:-1],
         )
         for policy in POLICIES:
             cell = _cell(report, policy.name, expected.probe)
             if cell is None:
-                table.add_row(policy.title, _absent(report, policy.name))
+                table.add_row(policy.title, _missing(report, policy.name))
                 continue
             table.add_row(
                 policy.title,
@@ -145,11 +155,12 @@ def accounting_table(report: DriftReport, *, timing: bool = True) -> Table:
     for policy in POLICIES:
         cost = report.accounting.get(policy.name)
         if cost is None:
-            table.add_row(policy.title, _absent(report, policy.name))
+            table.add_row(policy.title, _missing(report, policy.name))
             continue
         kept = report.retained[policy.name]
+        failure = report.failures.get(policy.name)
         table.add_row(
-            policy.title,
+            f"{policy.title} (failed at turn {failure.turn:,})" if failure else policy.title,
             str(cost.calls["agent"]),
             str(cost.calls["writer"]),
             str(cost.calls["summarizer"]),
@@ -167,12 +178,28 @@ def stop_line(report: DriftReport) -> str | None:
     """The one line that says why the comparison stopped, or None."""
     if report.stop is None:
         return None
-    where = f"{TITLES.get(report.stop.policy, report.stop.policy)}, turn {report.stop.turn}"
-    return f"stopped at {where}: {visible(report.stop.reason)}"
+    where = f"{TITLES.get(report.stop.policy, report.stop.policy)}, turn {report.stop.turn:,}"
+    return f"stopped at {where} ({report.stop.cause}): {visible(report.stop.reason)}"
+
+
+def failure_lines(report: DriftReport) -> list[str]:
+    """One line per policy that failed while the others went on (the stop has its own line)."""
+    stopped = report.stop.policy if report.stop else None
+    return [
+        f"{TITLES.get(name, name)} failed at turn {failure.turn:,}: {visible(failure.reason)}; its cells from that "
+        "turn on are not measured"
+        for name, failure in report.failures.items()
+        if name != stopped
+    ]
+
+
+# A chart wider than this is no easier to read (and piped output has no width of its own).
+MAX_CHART_WIDTH = 160
 
 
 class SizeChart:
-    """The per-turn request sizes as a chart as wide as the console it is printed on."""
+    """The per-turn request sizes as a chart as wide as the console it is printed on, up to
+    MAX_CHART_WIDTH columns."""
 
     def __init__(self, report: DriftReport, *, height: int = 22) -> None:
         self.report = report
@@ -181,7 +208,11 @@ class SizeChart:
     def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
         story = self.report.chronology
         title = f"request size at every turn · {story.name} · {story.turns:,} turns"
-        yield Text.from_ansi(chart_text(self.report.sizes, TITLES, title, width=options.max_width, height=self.height))
+        yield Text.from_ansi(
+            chart_text(
+                self.report.sizes, TITLES, title, width=min(options.max_width, MAX_CHART_WIDTH), height=self.height
+            )
+        )
 
 
 def size_chart(report: DriftReport) -> SizeChart:
@@ -196,6 +227,7 @@ def render(report: DriftReport, *, timing: bool = True, chart: bool = True) -> G
     ]
     if line := stop_line(report):
         parts.append(Text(line, "bold red"))
+    parts += [literal(line, "red", limit=MAX_SHOWN_CHARS) for line in failure_lines(report)]
     parts += [*matrix_tables(report), *answer_tables(report), accounting_table(report, timing=timing)]
     if chart:
         parts.append(size_chart(report))
@@ -210,8 +242,13 @@ def stop_json(report: DriftReport) -> dict[str, Any] | None:
         "policy": report.stop.policy,
         "title": TITLES.get(report.stop.policy, report.stop.policy),
         "turn": report.stop.turn,
+        "cause": report.stop.cause,
         "reason": report.stop.reason,
     }
+
+
+def failures_json(report: DriftReport) -> dict[str, Any]:
+    return {name: {"turn": f.turn, "reason": f.reason} for name, f in report.failures.items()}
 
 
 def to_json(report: DriftReport) -> dict[str, Any]:
@@ -223,6 +260,7 @@ def to_json(report: DriftReport) -> dict[str, Any]:
         "seconds": round(report.seconds, 3),
         "partial": report.partial,
         "stop": stop_json(report),
+        "failures": failures_json(report),
         "unavailable": report.unavailable,
         "policies": [{"name": p.name, "title": p.title, "keeps": p.keeps} for p in POLICIES],
         "probes": [
@@ -288,13 +326,17 @@ def sweep_table(sweep: Sweep) -> Table:
         for policy in POLICIES:
             cost = report.accounting.get(policy.name)
             if cost is None:
-                table.add_row(f"{report.chronology.turns:,}", policy.title, _absent(report, policy.name))
+                table.add_row(f"{report.chronology.turns:,}", policy.title, _missing(report, policy.name))
                 continue
             size = _last_probe_chars(report, policy.name)
             table.add_row(
                 f"{report.chronology.turns:,}",
                 policy.title,
-                f"{size:,}" if size is not None else Text("not reached", "dim"),
+                f"{size:,}"
+                if size is not None
+                else _missing(report, policy.name)
+                if policy.name in report.failures
+                else Text("not reached", "dim"),
                 f"{cost.request_chars:,}",
                 str(sum(cost.calls.values())),
                 f"{cost.seconds:.2f} s",
@@ -311,8 +353,11 @@ def render_sweep(sweep: Sweep) -> Group:
     parts: list[Any] = [sweep_table(sweep)]
     if sweep.reports:
         parts.append(size_chart(sweep.reports[-1]))
+    for report in sweep.reports:
+        turns = f"{report.chronology.turns:,} turns: "
+        parts += [literal(turns + line, "red", limit=MAX_SHOWN_CHARS) for line in failure_lines(report)]
     if sweep.stopped and (line := stop_line(sweep.stopped)):
-        parts.append(Text(f"{sweep.stopped.chronology.turns} turns: {line} (partial)", "bold red"))
+        parts.append(Text(f"{sweep.stopped.chronology.turns:,} turns: {line} (partial)", "bold red"))
     parts.append(Text(NOTE, "dim"))
     return Group(*parts)
 
@@ -331,6 +376,7 @@ def sweep_json(sweep: Sweep) -> dict[str, Any]:
                 "turns": report.chronology.turns,
                 "seconds": round(report.seconds, 3),
                 "partial": report.partial,
+                "failures": failures_json(report),
                 "policies": {
                     name: {
                         "request_chars_at_last_probe": _last_probe_chars(report, name),
@@ -340,8 +386,8 @@ def sweep_json(sweep: Sweep) -> dict[str, Any]:
                     }
                     for name, cost in report.accounting.items()
                 },
-                "unavailable": report.unavailable,
                 "request_chars_by_turn": report.sizes,
+                "unavailable": report.unavailable,
             }
             for report in sweep.reports
         ],

@@ -5,8 +5,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from workbench.agentmem.mem0_config import Mem0Config
-from workbench.drift.chronology import Chronology, load_chronology
+from workbench.drift.chronology import MAX_TURNS, Chronology, load_chronology
 from workbench.drift.lab import DriftReport, Progress, run_drift
+from workbench.memory.shown import quoted
 from workbench.runtime.models import ModelSet
 
 
@@ -21,17 +22,23 @@ class Sweep:
         """The run that stopped (the sweep goes no further), if any."""
         return next((r for r in self.reports if r.partial), None)
 
+    @property
+    def failed(self) -> list[str]:
+        """The policies that failed in some run (the others went on), in order."""
+        return [name for report in self.reports for name in report.failures]
+
 
 def parse_lengths(text: str) -> tuple[int, ...]:
-    """`10,100,1000` as lengths, ascending and distinct; ValueError says what is wrong."""
-    try:
-        lengths = tuple(int(part) for part in text.split(","))
-    except ValueError:
-        raise ValueError(
-            f"--sweep takes turn counts separated by commas, like 10,100,1000; not {text[:40]!r}"
-        ) from None
+    """`10,100,1000` as lengths, ascending and distinct, each at most MAX_TURNS; ValueError says what
+    is wrong."""
+    parts = text.split(",")
+    if not all(part.strip().isascii() and part.strip().isdigit() for part in parts):
+        raise ValueError(f"takes turn counts separated by commas, like 10,100,1000; not {quoted(text, 40)}")
+    lengths = tuple(int(part) for part in parts)
     if any(n < 1 for n in lengths) or list(lengths) != sorted(set(lengths)):
-        raise ValueError("--sweep lengths must be positive and ascending, each once, like 10,100,1000")
+        raise ValueError("lengths must be positive and ascending, each once, like 10,100,1000")
+    if lengths[-1] > MAX_TURNS:
+        raise ValueError(f"at most {MAX_TURNS:,} turns; {lengths[-1]:,} asked")
     return lengths
 
 
@@ -46,7 +53,7 @@ async def run_sweep(
     """Each length in turn; a stop ends the sweep and keeps the partial run."""
     story = chronology or load_chronology()
     for turns in lengths:
-        story.stretched(turns)  # every length is checked before anything runs
+        story.check_length(turns)  # every length is checked before anything runs
     sweep = Sweep(story, lengths)
     for turns in lengths:
         report = await run_drift(models, chronology=story.stretched(turns), progress=progress, mem0=mem0)

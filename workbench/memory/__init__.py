@@ -16,6 +16,7 @@ if TYPE_CHECKING:
         MAX_VALUE_CHARS,
         ParsedMessage,
         Segment,
+        declares_anything,
         parse_declarations,
         parse_message,
     )
@@ -33,6 +34,7 @@ _EXPORTS = {
     "MAX_VALUE_CHARS": "workbench.memory.contract",
     "ParsedMessage": "workbench.memory.contract",
     "Segment": "workbench.memory.contract",
+    "declares_anything": "workbench.memory.contract",
     "parse_declarations": "workbench.memory.contract",
     "parse_message": "workbench.memory.contract",
     "EventKind": "workbench.memory.ledger",
@@ -71,6 +73,7 @@ __all__ = [
     "Status",
     "WorkingMemory",
     "declared_candidates",
+    "declares_anything",
     "parse_declarations",
     "parse_message",
     "to_prompt_block",

@@ -96,6 +96,12 @@ def parse_message(text: str) -> ParsedMessage:
     )
 
 
+def declares_anything(text: str) -> bool:
+    """Whether a message declares something, as admission reads it: a look-alike key (`café=1`)
+    declares, and is rejected by name. The one rule for "is this a question?" everywhere."""
+    return parse_message(text).declares_anything
+
+
 def parse_declarations(text: str) -> dict[str, str]:
     """The explicit `key=value` assertions of one user message, unknown keys and empty values included."""
     return parse_message(text).declarations

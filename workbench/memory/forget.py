@@ -57,6 +57,11 @@ class ForgetPlan:
         longest_first = sorted(self.values, key=len, reverse=True)
         return re.compile("|".join(_occurrence(v) for v in longest_first), re.IGNORECASE)
 
+    def widened(self, values: Iterable[str]) -> ForgetPlan:
+        """The same forget with more values (what a holder found declared in its own text)."""
+        more = frozenset(v for v in values if v) - self.values
+        return self if not more else ForgetPlan(self.key, self.keys, self.values | more)
+
     def holds(self, text: str) -> bool:
         """Whether `text` holds a forgotten value whole, or declares a forgotten key."""
         if self._pattern is not None and self._pattern.search(text):
@@ -126,10 +131,12 @@ class TextHolder:
 
 @dataclass(frozen=True)
 class ForgetReport:
-    """What a forget did: memory's outcome, and per holder a count (or why it could not reach it)."""
+    """What a forget did: memory's outcome, and per holder a count (or why it could not reach it):
+    `removed` as a number, `counts` in words with the holder's unit."""
 
     outcome: Outcome
     counts: dict[str, str] = field(default_factory=dict)
+    removed: dict[str, int] = field(default_factory=dict)
     failures: dict[str, str] = field(default_factory=dict)
 
     def describe(self) -> str:
@@ -190,7 +197,8 @@ class Forgetting:
         report = ForgetReport(outcome)
         for holder in list(self._holders):
             try:
-                report.counts[holder.name] = f"{await holder.forget(plan):,} {holder.unit}"
+                removed = report.removed[holder.name] = await holder.forget(plan)
+                report.counts[holder.name] = f"{removed:,} {holder.unit}"
             except Exception as exc:  # one holder's failure must not keep the forget from the others
                 report.failures[holder.name] = clip(plan.scrub(f"{type(exc).__name__}: {exc}"), _FAILURE_CHARS)
         self._memory.note(report.describe(), origin="forget")

@@ -8,7 +8,7 @@ redacted event cannot keep a forgotten value in a pre-rendered string.
 from __future__ import annotations
 
 from collections import deque
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, replace
 from datetime import datetime
 from enum import StrEnum
@@ -95,8 +95,8 @@ class Reason:
         return replace(self, detail=self.generic)
 
     def sentence(self) -> str:
-        # ascii() shows a look-alike key for what it is, a Cyrillic o as \u043e.
-        where = f"{self.key!a}: " if self.key is not None else ""
+        # As typed: a look-alike key's foreign characters are named in the detail (explain_key).
+        where = f"{quoted(self.key)}: " if self.key is not None else ""
         return f"{where}{self.detail} [{self.code}]"
 
 
@@ -210,9 +210,15 @@ class Ledger:
     """The latest events, oldest first, bounded to `capacity`. Not locked on its own:
     `WorkingMemory` writes it under its lock and tells its subscribers after releasing it."""
 
-    def __init__(self, capacity: int = 500) -> None:
-        self._events: deque[MemoryEvent] = deque(maxlen=capacity)
-        self._seq = 0
+    def __init__(self, capacity: int = 500, events: Iterable[MemoryEvent] = (), seq: int = 0) -> None:
+        """`events` and `seq` continue a ledger saved earlier (its latest events and last number)."""
+        self._events: deque[MemoryEvent] = deque(events, maxlen=capacity)
+        self._seq = max([seq, *(e.seq for e in self._events)])
+
+    @property
+    def seq(self) -> int:
+        """The number of the latest event recorded."""
+        return self._seq
 
     def _record(self, **fields: object) -> MemoryEvent:
         self._seq += 1

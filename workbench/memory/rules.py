@@ -20,7 +20,7 @@ from workbench.memory.contract import (
 )
 from workbench.memory.ledger import Reason, ReasonCode
 from workbench.memory.records import FactCandidate, declared_candidates
-from workbench.text import echo
+from workbench.memory.shown import quoted
 
 
 def check_message(user_text: str) -> Reason | None:
@@ -66,14 +66,14 @@ def _candidate_problem(user_text: str, candidate: FactCandidate, seen: set[str])
         return Reason(
             ReasonCode.EVIDENCE_NOT_IN_MESSAGE,
             key,
-            f"the quotation {echo(evidence, MAX_EVIDENCE_CHARS)} is not an exact part of the message",
+            f"the quotation {quoted(evidence, MAX_EVIDENCE_CHARS)} is not an exact part of the message",
         )
     if value not in evidence:
         return Reason(
             ReasonCode.VALUE_NOT_IN_EVIDENCE,
             key,
-            f"the quotation {echo(evidence, MAX_EVIDENCE_CHARS)} does not contain the value "
-            f"{echo(value, MAX_VALUE_CHARS)}",
+            f"the quotation {quoted(evidence, MAX_EVIDENCE_CHARS)} does not contain the value "
+            f"{quoted(value, MAX_VALUE_CHARS)}",
         )
     return None
 
@@ -121,8 +121,8 @@ def check_declarations(parsed: ParsedMessage, candidates: Sequence[FactCandidate
                 Reason(
                     ReasonCode.DECLARATION_MISMATCH,
                     candidate.key,
-                    f"the proposed value {echo(candidate.value, MAX_VALUE_CHARS)} is not the declared "
-                    f"{echo(declared[candidate.key], MAX_VALUE_CHARS)}",
+                    f"the proposed value {quoted(candidate.value, MAX_VALUE_CHARS)} is not the declared "
+                    f"{quoted(declared[candidate.key], MAX_VALUE_CHARS)}",
                 )
             )
     for key, value in declared.items():

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import unicodedata
 
-from workbench.text import visible
+from workbench.text import cut_marker, visible
 
 __all__ = ["quoted", "visible", "visible_controls"]
 
@@ -15,9 +15,13 @@ def _shown(ch: str) -> str:
     return f"\\x{ord(ch):02x}" if ord(ch) < 0x100 else f"\\u{ord(ch):04x}"
 
 
-def quoted(text: str) -> str:
-    """A value or quotation as a person typed it, in double quotes: `"O'Brien \\ Sons"`."""
-    return f'"{visible(text)}"'
+def quoted(text: str, limit: int | None = None) -> str:
+    """A value or quotation as a person typed it, in double quotes: `"O'Brien \\ Sons"`. With `limit`,
+    at most that many characters of `text` are quoted; the cut marker stands outside the quotes, so
+    it cannot be read as part of the value."""
+    if limit is None or len(text) <= limit:
+        return f'"{visible(text)}"'
+    return f'"{visible(text[:limit])}"{cut_marker(len(text))}'
 
 
 def visible_controls(text: str, *, escape: str = "\x1b") -> tuple[str, int]:

@@ -16,6 +16,7 @@ from workbench.memory.outcome import Outcome, Status
 from workbench.memory.prompt import to_prompt_block
 from workbench.memory.records import Fact, FactCandidate, MemoryTurn
 from workbench.memory.rules import check_candidates, check_declarations, check_message, first_per_key
+from workbench.memory.saved import SavedMemory
 from workbench.memory.turns import OpenTurn, acting_for
 
 # Receives the Outcome of each settled batch (or forget, or note), once, after memory's lock is released.
@@ -52,6 +53,31 @@ class WorkingMemory:
         self.ledger = Ledger(ledger_capacity)
         self._subscribers: list[Subscriber] = []
         self._subscribers_lock = threading.Lock()
+
+    @classmethod
+    def restored(
+        cls, saved: SavedMemory, *, ledger_capacity: int = 500, clock: Callable[[], datetime] = utc_now
+    ) -> WorkingMemory:
+        """Memory as `saved()` left it: the same facts, ledger, epoch and counters, no open ticket."""
+        memory = cls(ledger_capacity=ledger_capacity, clock=clock)
+        memory._facts = {f.key: f for f in saved.facts}
+        memory._declaration_text = dict(saved.declarations)
+        memory._epoch, memory._turn, memory._last_applied = saved.epoch, saved.turn, saved.last_applied
+        memory.ledger = Ledger(ledger_capacity, saved.ledger, saved.ledger_seq)
+        return memory
+
+    def saved(self) -> SavedMemory:
+        """What a restart needs to resume exactly (see `SavedMemory`)."""
+        with self._lock:
+            return SavedMemory(
+                facts=self.facts(),
+                declarations=tuple(sorted(self._declaration_text.items())),
+                ledger=tuple(self.ledger.latest()),
+                ledger_seq=self.ledger.seq,
+                epoch=self._epoch,
+                turn=self._turn,
+                last_applied=self._last_applied,
+            )
 
     @property
     def epoch(self) -> int:

@@ -7,6 +7,7 @@ from typing import Any
 from rich.console import Group
 from rich.text import Text
 
+from workbench.memory.shown import quoted
 from workbench.qualify.runner import QualifyReport
 from workbench.runtime.usage import describe_usage
 from workbench.tables import MAX_SHOWN_CHARS, literal, titled_table
@@ -17,11 +18,23 @@ NOTE = (
     "this model, at this moment, through this format, did what the contract says for that case; it says "
     "nothing about other messages. Tokens are as the provider reported them, or unknown."
 )
+HOST_DECIDED = (
+    "host-decided: the host rejects this message from the message alone, whatever the model replies (an "
+    "empty reply passes), so it is reported apart and does not score the model"
+)
+AFTER_TIMEOUT = (
+    "* may include the previous case's time: that case timed out and the server may still have been generating for it"
+)
 SELF_CHECK = (
     "NOT A QUALIFICATION: no model was asked. Without --model the writer is the built-in script, a "
     "deterministic parse, so this run checked the suite itself: that each case's expectation agrees with "
     "the host's contract. Name a model with --model (and --base-url) to qualify it."
 )
+
+
+def _facts(facts: dict[str, str]) -> str:
+    """Facts as typed: `module="Billing", database="SQL Server 2022"`, or `no facts`."""
+    return ", ".join(f"{key}={quoted(value)}" for key, value in facts.items()) or "no facts"
 
 
 def render(report: QualifyReport) -> Group:
@@ -37,42 +50,67 @@ def render(report: QualifyReport) -> Group:
     good, bad = ("agrees", "DISAGREES") if report.self_check else ("pass", "FAIL")
     cases = titled_table(
         f"{what} {report.suite.name} · writer: {report.model}",
-        ("case", "expected", "outcome", "format", "latency", "reported tokens", "verdict"),
+        ("case", "decided by", "expected", "outcome", "format", "latency", "reported tokens", "verdict"),
     )
     for result in report.results:
         expected = result.case.expect + (f" ({result.case.reason})" if result.case.reason else "")
         outcome = result.outcome + (f" ({', '.join(result.reasons)})" if result.reasons else "")
         cases.add_row(
             literal(f"{result.case.id}: {result.case.title}"),
+            "host" if result.host_decided else "model",
             literal(expected),
             literal(outcome, limit=MAX_SHOWN_CHARS),
             result.writer_format,
-            f"{result.latency_ms:,.1f} ms",
+            f"{result.latency_ms:,.1f} ms{' *' if result.after_timeout else ''}",
             describe_usage(result.usage),
             Text(good, "bold green") if result.passed else Text(bad, "bold red"),
         )
     parts.append(cases)
+    scored, host = report.scored, report.host_checks
+    host_passed = sum(r.passed for r in host)
     if report.self_check:
         summary = (
-            f"suite self-check: {report.passed}/{len(report.results)} cases agree with the contract · "
-            "no model qualified"
+            f"suite self-check: {report.passed}/{len(scored)} cases the model decides and {host_passed}/{len(host)} "
+            "host-decided cases agree with the contract · no model qualified"
         )
     else:
         summary = (
-            f"{report.passed}/{len(report.results)} cases as the contract says · requested format: "
+            f"{report.passed}/{len(scored)} cases as the contract says, scored on what the model's output decides "
+            f"· host-decided checks, apart: {host_passed}/{len(host)} · requested format: "
             f"{report.requested_format} · reported tokens in total: {describe_usage(report.usage)}"
         )
     parts.append(Text(summary, "bold"))
+    if host:
+        parts.append(Text(f"{', '.join(r.case.id for r in host)}: {HOST_DECIDED}", "dim"))
+    if any(r.after_timeout for r in report.results):
+        parts.append(Text(AFTER_TIMEOUT, "dim"))
     parts += [
         literal(
-            f"{r.case.id}: {r.detail or 'got ' + r.outcome + ' with ' + repr(r.facts)}", "red", limit=MAX_SHOWN_CHARS
+            f"{r.case.id}: {r.detail or 'got ' + r.outcome + ' with ' + _facts(r.facts)}", "red", limit=MAX_SHOWN_CHARS
         )
         for r in report.results
         if not r.passed
     ]
+    if not report.self_check and not report.all_passed:
+        parts.append(Text(next_steps(report), "bold yellow"))
     if not report.self_check:
         parts.append(Text(NOTE, "dim"))
     return Group(*parts)
+
+
+def next_steps(report: QualifyReport) -> str:
+    """What the user can do when the model does not qualify."""
+    others = [
+        name
+        for name, verdict in report.formats.items()
+        if verdict.startswith("accepted") and name != report.results[0].writer_format
+    ]
+    formats = f" (this server accepts {', '.join(others)})" if others else ""
+    return (
+        "This model does not qualify as the writer. What to do next: run with --writer host (the host's own "
+        f"parse, no writer model; the agents still use --model); or try another --writer-format{formats}; "
+        "or a larger model as --writer-model."
+    )
 
 
 def to_json(report: QualifyReport) -> dict[str, Any]:
@@ -87,7 +125,9 @@ def to_json(report: QualifyReport) -> dict[str, Any]:
         "requested_format": report.requested_format,
         "formats": None if report.self_check else report.formats,
         "passed": report.passed,
-        "total": len(report.results),
+        "total": len(report.scored),
+        "host_checks": {"passed": sum(r.passed for r in report.host_checks), "total": len(report.host_checks)},
+        "next_steps": None if report.self_check or report.all_passed else next_steps(report),
         "reported_tokens": usage(report.usage),
         "cases": [
             {
@@ -99,7 +139,9 @@ def to_json(report: QualifyReport) -> dict[str, Any]:
                 "reasons": list(r.reasons),
                 "facts": r.facts,
                 "format": r.writer_format,
+                "decided_by": "host" if r.host_decided else "model",
                 "latency_ms": round(r.latency_ms, 1),
+                "latency_may_include_previous_case": r.after_timeout,
                 "reported_tokens": usage(r.usage),
                 "passed": r.passed,
                 "detail": clip(r.detail, MAX_SHOWN_CHARS),

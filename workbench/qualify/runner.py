@@ -4,12 +4,22 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
-from workbench.memory import EventKind, ReasonCode, Status, WorkingMemory, declared_candidates
+from workbench.memory import (
+    EventKind,
+    FactCandidate,
+    MemoryTurn,
+    Outcome,
+    ReasonCode,
+    Status,
+    WorkingMemory,
+    declared_candidates,
+)
 from workbench.qualify.suite import Case, Suite, load_suite
 from workbench.runtime.calls import CallLog, CallRecord
 from workbench.runtime.config import WriterFormat
+from workbench.runtime.deadline import CallTimedOut
 from workbench.runtime.failures import explain_failure, rejects_request_format
 from workbench.runtime.models import ModelSet
 from workbench.runtime.usage import Usage, total_usage
@@ -33,12 +43,19 @@ class CaseResult:
     latency_ms: float
     usage: Usage | None
     detail: str = ""
+    host_decided: bool = False  # the host rejects this message whatever the model says: it scores no model
+    timed_out: bool = False
+    after_timeout: bool = False  # the server may still have been generating for the previous case
 
     @property
     def passed(self) -> bool:
-        if self.outcome != self.case.expect or self.facts != self.case.facts:
-            return False
-        return self.case.reason is None or self.case.reason in self.reasons
+        return _as_expected(self.case, self.outcome, self.reasons, self.facts)
+
+
+def _as_expected(case: Case, outcome: str, reasons: tuple[str, ...], facts: dict[str, str]) -> bool:
+    if outcome != case.expect or facts != case.facts:
+        return False
+    return case.reason is None or case.reason in reasons
 
 
 @dataclass
@@ -51,13 +68,27 @@ class QualifyReport:
     self_check: bool = False
 
     @property
+    def scored(self) -> list[CaseResult]:
+        """The cases the model's output decides: only these score it."""
+        return [r for r in self.results if not r.host_decided]
+
+    @property
+    def host_checks(self) -> list[CaseResult]:
+        """The cases the host decides from the message alone (an empty reply passes them)."""
+        return [r for r in self.results if r.host_decided]
+
+    @property
     def passed(self) -> int:
-        return sum(r.passed for r in self.results)
+        return sum(r.passed for r in self.scored)
+
+    @property
+    def all_passed(self) -> bool:
+        return all(r.passed for r in self.results)
 
     @property
     def qualified(self) -> bool:
         """Only a model that was asked, and did what the contract says in every case, qualifies."""
-        return not self.self_check and bool(self.results) and self.passed == len(self.results)
+        return not self.self_check and bool(self.results) and self.all_passed
 
     @property
     def usage(self) -> Usage | None:
@@ -70,7 +101,12 @@ async def probe_formats(models: ModelSet, text: str, timeout: float) -> dict[str
     found = {}
     for writer_format in CONCRETE_FORMATS:
         writer = ModelWriter(
-            models.writer_client, CallLog(), models.writer_label, timeout=timeout, writer_format=writer_format
+            models.writer_client,
+            CallLog(),
+            models.writer_label,
+            timeout=timeout,
+            writer_format=writer_format,
+            bound=models.bound,
         )
         try:
             await writer.propose(text)
@@ -101,14 +137,55 @@ class QualifyStopped(Exception):
     """The model could not be asked at all; the message names what to check."""
 
 
-async def _run_case(case: Case, writer: ModelWriter, calls: CallLog, models: ModelSet) -> CaseResult:
+def _prepared(case: Case) -> WorkingMemory:
+    """A fresh memory after the case's setup."""
     memory = WorkingMemory()
     for text in case.setup:
         with memory.open_turn(text, "setup") as setup:
             memory.admit(setup.ticket, declared_candidates(text))
+    return memory
+
+
+def _summary(outcome: Outcome, memory: WorkingMemory, turn: MemoryTurn) -> tuple[str, tuple[str, ...], dict[str, str]]:
+    event = outcome.events[0]
+    reasons = tuple(str(r.code) for r in event.reasons) if event.kind is EventKind.REJECTED else ()
+    facts = {f.key: f.value for f in memory.facts() if f.turn == turn.number} if outcome.applied else {}
+    return {Status.APPLIED: "admitted"}.get(outcome.status, str(outcome.status)), reasons, facts
+
+
+def host_decided(case: Case) -> bool:
+    """Whether the host's checks give the expected outcome whatever extraction the model returns: an
+    empty one, the exact one, or an invented fact. Such a case (six keys, an unknown key) is rejected
+    from the message alone, so passing it says nothing about the model."""
+    replies: tuple[list[FactCandidate], ...] = (
+        [],
+        declared_candidates(case.message),
+        [FactCandidate(key="product", value="x", evidence="x")],
+    )
+    for candidates in replies:
+        memory = _prepared(case)
+        with memory.open_turn(case.message, "host-check") as opened:
+            outcome = memory.admit(opened.ticket, candidates)
+        if not _as_expected(case, *_summary(outcome, memory, opened.ticket)):
+            return False
+    return True
+
+
+def _timed_out(exc: BaseException) -> bool:
+    current: BaseException | None = exc
+    while current is not None:
+        if isinstance(current, TimeoutError | CallTimedOut) or type(current).__name__ == "APITimeoutError":
+            return True
+        current = current.__cause__ or current.__context__
+    return False
+
+
+async def _run_case(case: Case, writer: ModelWriter, calls: CallLog, models: ModelSet) -> CaseResult:
     origin = f"qualify:{case.id}"  # turn numbers repeat across the cases' fresh memories; ids do not
+    memory = _prepared(case)
     started = time.perf_counter()
     detail = ""
+    timed_out = False
     with memory.open_turn(case.message, origin) as opened:
         turn = opened.ticket
         try:
@@ -117,21 +194,24 @@ async def _run_case(case: Case, writer: ModelWriter, calls: CallLog, models: Mod
             outcome = memory.reject(turn, ReasonCode.MALFORMED_OUTPUT, str(exc))
         except Exception as exc:
             detail = explain_failure(exc, base_url=models.base_url, secrets=models.secrets)
+            timed_out = _timed_out(exc)
             outcome = memory.abandon(turn, detail)
         else:
             outcome = memory.admit(turn, candidates)
     latency = (time.perf_counter() - started) * 1000
     event = outcome.events[0]
-    reasons = tuple(str(r.code) for r in event.reasons) if event.kind is EventKind.REJECTED else ()
+    shown, reasons, facts = _summary(outcome, memory, turn)
     return CaseResult(
         case=case,
-        outcome={Status.APPLIED: "admitted"}.get(outcome.status, str(outcome.status)),
+        outcome=shown,
         reasons=reasons,
-        facts={f.key: f.value for f in memory.facts() if f.turn == turn.number} if outcome.applied else {},
+        facts=facts,
         writer_format=str(writer.format),
         latency_ms=latency,
         usage=reported_usage(calls.records(origin=origin)),
         detail=detail or (event.describe() if event.kind is EventKind.REJECTED else ""),
+        host_decided=host_decided(case),
+        timed_out=timed_out,
     )
 
 
@@ -144,7 +224,12 @@ async def run_qualify(
     suite = suite or load_suite()
     calls = CallLog()
     writer = ModelWriter(
-        models.writer_client, calls, models.writer_label, timeout=timeout, writer_format=models.writer_format
+        models.writer_client,
+        calls,
+        models.writer_label,
+        timeout=timeout,
+        writer_format=models.writer_format,
+        bound=models.bound,
     )
     report = QualifyReport(suite, models.writer_label, str(models.writer_format), self_check=models.scripted)
     steps = len(suite.cases) + (0 if report.self_check else 1)
@@ -158,5 +243,8 @@ async def run_qualify(
     for number, case in enumerate(suite.cases, steps - len(suite.cases) + 1):
         if progress is not None:
             progress(f"case {case.id}", number, steps)
-        report.results.append(await _run_case(case, writer, calls, models))
+        result = await _run_case(case, writer, calls, models)
+        if report.results and report.results[-1].timed_out:
+            result = replace(result, after_timeout=True)
+        report.results.append(result)
     return report

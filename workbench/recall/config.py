@@ -18,11 +18,13 @@ MEMORY_STORE = "memory"
 
 @dataclass(frozen=True)
 class RecallConfig:
-    """`embedding_model` None means the built-in lexical embedder. `store` None means the DuckDB file
-    in the user's data directory; "memory" means Agent Framework's InMemoryStore (gone on exit)."""
+    """`embedding_model` None means the built-in lexical embedder. `store` None means the PostgreSQL
+    database named by $WORKBENCH_RECALL_POSTGRES when it is set, else the DuckDB file in the user's data
+    directory; "memory" means Agent Framework's InMemoryStore (gone on exit); a postgresql:// URL a
+    PostgreSQL database with pgvector. The store may hold a password: it is never in the repr."""
 
     enabled: bool = False
-    store: str | None = None
+    store: str | None = field(default=None, repr=False)
     embedding_model: str | None = None
     embedding_base_url: str | None = None
     api_key: str | None = field(default=None, repr=False)
@@ -30,6 +32,12 @@ class RecallConfig:
     on_demand: bool = False  # the model calls a search function instead of recall before every run
     # The Azure OpenAI chat configuration whose resource and sign-in the embedding deployment shares.
     azure: ModelConfig | None = field(default=None, repr=False)
+
+    def __post_init__(self) -> None:
+        if (conninfo := self.postgres) is not None:
+            from workbench.recall.postgres_store import display_location
+
+            display_location(conninfo)  # a malformed connection string is refused before anything starts
 
     @classmethod
     def from_options(
@@ -69,22 +77,37 @@ class RecallConfig:
 
     @property
     def store_path(self) -> Path | None:
-        """The DuckDB file, or None for the in-memory store."""
-        if self.store == MEMORY_STORE:
+        """The DuckDB file, or None for the in-memory or a PostgreSQL store."""
+        if self.store == MEMORY_STORE or self.postgres is not None:
             return None
         from workbench.recall.duckdb_file import default_path
 
         return Path(self.store).expanduser() if self.store else default_path()
 
+    @property
+    def postgres(self) -> str | None:
+        """The PostgreSQL connection string: a postgresql:// --recall-store, else (no --recall-store)
+        $WORKBENCH_RECALL_POSTGRES. Never shown: see `workbench.recall.postgres_store`."""
+        from workbench.recall.postgres_store import ENVIRONMENT, is_connection_url
+
+        if self.store is not None:
+            return self.store if is_connection_url(self.store) else None
+        return os.environ.get(ENVIRONMENT) or None
+
     def build(self, calls: CallLog | None = None) -> RecallSetup:
         """The store (opened at first use) and the embedder, its calls recorded in `calls` (the
-        runtime's log). Loads Agent Framework; DuckDB only for a file."""
+        runtime's log). Loads Agent Framework; DuckDB only for a file, psycopg only for PostgreSQL.
+        A malformed connection string is a ConfigError naming none of it."""
         from workbench.recall.embedders import build_azure_embedder, build_embedder, logged_embedder
         from workbench.recall.setup import RecallSetup
         from workbench.recall.store import RecallStore
 
-        path = self.store_path
-        if path is None:
+        path, conninfo = self.store_path, self.postgres
+        if conninfo is not None:
+            from workbench.recall.postgres_store import PostgresBackend
+
+            store = RecallStore(PostgresBackend(conninfo))
+        elif path is None:
             store = RecallStore()
         else:
             from workbench.recall.duckdb_file import DuckDBBackend

@@ -4,32 +4,29 @@ directory, and a forget that reaches the disk.
 DuckDB keeps a deleted row's bytes in the file after DELETE, CHECKPOINT and VACUUM. After a forget
 deleted records, the live tables are copied into a fresh file (ATTACH + COPY FROM DATABASE), which
 atomically replaces the old one; no write-ahead log is left beside it. The old file's disk blocks
-are released to the file system, which this program cannot overwrite (nor backups or snapshots)."""
+are released to the file system, which this program cannot overwrite (nor backups or snapshots).
+
+Every file DuckDB writes (the database, its write-ahead log, a rewrite's work file, spilled
+temporary files) is created readable by the user only: see `PrivateFiles`."""
 
 from __future__ import annotations
 
 import os
-import sys
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
 
 import duckdb
 from agent_framework import BaseVectorStore
-from agent_framework_duckdb import DuckDBStore
+
+from workbench.files import data_dir
+from workbench.recall.duckdb_search import RecallDuckDBStore
 
 FILE_NAME = "recall.duckdb"
 _REWRITE_SUFFIX = ".rewrite"
 _ATTACHED = "erased_copy"
-
-
-def data_dir() -> Path:
-    """The user's data directory for workbench: $WORKBENCH_DATA_DIR, else the platform's."""
-    if explicit := os.environ.get("WORKBENCH_DATA_DIR"):
-        return Path(explicit)
-    if sys.platform == "win32":
-        return Path(os.environ.get("LOCALAPPDATA") or Path.home() / "AppData" / "Local") / "workbench"
-    if sys.platform == "darwin":
-        return Path.home() / "Library" / "Application Support" / "workbench"
-    return Path(os.environ.get("XDG_DATA_HOME") or Path.home() / ".local" / "share") / "workbench"
 
 
 def default_path() -> Path:
@@ -41,10 +38,76 @@ def companion_files(path: Path) -> list[Path]:
     return [path.with_name(path.name + suffix) for suffix in (".wal", _REWRITE_SUFFIX, _REWRITE_SUFFIX + ".wal")]
 
 
+class PrivateFiles:
+    """Keeps the process umask at least as strict as 0o077 while any holder needs it.
+
+    DuckDB creates its write-ahead log on the first write after each checkpoint and deletes it at
+    the checkpoint (a log made ahead with mode 0600 is deleted and created anew with the default
+    mode), on whichever thread commits, and has no setting for its mode or place; its spill files
+    are the same. The umask is the one control of the mode such a file is created with. POSIX keeps
+    it per process, so while a DuckDB store is open every file this process creates is user-only:
+    the product's rule for every file it writes anyway. The umask is only ever tightened, never
+    loosened, and restored when the last holder lets go; nothing else in workbench changes it."""
+
+    _lock = threading.Lock()
+    _holders = 0
+    _saved = 0
+
+    @classmethod
+    def acquire(cls) -> None:
+        with cls._lock:
+            if cls._holders == 0:
+                cls._saved = os.umask(0o077)
+                os.umask(cls._saved | 0o077)
+            cls._holders += 1
+
+    @classmethod
+    def release(cls) -> None:
+        with cls._lock:
+            cls._holders -= 1
+            if cls._holders == 0:
+                os.umask(cls._saved)
+
+    @classmethod
+    @contextmanager
+    def held(cls) -> Iterator[None]:
+        cls.acquire()
+        try:
+            yield
+        finally:
+            cls.release()
+
+
+class PrivateDuckDBStore(RecallDuckDBStore):
+    """The recall DuckDB store, holding `PrivateFiles` from its creation until it is closed."""
+
+    def __init__(self, **options: Any) -> None:
+        PrivateFiles.acquire()
+        self._private = True
+        try:
+            super().__init__(**options)
+        except BaseException:
+            self._release()
+            raise
+
+    def _release(self) -> None:
+        if self._private:
+            self._private = False
+            PrivateFiles.release()
+
+    async def aclose(self) -> None:
+        try:
+            await super().aclose()
+        finally:
+            self._release()
+
+
 class DuckDBBackend:
     """One DuckDB database file holding every recall collection."""
 
     kind = "DuckDB"
+    vector_index = "default"  # exact search: agent-framework-duckdb has no vector index
+    erases: str | None = "rewrote its file"
 
     def __init__(self, path: Path | None = None) -> None:
         self.path = (path or default_path()).expanduser().resolve()
@@ -56,11 +119,12 @@ class DuckDBBackend:
         for leftover in companion_files(self.path)[1:]:
             leftover.unlink(missing_ok=True)  # a rewrite interrupted before its atomic rename
         if not self.path.exists():
-            duckdb.connect(str(self.path)).close()
+            with PrivateFiles.held():
+                duckdb.connect(str(self.path)).close()
             self.path.chmod(0o600)
-        return DuckDBStore(connection_string=str(self.path))
+        return PrivateDuckDBStore(connection_string=str(self.path))
 
-    async def erase_deleted(self, store: BaseVectorStore) -> BaseVectorStore:
+    async def erase_deleted(self, store: BaseVectorStore, collections: list[str]) -> BaseVectorStore:
         """Close the store, copy its live tables into a fresh file that replaces the old one, reopen."""
         await store.__aexit__(None, None, None)
         rewrite_file(self.path)
@@ -77,6 +141,14 @@ def rewrite_file(path: Path) -> None:
     """Replace the database file at `path` with a copy of its live data only (no deleted rows, no WAL)."""
     fresh = path.with_name(path.name + _REWRITE_SUFFIX)
     fresh.unlink(missing_ok=True)
+    with PrivateFiles.held():
+        _copy_live_data(path, fresh)
+    fresh.chmod(0o600)
+    os.replace(fresh, path)
+    path.with_name(path.name + ".wal").unlink(missing_ok=True)
+
+
+def _copy_live_data(path: Path, fresh: Path) -> None:
     connection = duckdb.connect(str(path))
     try:
         (database,) = connection.execute("SELECT current_database()").fetchone() or ("",)
@@ -86,9 +158,6 @@ def rewrite_file(path: Path) -> None:
         connection.execute("DETACH " + _ATTACHED)
     finally:
         connection.close()
-    fresh.chmod(0o600)
-    os.replace(fresh, path)
-    path.with_name(path.name + ".wal").unlink(missing_ok=True)
 
 
 def _literal(path: Path) -> str:

@@ -14,6 +14,7 @@ from typing import Any
 
 from agent_framework import BaseEmbeddingClient, Embedding, GeneratedEmbeddings, SupportsGetEmbeddings
 
+from workbench.memory.shown import quoted
 from workbench.runtime.calls import CallLog
 from workbench.runtime.config import ModelConfig
 from workbench.runtime.usage import Usage
@@ -94,7 +95,7 @@ class Embedder:
         vectors = [self._checked(item.vector) for item in generated]
         if len(vectors) != len(texts):
             raise EmbeddingError(
-                f"the embeddings server {self.name!r} returned {len(vectors)} vectors for {len(texts)} texts: "
+                f"the embeddings server {quoted(self.name)} returned {len(vectors)} vectors for {len(texts)} texts: "
                 "it must return one vector per input; check that --embedding-model names an embedding model"
             )
         if self.observer is not None:
@@ -104,26 +105,26 @@ class Embedder:
     def _checked(self, vector: Any) -> list[float]:
         if not isinstance(vector, list | tuple) or not vector:
             raise EmbeddingError(
-                f"the embeddings server {self.name!r} returned {type(vector).__name__} instead of a list of numbers: "
+                f"the embeddings server {quoted(self.name)} returned something other than a list of numbers: "
                 "check that --embedding-model names an embedding model"
             )
         if any(isinstance(x, list | tuple) for x in vector):
             raise EmbeddingError(
-                f"the embeddings server {self.name!r} returned one vector per token (a list of lists), not one "
+                f"the embeddings server {quoted(self.name)} returned one vector per token (a list of lists), not one "
                 "per text: it is serving a chat model or pooling is off. Serve an embedding model (llama.cpp: "
                 "--embedding --pooling mean; llama-cpp-python: an embedding GGUF) and name it with --embedding-model"
             )
         if not all(isinstance(x, int | float) and not isinstance(x, bool) and math.isfinite(x) for x in vector):
             raise EmbeddingError(
-                f"the embeddings server {self.name!r} returned a vector with values that are not finite numbers"
+                f"the embeddings server {quoted(self.name)} returned a vector with values that are not finite numbers"
             )
         if self.dimensions is None:
             self.dimensions = len(vector)
         elif len(vector) != self.dimensions:
             raise EmbeddingError(
-                f"the embeddings server {self.name!r} returned vectors of {self.dimensions} and then {len(vector)} "
-                "dimensions: one model must serve every call; check --embedding-model and that nothing else "
-                "answers at --embedding-base-url"
+                f"the embeddings server {quoted(self.name)} returned vectors of {self.dimensions} and then "
+                f"{len(vector)} dimensions: one model must serve every call; check --embedding-model and that "
+                "nothing else answers at --embedding-base-url"
             )
         return [float(x) for x in vector]
 

@@ -109,6 +109,20 @@ class PreparedInMemoryCollection(InMemoryCollection[Any, Any]):
             matches[key] = cached
         return cached[1]
 
+    async def scan(self, filter: Any) -> list[dict[str, Any]]:
+        """Every record matching `filter` (the framework's evaluation), without vectors, in one pass."""
+        self._require_collection()
+        if filter is not None:
+            _validate_in_memory_filter(filter, self.definition)
+        vectors = {f.storage_name or f.name for f in self.definition.vector_fields}
+        key_name = self.definition.key_field_storage_name
+        wording = repr(filter)
+        return [
+            {name: value for name, value in record.items() if name not in vectors}
+            for record in self._state.records.values()
+            if filter is None or self._matches(filter, wording, record[key_name], record)
+        ]
+
     async def _inner_delete(self, keys: Sequence[Any], *, operation_options: Mapping[str, Any] | None = None) -> None:
         await super()._inner_delete(keys, operation_options=operation_options)
         self._prepared.drop(keys)

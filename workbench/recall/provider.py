@@ -21,6 +21,7 @@ from workbench.memory.prompt import BLOCK_END, BLOCK_START, quote_value
 from workbench.recall.embedders import Embedder
 from workbench.recall.records import RecallScope, StoredMessage
 from workbench.recall.store import RecallStore
+from workbench.runtime import tracing
 
 RECALL_START = "<recalled-history>"
 RECALL_END = "</recalled-history>"
@@ -114,10 +115,13 @@ class RecallProvider(ContextProvider):
         """The messages within the search scope most similar to `query`."""
         if not query.strip():
             return []
-        (vector,) = await self.embedder.embed([query])
-        if not any(vector):
-            return []  # no word to compare: nothing is similar
-        hits = await self.store.search(self.embedder.name, vector, self.search_scope, self.top)
+        with tracing.recall_search(self.storage_scope.agent_id, self.embedder.name, self.top, query) as span:
+            (vector,) = await self.embedder.embed([query])
+            # A query with no word to compare (a zero vector) finds nothing similar.
+            hits = (
+                await self.store.search(self.embedder.name, vector, self.search_scope, self.top) if any(vector) else []
+            )
+            tracing.recall_found(span, [h.score for h in hits])
         return [
             Recalled(h.record.text, h.record.role, h.score, h.record.scope(), h.record.turn, h.record.stored_at)
             for h in hits

@@ -7,7 +7,7 @@ import functools
 from dataclasses import dataclass, fields
 from typing import Annotated, Any
 
-from agent_framework import Filter, FilterGroup, VectorStoreField, vectorstoremodel
+from agent_framework import Filter, FilterGroup, IndexKind, VectorStoreField, vectorstoremodel
 
 SCOPE_FIELDS = ("application_id", "agent_id", "user_id", "session_id")
 
@@ -58,24 +58,31 @@ class StoredMessage:
         return RecallScope(**{name: getattr(self, name) or None for name in SCOPE_FIELDS})
 
 
+def record_type(dimensions: int, index_kind: IndexKind = "default") -> type[StoredMessage]:
+    """The vector store model for embeddings of `dimensions` numbers, indexed as `index_kind` says
+    ("default": exact search; "hnsw" on PostgreSQL). A model's dimensions and index are fixed when it
+    is declared, and each embedder has its own size, so there is one registered model per pair."""
+    return _record_type(dimensions, index_kind)
+
+
 @functools.cache
-def record_type(dimensions: int) -> type[StoredMessage]:
-    """The vector store model for embeddings of `dimensions` numbers. A model's dimensions are fixed
-    when it is declared, and each embedder has its own, so there is one registered model per size."""
+def _record_type(dimensions: int, index_kind: IndexKind) -> type[StoredMessage]:
 
     @vectorstoremodel
     @dataclass
     class EmbeddedMessage(StoredMessage):
-        vector: Annotated[list[float] | None, VectorStoreField("vector", dimensions=dimensions)] = None
+        vector: Annotated[
+            list[float] | None, VectorStoreField("vector", dimensions=dimensions, index_kind=index_kind)
+        ] = None
 
-    EmbeddedMessage.__qualname__ = f"EmbeddedMessage{dimensions}"
+    EmbeddedMessage.__qualname__ = f"EmbeddedMessage{dimensions}" + ("" if index_kind == "default" else index_kind)
     return EmbeddedMessage
 
 
-def embedded(record: StoredMessage, vector: list[float]) -> StoredMessage:
-    """`record` with its embedding, as the model registered for the vector's size."""
+def embedded(record: StoredMessage, vector: list[float], index_kind: IndexKind = "default") -> StoredMessage:
+    """`record` with its embedding, as the model registered for the vector's size and index."""
     values: dict[str, Any] = {**vars(record), "vector": vector}
-    return record_type(len(vector))(**values)
+    return record_type(len(vector), index_kind)(**values)
 
 
 def without_vector(record: StoredMessage) -> StoredMessage:

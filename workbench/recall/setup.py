@@ -31,6 +31,7 @@ class RecallSetup:
     It is the runtime's `AgentMemory`, and a holder of text registered with the one forget."""
 
     name = "recall store"
+    unit = "stored message(s) deleted"  # on DuckDB, the file is rewritten so they are gone from disk too
 
     store: RecallStore
     embedder: Embedder
@@ -48,9 +49,6 @@ class RecallSetup:
     def location(self) -> str | None:
         return self.store.location
 
-    @property
-    def unit(self) -> str:
-        return "stored message(s) deleted" + (", its file rewritten" if self.store.location else "")
 
     def providers(self, agent: str) -> list[ContextProvider]:
         return [self.provider(agent)]
@@ -119,10 +117,9 @@ class RecallSetup:
 
     async def forget(self, plan: ForgetPlan) -> int:
         """Delete the user's stored messages that hold a forgotten value (all of them for a forget of
-        everything); on DuckDB the file is rewritten so the deleted text is gone from disk too."""
+        everything); the store then makes the deleted text unrecoverable (a DuckDB file is rewritten,
+        a PostgreSQL table vacuumed)."""
         self.recalled_by.clear()
         if not self._reachable():
             return 0
-        if plan.everything:
-            return (await self.store.forget_scope(self.search_scope)).records
-        return (await self.store.forget_values(plan.values, self.search_scope)).records
+        return (await self.store.forget(plan, self.search_scope)).records

@@ -1,8 +1,10 @@
 """The vector store behind recall: one collection per embedder, scoped search, and forget.
 
-Any Agent Framework `BaseVectorStore` works; a `Backend` opens it and, after a forget deleted
-records, makes sure the deleted text is gone from wherever the store keeps it (for DuckDB that
-means rewriting the file; see `workbench.recall.duckdb_file`)."""
+A `Backend` opens an Agent Framework `BaseVectorStore` whose collections also `scan` (every record
+of a scope in one query, what a forget looks through) and, after a forget deleted records, makes
+sure the deleted text is gone from wherever the store keeps it (for DuckDB that means rewriting the
+file, see `workbench.recall.duckdb_file`; for PostgreSQL a `VACUUM FULL`, see
+`workbench.recall.postgres_store`)."""
 
 from __future__ import annotations
 
@@ -10,16 +12,15 @@ import asyncio
 import re
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
-from typing import Protocol, cast
+from typing import Any, Protocol, cast
 
-from agent_framework import BaseVectorCollection, BaseVectorSearch, BaseVectorStore
+from agent_framework import BaseVectorCollection, BaseVectorSearch, BaseVectorStore, Filter, FilterGroup
 
-from workbench.memory.contract import parse_declarations
+from workbench.memory.forget import ForgetPlan, declared_in
 from workbench.recall.memory_store import PreparedInMemoryStore
 from workbench.recall.records import RecallScope, StoredMessage, embedded, record_type, without_vector
 
 COLLECTION_PREFIX = "recall_"
-_PAGE = 1000
 _COLLECTION_NAME = re.compile(rf"^{COLLECTION_PREFIX}(?P<embedder>[a-z0-9_]+)_(?P<dimensions>\d+)$")
 
 
@@ -27,12 +28,14 @@ class Backend(Protocol):
     """Where the vector store lives: opens it, and erases what a forget deleted."""
 
     kind: str
-    location: str | None
+    location: str | None  # shown to the user: never a password
+    vector_index: str  # the vector field's index kind ("default": exact search)
+    erases: str | None  # what `erase_deleted` does, for the ledger ("rewrote its file")
 
     def open(self) -> BaseVectorStore: ...
 
-    async def erase_deleted(self, store: BaseVectorStore) -> BaseVectorStore:
-        """Make deleted records unrecoverable; returns the store to use from now on."""
+    async def erase_deleted(self, store: BaseVectorStore, collections: list[str]) -> BaseVectorStore:
+        """Make records deleted from `collections` unrecoverable; returns the store to use from now on."""
         ...
 
     def size_on_disk(self) -> int | None: ...
@@ -48,11 +51,13 @@ class InMemoryBackend:
 
     kind = "in memory"
     location: str | None = None
+    vector_index = "default"
+    erases: str | None = None
 
     def open(self) -> BaseVectorStore:
         return PreparedInMemoryStore()
 
-    async def erase_deleted(self, store: BaseVectorStore) -> BaseVectorStore:
+    async def erase_deleted(self, store: BaseVectorStore, collections: list[str]) -> BaseVectorStore:
         return store  # deleted records leave the dict; nothing else holds them
 
     def size_on_disk(self) -> int | None:
@@ -82,7 +87,11 @@ def collection_name(embedder: str, dimensions: int) -> str:
 
 
 class Collection(BaseVectorCollection[str, StoredMessage], BaseVectorSearch[str, StoredMessage]):
-    """What a store's collection is: CRUD and search (for typing only)."""
+    """What a store's collection is: CRUD, search and scan (for typing only)."""
+
+    async def scan(self, filter: Filter | FilterGroup | None) -> list[dict[str, Any]]:
+        """Every record matching `filter`, without its vector, in one pass."""
+        raise NotImplementedError
 
 
 class RecallStore:
@@ -119,8 +128,13 @@ class RecallStore:
         return self._store
 
     def _collection(self, name: str, dimensions: int) -> Collection:
-        # Every store the framework ships returns a collection that also searches.
-        return cast(Collection, self._vector_store().get_collection(record_type(dimensions), collection_name=name))
+        # Every backend's store returns a collection that also searches and scans.
+        return cast(
+            Collection,
+            self._vector_store().get_collection(
+                record_type(dimensions, self.backend.vector_index), collection_name=name
+            ),
+        )
 
     async def _existing(self) -> list[Collection]:
         names = await self._vector_store().list_collection_names()
@@ -131,7 +145,8 @@ class RecallStore:
         ]
 
     async def add(self, embedder: str, records: Iterable[StoredMessage], vectors: list[list[float]]) -> int:
-        rows = [embedded(record, vector) for record, vector in zip(records, vectors, strict=True)]
+        index = self.backend.vector_index
+        rows = [embedded(record, vector, index) for record, vector in zip(records, vectors, strict=True)]
         if not rows:
             return 0
         name = collection_name(embedder, len(vectors[0]))
@@ -161,44 +176,47 @@ class RecallStore:
             return [record for _, record in await self._scan(scope)]
 
     async def _scan(self, scope: RecallScope) -> list[tuple[Collection, StoredMessage]]:
+        """Each collection's records within `scope`, by key: one query per collection."""
         found: list[tuple[Collection, StoredMessage]] = []
         for collection in await self._existing():
-            skip = 0
-            while page := await collection.get(filter=scope.filter(), top=_PAGE, skip=skip):
-                found += [(collection, without_vector(record)) for record in page]
-                skip += len(page)
+            rows = sorted(await collection.scan(scope.filter()), key=lambda row: str(row["key"]))
+            found += [(collection, StoredMessage(**row)) for row in rows]
         return found
 
-    async def forget_values(self, values: Iterable[str], scope: RecallScope) -> Purge:
-        """Delete every record in `scope` whose text contains one of `values` (case folded)."""
-        folded = [v.casefold() for v in values if v]
-        return await self._purge(scope, lambda r: any(v in r.text.casefold() for v in folded))
+    async def forget(self, plan: ForgetPlan, scope: RecallScope) -> Purge:
+        """Apply a forget's plan to `scope` in one scan: every record holding a forgotten value whole
+        (the plan widened by every value the scope's own messages declared for its keys, admitted or
+        not), or every record for a forget of everything."""
+        if plan.everything:
+            return await self.forget_scope(scope)
 
-    async def forget_key(self, key: str, known: Iterable[str], scope: RecallScope) -> Purge:
-        """Forget `key`: the values known to the caller and every value a stored message declared for
-        it (`key=value`), then every record in `scope` that contains one of them."""
-        values = {v for v in known if v}
-        for record in await self.records(scope):
-            if (value := parse_declarations(record.text).get(key)) is not None:
-                values.add(value)
-        return await self.forget_values(values, scope)
+        def doomed(records: list[StoredMessage]) -> Callable[[StoredMessage], bool]:
+            widened = plan.widened(declared_in((record.text for record in records), plan.keys))
+            return lambda record: widened.holds(record.text)
+
+        return await self._purge(scope, doomed)
 
     async def forget_scope(self, scope: RecallScope) -> Purge:
         """Delete every record in `scope`."""
-        return await self._purge(scope, lambda r: True)
+        return await self._purge(scope, lambda records: lambda r: True)
 
-    async def _purge(self, scope: RecallScope, doomed: Callable[[StoredMessage], bool]) -> Purge:
+    async def _purge(
+        self, scope: RecallScope, choose: Callable[[list[StoredMessage]], Callable[[StoredMessage], bool]]
+    ) -> Purge:
+        """One scan of `scope`; `choose` sees every record found and says which ones to delete."""
         async with self._lock:
             self.generation += 1
+            found = await self._scan(scope)
+            doomed = choose([record for _, record in found])
             by_collection: dict[str, tuple[Collection, list[str]]] = {}
-            for collection, record in await self._scan(scope):
+            for collection, record in found:
                 if doomed(record):
                     by_collection.setdefault(collection.collection_name, (collection, []))[1].append(record.key)
             for collection, keys in by_collection.values():
                 await collection.delete(keys)
             count = sum(len(keys) for _, keys in by_collection.values())
             if count:
-                self._store = await self.backend.erase_deleted(self._vector_store())
+                self._store = await self.backend.erase_deleted(self._vector_store(), list(by_collection))
                 self._ready.clear()
             return Purge(count, len(by_collection))
 

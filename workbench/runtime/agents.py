@@ -7,15 +7,17 @@ import inspect
 from collections.abc import Awaitable, Callable, Iterator, Sequence
 from dataclasses import dataclass
 
-from agent_framework import Agent, AgentSession, InMemoryHistoryProvider, Message
+from agent_framework import Agent, AgentSession, Message
 
 from workbench.memory import MemoryTurn, WorkingMemory
 from workbench.memory.forget import ForgetPlan, ForgetReport, Forgetting, TextHolder
 from workbench.memory.rules import check_message
+from workbench.runtime import tracing
 from workbench.runtime.calls import CallLog, CallRecord, RecordingMiddleware
 from workbench.runtime.config import Mode, WriterKind
 from workbench.runtime.context import ContextSplit, split_request
 from workbench.runtime.failures import explain_failure
+from workbench.runtime.histories import Histories, InMemoryHistories
 from workbench.runtime.memories import AgentMemory
 from workbench.runtime.models import ModelSet
 from workbench.runtime.provider import WorkingMemoryProvider
@@ -82,12 +84,15 @@ class AgentRuntime:
         recall: AgentMemory | None = None,
         recall_on: bool = False,
         memories: Sequence[AgentMemory] = (),
+        histories: Histories | None = None,
     ) -> None:
         """`recall` is the retrieved chat-history memory (seed 004), assembled by the caller on the
         same `calls` log; `recall_on` adds its providers to both agents. Even off, a forget reaches it
         (an earlier run may have left a store). `memories` are the other memories both agents run
         (Agent Framework's own: memory files, extracted memory, Mem0), always on; each is shown in the
-        header and reached by the one forget."""
+        header and reached by the one forget. `histories` is where the agents' histories live
+        (default: in the sessions, gone on exit); the caller registers whatever it keeps elsewhere
+        with `forgetting`, after the agent sessions."""
         self.memory = memory
         self.models = models
         self.timeout = timeout
@@ -101,15 +106,19 @@ class AgentRuntime:
                 models.writer_label,
                 timeout=timeout,
                 writer_format=models.writer_format,
+                bound=models.bound,
                 on_step_down=lambda detail: memory.note(detail, origin="writer"),
             )
         )
         self.updater = MemoryUpdater(memory, writer_impl)
+        memory.subscribe(tracing.admission)
         self.mode = mode
         self.recall = recall
         self.recall_on = recall_on and recall is not None
         self.memories = tuple(memories)
-        self._slots = {name: self._build(name) for name in AGENT_NAMES}
+        self.histories = histories if histories is not None else InMemoryHistories()
+        self._slots = {name: self._build(name, resume=True) for name in AGENT_NAMES}
+        self._sessions_changed()
         # The one forget: memory first, then every holder of text this runtime keeps.
         self.forgetting = Forgetting(memory)
         sessions = TextHolder("agent sessions", "message(s)", self._session_texts, self._new_sessions)
@@ -119,7 +128,7 @@ class AgentRuntime:
         for memory_system in (*([recall] if recall is not None else []), *self.memories):
             self.forgetting.register(memory_system)
 
-    def _build(self, name: str) -> _Slot:
+    def _build(self, name: str, *, resume: bool = False) -> _Slot:
         extractor = WorkingMemoryProvider(
             self.memory, self.updater, origin=name, supplies_block=self.mode is Mode.PROVIDER
         )
@@ -129,25 +138,44 @@ class AgentRuntime:
             self.models.agent_client,
             INSTRUCTIONS[name],
             name=name,
-            context_providers=[InMemoryHistoryProvider(), extractor, *recall, *others],
+            context_providers=[self.histories.provider(name), extractor, *recall, *others],
             middleware=[RecordingMiddleware(self.calls, name, self.models.agent_label, timeout=self.timeout)],
+            default_options=self.models.reply_options,  # type: ignore[arg-type]
         )
-        return _Slot(agent, agent.create_session())
+        session = self.histories.first_session(name, agent, self._shape) if resume else agent.create_session()
+        return _Slot(agent, session)
+
+    @property
+    def _shape(self) -> str:
+        """What shapes a history: switching either starts new sessions."""
+        return f"{self.mode} mode, recall {'on' if self.recall_on else 'off'}"
+
+    def _sessions_changed(self) -> None:
+        self.histories.kept({name: slot.session for name, slot in self._slots.items()}, self._shape)
 
     @property
     def writer_label(self) -> str:
         return self.updater.writer.label
 
+    @property
+    def writer_failing(self) -> bool:
+        """The writer model kept failing the contract (the ledger says so once)."""
+        return self.updater.writer_failing
+
+    def use_host_parse(self) -> bool:
+        """The host's parse as the writer for the rest of this session (noted in the ledger)."""
+        return self.updater.use_host_parse()
+
     def history(self, name: str) -> list[Message]:
         """The messages the agent's history provider holds for its current session."""
-        state = self._slots[name].session.state.get(InMemoryHistoryProvider.DEFAULT_SOURCE_ID, {})
-        return list(state.get("messages", []))
+        return self.histories.messages(name, self._slots[name].session)
 
     def set_mode(self, mode: Mode) -> None:
         """Switch integration mode. Both agents start new sessions (the old histories were shaped by
         the old mode); the facts stay."""
         self.mode = mode
         self._slots = {name: self._build(name) for name in AGENT_NAMES}
+        self._sessions_changed()
 
     def set_recall(self, on: bool) -> bool:
         """Add or remove the recall provider; False when this runtime was built without recall. Both
@@ -156,13 +184,17 @@ class AgentRuntime:
             return False
         self.recall_on = on
         self._slots = {name: self._build(name) for name in AGENT_NAMES}
+        self._sessions_changed()
         return True
 
     async def forget(self, key: str | None = None) -> ForgetReport:
         """Forget one key or everything through the one forget: memory, then both histories (replaced
         by new, empty sessions), the call log and every other registered holder. A turn still running
         finishes on its old session, which nothing reads any more, and stores nothing in recall."""
-        return await self.forgetting.forget(key)
+        with tracing.forget(key) as span:
+            report = await self.forgetting.forget(key)
+            tracing.forgot(span, report)
+            return report
 
     def _session_texts(self) -> Iterator[str]:
         for name in AGENT_NAMES:
@@ -172,6 +204,7 @@ class AgentRuntime:
         dropped = sum(len(self.history(name)) for name in AGENT_NAMES)
         for slot in self._slots.values():
             slot.session = slot.agent.create_session()
+        self._sessions_changed()
         return dropped
 
     async def ask(self, name: str, text: str, *, on_text: TextSink | None = None) -> TurnResult:
@@ -181,8 +214,9 @@ class AgentRuntime:
         slot = self._slots[name]
         for memory_system in (*([self.recall] if self.recall is not None else []), *self.memories):
             memory_system.turn_started(name)
-        with self.memory.open_turn(text, origin=name) as opened:
+        with tracing.turn(name, str(self.mode), text) as span, self.memory.open_turn(text, origin=name) as opened:
             turn = opened.ticket
+            tracing.turn_opened(span, turn)
             if check_message(text) is not None:  # too long, or not encodable: refused before any model call
                 outcome = self.memory.admit(turn, [])
                 return TurnResult(name, turn, error=outcome.events[0].describe())
@@ -198,10 +232,13 @@ class AgentRuntime:
                 opened.ending = "the turn was cancelled"
                 raise
             except Exception as exc:
+                tracing.failed(span, exc)
                 detail = explain_failure(exc, base_url=self.models.base_url, secrets=self.models.secrets)
                 opened.ending = f"the {name} agent's call failed: {detail}"
                 return TurnResult(name, turn, error=detail)
             opened.ending = "the context provider saw no user input to extract"
+            tracing.turn_answered(span, response.text or "")
+            self._sessions_changed()  # the providers may have changed the session's state
             return TurnResult(name, turn, reply=response.text or "", usage=usage_from_details(response.usage_details))
 
     # -- what a user interface reads; it needs nothing else of what the runtime is made of ----
@@ -224,6 +261,7 @@ class AgentRuntime:
             on.describe() if on else None,
             on.location if on else None,
             tuple(f"{m.name}: {m.describe()}" for m in self.memories),
+            self.histories.persisted,
         )
 
     def recalled(self, name: str) -> list[RecalledMessage]:

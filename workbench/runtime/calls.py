@@ -100,11 +100,12 @@ class CallLog:
         total = self._totals.get(record.origin, Usage(0, 0))
         self._totals[record.origin] = None if total is None or record.usage is None else total + record.usage
 
-    @staticmethod
-    def fail(record: CallRecord, exc: BaseException) -> None:
-        """The call ended without an answer. The first failure is the one recorded."""
+    def fail(self, record: CallRecord, exc: BaseException) -> None:
+        """The call ended without an answer. The first failure is the one recorded. What it used is
+        unknown (a reply cut off at the limit used thousands of tokens), so its origin's total is too."""
         if not record.error:
             record.error = "the call was cancelled" if isinstance(exc, asyncio.CancelledError) else explain_failure(exc)
+        self._totals[record.origin] = None
 
     def texts(self) -> Iterator[str]:
         """Every text the records hold: instructions, messages sent, replies and errors."""

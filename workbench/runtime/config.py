@@ -4,16 +4,22 @@ reads it before anything heavy (Agent Framework, the OpenAI SDK) is loaded."""
 from __future__ import annotations
 
 import importlib.util
+import math
 import os
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from enum import StrEnum
 from urllib.parse import urlsplit
+
+from workbench.memory.shown import quoted
 
 # The newest generally available Azure OpenAI inference API version: it has structured output
 # (json_schema) and streamed usage. Previews come and go; a GA version stays.
 DEFAULT_AZURE_API_VERSION = "2024-10-21"
 AZURE_EXTRA = 'pip install "workbench[azure]"'
+# The most tokens an agent's or the summarizer's reply may have (--max-tokens): a long answer fits,
+# and a small model that loops is cut off in seconds instead of filling its context.
+DEFAULT_MAX_TOKENS = 1024
 _DEPLOYMENT_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,63}")
 
 
@@ -77,6 +83,7 @@ class ModelConfig:
     max_retries: int = 2
     writer_format: WriterFormat | None = None
     azure: AzureTarget | None = None
+    max_tokens: int = DEFAULT_MAX_TOKENS
 
     @classmethod
     def from_options(
@@ -89,6 +96,7 @@ class ModelConfig:
         writer_format: str | None = None,
         azure_endpoint: str | None = None,
         api_version: str | None = None,
+        max_tokens: int = DEFAULT_MAX_TOKENS,
     ) -> ModelConfig:
         """Command-line options first, then OPENAI_BASE_URL and OPENAI_API_KEY from the environment.
 
@@ -96,13 +104,15 @@ class ModelConfig:
         a key in the environment alone never turns the built-in model into a billed one. Azure is
         chosen as Agent Framework chooses it: an explicit Azure option first, then an OpenAI key or
         server, then AZURE_OPENAI_ENDPOINT."""
-        if timeout <= 0:
+        if not (math.isfinite(timeout) and timeout > 0):
             raise ConfigError("--timeout must be a positive number of seconds")
+        if max_tokens < 1:
+            raise ConfigError("--max-tokens must be a whole number of tokens, 1 or more")
         chosen_format = WriterFormat(writer_format) if writer_format else None
         if _wants_azure(model=model, base_url=base_url, azure_endpoint=azure_endpoint, api_version=api_version):
             if base_url:
                 raise ConfigError("--base-url and --azure-endpoint name two different servers: use one of them")
-            return cls._azure(
+            azure = cls._azure(
                 model=model,
                 writer_model=writer_model,
                 endpoint=azure_endpoint,
@@ -110,13 +120,14 @@ class ModelConfig:
                 timeout=timeout,
                 writer_format=chosen_format,
             )
+            return replace(azure, max_tokens=max_tokens)
         base_url = base_url or os.environ.get("OPENAI_BASE_URL") or None
         if model is None:
             if writer_model:
                 raise ConfigError("--writer-model needs --model: name the agents' model too")
             if base_url and base_url != os.environ.get("OPENAI_BASE_URL"):
                 raise ConfigError(f"--base-url {base_url} needs --model: name the model that server serves")
-            return cls(timeout=timeout, writer_format=chosen_format)
+            return cls(timeout=timeout, writer_format=chosen_format, max_tokens=max_tokens)
         api_key = os.environ.get("OPENAI_API_KEY") or None
         if api_key is None and base_url is None:
             raise ConfigError(
@@ -130,6 +141,7 @@ class ModelConfig:
             api_key=api_key,
             timeout=timeout,
             writer_format=chosen_format,
+            max_tokens=max_tokens,
         )
 
     @classmethod
@@ -191,7 +203,7 @@ def check_deployment(option: str, name: str) -> str:
     """`name` if it can be an Azure deployment (it goes into the request's URL path as it is)."""
     if not _DEPLOYMENT_NAME.fullmatch(name):
         raise ConfigError(
-            f"{option} {name[:80]!r} is not an Azure deployment name: up to 64 letters, digits, '.', '-', '_'"
+            f"{option} {quoted(name, 80)} is not an Azure deployment name: up to 64 letters, digits, '.', '-', '_'"
         )
     return name
 
@@ -215,7 +227,7 @@ def _azure_endpoint(endpoint: str | None) -> str:
         )
     parts = urlsplit(endpoint.strip())
     if parts.scheme not in ("https", "http") or not parts.netloc or parts.query or parts.fragment:
-        raise ConfigError(f"the Azure endpoint {endpoint[:120]!r} is not a URL like {example}")
+        raise ConfigError(f"the Azure endpoint {quoted(endpoint, 120)} is not a URL like {example}")
     if parts.username is not None or parts.password is not None:
         raise ConfigError(
             "the Azure endpoint must not carry credentials: set AZURE_OPENAI_API_KEY, or sign in with Entra ID"

@@ -7,6 +7,7 @@ import re
 from typing import Any
 from urllib.parse import parse_qs, unquote, urlsplit
 
+from workbench.memory.shown import quoted
 from workbench.runtime.deadline import CallTimedOut
 
 # OpenAI keys, bearer headers, and JSON web tokens (what an Entra ID access token is).
@@ -15,8 +16,8 @@ _AZURE_DEPLOYMENT_PATH = re.compile(r"/openai/deployments/([^/?]+)/")
 _ENTRA_ERRORS = ("ClientAuthenticationError", "CredentialUnavailableError")
 _FORMAT_WORDS = ("response_format", "schema", "json_object", "structured output", "grammar")
 CUT_OFF = (
-    "the reply was cut off by the model's token limit (finish_reason=length): raise max_tokens, or the "
-    "server's context size (llama.cpp --ctx-size, Ollama num_ctx, vLLM --max-model-len)"
+    "the reply was cut off at the token limit (finish_reason=length): raise --max-tokens (the bound on "
+    "each reply), or the server's context size (llama.cpp --ctx-size, Ollama num_ctx, vLLM --max-model-len)"
 )
 
 
@@ -195,7 +196,7 @@ def _azure_line(cause: BaseException, name: str, status: Any) -> str | None:
             else "--model / --writer-model / AZURE_OPENAI_DEPLOYMENT_NAME"
         )
         return (
-            f"Azure OpenAI at {server} has no deployment {unquote(deployment[1])[:80]!r} (HTTP 404): check "
+            f"Azure OpenAI at {server} has no deployment {quoted(unquote(deployment[1]), 80)} (HTTP 404): check "
             f"{options} (the deployment's name, not the model's)"
         )
     if status == 404:
@@ -230,6 +231,12 @@ def _filtered(body: object) -> str:
 _CUT_CONNECTION = ("RemoteProtocolError", "ReadError", "IncompleteRead")
 # What the framework's parsing raises on a reply of the wrong shape.
 _SHAPE_ERRORS = (TypeError, AttributeError, KeyError, ValueError)
+
+
+def cannot_reach(exc: BaseException) -> bool:
+    """Whether the call never reached the server (refused connection, unknown host), as opposed to
+    a server that answered badly or broke off mid-reply."""
+    return _cut_connection(exc) is None and any(type(c).__name__ == "APIConnectionError" for c in _chain(exc))
 
 
 def _asked_to_wait(exc: BaseException) -> str:

@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
+from typing import Any
 from urllib.parse import urlsplit
 
 from agent_framework import FunctionInvocationConfiguration, SupportsChatGetResponse
 
 from workbench.runtime.azure import TokenProvider, azure_chat_client, azure_client_options, azure_label
-from workbench.runtime.config import ModelConfig, WriterFormat
+from workbench.runtime.bounds import ReplyBound
+from workbench.runtime.config import DEFAULT_MAX_TOKENS, ModelConfig, WriterFormat
 from workbench.runtime.deadline import bound_retries
 from workbench.runtime.scripted import SCRIPTED_LABEL, ScriptedChatClient
 
@@ -26,6 +28,19 @@ class ModelSet:
     writer_format: WriterFormat = WriterFormat.JSON_SCHEMA
     timeout: float = 120.0  # seconds per model call, in total: --timeout
     scripted: bool = False  # the built-in script: it answers, but qualifies no model
+    function_calls: bool = False  # the framework's function-invocation loop runs (see build_models)
+    max_tokens: int = DEFAULT_MAX_TOKENS  # an agent's or the summarizer's reply: --max-tokens
+    compatible_server: bool = False  # an OpenAI-compatible server (--base-url), not OpenAI or Azure
+
+    @property
+    def bound(self) -> ReplyBound:
+        """How a bound on a reply travels to this server."""
+        return ReplyBound(compatible_server=self.compatible_server)
+
+    @property
+    def reply_options(self) -> dict[str, Any]:
+        """Default options of the agents and the summarizer: their replies bounded by --max-tokens."""
+        return self.bound.options(self.max_tokens)
 
 
 def _label(model: str, base_url: str | None) -> str:
@@ -59,9 +74,11 @@ def build_models(
             writer_format=config.effective_writer_format,
             timeout=config.timeout,
             scripted=True,
+            function_calls=function_calls,
+            max_tokens=config.max_tokens,
         )
     if config.azure is not None:
-        return _build_azure_models(config, credential, loop)
+        return replace(_build_azure_models(config, credential, loop), function_calls=function_calls)
     from agent_framework.openai import OpenAIChatCompletionClient
     from openai import AsyncOpenAI
 
@@ -89,6 +106,9 @@ def build_models(
         secrets=tuple(s for s in (config.api_key,) if s),
         writer_format=config.effective_writer_format,
         timeout=config.timeout,
+        function_calls=function_calls,
+        max_tokens=config.max_tokens,
+        compatible_server=config.base_url is not None,
     )
 
 
@@ -112,4 +132,5 @@ def _build_azure_models(
         secrets=tuple(s for s in (config.api_key,) if s),
         writer_format=config.effective_writer_format,
         timeout=config.timeout,
+        max_tokens=config.max_tokens,
     )

@@ -32,6 +32,11 @@ from workbench.memory.prompt import BLOCK_END, BLOCK_START
 from workbench.runtime.calls import as_sent
 
 SCRIPTED_LABEL = "scripted (built-in; qualifies no model)"
+# How Agent Framework's MemoryContextProvider opens its extraction and consolidation prompts (1.23).
+EXTRACTION_PROMPT_START = "You extract durable memory candidates"
+CONSOLIDATION_PROMPT_START = "You consolidate one topic memory file"
+MAX_EXTRACTED = 5  # the extraction prompt's own limit
+_SPEAKER = re.compile(r"(?m)^(USER|ASSISTANT|SYSTEM|TOOL): ")
 
 _FACT_LINE = re.compile(r'^- (?P<key>\w+) = (?P<value>"(?:[^"\\]|\\.)*") \(turn (?P<turn>\d+)\)$', re.MULTILINE)
 _BLOCK = re.compile(re.escape(BLOCK_START) + r".*?" + re.escape(BLOCK_END), re.DOTALL)
@@ -120,8 +125,42 @@ def summarize(texts: Sequence[tuple[str, str]]) -> str:
     return "\n".join(["Summary (scripted, unverified):", *lines])
 
 
+def extract_memories(transcript: str) -> str:
+    """An ideal extractor's answer to the extraction prompt: exactly the declarations of the USER turns
+    of the transcript delta (working-memory blocks left out), one memory `key=value` per declaration
+    under the topic `key`, nothing invented; the JSON says who extracted."""
+    parts = _SPEAKER.split(transcript)
+    said = [text for speaker, text in zip(parts[1::2], parts[2::2], strict=True) if speaker == "USER"]
+    declared = [(k, v) for text in said for k, v in parse_declarations(split_block(text)[1]).items() if v]
+    memories = [{"topic": k, "memory": f"{k}={v}"} for k, v in declared[:MAX_EXTRACTED]]
+    return json.dumps({"memories": memories, "extractor": SCRIPTED_LABEL}, ensure_ascii=False)
+
+
+def consolidate_memories(record: str) -> str:
+    """An ideal consolidator's answer: the topic's memories with only the latest value of each declared
+    key, duplicates dropped, the summary being the latest memory; the JSON says who consolidated."""
+    try:
+        memories = [m for m in json.loads(record).get("memories", []) if isinstance(m, str)]
+    except (ValueError, AttributeError):
+        memories = []
+    latest: dict[str, str] = {}
+    for memory in memories:
+        declarations = parse_declarations(memory)
+        latest[next(iter(declarations)) if len(declarations) == 1 else memory.casefold()] = memory
+    kept = list(latest.values())
+    summary = kept[-1] if kept else ""
+    return json.dumps({"summary": summary, "memories": kept, "consolidator": SCRIPTED_LABEL}, ensure_ascii=False)
+
+
 def scripted_reply(instructions: str, texts: Sequence[tuple[str, str]], *, structured: bool) -> str:
-    """The whole scripted model as a function of the request: writer JSON, summary, or an answer."""
+    """The whole scripted model as a function of the request: memory extraction or consolidation
+    (Agent Framework's prompts, as a system message), writer JSON, summary, or an answer."""
+    system = "\n".join([instructions, *(text for role, text in texts if role == "system")]).lstrip()
+    user = [text for role, text in texts if role == "user"]
+    if system.startswith(EXTRACTION_PROMPT_START):
+        return extract_memories(user[-1] if user else "")
+    if system.startswith(CONSOLIDATION_PROMPT_START):
+        return consolidate_memories(user[-1] if user else "")
     if structured or _persona(instructions) == "writer":
         user = [text for role, text in texts if role == "user"]
         return Extraction(facts=declared_candidates(user[-1] if user else "")).model_dump_json()

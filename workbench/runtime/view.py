@@ -27,6 +27,11 @@ RECALL_MEANING = (
 )
 
 
+# The origins of the writer's notes in the ledger, which the app titles in words.
+WRITER_FAILING = "writer failing"
+WRITER_SWITCHED = "writer switched"
+
+
 @dataclass(frozen=True)
 class MemorySnapshot:
     """The facts, oldest first, and the ledger's events, oldest first, at one moment."""
@@ -43,6 +48,32 @@ class MemoryUpdate:
     memory: MemorySnapshot
 
 
+PERSIST_MEANING = (
+    "both agents' histories, the facts with their provenance, the ledger and the turn counters are kept in "
+    "files readable by you only and resumed by the next `workbench --persist`; a forget rewrites or removes "
+    "every file that held a forgotten value"
+)
+
+
+@dataclass(frozen=True)
+class Persisted:
+    """Where the sessions are kept on disk and what start-up resumed from there."""
+
+    directory: str
+    messages: int = 0  # resumed, both agents together
+    facts: int = 0
+    resumed: bool = False
+    failure: str | None = None  # the latest write that failed, bounded and scrubbed by the caller
+
+    @property
+    def part(self) -> tuple[str, str]:
+        if self.failure:
+            return "persist", f"NOT saving: {self.failure}"
+        if self.resumed:
+            return "resumed", f"{self.messages:,} message(s), {self.facts:,} fact(s)"
+        return "persist", "on, nothing to resume"
+
+
 @dataclass(frozen=True)
 class RuntimeStatus:
     model: str
@@ -51,11 +82,13 @@ class RuntimeStatus:
     recall: str | None = None  # store and embedder, when recall is on
     recall_file: str | None = None
     memories: tuple[str, ...] = ()  # the other memories both agents run, each "name: description"
+    persisted: Persisted | None = None  # with --persist
 
     def _parts(self) -> list[tuple[str, str]]:
         parts = [("model", self.model), ("mode", str(self.mode)), ("writer", self.writer)]
         parts += [("recall", self.recall)] if self.recall else []
-        return [*parts, *(("memory", m) for m in self.memories)]
+        parts += [("memory", m) for m in self.memories]
+        return [*parts, self.persisted.part] if self.persisted else parts
 
     @property
     def summary(self) -> str:
@@ -63,9 +96,10 @@ class RuntimeStatus:
 
     @property
     def compact(self) -> str:
-        """The summary's values without their labels (recall's kept: its value alone says little),
-        for a narrow header."""
-        return " · ".join(f"{label}: {value}" if label == "recall" else value for label, value in self._parts())
+        """The summary's values without their labels (recall's and persistence's kept: their values
+        alone say little), for a narrow header."""
+        labelled = ("recall", "resumed", "persist")
+        return " · ".join(f"{label}: {value}" if label in labelled else value for label, value in self._parts())
 
     def explained(self) -> str:
         """The header's words, each said in full."""
@@ -81,6 +115,11 @@ class RuntimeStatus:
                     else []
                 ),
                 *(f"memory: {m} (both agents; forget reaches it)." for m in self.memories),
+                *(
+                    [f"{': '.join(self.persisted.part)}: {PERSIST_MEANING}; the files: {self.persisted.directory}."]
+                    if self.persisted
+                    else []
+                ),
             ]
         )
 

@@ -19,9 +19,10 @@ from agent_framework import Agent, SupportsChatGetResponse
 from pydantic import ValidationError
 
 from workbench.memory import ALLOWED_KEYS, MAX_FACTS, Extraction, FactCandidate, declared_candidates
+from workbench.runtime.bounds import ReplyBound, writer_max_tokens
 from workbench.runtime.calls import CallLog, RecordingMiddleware
 from workbench.runtime.config import WriterFormat
-from workbench.runtime.failures import CONTENT_FILTERED, CUT_OFF, ReplyCutOff, ReplyFiltered, rejects_request_format
+from workbench.runtime.failures import CONTENT_FILTERED, ReplyCutOff, ReplyFiltered, rejects_request_format
 from workbench.text import clip
 
 WRITER_INSTRUCTIONS = f"""You are the writer agent of a controlled working memory.
@@ -98,6 +99,7 @@ class ModelWriter:
         *,
         timeout: float = 120.0,
         writer_format: WriterFormat = WriterFormat.JSON_SCHEMA,
+        bound: ReplyBound | None = None,
         on_step_down: Callable[[str], object] | None = None,
     ) -> None:
         self._client = client
@@ -106,6 +108,7 @@ class ModelWriter:
         self._timeout = timeout
         self._negotiating = writer_format is WriterFormat.AUTO
         self.format = WriterFormat.JSON_SCHEMA if self._negotiating else writer_format
+        self._bound = bound or ReplyBound()
         self._on_step_down = on_step_down
         self._agents: dict[WriterFormat, Agent] = {}
 
@@ -155,10 +158,15 @@ class ModelWriter:
                     )
 
     async def _propose(self, user_text: str, writer_format: WriterFormat) -> list[FactCandidate]:
+        limit = writer_max_tokens(user_text)
         try:
-            response = await self._agent(writer_format).run(user_text)
+            options: Any = self._bound.options(limit)  # ChatOptions is a TypedDict; these are its keys
+            response = await self._agent(writer_format).run(user_text, options=options)
         except ReplyCutOff as exc:
-            raise MalformedOutput(CUT_OFF) from exc
+            raise MalformedOutput(
+                f"the writer's reply was cut off at {limit:,} tokens, more than an extraction of this message "
+                "needs (finish_reason=length): the model rambled instead of answering with the JSON"
+            ) from exc
         except ReplyFiltered as exc:
             raise MalformedOutput(CONTENT_FILTERED) from exc
         return parse_extraction(response.text or "", fenced=writer_format is WriterFormat.PROMPT)

@@ -11,7 +11,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from workbench.memory.contract import parse_message
+from workbench.memory.contract import declares_anything
 from workbench.memory.forget import ForgetPlan, declared_in
 
 if TYPE_CHECKING:
@@ -59,7 +59,7 @@ class Transcript:
         return [
             (i, e.agent, e.say)
             for i, e in enumerate(self.entries)
-            if e.say is not None and not parse_message(e.say).declares_anything
+            if e.say is not None and not declares_anything(e.say)
         ]
 
     def chronology(self, probes: list[int]) -> Chronology:

@@ -25,7 +25,8 @@ from workbench.memory.contract import unencodable
 from workbench.memory.ledger import MAX_KEY_ECHO
 from workbench.memory.shown import quoted
 from workbench.runtime.config import Mode
-from workbench.text import clip, echo, visible
+from workbench.runtime.view import WRITER_FAILING, WRITER_SWITCHED
+from workbench.text import clip, visible
 from workbench.ui.chat import ChatPane
 from workbench.ui.composer import Composer
 from workbench.ui.console import Forget, ShowMemory, parse_console_command
@@ -76,6 +77,9 @@ class MemoryUpdated(Message):
     """One settled batch, posted from the runtime's subscription: its Outcome and memory after it."""
 
     update: MemoryUpdate
+
+
+NOTE_TITLES = {"recall": "Recall", WRITER_FAILING: "The writer keeps failing", WRITER_SWITCHED: "Writer"}
 
 
 class WorkbenchApp(App[None]):
@@ -246,8 +250,8 @@ class WorkbenchApp(App[None]):
         for note in notes:
             if note.origin == "forget":
                 continue  # what a forget reached: the ledger says it; the forget itself is notified
-            title = "Recall" if note.origin == "recall" else "Writer format"
-            self.notify(note.describe(), title=title, markup=False)
+            title = NOTE_TITLES.get(note.origin, "Writer format")
+            self.notify(note.describe(), title=title, markup=False, timeout=15 if note.origin == WRITER_FAILING else 5)
         origins = {e.origin for e in events}
         turn_of = origins.pop() if len(origins) == 1 and origins <= {"support", "logs"} else None
         rejected = [e for e in events if e.kind is EventKind.REJECTED]
@@ -348,7 +352,7 @@ class WorkbenchApp(App[None]):
             await pane.notice("\n".join(lines))
         elif command.key is not None and command.key not in ALLOWED_KEYS:
             self.notify(
-                f"{echo(command.key, MAX_KEY_ECHO)} is not a key. Keys: {', '.join(sorted(ALLOWED_KEYS))}.",
+                f"{quoted(command.key, MAX_KEY_ECHO)} is not a key. Keys: {', '.join(sorted(ALLOWED_KEYS))}.",
                 title="Nothing forgotten",
                 severity="error",
                 markup=False,
@@ -508,6 +512,10 @@ class WorkbenchApp(App[None]):
                 f"Recall {state}. The {agent} agent starts a new session; the facts are kept."
             )
 
+    def use_host_parse(self) -> None:
+        if self.runtime.use_host_parse():
+            self._show_status()
+
     def get_system_commands(self, screen: Screen[object]) -> Iterable[SystemCommand]:
         yield from super().get_system_commands(screen)
         yield SystemCommand(
@@ -520,6 +528,13 @@ class WorkbenchApp(App[None]):
                 "Both agents start new, empty sessions (their histories are replaced); the facts are kept",
                 lambda: self.run_worker(self.switch_integration_mode(other)),
             )
+            if self.runtime.writer_failing:
+                yield SystemCommand(
+                    "Use the host parse as the writer",
+                    "The writer model keeps failing the contract: read declarations with the host's own parse, "
+                    "no model call, for this session (said in the ledger and the header)",
+                    self.use_host_parse,
+                )
             recall_on = self.runtime.status.recall is not None
             yield SystemCommand(
                 f"Turn recall {'off' if recall_on else 'on'}",

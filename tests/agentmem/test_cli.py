@@ -1,0 +1,69 @@
+"""`--agent-memory` gives both agents the memory, in the data directory or --agent-memory-dir, with the
+framework's function loop on for a live model; without it nothing is added and nothing is written."""
+
+import pytest
+
+from workbench import cli
+from workbench.agentmem.config import AgentMemoryConfig, default_directory
+from workbench.agentmem.extracted import ExtractedMemory
+from workbench.agentmem.files import FileMemory
+
+
+def runtime(*options: str):
+    args = cli.build_parser().parse_args(list(options))
+    start = cli.build_app(args, cli.model_config(args))._start
+    assert start is not None
+    return start()
+
+
+def test_each_choice_builds_its_memory_for_both_agents(tmp_path):
+    files = runtime("--agent-memory", "files", "--agent-memory-dir", str(tmp_path))
+    (memory,) = files.memories
+    assert isinstance(memory, FileMemory) and memory.folder == tmp_path / "files" / "local-user"
+    assert files.status.memories == ("memory files: FileMemoryProvider, 0 file(s)",)
+    assert "memory files" in files.forgetting.holders
+    extracted = runtime("--agent-memory", "extracted", "--agent-memory-dir", str(tmp_path))
+    assert isinstance(extracted.memories[0], ExtractedMemory)
+    assert runtime().memories == ()
+    # Each memory's folder exists, user-only; no file is written before an agent runs.
+    assert sorted(tmp_path.iterdir()) == [tmp_path / "extracted", tmp_path / "files"]
+    assert {p.stat().st_mode & 0o777 for p in tmp_path.iterdir()} == {0o700}
+    assert [p for p in tmp_path.rglob("*") if p.is_file()] == []
+
+
+def test_the_default_folder_is_in_the_users_data_directory(monkeypatch, tmp_path):
+    monkeypatch.setenv("WORKBENCH_DATA_DIR", str(tmp_path))
+    assert default_directory() == tmp_path / "agent-memory"
+    memory = AgentMemoryConfig.from_options("extracted", None).build()
+    assert isinstance(memory, ExtractedMemory) and memory.root == tmp_path / "agent-memory" / "extracted"
+
+
+def test_a_live_model_gets_the_function_loop(monkeypatch, tmp_path):
+    asked: list[bool] = []
+    from workbench.runtime import models
+
+    build = models.build_models
+
+    def recording(*args, **kwargs):
+        asked.append(kwargs["function_calls"])
+        return build(*args, **kwargs)
+
+    monkeypatch.setattr("workbench.runtime.build_models", recording)
+    runtime(
+        "--model",
+        "big",
+        "--base-url",
+        "http://127.0.0.1:1/v1",
+        "--agent-memory",
+        "files",
+        "--agent-memory-dir",
+        str(tmp_path),
+    )
+    runtime("--agent-memory", "files", "--agent-memory-dir", str(tmp_path))
+    assert asked == [True, False]
+
+
+def test_an_unknown_choice_is_refused(capsys):
+    with pytest.raises(SystemExit):
+        cli.build_parser().parse_args(["--agent-memory", "mem9"])
+    assert "invalid choice: 'mem9'" in capsys.readouterr().err

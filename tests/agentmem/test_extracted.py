@@ -1,0 +1,136 @@
+"""Extracted long-term memory: MemoryContextProvider with the built-in model as an ideal extractor, and
+with the loopback server answering the extraction prompt; what it keeps, a restart, and the one forget."""
+
+import asyncio
+import json
+
+from agent_framework import MemoryContextProvider, MemoryFileStore
+
+from tests.agentmem.helpers import files_holding, live_runtime, modes, say, scripted_runtime
+from workbench.agentmem.extracted import ExtractedMemory
+from workbench.agentmem.view import corrected_values
+from workbench.runtime.scripted import (
+    CONSOLIDATION_PROMPT_START,
+    EXTRACTION_PROMPT_START,
+    SCRIPTED_LABEL,
+    scripted_reply,
+)
+
+CHRONOLOGY = ("module=Reporting; database=PostgreSQL", "module=Billing; database=SQL Server 2022", "customer=Contoso")
+
+
+def test_the_script_recognizes_the_framework_prompts(tmp_path):
+    provider = MemoryContextProvider(store=MemoryFileStore(tmp_path, owner_state_key="owner"))
+    assert provider.extraction_prompt.startswith(EXTRACTION_PROMPT_START)
+    assert provider.consolidation_prompt.startswith(CONSOLIDATION_PROMPT_START)
+
+
+def test_the_ideal_extractor_returns_exactly_the_users_declarations():
+    delta = "USER: module=Billing; version=\n\nASSISTANT: This message declares customer=Invented."
+    answer = json.loads(scripted_reply("", [("system", EXTRACTION_PROMPT_START), ("user", delta)], structured=False))
+    assert answer == {"memories": [{"topic": "module", "memory": "module=Billing"}], "extractor": SCRIPTED_LABEL}
+
+
+def test_the_ideal_consolidator_keeps_the_latest_value_of_each_key():
+    record = json.dumps({"memories": ["module=Reporting", "likes short answers", "module=Billing"]})
+    answer = json.loads(
+        scripted_reply("", [("system", CONSOLIDATION_PROMPT_START), ("user", record)], structured=False)
+    )
+    assert answer["memories"] == ["module=Billing", "likes short answers"]
+    assert answer["consolidator"] == SCRIPTED_LABEL
+
+
+def test_topics_index_and_transcripts_are_kept_user_only_and_the_correction_stays(tmp_path):
+    memory = ExtractedMemory(tmp_path)
+    runtime = scripted_runtime(memory)
+    asyncio.run(say(runtime, *CHRONOLOGY))
+    asyncio.run(say(runtime, "environment=production", agent="logs"))
+
+    held = {f.name: f for f in memory.held()}
+    topics = sorted(n for n, f in held.items() if f.kind == "topic")
+    assert topics == ["topics/customer.md", "topics/database.md", "topics/environment.md", "topics/module.md"]
+    assert [f.kind for f in held.values()].count("transcript") == 2  # one per agent session
+    assert "- module=Reporting\n- module=Billing" in held["topics/module.md"].content
+    # The framework keeps a topic's first summary: MEMORY.md still points at the corrected value.
+    assert "- [module](topics/module.md): module=Reporting" in held["MEMORY.md"].content
+    assert modes(tmp_path) == {("dir", 0o700), ("file", 0o600)}
+
+    corrected = corrected_values(runtime.memory.ledger.latest(), (f.value for f in runtime.memory.facts()))
+    assert corrected == {"Reporting", "PostgreSQL"}
+    flagged = {f.name: f.stale for f in memory.held(corrected) if f.stale}
+    assert flagged["MEMORY.md"] == ("PostgreSQL", "Reporting")
+    assert flagged["topics/module.md"] == ("Reporting",)
+
+
+def test_the_index_and_matching_topics_reach_the_next_request_after_a_restart(tmp_path):
+    asyncio.run(say(scripted_runtime(ExtractedMemory(tmp_path)), *CHRONOLOGY))
+    memory = ExtractedMemory(tmp_path)  # a new run on the same folder
+    runtime = scripted_runtime(memory)
+    asyncio.run(say(runtime, "Which database is affected?"))
+    injected = memory.recalled("support")[0].text
+    assert "- [customer](topics/customer.md): customer=Contoso" in injected
+    assert "### topics/database.md" in injected and "- database=SQL Server 2022" in injected
+    call = runtime.last_turn_calls("support")[0]
+    assert any(injected == m.text for m in call.messages)
+
+
+def test_forget_leaves_no_byte_of_the_value_in_any_file(tmp_path):
+    memory = ExtractedMemory(tmp_path)
+    runtime = scripted_runtime(memory)
+    asyncio.run(say(runtime, *CHRONOLOGY, "Contoso asked again about the export."))
+    assert "memory/local-user/memory/topics/customer.md" in files_holding(tmp_path, "Contoso")
+
+    report = asyncio.run(runtime.forget("customer"))
+    assert report.counts["extracted memory"] == "2 memory file(s) deleted or rewritten"  # a topic, a transcript
+    assert files_holding(tmp_path, "Contoso") == []
+    names = {f.name for f in memory.held()}
+    assert "topics/customer.md" not in names and "topics/module.md" in names
+    assert "customer" not in (memory.folder / "MEMORY.md").read_text()
+    assert modes(tmp_path) == {("dir", 0o700), ("file", 0o600)}
+
+    asyncio.run(runtime.forget("module"))
+    assert files_holding(tmp_path, "Reporting") == [] and files_holding(tmp_path, "Billing") == []
+    asyncio.run(runtime.forget())
+    assert not memory.folder.exists()
+
+
+def test_the_loopback_model_answers_the_extraction_prompt(loopback, tmp_path):
+    memory = ExtractedMemory(tmp_path)
+    runtime = live_runtime(loopback.base_url, memory)
+    asyncio.run(say(runtime, "module=Billing"))
+    extraction = [r for r in loopback.requests if str(r["messages"][0]["content"]).startswith(EXTRACTION_PROMPT_START)]
+    assert len(extraction) == 1
+    assert extraction[0]["max_tokens"] == runtime.models.max_tokens  # bounded like the agent's own replies
+    assert "- module=Billing" in (memory.folder / "topics" / "module.md").read_text()
+
+
+def test_a_turn_that_a_forget_overlapped_stores_nothing(tmp_path):
+    memory = ExtractedMemory(tmp_path)
+    runtime = scripted_runtime(memory)
+    asyncio.run(say(runtime, "module=Billing"))
+    provider = runtime._slots["support"].agent.context_providers[-1]  # the support agent's memory provider
+    original = provider.before_run
+
+    async def forget_meanwhile(**kwargs):
+        await original(**kwargs)
+        await runtime.forget("customer")  # while the model answers "customer=Contoso"
+
+    provider.before_run = forget_meanwhile
+    asyncio.run(say(runtime, "customer=Contoso"))
+    assert files_holding(tmp_path, "Contoso") == []
+
+
+def test_after_five_sessions_the_ideal_consolidator_leaves_only_the_correction(tmp_path):
+    from workbench.runtime import Mode
+
+    memory = ExtractedMemory(tmp_path)
+    runtime = scripted_runtime(memory)
+    asyncio.run(say(runtime, "module=Reporting", "module=Billing"))
+    assert "): module=Reporting" in (memory.folder / "MEMORY.md").read_text()
+    for mode in (Mode.PROVIDER, Mode.MANUAL, Mode.PROVIDER, Mode.MANUAL):  # each switch: new sessions
+        runtime.set_mode(mode)
+        asyncio.run(say(runtime, "Still looking into it."))
+    topic = (memory.folder / "topics" / "module.md").read_text()
+    assert "- module=Billing" in topic and "Reporting" not in topic
+    assert "- [module](topics/module.md): module=Billing" in (memory.folder / "MEMORY.md").read_text()
+    assert json.loads((memory.folder / "state.json").read_text())["sessions_since_consolidation"] == []

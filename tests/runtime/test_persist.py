@@ -1,0 +1,225 @@
+"""`--persist`: both sessions, the facts, the ledger and the counters survive a restart (a second
+runtime on the same directory), the files are private from their first byte, and a forget leaves no
+byte of a forgotten value in any file under the directory (a raw scan of every file)."""
+
+import asyncio
+import os
+import secrets
+import stat
+from pathlib import Path
+
+import pytest
+from agent_framework import Message
+
+from tests.runtime.helpers import facts
+from workbench import cli
+from workbench.persist.format import SESSIONS_FILE, SavedFileError, read_sessions
+from workbench.persist.sessions import DIRECTORY, InUse, PersistedSessions
+from workbench.runtime import AGENT_NAMES, AgentRuntime, Mode, ModelConfig, build_models
+
+
+def started(directory: Path, *, delay: float = 0.0, mode: Mode = Mode.MANUAL) -> AgentRuntime:
+    """What `workbench --persist` assembles, on `directory`."""
+    persisted = PersistedSessions(directory)
+    runtime = AgentRuntime(
+        persisted.memory, build_models(ModelConfig(), scripted_delay=delay), mode=mode, histories=persisted
+    )
+    runtime.forgetting.register(persisted)
+    return runtime
+
+
+def quit_(runtime: AgentRuntime) -> None:
+    """The workbench exits: its lock on the directory goes with it."""
+    runtime.histories.close()
+
+
+def histories(runtime: AgentRuntime) -> dict[str, list[tuple[str, str, str | None]]]:
+    return {name: [(str(m.role), m.text or "", m.message_id) for m in runtime.history(name)] for name in AGENT_NAMES}
+
+
+def files(directory: Path) -> list[Path]:
+    return sorted(p for p in directory.rglob("*") if p.is_file())
+
+
+def holding(directory: Path, values: list[str]) -> dict[str, list[str]]:
+    """The raw scan: every file under `directory`, read as bytes, and the values found in it."""
+    found = {
+        str(p.relative_to(directory)): [v for v in values if v.encode() in p.read_bytes()] for p in files(directory)
+    }
+    return {name: hits for name, hits in found.items() if hits}
+
+
+def tagged(*names: str) -> dict[str, str]:
+    tag = secrets.token_hex(5)
+    return {name: f"{name.capitalize()}-{tag}" for name in names}
+
+
+async def converse(runtime: AgentRuntime, v: dict[str, str]) -> None:
+    assert (await runtime.ask("support", f"module={v['reporting']}; database={v['postgres']}")).ok
+    assert (await runtime.ask("logs", f"customer={v['contoso']}; where are the logs?")).ok
+    assert (await runtime.ask("support", f"module={v['billing']}")).ok  # a correction
+    assert (await runtime.ask("logs", f"colour={v['teal']}")).ok  # a rejected batch: unknown key
+    assert (await runtime.ask("support", "and now?")).ok
+
+
+@pytest.mark.parametrize("mode", list(Mode), ids=str)
+async def test_a_restart_resumes_both_histories_the_facts_the_ledger_and_the_counters(tmp_path, mode):
+    directory = tmp_path / DIRECTORY
+    first = started(directory, mode=mode)
+    assert first.status.persisted is not None and not first.status.persisted.resumed
+    await converse(first, tagged("reporting", "postgres", "contoso", "billing", "teal"))
+    before, saved = histories(first), first.memory.saved()
+    assert len(before["support"]) == 6 and len(before["logs"]) == 4
+
+    quit_(first)
+    second = started(directory, mode=mode)
+    assert histories(second) == before
+    assert second.memory.saved() == saved  # facts with provenance, every ledger event, epoch, counters
+    persisted = second.status.persisted
+    assert persisted is not None and (persisted.resumed, persisted.messages, persisted.facts) == (True, 10, 3)
+    assert "resumed: 10 message(s), 3 fact(s)" in second.status.summary
+    assert str(directory) in second.status.explained()
+
+    result = await second.ask("support", "priority=high")
+    assert result.ok and result.turn.number == saved.turn + 1  # ticket numbering continues
+    assert second.memory.ledger.latest(1)[0].seq == saved.ledger_seq + 1
+    assert histories(second)["support"][:6] == before["support"]
+    assert histories(second)["support"][6][2] == f"user-{saved.turn + 1}"
+
+
+async def test_the_resumed_agent_is_sent_its_earlier_history(tmp_path):
+    directory = tmp_path / DIRECTORY
+    v = tagged("reporting")
+    first = started(directory)
+    assert (await first.ask("logs", f"module={v['reporting']}")).ok
+    quit_(first)
+    second = started(directory)
+    assert (await second.ask("logs", "which module?")).ok
+    request = second.last_turn_calls("logs")[0]
+    assert any(v["reporting"] in m.text for m in request.messages[:-1])  # the history, not only the facts block
+    assert [m[2] for m in histories(second)["logs"] if m[0] == "user"] == ["user-1", "user-2"]
+
+
+@pytest.mark.parametrize("key", ["module", None], ids=["one-key", "everything"])
+async def test_forget_leaves_no_byte_of_a_forgotten_value_in_any_file(tmp_path, key):
+    directory = tmp_path / DIRECTORY
+    v = tagged("reporting", "postgres", "contoso", "billing", "teal")
+    runtime = started(directory)
+    await converse(runtime, v)
+    forgotten = [v["reporting"], v["billing"]] if key else list(v.values())
+    assert set(forgotten) <= {hit for hits in holding(directory, forgotten).values() for hit in hits}
+
+    report = await runtime.forget(key)
+    assert report.failures == {} and "persisted sessions" in report.counts
+    assert holding(directory, forgotten) == {}
+    kept = holding(directory, [v["postgres"], v["contoso"]])
+    assert kept == ({"memory.json": [v["postgres"], v["contoso"]]} if key else {})  # the other facts stay
+
+    quit_(runtime)
+    again = started(directory)  # and a restart brings nothing back
+    assert again.memory.facts() == runtime.memory.facts()
+    assert histories(again) == {name: [] for name in AGENT_NAMES}
+    assert (await again.ask("support", "module=Fresh")).ok
+    assert holding(directory, forgotten) == {}
+
+
+async def test_a_turn_running_across_a_forget_writes_nothing_to_disk(tmp_path):
+    directory = tmp_path / DIRECTORY
+    secret = tagged("crash")["crash"]
+    runtime = started(directory, delay=0.01)
+    assert (await runtime.ask("logs", "module=Reporting")).ok
+    task = asyncio.create_task(runtime.ask("support", f"symptom={secret}"))
+    while not runtime.calls.records(origin="support"):
+        await asyncio.sleep(0.005)  # the answer is streaming
+    await runtime.forget("symptom")
+    await asyncio.wait_for(task, 10)
+    assert holding(directory, [secret]) == {}
+    assert [p.name for p in (directory / "history").iterdir()] == []  # the new sessions have said nothing yet
+
+
+async def test_only_the_current_sessions_are_written(tmp_path):
+    persisted = PersistedSessions(tmp_path / DIRECTORY)
+    runtime = AgentRuntime(persisted.memory, build_models(ModelConfig()), histories=persisted)
+    replaced = read_sessions(tmp_path / DIRECTORY / SESSIONS_FILE)[1]["support"]["session_id"]
+    await runtime.forget()
+    await persisted.provider("support").save_messages(replaced, [Message(role="user", contents=["symptom=late"])])
+    assert list((tmp_path / DIRECTORY / "history").iterdir()) == []
+
+
+async def test_files_and_directories_are_private_while_the_runtime_runs(tmp_path):
+    directory = tmp_path / DIRECTORY
+    directory.mkdir(mode=0o755)
+    directory.chmod(0o755)
+    old = os.umask(0o022)  # a typical umask: the framework's own appends would make 0644 files
+    try:
+        runtime = started(directory)
+        await converse(runtime, tagged("reporting", "postgres", "contoso", "billing", "teal"))
+        modes = {str(p.relative_to(directory)): stat.S_IMODE(p.stat().st_mode) for p in directory.rglob("*")}
+    finally:
+        os.umask(old)
+    assert stat.S_IMODE(directory.stat().st_mode) == 0o700
+    assert {name for name, mode in modes.items() if mode == 0o600} == {
+        str(p.relative_to(directory)) for p in files(directory)
+    }
+    assert modes["history"] == 0o700 and len(modes) == 6  # lock, memory.json, sessions.json, history/, 2 sessions
+
+
+async def test_a_new_session_erases_the_file_of_the_one_it_replaces(tmp_path):
+    directory = tmp_path / DIRECTORY
+    secret = tagged("reporting")["reporting"]
+    runtime = started(directory)
+    assert (await runtime.ask("support", f"where are the logs of {secret}?")).ok
+    runtime.set_mode(Mode.PROVIDER)  # both agents start new sessions
+    assert holding(directory, [secret]) == {}
+    quit_(runtime)
+    assert histories(started(directory, mode=Mode.PROVIDER)) == {name: [] for name in AGENT_NAMES}
+
+
+async def test_sessions_saved_under_another_mode_are_not_resumed_and_their_files_are_erased(tmp_path):
+    """As switching the mode in a running app starts new sessions, so does starting in another mode."""
+    directory = tmp_path / DIRECTORY
+    secret = tagged("reporting")["reporting"]
+    first = started(directory)
+    assert (await first.ask("support", f"module={secret}")).ok
+    quit_(first)
+    second = started(directory, mode=Mode.PROVIDER)
+    assert histories(second) == {name: [] for name in AGENT_NAMES}
+    assert facts(second) == {"module": (secret, f"module={secret}")}  # the facts are kept, as on a switch
+    assert holding(directory, [secret]) == {"memory.json": [secret]}
+    assert "resumed: 0 message(s), 1 fact(s)" in second.status.summary
+
+
+@pytest.mark.parametrize("name", ["memory.json", "sessions.json"])
+async def test_an_unreadable_saved_file_stops_start_up_with_its_name_and_is_left_as_it_is(tmp_path, name):
+    directory = tmp_path / DIRECTORY
+    first = started(directory)
+    await first.ask("support", "module=Reporting")
+    quit_(first)
+    broken = directory / name
+    broken.write_text('{"version": 99}')
+    with pytest.raises(SavedFileError, match=name):
+        started(directory)
+    assert broken.read_text() == '{"version": 99}'
+    with pytest.raises(SavedFileError):  # not InUse: the failed start let the directory go
+        started(directory)
+
+
+async def test_without_persist_nothing_is_written_and_with_it_the_data_directory_is_used(tmp_path, monkeypatch):
+    monkeypatch.setenv("WORKBENCH_DATA_DIR", str(tmp_path / "data"))
+    for options in ([], ["--persist"]):
+        args = cli.build_parser().parse_args(options)
+        runtime = cli.build_app(args, cli.model_config(args))._start()
+        assert (await runtime.ask("support", "module=Reporting")).ok
+        assert ("persisted sessions" in runtime.forgetting.holders) == bool(options)
+        written = files(tmp_path / "data") if (tmp_path / "data").exists() else []
+        assert [p.relative_to(tmp_path / "data").parts[0] for p in written] == ([DIRECTORY] * 4 if options else [])
+        if options:
+            runtime.histories.close()
+
+
+async def test_a_second_workbench_on_the_same_directory_is_refused_while_the_first_runs(tmp_path):
+    first = started(tmp_path / DIRECTORY)
+    with pytest.raises(InUse, match="another workbench --persist is using"):
+        started(tmp_path / DIRECTORY)
+    quit_(first)
+    assert started(tmp_path / DIRECTORY).status.persisted is not None

@@ -1,0 +1,73 @@
+"""What both of Agent Framework's file-backed memories share as the workbench runs them: a folder of
+their own, what each put into an agent's latest turn, and the values their files declare."""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from collections.abc import Collection, Sequence
+from pathlib import Path
+
+from agent_framework import ContextProvider, Message
+
+from workbench.agentmem.view import HeldFile
+from workbench.memory.forget import ForgetPlan, declared_in
+from workbench.memory.turns import current_turn
+from workbench.runtime.view import RecalledMessage
+
+USER_ID = "local-user"  # one user per data directory: both agents share what it holds
+SHOWN_AS = "agent memory"  # where a recalled message came from, in the panes
+
+
+class FileBackedMemory(ABC):
+    """An `AgentMemory` (workbench.runtime.memories) whose every byte lives in files under `root`."""
+
+    name: str
+    unit: str
+    framework_name: str  # the Agent Framework class it runs, for the header
+
+    def __init__(self, root: Path) -> None:
+        self.root = root
+        self._injected: dict[str, tuple[int, list[Message]]] = {}  # agent: (turn, messages)
+
+    @property
+    def location(self) -> str | None:
+        return str(self.root)
+
+    def describe(self) -> str:
+        """For the header: counts the files, reads none."""
+        return f"{self.framework_name}, {self.file_count()} file(s)"
+
+    @abstractmethod
+    def file_count(self) -> int: ...
+
+    @abstractmethod
+    def providers(self, agent: str) -> list[ContextProvider]: ...
+
+    @abstractmethod
+    def held(self, corrected: Collection[str] = ()) -> list[HeldFile]:
+        """Every file it keeps now, with its content; `corrected` values still held are flagged."""
+
+    @abstractmethod
+    async def forget(self, plan: ForgetPlan) -> int: ...
+
+    def injected(self, agent: str, messages: Sequence[Message]) -> None:
+        """The provider of `agent` put `messages` into the turn that is starting."""
+        turn = current_turn.get()
+        self._injected[agent] = (turn.number if turn is not None else 0, list(messages))
+
+    def turn_started(self, agent: str) -> None:
+        self._injected.pop(agent, None)
+
+    def recalled(self, agent: str) -> list[RecalledMessage]:
+        turn, messages = self._injected.get(agent, (0, []))
+        return [RecalledMessage(m.text or "", m.role, 0.0, agent, SHOWN_AS, turn) for m in messages]
+
+    async def declared(self, keys: frozenset[str]) -> set[str]:
+        """Every value its files declare for `keys` (`key=value`), names and descriptions included."""
+        return declared_in((t for f in self.held() for t in (f.name, f.description, f.content)), keys)
+
+    def _forget_injected(self, plan: ForgetPlan) -> None:
+        """What it put into the latest turns holds text too: drop any that holds a forgotten value."""
+        for agent, (_, messages) in list(self._injected.items()):
+            if plan.everything or any(plan.holds(m.text or "") for m in messages):
+                del self._injected[agent]

@@ -1,0 +1,219 @@
+"""Extracted long-term memory: Agent Framework's `MemoryContextProvider` over its `MemoryFileStore` in
+the user's data directory, one owner (the user) for both agents.
+
+After every answered turn the provider appends the turn to a transcript (JSON Lines, one file per
+session), asks the agent's own model to extract up to five memories with its extraction prompt, and
+appends each to a topic file (`topics/<slug>.md`) indexed by `MEMORY.md`; before every turn it injects
+the index and up to three topic files whose words match the message. After five sessions and 24 hours
+it consolidates each topic with the consolidation prompt. The framework writes these files with the
+process umask; after each turn and each forget the whole folder is made user-only again (the folder
+itself is 0700 from the start, so no other user could open them meanwhile).
+
+A forget drops every topic memory that holds a forgotten value (the topic when none is left, or when
+its name holds one), drops every transcript message that holds one, and rebuilds `MEMORY.md`. A turn
+that a forget overlapped stores nothing (as recall)."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import shutil
+from collections.abc import Collection, Mapping
+from pathlib import Path
+from typing import Any, cast
+
+from agent_framework import (
+    AgentSession,
+    ContextProvider,
+    MemoryContextProvider,
+    MemoryFileStore,
+    MemoryTopicRecord,
+    Message,
+    SessionContext,
+    SupportsChatGetResponse,
+)
+
+from workbench.agentmem.base import USER_ID, FileBackedMemory
+from workbench.agentmem.view import HeldFile, stale_in
+from workbench.files import erase_file, private_dir, private_tree, write_private
+from workbench.memory.forget import ForgetPlan
+
+BOUND_OPTIONS = ("max_tokens", "extra_body")  # how an agent's reply bound travels (workbench.runtime.bounds)
+OWNER_KEY = "workbench_memory_owner"  # the session-state key MemoryFileStore reads the owner from
+FORGETS_KEY = "workbench_forgets_seen"  # how many forgets had run when the session's turn started
+
+
+class BoundedClient:
+    """The agent's chat client with the agent's reply bound on every call: the framework sends its
+    extraction and consolidation prompts to the client directly, without the agent's options."""
+
+    def __init__(self, client: SupportsChatGetResponse[Any], bound: Mapping[str, Any]) -> None:
+        self._client: Any = client  # any chat client: its overloads are the caller's
+        self._bound = dict(bound)
+
+    def get_response(self, messages: Any, *, stream: bool = False, options: Any = None, **kwargs: Any) -> Any:
+        return self._client.get_response(messages, stream=stream, options={**self._bound, **(options or {})}, **kwargs)
+
+
+class UserMemoryProvider(MemoryContextProvider):
+    """The framework's provider with the user as the owner of every session, telling the workbench what
+    it injected, and leaving the folder user-only after each turn."""
+
+    def __init__(self, memory: ExtractedMemory, agent: str) -> None:
+        super().__init__(store=memory.store)
+        self._memory = memory
+        self._agent = agent
+
+    async def before_run(
+        self, *, agent: Any, session: AgentSession, context: SessionContext, state: dict[str, Any]
+    ) -> None:
+        session.state[OWNER_KEY] = self._memory.user_id
+        session.state[FORGETS_KEY] = self._memory.forgets
+        await super().before_run(agent=agent, session=session, context=context, state=state)
+        self._memory.injected(self._agent, context.context_messages.get(self.source_id, []))
+
+    def _chat_client(  # type: ignore[override]
+        self, agent: Any, *, override: SupportsChatGetResponse[Any] | None = None
+    ) -> SupportsChatGetResponse[Any] | None:
+        """The framework's choice of client (private: its only hook for the extraction client), bounded
+        like the agent's own replies (every request bounds its reply)."""
+        client = super()._chat_client(agent, override=override)
+        defaults = getattr(agent, "default_options", None) or {}
+        bound = {k: v for k, v in defaults.items() if k in BOUND_OPTIONS}
+        return cast(SupportsChatGetResponse[Any], BoundedClient(client, bound)) if client and bound else client
+
+    async def after_run(
+        self, *, agent: Any, session: AgentSession, context: SessionContext, state: dict[str, Any]
+    ) -> None:
+        if session.state.get(FORGETS_KEY) != self._memory.forgets:
+            return  # a forget ran during this turn: its transcript and extraction could bring a value back
+        try:
+            await super().after_run(agent=agent, session=session, context=context, state=state)
+        finally:
+            private_tree(self._memory.root)
+
+
+class ExtractedMemory(FileBackedMemory):
+    """Both agents' `MemoryContextProvider`s over one `MemoryFileStore` under `root`."""
+
+    name = "extracted memory"
+    unit = "memory file(s) deleted or rewritten"
+    framework_name = "MemoryContextProvider"
+    calls_functions = False  # it offers tools, but extracts after every turn whether or not they are called
+
+    def __init__(self, root: Path, *, user_id: str = USER_ID) -> None:
+        super().__init__(root)
+        self.user_id = user_id
+        self.store = MemoryFileStore(root, owner_state_key=OWNER_KEY)
+        self._defaults = MemoryContextProvider(store=self.store)  # its source id and index limits
+        self.source_id = self._defaults.source_id
+        self._session = AgentSession(session_id="workbench-view")  # reads and forgets as the user
+        self._session.state[OWNER_KEY] = user_id
+        self.forgets = 0
+
+    @property
+    def folder(self) -> Path:
+        """The user's memory root: `MEMORY.md`, `topics/`, `transcripts/`, `state.json`."""
+        return self.store.get_transcripts_directory(self._session, source_id=self.source_id).parent
+
+    @property
+    def location(self) -> str | None:
+        return str(self.folder)
+
+    def providers(self, agent: str) -> list[ContextProvider]:
+        private_dir(self.root)
+        return [UserMemoryProvider(self, agent)]
+
+    def _files(self) -> list[Path]:
+        if not self.folder.is_dir():
+            return []
+        return sorted(p for p in self.folder.rglob("*") if p.is_file() and not p.is_symlink())
+
+    def file_count(self) -> int:
+        return len(self._files())
+
+    def held(self, corrected: Collection[str] = ()) -> list[HeldFile]:
+        """The index, each topic file, each transcript (and the maintenance state), as on disk."""
+        shown: list[HeldFile] = []
+        for path in self._files():
+            relative = path.relative_to(self.folder)
+            kind = {self.store.topics_directory_name: "topic", self.store.transcripts_directory_name: "transcript"}
+            what = "index" if relative.name == self.store.index_file_name else kind.get(relative.parts[0], "state")
+            content = path.read_text(encoding="utf-8", errors="replace")
+            shown.append(
+                HeldFile(what, relative.as_posix(), "", content, path.stat().st_size, stale_in(content, corrected))
+            )
+        return shown
+
+    async def forget(self, plan: ForgetPlan) -> int:
+        """Every file that holds a forgotten value, rewritten without it or erased (`erase_file`; the
+        whole folder for a forget of everything); returns the files reached."""
+        self._forget_injected(plan)
+        self.forgets += 1
+        if not self.folder.is_dir():
+            return 0
+        if plan.everything:
+            files = self._files()
+            for path in files:
+                await asyncio.to_thread(erase_file, path)
+            await asyncio.to_thread(shutil.rmtree, self.folder)
+            return len(files)
+        reached = self._forget_topics(plan) + await asyncio.to_thread(self._forget_transcripts, plan)
+        self.store.rebuild_index(
+            self._session,
+            source_id=self.source_id,
+            line_limit=self._defaults.index_line_limit,
+            line_length=self._defaults.index_line_length,
+        )
+        private_tree(self.folder)
+        return reached
+
+    def _forget_topics(self, plan: ForgetPlan) -> int:
+        reached = 0
+        for record in self.store.list_topics(self._session, source_id=self.source_id):
+            if not plan.holds(record.to_markdown()):
+                continue
+            reached += 1
+            kept = [m for m in record.memories if not plan.holds(m)]
+            if not kept or plan.holds(f"{record.topic}\n{record.slug}"):
+                erase_file(self.folder / self.store.topics_directory_name / f"{record.slug}.md")  # delete_topic's file
+                continue
+            summary = "" if plan.holds(record.summary) else record.summary  # "": the first memory left
+            rewritten = MemoryTopicRecord(
+                topic=record.topic,
+                slug=record.slug,
+                summary=summary,
+                memories=kept,
+                updated_at=record.updated_at,
+                session_ids=record.session_ids,
+            )
+            self.store.write_topic(self._session, rewritten, source_id=self.source_id)
+        return reached
+
+    def _forget_transcripts(self, plan: ForgetPlan) -> int:
+        """Each JSON Lines transcript without the messages that hold a forgotten value; lines are kept
+        byte for byte, a transcript left empty is deleted."""
+        reached = 0
+        directory = self.store.get_transcripts_directory(self._session, source_id=self.source_id)
+        for path in sorted(directory.glob("*")) if directory.is_dir() else []:
+            lines = path.read_text(encoding="utf-8").splitlines(keepends=True)
+            kept = [line for line in lines if not _holds(plan, line)]
+            if len(kept) == len(lines):
+                continue
+            reached += 1
+            if kept:
+                write_private(path, "".join(kept))
+            else:
+                erase_file(path)
+        return reached
+
+
+def _holds(plan: ForgetPlan, line: str) -> bool:
+    """Whether one stored message holds a forgotten value, in its JSON text or in its decoded text."""
+    if plan.holds(line):
+        return True
+    try:
+        message = Message.from_dict(json.loads(line))
+    except (ValueError, TypeError):
+        return False
+    return plan.holds(message.text or "")

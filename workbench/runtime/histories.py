@@ -1,0 +1,61 @@
+"""Where the agents' histories live: the one seam between the runtime and any history store.
+
+The runtime asks a `Histories` for each agent's history provider, for the session to start with,
+and for the messages a session holds; it says when its sessions change (a new or replaced session,
+a finished turn). `InMemoryHistories` is the default: the framework's `InMemoryHistoryProvider`,
+whose messages live in the session's state and are gone on exit. A store on disk or on a server
+implements the same four calls, and the runtime stays free of paths and connections."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Protocol
+
+from agent_framework import Agent, AgentSession, HistoryProvider, InMemoryHistoryProvider, Message
+
+from workbench.runtime.view import Persisted
+
+
+class Histories(Protocol):
+    @property
+    def persisted(self) -> Persisted | None:
+        """Where the histories are kept beyond this process, for the header; None when they are not."""
+        ...
+
+    def provider(self, agent: str) -> HistoryProvider:
+        """The history provider for a new agent named `agent` (the one that loads its messages)."""
+        ...
+
+    def first_session(self, agent: str, built: Agent, shape: str) -> AgentSession:
+        """The session `agent` starts with when the runtime is built: a resumed one, or a new one.
+        `shape` names what shapes a history (mode, recall): one saved under another is not resumed,
+        as switching either in a running app starts new sessions."""
+        ...
+
+    def messages(self, agent: str, session: AgentSession) -> list[Message]:
+        """The messages `session` of `agent` holds now, oldest first."""
+        ...
+
+    def kept(self, sessions: Mapping[str, AgentSession], shape: str) -> None:
+        """The agents' current sessions, after any of them changed or a turn ended, and their shape.
+        Whatever belonged only to a session not in `sessions` is no longer read by anyone."""
+        ...
+
+
+class InMemoryHistories:
+    """Histories in the sessions' state, gone on exit (the framework's default)."""
+
+    persisted = None
+
+    def provider(self, agent: str) -> HistoryProvider:
+        return InMemoryHistoryProvider()
+
+    def first_session(self, agent: str, built: Agent, shape: str) -> AgentSession:
+        return built.create_session()
+
+    def messages(self, agent: str, session: AgentSession) -> list[Message]:
+        state = session.state.get(InMemoryHistoryProvider.DEFAULT_SOURCE_ID, {})
+        return list(state.get("messages", []))
+
+    def kept(self, sessions: Mapping[str, AgentSession], shape: str) -> None:
+        return None
