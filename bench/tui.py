@@ -21,7 +21,9 @@ from textual.widgets import Footer, Header, Static
 
 from workbench.memory import MemoryTurn, WorkingMemory
 from workbench.runtime import AgentRuntime, ModelConfig, TurnResult, build_models
+from workbench.session.controller import TurnOutcome
 from workbench.ui.app import WorkbenchApp
+from workbench.ui.messages import Streamed, TurnEnded, TurnStarted
 
 REPLY = "**support** (scripted) on: a question\n- Working memory: empty.\n- History: none.\n- Next step: check."
 SIZE = (140, 40)
@@ -45,19 +47,23 @@ async def append_ms(history: int, runs: int) -> list[float]:
     samples = []
     async with app.run_test(size=SIZE) as pilot:
         pane = app.pane("support")
+        outcome = TurnOutcome(TurnResult("support", MemoryTurn(0, 0, ""), reply=REPLY), None)
 
-        async def answer(on_text):
-            await on_text(REPLY)
-            return TurnResult("support", MemoryTurn(0, 0, ""), reply=REPLY)
+        async def exchange(question: str) -> None:
+            """One turn as the app's worker sends it to the pane, drawn to the end."""
+            for message in (TurnStarted(question), Streamed(REPLY), TurnEnded("support", outcome)):
+                pane.post_message(message)
+            await pilot.pause()
+            await app.workers.wait_for_complete()
+            while pane.busy:
+                await asyncio.sleep(0.001)
 
         for i in range(history // 2):
-            pane.start_turn(f"question {i}", answer)
-            await app.workers.wait_for_complete()
+            await exchange(f"question {i}")
         await pilot.pause()
         for i in range(runs):
             start = time.perf_counter()
-            pane.start_turn(f"one more question {i}", answer)
-            await app.workers.wait_for_complete()
+            await exchange(f"one more question {i}")
             await pilot.pause()
             samples.append((time.perf_counter() - start) * 1000)
     return samples

@@ -12,7 +12,8 @@ from workbench.memory import MemoryTurn, Outcome, Status, WorkingMemory
 from workbench.memory.records import FactCandidate
 from workbench.runtime import MemorySnapshot, MemoryUpdate, TurnResult
 from workbench.session.controller import TurnOutcome
-from workbench.ui.chat import ChatPane, Notice, UserMessage
+from workbench.ui.chat import ChatPane, HiddenNote, Notice, UserMessage
+from workbench.ui.composer import Composer
 from workbench.ui.facts import FactPanel, FactTable, MemoryView
 from workbench.ui.messages import Streamed, TurnEnded, TurnStarted
 from workbench.ui.replies import AgentAnswer, AgentReply, PreRendered
@@ -39,6 +40,9 @@ class Host(App[None]):
         self.workers.cancel_group(self, event.pane.turn_group)
 
     def on_fact_panel_typed(self, event: FactPanel.Typed) -> None:
+        self.seen.append(event)
+
+    def on_composer_sent(self, event: Composer.Sent) -> None:
         self.seen.append(event)
 
 
@@ -168,6 +172,32 @@ async def test_escape_while_the_finished_answer_renders_shows_it_and_ends_the_tu
         assert not pane.busy
         await pane.replace_history("forgotten")
         assert not pane.query(UserMessage) and not pane.query(AgentAnswer)
+
+
+async def test_the_composer_does_not_blink_ctrl_j_starts_a_line_and_enter_sends_the_whole_draft():
+    composer = Composer("type")
+    host = Host(composer)
+    async with host.run_test(size=(60, 10)) as pilot:
+        assert not composer.cursor_blink
+        composer.focus()
+        await pilot.press(*"module=Billing", "ctrl+j", *"database=Oracle", "enter")
+        assert [e.text for e in host.seen] == ["module=Billing\ndatabase=Oracle"]
+        composer.take("module=Billing\ndatabase=Oracle")
+        assert composer.text == "" and not composer.undo_texts()[0]
+
+
+async def test_a_long_conversation_keeps_only_the_latest_messages_on_screen():
+    pane = ChatPane("support", title="support", placeholder="type", hint="hint")
+    pane.MAX_SHOWN = 6
+    async with Host(pane).run_test(size=(80, 24)) as pilot:
+        for i in range(5):
+            pane.post_message(TurnStarted(f"question {i}"))
+            pane.post_message(TurnEnded("support", answered("support", f"answer {i}")))
+            await pilot.pause()
+            await pane.app.workers.wait_for_complete()
+        await pilot.pause()
+        assert [str(w.render()) for w in pane.query(UserMessage)] == ["question 2", "question 3", "question 4"]
+        assert "4 earlier message(s) are not shown" in str(pane.query_one(HiddenNote).render())
 
 
 async def test_a_streaming_reply_is_redrawn_in_batches_and_shows_only_its_latest_text():
