@@ -3,8 +3,8 @@ workers; what it does besides drawing goes through the SessionController (see ui
 
 from __future__ import annotations
 
-from collections.abc import Callable, Coroutine, Iterable
-from typing import TYPE_CHECKING, Any
+from collections.abc import Callable, Iterable
+from typing import TYPE_CHECKING
 
 from textual import events, on
 from textual.app import ComposeResult, SystemCommand
@@ -29,7 +29,7 @@ from workbench.ui.turn_flow import TurnFlow
 from workbench.ui.typing import PauseScheduler, TypingClock
 
 if TYPE_CHECKING:
-    from workbench.runtime import AgentRuntime
+    from workbench.runtime import AgentRuntime, MemoryUpdate
 
 PANES = {
     "support": ("support agent", "Ask support · Ctrl+J new line", "The support agent helps with product problems. "
@@ -65,9 +65,6 @@ class WorkbenchApp(TurnFlow):
         # Where the user last typed: finished answers and a turn's facts are drawn in a pause in typing elsewhere.
         self.typing = TypingClock()
         self.scheduler = PauseScheduler(self.typing, self._run_lane)
-
-    def _run_lane(self, work: Coroutine[Any, Any, None], lane: str) -> None:
-        self.run_worker(work, name=lane, group=lane, exit_on_error=False)  # failures: TurnFlow._worker_changed
 
     def compose(self) -> ComposeResult:
         yield Header(icon="")
@@ -125,8 +122,8 @@ class WorkbenchApp(TurnFlow):
         self.show_status()
         self.query_one(FactPanel).view = MemoryView(self.runtime.snapshot())
 
-    def _settled(self, update: object) -> None:  # may run on another thread: post, never draw
-        self.post_message(MemoryUpdated(update))  # type: ignore[arg-type]
+    def _settled(self, update: MemoryUpdate) -> None:  # may run on another thread: post, never draw
+        self.post_message(MemoryUpdated(update))
 
     def on_unmount(self) -> None:
         for disconnect in self._disconnect:

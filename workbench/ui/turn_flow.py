@@ -5,8 +5,9 @@ draws and the app hands on to the fact panel; memory's other batches come as Mem
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Coroutine
 from functools import partial
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from textual import on
 from textual.app import App
@@ -71,6 +72,10 @@ class TurnFlow(App[None]):
         elif not self.ready:
             self.notify("Still starting: the agent runtime is loading. Your draft is kept.", severity="warning")
         return not self.ready
+
+    def _run_lane(self, work: Coroutine[Any, Any, None], lane: str) -> None:
+        """The scheduler's lanes run as the app's workers; their failures end in `_worker_changed`."""
+        self.run_worker(work, name=lane, group=lane, exit_on_error=False)
 
     # -- turns: the app's worker asks the session; the pane draws the messages it is sent -------------
 
