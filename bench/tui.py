@@ -51,12 +51,12 @@ async def append_ms(history: int, runs: int) -> list[float]:
 
         async def exchange(question: str) -> None:
             """One turn as the app's worker sends it to the pane, drawn to the end."""
+            turns = pane.turns
             for message in (TurnStarted(question), Streamed(REPLY), TurnEnded("support", outcome)):
                 pane.post_message(message)
-            await pilot.pause()
-            await app.workers.wait_for_complete()
-            while pane.busy:
+            while pane.turns == turns or pane.busy:
                 await asyncio.sleep(0.001)
+            await app.workers.wait_for_complete()
 
         for i in range(history // 2):
             await exchange(f"question {i}")
