@@ -3,7 +3,7 @@ was drawn never answers it, whatever the timing; a person answering it once draw
 
 from textual import events
 
-from tests.ui.helpers import answer, make_app, say
+from tests.ui.helpers import answer, make_app, read_question, say
 from workbench.ui.app import WorkbenchApp
 from workbench.ui.chat import UserMessage
 from workbench.ui.facts import FactTable, ForgetRequested
@@ -53,7 +53,7 @@ async def test_a_click_on_forget_queued_before_the_question_was_drawn_is_ignored
         for press in (events.MouseDown, events.MouseUp):
             app.post_message(press(None, x, y, 0, 0, 1, False, False, False, screen_x=x, screen_y=y))
         await drawn(pilot)
-        await pilot.pause(ConfirmForget.GUARD_SECONDS)
+        await read_question(pilot)
         assert keys(app) == ["customer"] and isinstance(app.screen, ConfirmForget)
         await pilot.click("#yes")  # drawn, read, and clicked: forgets
         await pilot.pause()
