@@ -100,19 +100,6 @@ async def test_a_multi_line_paste_keeps_its_lines_and_declares_every_line():
         assert str(user.render()).splitlines() == ["version=7.1", "log=/var/log/app.log", "constraint=no restarts"]
 
 
-async def test_ctrl_j_starts_a_new_line_and_enter_sends():
-    app = make_app()
-    async with app.run_test(size=(140, 40)) as pilot:
-        prompt = app.pane("support").prompt
-        await pilot.press(*"module=Billing", "ctrl+j", *"database=Oracle")
-        assert prompt.text == "module=Billing\ndatabase=Oracle"
-        await pilot.press("enter")
-        await app.workers.wait_for_complete()
-        await pilot.pause()
-        assert prompt.text == ""
-        assert sorted(f.key for f in app.runtime.snapshot().facts) == ["database", "module"]
-
-
 async def test_control_characters_in_a_paste_are_shown_and_the_user_is_told():
     app = make_app()
     async with app.run_test(size=(140, 40), notifications=True) as pilot:
