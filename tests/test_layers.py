@@ -24,11 +24,11 @@ def test_qualify_does_not_import_textual():
     assert "textual" not in imported_after("import workbench.qualify")
 
 
-def test_the_tui_opens_without_loading_agent_framework_pydantic_or_markdown():
+def test_the_tui_opens_without_loading_agent_framework_pydantic_markdown_or_the_chart_library():
     assert imported_after("import workbench.cli, workbench.ui.app") == ["textual"]
     probe = (
         "import sys, workbench.cli, workbench.ui.app; "
-        "print(' '.join(m for m in ('pydantic', 'markdown_it') if m in sys.modules))"
+        "print(' '.join(m for m in ('pydantic', 'markdown_it', 'plotext') if m in sys.modules))"
     )
     out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True).stdout
     assert out.split() == []

@@ -17,7 +17,6 @@ from textual.widgets import Footer, Header
 from workbench.ui import intentions
 from workbench.ui.chat import ChatPane
 from workbench.ui.composer import Composer
-from workbench.ui.drift_screen import DriftScreen
 from workbench.ui.facts import FactPanel, ForgetRequested, MemoryView
 from workbench.ui.input_undo import input_undo
 from workbench.ui.messages import MemoryUpdated
@@ -176,6 +175,8 @@ class WorkbenchApp(TurnFlow):
 
     def action_drift(self) -> None:
         if not self._unavailable():
+            from workbench.ui.drift_screen import DriftScreen  # its chart library loads when the lab opens
+
             self.push_screen(DriftScreen(self.runtime.models))
 
     def action_export_chronology(self) -> None:

@@ -12,7 +12,6 @@ from workbench.memory.shown import quoted
 from workbench.runtime.config import Mode
 from workbench.text import clip, visible
 from workbench.ui.console import Forget, ShowMemory
-from workbench.ui.drift_screen import DriftScreen
 from workbench.ui.screens import CallsScreen, ConfirmForget
 from workbench.ui.startup import ERROR_CHARS
 
@@ -132,6 +131,8 @@ def drift_on_conversation(app: TurnFlow) -> None:
             markup=False,
         )
         return
+    from workbench.ui.drift_screen import DriftScreen  # its chart library loads when the lab opens
+
     app.push_screen(DriftScreen(app.runtime.models, chronology=chronology))
 
 
