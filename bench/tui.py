@@ -15,6 +15,8 @@ import statistics
 import subprocess
 import sys
 import time
+from collections.abc import Callable
+from typing import Any
 
 from textual.app import App, ComposeResult
 from textual.widgets import Footer, Header, Static
@@ -69,7 +71,7 @@ async def append_ms(history: int, runs: int) -> list[float]:
     return samples
 
 
-async def startup_ms(factory, runs: int) -> list[float]:
+async def startup_ms(factory: Callable[[], App[Any]], runs: int) -> list[float]:
     """Milliseconds from constructing the app, in this process, to its first frame."""
     samples = []
     for _ in range(runs):

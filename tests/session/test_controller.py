@@ -8,7 +8,7 @@ from pathlib import Path
 from tests.support.residue import residue
 from workbench.drift import load_chronology_file, run_drift
 from workbench.memory import WorkingMemory
-from workbench.runtime import AgentRuntime, ModelConfig, build_models
+from workbench.runtime import AgentRuntime, MemoryUpdate, ModelConfig, build_models
 from workbench.session.controller import SessionController
 
 CORRECTION = "module=Billing; database=SQL Server 2022; version=2"
@@ -68,7 +68,7 @@ async def test_a_message_the_contract_cannot_read_is_refused_in_words():
 
 
 async def test_a_turn_brings_back_its_own_batches_and_the_listeners_get_the_others():
-    controller, heard = session(), []
+    controller, heard = session(), list[MemoryUpdate]()
     controller.subscribe(heard.append)
     outcome = await controller.ask("support", SIX_KEYS)
     assert [u.outcome.status.name for u in outcome.memory] == ["REJECTED"] and outcome.refused

@@ -21,6 +21,7 @@ async def say(pilot: Pilot, agent: str, text: str, *, typed: bool = False) -> No
     """Enter text into an agent's input (key by key when `typed`, else as a paste), press Enter,
     and wait for the turn to finish."""
     app = pilot.app
+    assert isinstance(app, WorkbenchApp)
     prompt = app.pane(agent).prompt
     prompt.focus()
     await pilot.pause()

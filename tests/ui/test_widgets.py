@@ -3,6 +3,7 @@ and a chat pane draws the turn it is sent as messages, from start to finish, fai
 
 import asyncio
 from datetime import UTC, datetime
+from typing import cast
 
 from rich.console import Console
 from textual.app import App, ComposeResult
@@ -143,7 +144,7 @@ async def test_escape_asks_the_app_to_cancel_and_a_cancelled_turn_says_so():
         await pilot.pause()
         pane.prompt.focus()
         await pilot.press("escape")
-        assert [type(m) for m in pane.app.seen] == [ChatPane.CancelRequested]
+        assert [type(m) for m in cast(Host, pane.app).seen] == [ChatPane.CancelRequested]
         pane.post_message(TurnEnded("support", None, cancelled=True))
         await pilot.pause()
         assert not pane.busy and "Cancelled" in str(pane.query(Notice).last().render())
