@@ -250,10 +250,10 @@ def postgres_server(given: str | None, stores: list[str]) -> Iterator[str | None
         return
     import shutil
 
-    import pgserver
+    from pgserver.postgres_server import get_server
 
     folder = Path(tempfile.mkdtemp(prefix="workbench-bench-postgres-"))
-    server = pgserver.get_server(folder / "pgdata", cleanup_mode="stop")
+    server = get_server(folder / "pgdata", cleanup_mode="stop")
     try:
         yield server.get_uri()
     finally:

@@ -15,7 +15,8 @@ def test_every_package_is_listed_for_the_wheel():
 
 
 def test_the_app_loads_the_stylesheets_of_this_tree():
-    from workbench.ui.app import WorkbenchApp, stylesheet_dir
+    from workbench.ui.app import WorkbenchApp
+    from workbench.ui.startup import stylesheet_dir
 
     assert stylesheet_dir() == ROOT / "styles"
     assert all(Path(p).exists() for p in WorkbenchApp.CSS_PATH)

@@ -284,7 +284,7 @@ def test_progress_is_gone_before_the_report_is_printed(argv, monkeypatch):
 )
 def test_usage_errors_exit_2_with_one_line(argv, said, capsys):
     try:
-        code = main(["drift", *argv])
+        code: object = main(["drift", *argv])
     except SystemExit as exc:  # argparse's own exit, through Parser.error
         code = exc.code
     captured = capsys.readouterr()

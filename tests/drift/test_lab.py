@@ -29,14 +29,14 @@ def test_the_chronology_implies_a_correction_an_eviction_pressure_and_a_forget()
     assert restart.superseded == {"module": ("Reporting",), "database": ("PostgreSQL",)}
     assert restart.prohibition == "no downtime during business hours"
     assert restart.forgotten == {"customer": ("Contoso",)}
-    assert sum(1 for s in story.steps if "=" in s.say) == 5  # six keys declared: one more than the store holds
+    assert sum(1 for s in story.steps if "=" in (s.say or "")) == 5  # six keys declared: one more than the store holds
 
 
 def test_stretching_inserts_fillers_that_declare_nothing():
     story = load_chronology().stretched(25)
     assert story.turns == 25
     assert story.expectations == load_chronology().expectations
-    assert story.steps[4].say.startswith("Still looking") and story.steps[-1].probe == "scope"
+    assert (story.steps[4].say or "").startswith("Still looking") and story.steps[-1].probe == "scope"
     with pytest.raises(ValueError, match="at least 10 turns"):
         load_chronology().stretched(9)
 
@@ -187,8 +187,9 @@ async def test_reported_usage_is_summed_and_one_silent_call_makes_a_policy_unkno
     assert report.accounting["summary"].reported is None
     for name in ("full", "window", "facts", "compaction"):
         reported = report.accounting[name].reported
-        assert reported is not None and reported.input_tokens > 0 and reported.output_tokens > 0
-    assert report.accounting["facts"].reported.input_tokens < report.accounting["full"].reported.input_tokens
+        assert reported is not None and (reported.input_tokens or 0) > 0 and (reported.output_tokens or 0) > 0
+    facts, full = report.accounting["facts"].reported, report.accounting["full"].reported
+    assert facts is not None and full is not None and (facts.input_tokens or 0) < (full.input_tokens or 0)
     assert all(cell.answer for probes in report.scores.values() for cell in probes.values())
 
 
@@ -260,7 +261,7 @@ async def test_a_failed_call_fails_its_policy_from_that_turn_on_and_counts_as_un
     are not measured and its usage is unknown, not 0 in / 0 out; the other policies go on."""
     from tests.support.openai_server import Canned
 
-    first = []
+    first: list[object] = []
 
     def responder(body):
         if "summarizer agent" not in json.dumps(body["messages"]) and not first:
@@ -290,8 +291,9 @@ async def test_the_lab_stops_after_several_policies_fail_in_a_row_and_says_so(lo
     report = await run_drift(models)
     failed = list(report.failures)
     assert len(failed) == MAX_FAILURES_IN_A_ROW == 3 and failed == ["full", "window", "summary"]
-    assert report.partial and report.stop.policy == "summary" and report.stop.cause == "3 policies failed in a row"
+    assert report.partial and report.stop is not None
+    assert report.stop.policy == "summary" and report.stop.cause == "3 policies failed in a row"
     assert "facts" not in report.accounting
-    line = stop_line(report)
+    line = stop_line(report) or ""
     assert line.startswith(f"stopped at generated summary, turn {report.stop.turn} (3 policies failed in a row): ")
     assert line.count("turn") == 1

@@ -7,8 +7,8 @@ import pytest
 from tests.live.helpers import is_writer, live_runtime, response_format_type, writer_format_of
 from tests.support.openai_server import Canned
 from workbench.memory import EventKind, ReasonCode
-from workbench.runtime.models import ModelConfig
-from workbench.runtime.writer import MalformedOutput, WriterFormat, parse_extraction
+from workbench.runtime.config import ModelConfig, WriterFormat
+from workbench.runtime.writer import MalformedOutput, parse_extraction
 
 GOOD = json.dumps({"facts": [{"key": "module", "value": "Billing", "evidence": "module=Billing"}]})
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import random
 from pathlib import Path
+from typing import Any
 
 import pytest
 from agent_framework import Filter, FilterGroup
@@ -21,6 +22,11 @@ def vector(rng: random.Random) -> list[float]:
     # Sparse and repetitive on purpose: zeros, equal vectors (ties) and negative values; never all zero.
     values = [rng.choice([0.0, 0.0, 0.0, 1.0, -0.5, 0.25, 3.0]) for _ in range(DIMENSIONS)]
     return values if any(values) else [*values[:-1], 1.0]
+
+
+def vector_of(record: StoredMessage) -> list[float]:
+    """A stored record's embedding (the registered model adds the field; StoredMessage declares none)."""
+    return list(vars(record)["vector"])
 
 
 def message(number: int, agent: str) -> StoredMessage:
@@ -65,13 +71,13 @@ async def stores(tmp_path: Path):
 async def test_the_fast_search_returns_what_the_framework_search_returns(stores, fallbacks) -> None:
     rng = random.Random(4)
     rows = [embedded(message(n, rng.choice(["support", "logs"])), vector(rng)) for n in range(120)]
-    rows += [embedded(message(200 + i, "support"), list(rows[i].vector)) for i in range(10)]  # exact ties
-    rows += [record_type(DIMENSIONS)(**vars(message(300 + i, "support")), vector=None) for i in range(2)]
+    rows += [embedded(message(200 + i, "support"), vector_of(rows[i])) for i in range(10)]  # exact ties
+    rows += [record_type(DIMENSIONS)(**{**vars(message(300 + i, "support")), "vector": None}) for i in range(2)]
     for store in stores:
         await collection(store).ensure_collection_exists()
         await collection(store).upsert(rows, generate_vectors=False)
     support = FilterGroup("and", [Filter("application_id", "eq", "app"), Filter("agent_id", "eq", "support")])
-    options = [
+    options: list[dict[str, Any]] = [
         {"top": 5},
         {"top": 7, "skip": 3, "filter": support},
         {"top": 50, "score_threshold": 0.6},

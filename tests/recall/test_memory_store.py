@@ -5,6 +5,7 @@ replaced and deleted records."""
 from __future__ import annotations
 
 import random
+from typing import Any
 
 from agent_framework import Filter, FilterGroup, InMemoryStore
 
@@ -17,6 +18,11 @@ DIMENSIONS = 16
 def vector(rng: random.Random) -> list[float]:
     # Sparse and repetitive on purpose: zeros, equal vectors (ties) and negative values.
     return [rng.choice([0.0, 0.0, 0.0, 1.0, -0.5, 0.25, 3.0]) for _ in range(DIMENSIONS)] or [1.0]
+
+
+def vector_of(record: StoredMessage) -> list[float]:
+    """A stored record's embedding (the registered model adds the field; StoredMessage declares none)."""
+    return list(vars(record)["vector"])
 
 
 def message(number: int, agent: str) -> StoredMessage:
@@ -41,7 +47,7 @@ async def test_the_prepared_search_returns_what_the_framework_search_returns():
         if not any(values):
             values[0] = 1.0
         rows.append(embedded(message(number, rng.choice(["support", "logs"])), values))
-    rows += [embedded(message(200 + i, "support"), list(rows[i].vector)) for i in range(10)]  # exact ties
+    rows += [embedded(message(200 + i, "support"), vector_of(rows[i])) for i in range(10)]  # exact ties
     for store in stores:
         collection = store.get_collection(record_type(DIMENSIONS), collection_name="c")
         await collection.ensure_collection_exists()
@@ -51,17 +57,18 @@ async def test_the_prepared_search_returns_what_the_framework_search_returns():
         query = vector(rng)
         if not any(query):
             query[-1] = -1.0
-        options = [
+        choices: list[dict[str, Any]] = [
             {"top": 5},
             {"top": 7, "skip": 3, "filter": support},
             {"top": 50, "score_threshold": 0.6},
             {"top": 5, "filter": Filter("user_id", "eq", "bob")},
-        ][round_ % 4]
+        ]
+        options = choices[round_ % 4]
         plain, prepared = await search_both(stores, query, **options)
         assert prepared == plain
         if round_ % 5 == 4:  # change the store between searches: replace some records, delete others
             changed = [embedded(message(n, "logs"), vector(rng) or [1.0]) for n in rng.sample(range(120), 5)]
-            changed = [r for r in changed if any(r.vector)]
+            changed = [r for r in changed if any(vector_of(r))]
             gone = [f"k{n}" for n in rng.sample(range(120), 3)]
             for store in stores:
                 collection = store.get_collection(record_type(DIMENSIONS), collection_name="c")

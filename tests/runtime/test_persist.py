@@ -30,6 +30,7 @@ def started(directory: Path, *, delay: float = 0.0, mode: Mode = Mode.MANUAL) ->
 
 def quit_(runtime: AgentRuntime) -> None:
     """The workbench exits: its lock on the directory goes with it."""
+    assert isinstance(runtime.histories, PersistedSessions)
     runtime.histories.close()
 
 
@@ -208,13 +209,15 @@ async def test_without_persist_nothing_is_written_and_with_it_the_data_directory
     monkeypatch.setenv("WORKBENCH_DATA_DIR", str(tmp_path / "data"))
     for options in ([], ["--persist"]):
         args = cli.build_parser().parse_args(options)
-        runtime = cli.build_app(args, cli.model_config(args))._start()
+        start = cli.build_app(args, cli.model_config(args))._start
+        assert start is not None
+        runtime = start()
         assert (await runtime.ask("support", "module=Reporting")).ok
         assert ("persisted sessions" in runtime.forgetting.holders) == bool(options)
         written = files(tmp_path / "data") if (tmp_path / "data").exists() else []
         assert [p.relative_to(tmp_path / "data").parts[0] for p in written] == ([DIRECTORY] * 4 if options else [])
         if options:
-            runtime.histories.close()
+            quit_(runtime)
 
 
 async def test_a_second_workbench_on_the_same_directory_is_refused_while_the_first_runs(tmp_path):

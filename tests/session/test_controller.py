@@ -8,7 +8,7 @@ from pathlib import Path
 from tests.support.residue import residue
 from workbench.drift import load_chronology_file, run_drift
 from workbench.memory import WorkingMemory
-from workbench.runtime import AgentRuntime, ModelConfig, build_models
+from workbench.runtime import AgentRuntime, MemoryUpdate, ModelConfig, build_models
 from workbench.session.controller import SessionController
 
 CORRECTION = "module=Billing; database=SQL Server 2022; version=2"
@@ -65,3 +65,13 @@ async def test_an_export_is_readable_by_the_user_only_whatever_the_umask(tmp_pat
 async def test_a_message_the_contract_cannot_read_is_refused_in_words():
     assert session().refusal("x" * 5000) == "the message has 5000 characters; at most 4096 are read"
     assert session().refusal("fine") is None
+
+
+async def test_a_turn_brings_back_its_own_batches_and_the_listeners_get_the_others():
+    controller, heard = session(), list[MemoryUpdate]()
+    controller.subscribe(heard.append)
+    outcome = await controller.ask("support", SIX_KEYS)
+    assert [u.outcome.status.name for u in outcome.memory] == ["REJECTED"] and outcome.refused
+    assert heard == []  # the turn's batch came back in its outcome, not to the listeners
+    await controller.forget(None)
+    assert [e.kind.name for u in heard for e in u.outcome.events] == ["FORGOTTEN", "NOTE"]

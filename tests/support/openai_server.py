@@ -234,8 +234,8 @@ class _Handler(BaseHTTPRequestHandler):
             delta = {"content": piece, **({"role": "assistant"} if i == 0 else {})}
             self._event({**base, "choices": [{"index": 0, "delta": delta, "finish_reason": None}]})
         if calls:
-            delta = {"tool_calls": [{"index": i, **call} for i, call in enumerate(calls)]}
-            self._event({**base, "choices": [{"index": 0, "delta": delta, "finish_reason": None}]})
+            calls_delta: dict[str, Any] = {"tool_calls": [{"index": i, **call} for i, call in enumerate(calls)]}
+            self._event({**base, "choices": [{"index": 0, "delta": calls_delta, "finish_reason": None}]})
         if finish is None:  # a server that crashed mid-answer: EOF, no finish_reason, no [DONE]
             self.close_connection = True
             return

@@ -42,8 +42,7 @@ class LoopbackCollector:
 
     @property
     def endpoint(self) -> str:
-        host, port = self._server.server_address[:2]
-        return f"http://{host}:{port}"
+        return f"http://127.0.0.1:{self._server.server_port}"
 
     def __enter__(self) -> LoopbackCollector:
         self._thread.start()

@@ -11,15 +11,16 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
-import pgserver
 import psycopg
+from pgserver.postgres_server import PostgresServer as BundledServer
+from pgserver.postgres_server import get_server
 from psycopg import sql
 
 
 @dataclass
 class PostgresServer:
     data: Path
-    server: pgserver.PostgresServer
+    server: BundledServer
 
     @contextmanager
     def database(self) -> Iterator[str]:
@@ -48,7 +49,7 @@ def postgres_server() -> Iterator[PostgresServer]:
     folder = Path(tempfile.mkdtemp(prefix="workbench-postgres-"))
     data = folder / "pgdata"
     try:
-        server = pgserver.get_server(data, cleanup_mode="stop")
+        server = get_server(data, cleanup_mode="stop")
         try:
             yield PostgresServer(data, server)
         finally:

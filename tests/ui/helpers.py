@@ -21,6 +21,7 @@ async def say(pilot: Pilot, agent: str, text: str, *, typed: bool = False) -> No
     """Enter text into an agent's input (key by key when `typed`, else as a paste), press Enter,
     and wait for the turn to finish."""
     app = pilot.app
+    assert isinstance(app, WorkbenchApp)
     prompt = app.pane(agent).prompt
     prompt.focus()
     await pilot.pause()
@@ -34,8 +35,8 @@ async def say(pilot: Pilot, agent: str, text: str, *, typed: bool = False) -> No
     await pilot.pause()
 
 
-async def answer(pilot: Pilot, key: str) -> None:
-    """Answer the confirmation on screen as a person does: once it has been drawn and read."""
+async def read_question(pilot: Pilot) -> None:
+    """Wait as a person does until the confirmation on screen has been drawn and read."""
     from workbench.ui.screens import ConfirmForget
 
     screen = pilot.app.screen
@@ -43,6 +44,11 @@ async def answer(pilot: Pilot, key: str) -> None:
     while screen.shown_at == float("inf"):
         await pilot.pause(0.01)
     await pilot.pause(ConfirmForget.GUARD_SECONDS)
+
+
+async def answer(pilot: Pilot, key: str) -> None:
+    """Answer the confirmation on screen as a person does: once it has been drawn and read."""
+    await read_question(pilot)
     await pilot.press(key)
     await pilot.pause()
 

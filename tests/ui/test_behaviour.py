@@ -3,14 +3,14 @@
 import io
 
 from rich.console import Console
-from textual.widgets import Static, TextArea
+from textual.widgets import DataTable, Static
 
 from tests.support.openai_server import Canned
 from tests.ui.helpers import make_app, say
 from workbench.memory import EventKind, WorkingMemory
 from workbench.runtime import AgentRuntime, Mode, ModelConfig, build_models
 from workbench.ui.app import WorkbenchApp
-from workbench.ui.chat import HiddenNote, Notice, UserMessage
+from workbench.ui.chat import Notice, UserMessage
 from workbench.ui.replies import AgentAnswer
 from workbench.ui.screens import CallsScreen
 
@@ -27,7 +27,7 @@ async def test_text_from_people_and_models_is_shown_literally():
         assert "\x1b" not in shown and "\\x1b[31mred" in shown
         (reply,) = app.pane("support").query(AgentAnswer)
         assert "\x1b" not in reply.text and "[bold]loud[/bold]" in reply.text
-        table = app.query_one("#fact-table")
+        table = app.query_one("#fact-table", DataTable)
         assert table.get_row_at(0)[1].plain == "[red]x"
 
 
@@ -41,7 +41,7 @@ async def test_a_message_over_the_limit_is_refused_and_the_draft_kept():
         await pilot.pause()
         assert prompt.text == "x" * 4097
         assert app.pane("support").turns == 0 and app.runtime.calls.records() == []
-        assert any("limit is 4,096" in n.message for n in app._notifications)
+        assert any("at most 4096 are read" in n.message for n in app._notifications)
 
 
 async def test_an_empty_message_does_nothing():
@@ -64,10 +64,10 @@ async def test_a_model_error_shows_in_the_pane_and_the_ledger_and_the_app_keeps_
         assert "HTTP 500" in str(app.query_one("#ledger", Static).render())
         await say(pilot, "support", "module=Billing")
         assert [f.value for f in app.runtime.memory.facts()] == ["Billing"]
-        assert "since start: 2 turns · " in app.pane("support").border_subtitle
+        assert "since start: 2 turns · " in (app.pane("support").border_subtitle or "")
         # The failed call was made, and what it used is not known: the total is unknown, never a count
         # that leaves it out (it was 0 in / 0 out plus the second turn's).
-        assert app.pane("support").border_subtitle.endswith("tokens unknown")
+        assert (app.pane("support").border_subtitle or "").endswith("tokens unknown")
 
 
 async def test_escape_cancels_a_running_turn():
@@ -131,25 +131,6 @@ async def test_command_palette_switches_mode_and_says_what_happens_to_histories(
         assert [f.key for f in app.runtime.memory.facts()] == ["module"]
         assert app.runtime.history("support") == []
         assert "Switched to provider mode" in str(app.pane("support").query(Notice).first().render())
-
-
-async def test_inputs_do_not_blink():
-    app = make_app()
-    async with app.run_test(size=(140, 40)):
-        assert all(not i.cursor_blink for i in app.query(TextArea))
-
-
-async def test_a_long_conversation_keeps_only_the_latest_messages_on_screen():
-    app = make_app()
-    async with app.run_test(size=(140, 40)) as pilot:
-        pane = app.pane("support")
-        pane.MAX_SHOWN = 6
-        for i in range(5):
-            await say(pilot, "support", f"question {i}")
-        shown = [str(w.render()) for w in pane.query(UserMessage)]
-        assert shown == ["question 2", "question 3", "question 4"]
-        assert "4 earlier message(s) are not shown" in str(pane.query_one(HiddenNote).render())
-        assert len(app.runtime.history("support")) == 10  # the history itself is untouched
 
 
 async def test_the_drift_screen_runs_without_blocking_and_goes_back():

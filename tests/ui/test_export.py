@@ -61,7 +61,7 @@ async def test_export_from_both_panes_with_a_forget_replays_the_same_requests(tm
         {"say": "Which module and database are affected?", "probe": "q6"},
     ]
     assert "Contoso" not in path.read_text(encoding="utf-8")  # forgotten means gone, in the export too
-    assert "Contoso" not in repr(app.transcript)
+    assert "Contoso" not in repr(app.session.transcript)
 
     recorded: list[CallLog] = []
 

@@ -9,15 +9,17 @@ from pathlib import Path
 import pytest
 from textual.app import App, ComposeResult
 from textual.widgets import Footer, Static
+from textual.widgets._footer import FooterKey  # the footer's key widgets: what the footer draws
 
 from tests.ui.helpers import make_app, say
 from tests.ui.test_widgets import settle
 from workbench.memory import WorkingMemory
-from workbench.ui.app import WorkbenchApp, stylesheet_dir
+from workbench.ui.app import WorkbenchApp
 from workbench.ui.chat import Notice
 from workbench.ui.facts import ChangeBox, FactPanel, FactTable, MemoryView
 from workbench.ui.replies import AgentAnswer
 from workbench.ui.screens import HELP, ConfirmForget, HelpScreen
+from workbench.ui.startup import stylesheet_dir
 
 README = Path(__file__).resolve().parents[2] / "README.md"
 NEW = "SQL Server 2022 Enterprise Edition (CU14)"
@@ -67,7 +69,7 @@ async def test_the_new_value_of_a_correction_is_shown_whole_at_every_width(width
 
 
 async def test_the_latest_change_says_what_is_out_of_view_and_the_keyboard_scrolls_it_and_the_ledger():
-    memory, seen = WorkingMemory(), []
+    memory, seen = WorkingMemory(), list[object]()
     async with PanelHost().run_test(size=(80, 24), message_hook=seen.append) as pilot:
         panel = pilot.app.query_one(FactPanel)
         for n in range(8):
@@ -112,7 +114,7 @@ def footer_keys(app: App[None]) -> list[tuple[str, str]]:
     bottom, _ = app.screen.get_widget_at(1, app.size.height - 1)
     footer = next((w for w in (bottom, *bottom.ancestors) if isinstance(w, Footer)), None)
     assert footer is not None and footer.screen is app.screen, f"no footer of {app.screen} on the bottom row"
-    return [(k.key_display, k.description) for k in footer.query("FooterKey")]
+    return [(k.key_display, k.description) for k in footer.query(FooterKey)]
 
 
 async def test_the_reply_to_a_refused_batch_is_followed_by_a_line_saying_the_facts_did_not_change():

@@ -127,7 +127,7 @@ async def test_a_turns_facts_reach_the_panel_in_a_pause_and_a_forget_draws_every
         await pilot.press("enter")  # typed, so not confirmed: a command the user wrote out
         await until(lambda: panel_keys(app) == ["module"], pilot)
         assert "Contoso" not in str(app.query_one("#ledger", Static).render())
-        assert "Reporting" in str(app.query_one("#ledger", Static).render()) and not app._memory_views
+        assert "Reporting" in str(app.query_one("#ledger", Static).render()) and not app.scheduler.waiting("fact panel")
 
 
 async def test_cancelling_a_turn_whose_answer_waits_shows_the_stored_answer():

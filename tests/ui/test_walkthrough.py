@@ -3,7 +3,7 @@ the confirmation, the forget-all binding."""
 
 from textual.widgets import Static
 
-from tests.ui.helpers import answer, make_app, say
+from tests.ui.helpers import answer, make_app, read_question, say
 from workbench.memory import EventKind
 from workbench.ui.chat import Notice, UserMessage
 from workbench.ui.facts import FactTable
@@ -57,6 +57,7 @@ async def test_correct_then_forget_through_the_ui():
         assert await pilot.click(FactTable, offset=(3, 2))
         await pilot.pause()
         assert isinstance(app.screen, ConfirmForget) and app.screen.key == "module"
+        await read_question(pilot)
         await pilot.click("#yes")
         await pilot.pause()
         assert [f.key for f in runtime.memory.facts()] == ["database"]

@@ -1,8 +1,9 @@
 """Widgets on their own, each in a tiny host app: the fact panel renders the one view it is given,
-and a chat pane runs its own turn from start to finish, failure or cancellation."""
+and a chat pane draws the turn it is sent as messages, from start to finish, failure or cancellation."""
 
 import asyncio
 from datetime import UTC, datetime
+from typing import cast
 
 from rich.console import Console
 from textual.app import App, ComposeResult
@@ -12,10 +13,12 @@ from workbench.memory import MemoryTurn, Outcome, Status, WorkingMemory
 from workbench.memory.records import FactCandidate
 from workbench.runtime import MemorySnapshot, MemoryUpdate, TurnResult
 from workbench.session.controller import TurnOutcome
-from workbench.ui.app import stylesheet_dir
-from workbench.ui.chat import ChatPane, Notice, UserMessage
+from workbench.ui.chat import ChatPane, HiddenNote, Notice, UserMessage
+from workbench.ui.composer import Composer
 from workbench.ui.facts import FactPanel, FactTable, MemoryView
+from workbench.ui.messages import Streamed, TurnEnded, TurnStarted
 from workbench.ui.replies import AgentAnswer, AgentReply, PreRendered
+from workbench.ui.startup import stylesheet_dir
 
 WHEN = datetime(2026, 11, 30, 9, 15, tzinfo=UTC)
 
@@ -29,10 +32,18 @@ class Host(App[None]):
     def compose(self) -> ComposeResult:
         yield self.widget
 
-    def on_chat_pane_turn_ended(self, event: ChatPane.TurnEnded) -> None:
+    def on_turn_ended(self, event: TurnEnded) -> None:
         self.seen.append(event)
 
+    def on_chat_pane_cancel_requested(self, event: ChatPane.CancelRequested) -> None:
+        """As the app does: Esc cancels the pane's turn group (here, its answer waiting to be drawn)."""
+        self.seen.append(event)
+        self.workers.cancel_group(self, event.pane.turn_group)
+
     def on_fact_panel_typed(self, event: FactPanel.Typed) -> None:
+        self.seen.append(event)
+
+    def on_composer_sent(self, event: Composer.Sent) -> None:
         self.seen.append(event)
 
 
@@ -43,10 +54,8 @@ def settle(memory: WorkingMemory, text: str, *pairs: tuple[str, str]) -> MemoryU
     return MemoryUpdate(outcome, MemorySnapshot(memory.facts(), tuple(memory.ledger.latest())))
 
 
-async def never_answers(on_text) -> TurnOutcome:
-    """A turn whose model never answers (until it is cancelled)."""
-    await asyncio.sleep(30)
-    raise AssertionError("not cancelled")
+def answered(agent: str, reply: str, **more) -> TurnOutcome:
+    return TurnOutcome(TurnResult(agent, MemoryTurn(0, 1, "hi"), reply=reply), None, **more)
 
 
 def rows(panel: FactPanel) -> list[tuple[str, ...]]:
@@ -82,55 +91,63 @@ async def test_a_printable_key_on_the_fact_panel_is_sent_up_not_lost():
         assert [e.character for e in host.seen] == ["m", "y", " "]
 
 
-async def test_a_chat_pane_runs_its_turn_streams_and_finishes():
+async def test_a_chat_pane_draws_its_turn_from_the_messages_it_is_sent():
     pane = ChatPane("support", title="support", placeholder="type", hint="hint")
     async with Host(pane).run_test(size=(80, 24)) as pilot:
-        release = asyncio.Event()
-
-        async def ask(on_text):
-            await on_text("Hello ")
-            await release.wait()
-            await on_text("there")
-            return TurnOutcome(TurnResult("support", MemoryTurn(0, 1, "hi"), reply="Hello there"), None)
-
-        pane.start_turn("hi", ask)
+        pane.post_message(TurnStarted("hi"))
+        pane.post_message(Streamed("Hello "))
         await pilot.pause()
         assert pane.busy and pane.turns == 1 and pane.query(AgentReply)
-        release.set()
+        pane.post_message(Streamed("there"))
+        pane.post_message(TurnEnded("support", answered("support", "Hello there")))
         await pane.app.workers.wait_for_complete()
         await pilot.pause()
         assert not pane.busy and not pane.query(AgentReply)
         assert [a.text for a in pane.query(AgentAnswer)] == ["Hello there"]
         assert [str(u.render()) for u in pane.query(UserMessage)] == ["hi"]
-        assert len(pane.app.seen) == 1
+        assert [type(m) for m in pane.app.seen] == [TurnEnded]  # it goes on to the app
+
+
+async def test_a_chat_pane_says_when_the_batch_of_its_turn_was_refused_after_the_answer():
+    pane = ChatPane("support", title="support", placeholder="type", hint="hint")
+    async with Host(pane).run_test(size=(80, 24)) as pilot:
+        six = [("module", "A"), ("database", "B"), ("customer", "C"), ("version", "1"), ("environment", "E"), ("log", "F")]
+        text = "; ".join(f"{k}={v}" for k, v in six)
+        update = settle(WorkingMemory(), text, *six)
+        assert update.outcome.status is Status.REJECTED
+        pane.post_message(TurnStarted(text))
+        pane.post_message(TurnEnded("support", answered("support", "Noted.", memory=(update,))))
+        await pane.app.workers.wait_for_complete()
+        await pilot.pause()
+        shown = list(pane.conversation.children)
+        assert isinstance(shown[-2], AgentAnswer) and isinstance(shown[-1], Notice)
+        assert "Batch refused (" in str(shown[-1].render()) and "at most 5 facts" in str(shown[-1].render())
 
 
 async def test_a_chat_pane_shows_a_failed_turn_and_keeps_nothing_of_it():
     pane = ChatPane("logs", title="logs", placeholder="type", hint="hint")
     async with Host(pane).run_test(size=(80, 24)) as pilot:
-
-        async def ask(on_text):
-            await on_text("partial")
-            return TurnOutcome(TurnResult("logs", MemoryTurn(0, 1, "hi"), error="HTTP 500 from the server"), None)
-
-        pane.start_turn("hi", ask)
+        pane.post_message(TurnStarted("hi"))
+        pane.post_message(Streamed("partial"))
+        failed = TurnOutcome(TurnResult("logs", MemoryTurn(0, 1, "hi"), error="HTTP 500 from the server"), None)
+        pane.post_message(TurnEnded("logs", failed))
         await pane.app.workers.wait_for_complete()
         await pilot.pause()
-        assert not pane.query(AgentAnswer) and not pane.query(AgentReply)
+        assert not pane.query(AgentAnswer) and not pane.query(AgentReply) and not pane.busy
         assert "HTTP 500" in str(pane.query(Notice).last().render())
 
 
-async def test_escape_cancels_the_pane_s_own_turn():
+async def test_escape_asks_the_app_to_cancel_and_a_cancelled_turn_says_so():
     pane = ChatPane("support", title="support", placeholder="type", hint="hint")
     async with Host(pane).run_test(size=(80, 24)) as pilot:
-        pane.start_turn("hi", never_answers)
+        pane.post_message(TurnStarted("hi"))
         await pilot.pause()
         pane.prompt.focus()
         await pilot.press("escape")
-        await pane.app.workers.wait_for_complete()
+        assert [type(m) for m in cast(Host, pane.app).seen] == [ChatPane.CancelRequested]
+        pane.post_message(TurnEnded("support", None, cancelled=True))
         await pilot.pause()
         assert not pane.busy and "Cancelled" in str(pane.query(Notice).last().render())
-        assert len(pane.app.seen) == 1
 
 
 async def test_escape_while_the_finished_answer_renders_shows_it_and_ends_the_turn(monkeypatch):
@@ -144,21 +161,44 @@ async def test_escape_while_the_finished_answer_renders_shows_it_and_ends_the_tu
     monkeypatch.setattr(AgentAnswer, "rendered", long_render)
     pane = ChatPane("support", title="support", placeholder="type", hint="hint")
     async with Host(pane).run_test(size=(80, 24)) as pilot:
-
-        async def ask(on_text):
-            await on_text("Hello there")
-            return TurnOutcome(TurnResult("support", MemoryTurn(0, 1, "hi"), reply="Hello there"), None)
-
-        pane.start_turn("hi", ask)
+        pane.post_message(TurnStarted("hi"))
+        pane.post_message(Streamed("Hello there"))
+        pane.post_message(TurnEnded("support", answered("support", "Hello there")))
         await rendering.wait()
         pane.prompt.focus()
         await pilot.press("escape")
         await pilot.pause()
         # The answer was stored, so it is shown; the pane takes messages again and a forget clears the turn.
         assert [a.text for a in pane.query(AgentAnswer)] == ["Hello there"] and not pane.query(AgentReply)
-        assert not pane.busy and len(pane.app.seen) == 1
+        assert not pane.busy
         await pane.replace_history("forgotten")
         assert not pane.query(UserMessage) and not pane.query(AgentAnswer)
+
+
+async def test_the_composer_does_not_blink_ctrl_j_starts_a_line_and_enter_sends_the_whole_draft():
+    composer = Composer("type")
+    host = Host(composer)
+    async with host.run_test(size=(60, 10)) as pilot:
+        assert not composer.cursor_blink
+        composer.focus()
+        await pilot.press(*"module=Billing", "ctrl+j", *"database=Oracle", "enter")
+        assert [e.text for e in host.seen] == ["module=Billing\ndatabase=Oracle"]
+        composer.take("module=Billing\ndatabase=Oracle")
+        assert composer.text == "" and not composer.undo_texts()[0]
+
+
+async def test_a_long_conversation_keeps_only_the_latest_messages_on_screen():
+    pane = ChatPane("support", title="support", placeholder="type", hint="hint")
+    pane.MAX_SHOWN = 6
+    async with Host(pane).run_test(size=(80, 24)) as pilot:
+        for i in range(5):
+            pane.post_message(TurnStarted(f"question {i}"))
+            pane.post_message(TurnEnded("support", answered("support", f"answer {i}")))
+            await pilot.pause()
+            await pane.app.workers.wait_for_complete()
+        await pilot.pause()
+        assert [str(w.render()) for w in pane.query(UserMessage)] == ["question 2", "question 3", "question 4"]
+        assert "4 earlier message(s) are not shown" in str(pane.query_one(HiddenNote).render())
 
 
 async def test_a_streaming_reply_is_redrawn_in_batches_and_shows_only_its_latest_text():
@@ -187,7 +227,7 @@ class StyledHost(Host):
 async def test_a_streaming_reply_ends_with_its_newest_line_in_a_narrow_pane_and_after_a_resize():
     pane = ChatPane("support", title="support", placeholder="type", hint="hint")
     async with StyledHost(pane).run_test(size=(40, 40)) as pilot:
-        pane.start_turn("hi", never_answers)
+        pane.post_message(TurnStarted("hi"))
         await pilot.pause()
         reply = pane.query_one(AgentReply)
         sent = 0

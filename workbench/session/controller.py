@@ -17,17 +17,30 @@ if TYPE_CHECKING:
     from workbench.drift import Chronology
     from workbench.memory.forget import ForgetReport, Holder
     from workbench.runtime import AgentRuntime, Mode, TurnResult, Usage
-    from workbench.runtime.view import RecalledMessage
+    from workbench.runtime.view import MemoryUpdate, RecalledMessage
+
+# Receives each settled batch that is not part of an asked turn's outcome (a forget, a note, a
+# cancelled turn's abandonment).
+Listener = Callable[["MemoryUpdate"], None]
 
 
 @dataclass(frozen=True)
 class TurnOutcome:
-    """Everything one turn changed that a pane shows: the result, the pane's usage since start, and
-    what recall put into the turn."""
+    """Everything one turn changed: the result, the pane's usage since start, what recall put into
+    the turn, and the batches memory settled for it (with memory as each left it)."""
 
     result: TurnResult
     usage: Usage | None
     recalled: tuple[RecalledMessage, ...] = ()
+    memory: tuple[MemoryUpdate, ...] = ()
+
+    @property
+    def refused(self) -> tuple[str, ...] | None:
+        """Why memory refused the turn's batch (the contract's words, no user text), or None."""
+        from workbench.memory import EventKind
+
+        rejected = [e for u in self.memory for e in u.outcome.events if e.kind is EventKind.REJECTED]
+        return tuple(sorted({r.generic for e in rejected for r in e.reasons})) if rejected else None
 
 
 @dataclass(frozen=True)
@@ -46,6 +59,23 @@ class SessionController:
         self.runtime = runtime
         self.transcript = Transcript()
         runtime.forgetting.register(self.transcript)
+        self._asking: dict[str, list[MemoryUpdate]] = {}
+        self._listeners: list[Listener] = []
+        self._unsubscribe = runtime.subscribe(self._settled)
+
+    def subscribe(self, listener: Listener) -> Callable[[], None]:
+        """Call `listener` with each settled batch that no `ask` returns (a forget, a note, a cancelled
+        turn's); an asked turn's own batches come back in its TurnOutcome. Returns the unsubscribe."""
+        self._listeners.append(listener)
+        return lambda: self._listeners.remove(listener) if listener in self._listeners else None
+
+    def _settled(self, update: MemoryUpdate) -> None:
+        origins = {e.origin for e in update.outcome.events}
+        if len(origins) == 1 and (batches := self._asking.get(next(iter(origins)))) is not None:
+            batches.append(update)
+            return
+        for listener in list(self._listeners):
+            listener(update)
 
     def register(self, holder: Holder) -> Callable[[], None]:
         """Another holder of text (the app's inputs keep what was sent in their undo history)."""
@@ -60,9 +90,21 @@ class SessionController:
     async def ask(
         self, agent: str, text: str, on_text: Callable[[str], Awaitable[None] | None] | None = None
     ) -> TurnOutcome:
+        """One turn of `agent` (one at a time per agent); its settled batches come back in the outcome.
+        If it is cancelled or raises, they go to the listeners instead, before the exception goes on."""
         self.transcript.said(agent, text)
-        result = await self.runtime.ask(agent, text, on_text=on_text)
-        return TurnOutcome(result, self.runtime.usage(agent), tuple(self.runtime.recalled(agent)))
+        batches: list[MemoryUpdate] = []
+        self._asking[agent] = batches
+        try:
+            result = await self.runtime.ask(agent, text, on_text=on_text)
+        except BaseException:
+            for update in batches:
+                for listener in list(self._listeners):
+                    listener(update)
+            raise
+        finally:
+            del self._asking[agent]
+        return TurnOutcome(result, self.runtime.usage(agent), tuple(self.runtime.recalled(agent)), tuple(batches))
 
     async def forget(self, key: str | None) -> ForgetReport:
         return await self.runtime.forget(key)

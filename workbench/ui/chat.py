@@ -1,12 +1,12 @@
-"""One agent's pane: its conversation, a working indicator, a composer, and the lifecycle of its
-turns (start, stream, finish, fail, cancel)."""
+"""One agent's pane: its conversation, a working indicator, a composer, and how it draws its turns
+(start, stream, finish, fail, cancel) from the messages the app's worker sends it."""
 
 from __future__ import annotations
 
-import asyncio
-from collections.abc import Awaitable, Callable, Iterable
+from collections.abc import Coroutine, Iterable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from functools import partial
+from typing import TYPE_CHECKING, Any
 
 from textual import on
 from textual.app import ComposeResult
@@ -20,14 +20,12 @@ from textual.widgets import Static
 from workbench.runtime.usage import Usage, describe_usage
 from workbench.ui.composer import Composer
 from workbench.ui.literal import literal, visible
-from workbench.ui.typing import TypingClock
+from workbench.ui.messages import Streamed, TurnEnded, TurnStarted
+from workbench.ui.typing import PauseScheduler, TypingClock
 
 if TYPE_CHECKING:
     from workbench.session.controller import TurnOutcome
     from workbench.ui.replies import AgentReply
-
-# Runs one turn, streaming the answer's pieces to the callable it is given.
-Ask = Callable[[Callable[[str], Awaitable[None]]], Awaitable["TurnOutcome"]]
 
 
 class UserMessage(Static):
@@ -63,8 +61,9 @@ class HiddenNote(Static):
 
 
 class ChatPane(Vertical):
-    """One agent's conversation. Sends what the user typed up as `ChatPane.Submitted`; runs the
-    turn it is then given in its own worker, and says when it ended with `ChatPane.TurnEnded`."""
+    """One agent's conversation. Sends what the user typed up (`Submitted`) and Esc (`CancelRequested`);
+    draws the turn it is sent as messages: TurnStarted, Streamed pieces, then TurnEnded, which it lets
+    bubble on to the app. A finished answer is drawn in a pause in typing elsewhere (`scheduler`)."""
 
     MAX_SHOWN = 100
     WORKING = "working... (Esc cancels)"
@@ -86,7 +85,7 @@ class ChatPane(Vertical):
             return self.pane
 
     @dataclass
-    class TurnEnded(Message):
+    class CancelRequested(Message):
         pane: ChatPane
 
         @property
@@ -94,17 +93,21 @@ class ChatPane(Vertical):
             return self.pane
 
     def __init__(
-        self, agent: str, *, title: str, placeholder: str, hint: str, typing: TypingClock | None = None
+        self, agent: str, *, title: str, placeholder: str, hint: str, scheduler: PauseScheduler | None = None
     ) -> None:
         super().__init__(id=agent, classes="chat-pane")
         self.agent = agent
-        self.typing = typing or TypingClock()
+        self.scheduler = scheduler or PauseScheduler(TypingClock(), self._run_lane)
         self.border_title = title
         self._placeholder = placeholder
         self._hint = hint
         self._in_flight: tuple[UserMessage, AgentReply] | None = None
-        self._answered = False  # the turn in flight has its answer (or its failure): it is finishing
+        self._answered = False  # the turn in flight has its answer: it is finishing
         self._hidden = 0
+
+    def _run_lane(self, work: Coroutine[Any, Any, None], lane: str) -> None:
+        """Without the app's scheduler (a pane on its own), its drawing still runs as the app's worker."""
+        self.app.run_worker(work, group=lane, exit_on_error=False)
 
     def compose(self) -> ComposeResult:
         with VerticalScroll(classes="conversation"):
@@ -125,6 +128,11 @@ class ChatPane(Vertical):
     @property
     def prompt(self) -> Composer:
         return self.query_one(Composer)
+
+    @property
+    def turn_group(self) -> str:
+        """The worker group of this pane's turns and of its answer waiting to be drawn."""
+        return f"{self.agent}-turn"
 
     def watch_busy(self, busy: bool) -> None:
         # The indicator's own display, not a class on the pane: a class would restyle every message.
@@ -149,88 +157,90 @@ class ChatPane(Vertical):
         event.stop()
         self.post_message(self.Submitted(self, event.text))
 
-    # -- the turn ------------------------------------------------------------------------
+    def action_cancel(self) -> None:
+        self.post_message(self.CancelRequested(self))
 
-    def start_turn(self, text: str, ask: Ask) -> None:
-        """Take the draft, show it, and run the turn in this pane's worker."""
-        self.prompt.take(text)
-        self.turns += 1
-        self.busy = True
-        # The worker belongs to the app, where every worker's failure is handled in one place
-        # (Worker.StateChanged does not bubble); the group keeps this pane's turns apart.
-        self.app.run_worker(
-            self._turn(text, ask), name=f"{self.agent} turn", group=self.turn_group, exit_on_error=False
-        )
+    # -- the turn, as its messages arrive ------------------------------------------------
 
-    async def _turn(self, text: str, ask: Ask) -> None:
+    @on(TurnStarted)
+    async def _started(self, event: TurnStarted) -> None:
         from workbench.ui.replies import AgentReply  # loaded once the runtime is ready, not before the first frame
 
-        user, reply = UserMessage(text), AgentReply()
-        self._in_flight = (user, reply)
-        answer: str | None = None
-        try:
-            await self._show(user, reply)
-            result = (await ask(reply.add)).result
-            if result.ok:
-                answer = result.reply
-            else:
-                await self.notice(
-                    f"The {self.agent} agent's call failed: {result.error}. Facts and history are unchanged.",
-                    kind="error",
-                )
-                self.notify(visible(result.error), title=f"{self.agent} agent failed", severity="error", markup=False)
-        except asyncio.CancelledError:
-            await self.notice("Cancelled. Nothing from this turn was stored.", kind="error")
-            raise
-        finally:
-            try:
-                await self._finish(reply, answer)
-            finally:  # Esc while the answer renders cancels _finish: the turn has ended all the same
-                self.busy = False
-                self.post_message(self.TurnEnded(self))
+        event.stop()
+        self.prompt.take(event.text)
+        self.turns += 1
+        self.busy = True
+        self._in_flight = (UserMessage(event.text), AgentReply())
+        await self._show(*self._in_flight)
 
-    async def _finish(self, reply: AgentReply, text: str | None) -> None:
-        """Replace the streaming reply by the finished answer, or drop it when the turn failed. While
-        the user types in another pane the streamed text stays on screen; in a pause the answer is
-        rendered ahead, in slices, and the swap and the end of the turn are drawn as one frame."""
+    @on(Streamed)
+    async def _streamed(self, event: Streamed) -> None:
+        event.stop()
+        if self._in_flight is not None:
+            await self._in_flight[1].add(event.text)
+
+    @on(TurnEnded)
+    async def _ended(self, event: TurnEnded) -> None:
+        """Draw the end of the turn; the message goes on to the app, which draws memory."""
+        outcome = event.outcome
+        reply = self._in_flight[1] if self._in_flight is not None else None
+        if reply is not None:
+            await reply.close()
+        if outcome is not None:
+            self.usage = outcome.usage
+        if outcome is not None and outcome.result.ok:
+            self._answered = True  # in the history now: a forget from here on clears this turn too
+            if self.scheduler.typing.typing_elsewhere(self.prompt):
+                working = self.query_one(".working", Static)
+                working.update(self.READY, layout=working.content_size.width < len(self.READY))
+            self.scheduler.later(self.turn_group, self.prompt, partial(self._draw_answer, reply, outcome))
+            return
+        if event.cancelled:
+            await self.notice("Cancelled. Nothing from this turn was stored.", kind="error")
+        elif outcome is not None:
+            error = outcome.result.error
+            await self.notice(
+                f"The {self.agent} agent's call failed: {error}. Facts and history are unchanged.", kind="error"
+            )
+            self.notify(visible(error), title=f"{self.agent} agent failed", severity="error", markup=False)
+        await self._end_turn(reply, None)
+
+    async def _draw_answer(self, reply: AgentReply | None, outcome: TurnOutcome, hurry: bool) -> None:
+        """Replace the streaming reply by the finished answer, run in a pause in typing elsewhere:
+        the answer is rendered ahead, in slices, and the swap and the end of the turn are drawn as one
+        frame. In a hurry (Esc, a forget) it is drawn plainly, at once."""
         from workbench.ui.replies import AgentAnswer
 
-        await reply.close()
-        self._answered = True  # in the history now: a forget from here on clears this turn too
+        text = outcome.result.reply
         answer: AgentAnswer | None = None
         try:
-            if text is not None:
-                try:
-                    await self._wait_for_a_pause()
-                    options = self.app.console_options.update_width(max(reply.content_size.width, 1))
-                    answer = await AgentAnswer.rendered(text, self.app.console, options)
-                    await self._wait_for_a_pause()  # typing again while it rendered: wait once more
-                except asyncio.CancelledError:  # Esc while waiting or rendering: the answer is stored, show it
-                    answer = answer or AgentAnswer(text)
-                    raise
-        finally:
-            with self.app.batch_update():
-                if self._in_flight is not None:  # else a forget meanwhile cleared this turn
-                    if answer is not None:
-                        await self.conversation.mount(answer, before=reply)
-                    await reply.remove()
-                self._in_flight = None
-                self._answered = False
-                self.busy = False
+            if not hurry and reply is not None and self._in_flight is not None:
+                options = self.app.console_options.update_width(max(reply.content_size.width, 1))
+                answer = await AgentAnswer.rendered(text, self.app.console, options)
+                await self.scheduler.pause(self.prompt)  # typing again while it rendered: wait once more
+        finally:  # Esc while rendering cancels this: the answer is stored, so it is shown all the same
+            shown = self._in_flight is not None  # else a forget meanwhile cleared this turn
+            await self._end_turn(reply, (answer or AgentAnswer(text)) if shown else None)
+            if shown and outcome.refused is not None:
+                await self.batch_refused(outcome.refused)
+            if shown and outcome.recalled:
+                agents = " and ".join(sorted({r.agent for r in outcome.recalled}))
+                await self.notice(
+                    f"Recall put {len(outcome.recalled)} earlier message(s) into this turn, from {agents} "
+                    "agent history. F2 shows them."
+                )
 
-    async def _wait_for_a_pause(self) -> None:
-        """Wait while the user types in another pane, the indicator saying the answer is ready."""
-        if self.typing.typing_elsewhere(self.prompt):
-            working = self.query_one(".working", Static)
-            working.update(self.READY, layout=working.content_size.width < len(self.READY))
-            await self.typing.pause(self.prompt)
-
-    @property
-    def turn_group(self) -> str:
-        return f"{self.agent}-turn"
-
-    def action_cancel(self) -> None:
-        self.app.workers.cancel_group(self.app, self.turn_group)
+    async def _end_turn(self, reply: AgentReply | None, answer: Widget | None) -> None:
+        if not self.is_attached:  # the app is closing
+            return
+        with self.app.batch_update():
+            if self._in_flight is not None and reply is not None:
+                if answer is not None:
+                    await self.conversation.mount(answer, before=reply)
+                await reply.remove()
+            self._in_flight = None
+            self._answered = False
+            self.busy = False
 
     # -- what the pane shows ---------------------------------------------------------------
 
@@ -268,7 +278,6 @@ class ChatPane(Vertical):
             self._in_flight = None
         keep = set(self._in_flight or ())
         self._hidden = 0
-        self.prompt.history.clear()  # the undo history holds what was sent, forgotten values included
         await self.conversation.remove_children([w for w in self.conversation.children if w not in keep])
         notice = Notice(reason, kind="replaced")
         if self.conversation.children:

@@ -63,6 +63,19 @@ class Composer(TextArea):
         self.load_text(rest)
         self.move_cursor(self.document.end)
 
+    def undo_texts(self) -> list[str]:
+        """The text the undo history could bring back: what was typed (and sent) and what edits replaced."""
+        edits = [edit for batch in (*self.history.undo_stack, *self.history.redo_stack) for edit in batch]
+        # Edit._edit_result: the replaced text, which undo restores; Textual keeps it only there.
+        replaced = [e._edit_result.replaced_text for e in edits if e._edit_result is not None]
+        return ["".join(e.text for e in edits), *replaced]
+
+    def forget_undo(self) -> int:
+        """Clear the undo history; returns how many edits it held."""
+        held = len(self.history.undo_stack) + len(self.history.redo_stack)
+        self.history.clear()
+        return held
+
     def type_in(self, text: str) -> None:
         """Put text typed elsewhere at the cursor, and take the focus."""
         self.insert(text)

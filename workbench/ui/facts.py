@@ -105,6 +105,10 @@ class ChangeBox(ScrollBox):
         self.border_subtitle = f"{' '.join(marks)} more: Tab here, ↑↓" if marks else ""
 
 
+def _latest(view: MemoryView) -> int:
+    return max((e.seq for e in (*view.memory.ledger, *view.batch)), default=-1)
+
+
 def _tag(event: MemoryEvent) -> str:
     turn = f"t{event.turn}" if event.turn is not None else "--"
     return f"{turn} {event.origin or 'memory'}"
@@ -143,6 +147,12 @@ class FactPanel(Vertical):
         self.query_one("#ledger-scroll").border_title = "ledger, newest first"
         # F8 and a click reach it; Tab does not stop on it, where typed text would be lost.
         self.query_one("#forget-all").can_focus = False
+
+    def show(self, view: MemoryView, _hurry: bool = False) -> None:
+        """Show `view` unless the panel already shows a later one: a view never goes back in time (a
+        turn's batch that reaches the panel after a forget would bring forgotten values back)."""
+        if _latest(view) >= _latest(self.view):
+            self.view = view
 
     def watch_view(self, view: MemoryView) -> None:
         self._show_facts(view)

@@ -28,11 +28,15 @@ if TYPE_CHECKING:
 class ConfirmForget(ModalScreen[bool]):
     """Asks before forgetting: a forget replaces both agents' histories and cannot be undone.
 
-    The forgetting answer (y) counts only once the question has been on screen for GUARD_SECONDS:
-    keys typed before a person could have read it (the "y" of "my" typed on after an Enter) are
-    ignored. Keeping (n, Esc, the focused Keep button) is always safe and always works."""
+    Only what a person did after the question was drawn can answer it. A key or a click stamped
+    (Textual's `event.time`, taken as the event arrived) before the first frame that showed it never
+    reaches it (`answers`; the app holds such events back). The forgetting answer (y, or the Forget
+    button) counts only once the question has been on screen for GUARD_SECONDS: keys typed before a
+    person could have read it (the "y" of "my" typed on after an Enter) are ignored. Keeping (n, Esc,
+    the Keep button, focused first) is always safe."""
 
     GUARD_SECONDS = 0.5
+    AUTO_FOCUS = "#no"  # never the Forget button, not even for the moment before on_mount runs
 
     BINDINGS = [
         Binding("y", "answer(True)", "Forget"),
@@ -75,19 +79,31 @@ class ConfirmForget(ModalScreen[bool]):
     def _shown(self) -> None:
         self.shown_at = get_time()
 
+    def answers(self, event: events.Event) -> bool:
+        """Whether `event` may answer the question: it arrived after the question was drawn."""
+        return event.time > self.shown_at
+
+    def _read(self, time: float) -> bool:
+        """Whether a forgetting answer at `time` came after the question could be read; says so if not."""
+        if time - self.shown_at >= self.GUARD_SECONDS:
+            return True
+        self.notify("Ignored a forget answered before this question could be read: answer again to forget.")
+        return False
+
     def on_key(self, event: events.Key) -> None:
         """Stops a too-early "y" before the binding sees it (bindings are checked after the key bubbles)."""
-        if event.key == "y" and event.time - self.shown_at < self.GUARD_SECONDS:
+        if event.key == "y" and not self._read(event.time):
             event.stop()
             event.prevent_default()
-            self.notify("Ignored a y typed before this question could be read: press y again to forget.")
 
     def action_answer(self, answer: bool) -> None:
         self.dismiss(answer)
 
     @on(Button.Pressed)
     def _pressed(self, event: Button.Pressed) -> None:
-        self.dismiss(event.button.id == "yes")
+        forget = event.button.id == "yes"
+        if not forget or self._read(event.time):
+            self.dismiss(forget)
 
 
 def render_calls(agent: str, calls: Sequence[CallRecord]) -> Text:

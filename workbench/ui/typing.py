@@ -1,10 +1,11 @@
-"""When and where the user last typed, so drawing that can wait waits for a pause in typing.
+"""When and where the user last typed, and the one scheduler of drawing that waits for a pause in it.
 
-Drawing a long finished answer lays out and repaints its pane: tens of milliseconds in which a
-keystroke typed in the other pane is not echoed. The answer's text is already on screen (the streamed
-tail) and stored, so the swap can wait until the user stops typing elsewhere for a moment, instead of
-making their keystrokes wait. Keys typed in the pane's own composer do not hold it back: the user is
-then typing the next message to that agent, and it must not stay busy.
+Drawing a long finished answer lays out and repaints its pane, and redrawing the fact panel lays the
+screen out: tens of milliseconds in which a keystroke typed in the other pane is not echoed. The
+answer's text is already on screen (the streamed tail) and stored, so such drawing waits until the
+user stops typing elsewhere for a moment, instead of making their keystrokes wait. Keys typed in the
+widget the drawing belongs to do not hold it back: the user is then typing the next message to that
+agent, and it must not stay busy.
 """
 
 from __future__ import annotations
@@ -12,9 +13,17 @@ from __future__ import annotations
 import asyncio
 import math
 import time
-from collections.abc import Callable
+from collections import deque
+from collections.abc import Awaitable, Callable, Coroutine
+from typing import Any
 
 from textual.widget import Widget
+
+# One piece of drawing. Called with hurry=True when it must be drawn at once, without waiting or
+# rendering ahead (its lane was cancelled, or a forget needs everything before it on screen).
+Draw = Callable[[bool], Awaitable[None] | None]
+# Runs a lane's loop as a worker of the app, in the lane's worker group (the app owns the workers).
+RunLane = Callable[[Coroutine[Any, Any, None], str], object]
 
 
 class TypingClock:
@@ -41,3 +50,57 @@ class TypingClock:
             await asyncio.sleep(min(max(self._at + self.PAUSE - self.clock(), 0.01), self.PAUSE))
             if not self.typing_elsewhere(here):
                 await asyncio.sleep(0)
+
+
+class PauseScheduler:
+    """Decides what waits for a pause in typing: drawing queued in lanes (a pane's answer, the fact
+    panel's views), each lane drawn in order, each piece once nobody types outside its widget."""
+
+    def __init__(self, typing: TypingClock, run: RunLane) -> None:
+        self.typing = typing
+        self._run = run
+        self._lanes: dict[str, deque[tuple[Widget, Draw]]] = {}
+        self._running: set[str] = set()
+
+    def later(self, lane: str, here: Widget, draw: Draw) -> None:
+        """Draw in a pause in typing outside `here`, after what the lane already holds."""
+        self._lanes.setdefault(lane, deque()).append((here, draw))
+        if lane not in self._running:
+            self._running.add(lane)
+            self._run(self._drain(lane), lane)
+
+    def waiting(self, lane: str) -> bool:
+        """Whether the lane holds drawing not done yet."""
+        return bool(self._lanes.get(lane))
+
+    async def pause(self, here: Widget) -> None:
+        """Wait for a pause in typing outside `here` (for drawing that must wait once more)."""
+        await self.typing.pause(here)
+
+    async def now(self, lane: str) -> None:
+        """Draw what the lane holds at once, in order (a forget is drawn after every view before it)."""
+        queue = self._lanes.get(lane, deque())
+        while queue:
+            here, draw = queue.popleft()
+            if here.is_attached:  # else the app is closing: nothing left to draw on
+                await _done(draw(True))
+
+    async def _drain(self, lane: str) -> None:
+        queue = self._lanes[lane]
+        try:
+            while queue:
+                here, draw = queue[0]
+                await self.typing.pause(here)
+                if queue and queue[0][1] is draw:  # else `now` drew it meanwhile
+                    queue.popleft()
+                    await _done(draw(False))
+        except asyncio.CancelledError:  # the lane was cancelled (Esc): what it held is drawn at once
+            await self.now(lane)
+            raise
+        finally:
+            self._running.discard(lane)
+
+
+async def _done(drawn: Awaitable[None] | None) -> None:
+    if drawn is not None:
+        await drawn

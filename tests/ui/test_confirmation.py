@@ -1,0 +1,96 @@
+"""Nothing forgets without an answered confirmation: a key or click that arrived before the question
+was drawn never answers it, whatever the timing; a person answering it once drawn is heard."""
+
+from textual import events
+
+from tests.ui.helpers import answer, make_app, read_question, say
+from workbench.ui.app import WorkbenchApp
+from workbench.ui.chat import UserMessage
+from workbench.ui.facts import FactTable, ForgetRequested
+from workbench.ui.screens import ConfirmForget
+
+
+def keys(app: WorkbenchApp) -> list[str]:
+    return [f.key for f in app.runtime.snapshot().facts]
+
+
+async def drawn(pilot) -> ConfirmForget:
+    """The question, once it is on screen (the events queued before it have been handled by then)."""
+    for _ in range(300):
+        screen = pilot.app.screen
+        if isinstance(screen, ConfirmForget) and screen.shown_at < float("inf"):
+            await pilot.pause()
+            return screen
+        await pilot.pause(0.01)
+    raise AssertionError("the question was never drawn")
+
+
+async def test_a_click_and_an_enter_queued_in_the_same_tick_do_not_answer_the_question():
+    app = make_app()
+    async with app.run_test(size=(140, 40)) as pilot:
+        await say(pilot, "support", "customer=Contoso; module=Billing")
+        app.query_one(FactTable).focus()
+        await pilot.pause()
+        # As on a loaded machine: the request and the Enter are both queued before the modal mounts.
+        app.post_message(ForgetRequested("module"))
+        app.post_message(events.Key("enter", "\r"))
+        app.post_message(events.Key("y", "y"))
+        await drawn(pilot)
+        assert keys(app) == ["customer", "module"]
+        assert len([s for s in app.screen_stack if isinstance(s, ConfirmForget)]) == 1  # one question, not two
+        await answer(pilot, "n")
+        assert keys(app) == ["customer", "module"] and not isinstance(app.screen, ConfirmForget)
+
+
+async def test_a_click_on_forget_queued_before_the_question_was_drawn_is_ignored():
+    app = make_app()
+    async with app.run_test(size=(140, 40)) as pilot:
+        await say(pilot, "support", "customer=Contoso")
+        app.post_message(ForgetRequested(None))
+        x, y = (await drawn(pilot)).query_one("#yes").region.center  # where Forget is drawn
+        await answer(pilot, "n")
+        app.post_message(ForgetRequested(None))  # again, with a click on Forget queued at once
+        for press in (events.MouseDown, events.MouseUp):
+            app.post_message(press(None, x, y, 0, 0, 1, False, False, False, screen_x=x, screen_y=y))
+        await drawn(pilot)
+        await read_question(pilot)
+        assert keys(app) == ["customer"] and isinstance(app.screen, ConfirmForget)
+        await pilot.click("#yes")  # drawn, read, and clicked: forgets
+        await pilot.pause()
+        assert keys(app) == []
+
+
+async def test_a_sentence_and_enter_typed_in_one_burst_after_a_click_forget_nothing_and_lose_nothing():
+    app = make_app()
+    async with app.run_test(size=(140, 40)) as pilot:
+        await say(pilot, "logs", "customer=Contoso; module=Billing")
+        sentence = "Is my customer right?"
+        app.query_one(FactTable).focus()
+        await pilot.pause()
+        # The Enter asks to forget module; the sentence, its Enter and a y are typed on before the question is drawn.
+        for character in ["\r", *sentence, "\r", "y"]:
+            app.post_message(events.Key("enter" if character == "\r" else character, character))
+        await drawn(pilot)
+        await pilot.pause(ConfirmForget.GUARD_SECONDS)
+        assert keys(app) == ["customer", "module"] and isinstance(app.screen, ConfirmForget)
+        await answer(pilot, "n")
+        assert keys(app) == ["customer", "module"]
+        prompt = app.pane("logs").prompt
+        sent = [str(m.render()) for m in app.pane("logs").query(UserMessage)][1:]
+        assert sent == [sentence] or prompt.text.startswith(sentence)  # sent, or kept in the draft
+
+
+async def test_at_human_speed_y_forgets_and_n_keeps():
+    app = make_app()
+    async with app.run_test(size=(140, 40)) as pilot:
+        await say(pilot, "support", "customer=Contoso; module=Billing")
+        app.query_one(FactTable).focus()
+        await pilot.press("enter")
+        await pilot.pause()
+        await answer(pilot, "n")
+        assert keys(app) == ["customer", "module"]
+        app.query_one(FactTable).focus()
+        await pilot.press("enter")
+        await pilot.pause()
+        await answer(pilot, "y")
+        assert keys(app) == ["module"]

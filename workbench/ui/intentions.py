@@ -1,0 +1,173 @@
+"""What the user asks of the session (forget, export, the drift lab, mode and recall switches), sent
+through the SessionController, and what the app says back. The app's keys, console commands and
+palette call these; none of them draws memory (that comes back as messages)."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from workbench.memory import ALLOWED_KEYS
+from workbench.memory.ledger import MAX_KEY_ECHO
+from workbench.memory.shown import quoted
+from workbench.runtime.config import Mode
+from workbench.text import clip, visible
+from workbench.ui.console import Forget, ShowMemory
+from workbench.ui.screens import CallsScreen, ConfirmForget
+from workbench.ui.startup import ERROR_CHARS
+
+if TYPE_CHECKING:
+    from workbench.ui.chat import ChatPane
+    from workbench.ui.export_screen import ExportRequest
+    from workbench.ui.turn_flow import TurnFlow
+
+AGENTS = ("support", "logs")
+# Where "Export conversation as chronology" proposes to write, relative to the working directory.
+EXPORT_PATH = "conversation.chronology.json"
+
+
+async def console(app: TurnFlow, pane: ChatPane, command: ShowMemory | Forget) -> None:
+    if isinstance(command, ShowMemory):
+        facts = app.runtime.snapshot().facts
+        lines = [f"mem: {len(facts)} fact(s)"] + [
+            f"{f.key} = {quoted(f.value)} (turn {f.turn}) quoting {quoted(f.evidence)}" for f in facts
+        ]
+        await pane.notice("\n".join(lines))
+    elif command.key is not None and command.key not in ALLOWED_KEYS:
+        app.notify(
+            f"{quoted(command.key, MAX_KEY_ECHO)} is not a key. Keys: {', '.join(sorted(ALLOWED_KEYS))}.",
+            title="Nothing forgotten",
+            severity="error",
+            markup=False,
+        )
+    else:
+        await forget(app, command.key)
+
+
+def ask_to_forget(app: TurnFlow, key: str | None) -> None:
+    """Ask before forgetting (one question at a time); forget only on the answer Forget."""
+    if any(isinstance(s, ConfirmForget) for s in app.screen_stack):
+        return
+    facts = {f.key: f for f in app.runtime.snapshot().facts}
+    if key is not None and key not in facts:
+        return
+
+    async def confirmed(answer: bool | None) -> None:
+        if answer:
+            await forget(app, key)
+
+    value = facts[key].value if key else None
+    app.push_screen(ConfirmForget(key, value, kept=len(facts) - 1), callback=confirmed)
+
+
+async def forget(app: TurnFlow, key: str | None) -> None:
+    """Forget through the one forget (memory and every registered holder), then clear both panes."""
+    await app.session.forget(key)
+    what = f"forget {key}" if key else "forget (every fact)"
+    for agent in AGENTS:
+        await app.pane(agent).replace_history(
+            f"History replaced by {what}: the {agent} agent starts a new session and no longer sees "
+            "the messages that were here."
+        )
+    app.notify(f"{'Forgot ' + key if key else 'Forgot every fact'}; both histories replaced.")
+
+
+def show_calls(app: TurnFlow, agent: str) -> None:
+    runtime = app.runtime
+    app.push_screen(
+        CallsScreen(
+            agent,
+            runtime.last_turn_calls(agent),
+            splits=runtime.context_by_turn(agent),
+            recalled=runtime.recalled(agent),
+        )
+    )
+
+
+def export_chronology(app: TurnFlow) -> None:
+    """Ask where to save and which questions are probes; the session writes the file."""
+    from workbench.ui.export_screen import ExportChronology
+
+    if not app.session.transcript.entries:
+        app.notify("Nothing to export yet: the conversation is empty.", severity="warning")
+        return
+
+    def save(request: ExportRequest | None) -> None:
+        if request is not None:
+            _write_chronology(app, request)
+
+    app.push_screen(ExportChronology(app.session.transcript.questions(), EXPORT_PATH), callback=save)
+
+
+def _write_chronology(app: TurnFlow, request: ExportRequest) -> None:
+    from workbench.drift import ChronologyError
+
+    try:
+        exported = app.session.export(request.path, request.probes)
+    except ChronologyError as exc:
+        app.notify("\n".join(exc.problems), title="Not exported", severity="error", markup=False)
+        return
+    except OSError as exc:
+        where = visible(clip(f"{request.path}: {exc.strerror or exc}", ERROR_CHARS))
+        app.notify(where, title="Not exported", severity="error", markup=False)
+        return
+    app.notify(
+        f"{exported.steps} steps, {exported.probes} probe(s): workbench drift --chronology {request.path}",
+        title="Chronology exported",
+        markup=False,
+    )
+
+
+def drift_on_conversation(app: TurnFlow) -> None:
+    from workbench.drift import ChronologyError
+
+    try:
+        chronology = app.session.chronology()
+    except ChronologyError as exc:
+        app.notify(
+            "Ask at least one question (a message that declares nothing) to give the lab a probe. "
+            + "; ".join(exc.problems),
+            title="Nothing to compare yet",
+            severity="warning",
+            markup=False,
+        )
+        return
+    from workbench.ui.drift_screen import DriftScreen  # its chart library loads when the lab opens
+
+    app.push_screen(DriftScreen(app.runtime.models, chronology=chronology))
+
+
+async def switch_mode(app: TurnFlow, mode: Mode) -> None:
+    if app.turns_running():
+        app.notify("Wait for the running turns to finish before switching mode.", severity="warning")
+        return
+    app.session.set_mode(mode)
+    app.show_status()
+    for agent in AGENTS:
+        await app.pane(agent).replace_history(
+            f"Switched to {mode} mode: the {agent} agent starts a new session; the facts are kept."
+        )
+
+
+async def switch_recall(app: TurnFlow, on: bool) -> None:
+    if app.turns_running():
+        app.notify("Wait for the running turns to finish before switching recall.", severity="warning")
+        return
+    if not app.session.set_recall(on):
+        app.notify("This session was started without recall.", severity="warning")
+        return
+    app.show_status()
+    state = "on: both agents recall from every earlier message of yours" if on else "off"
+    for agent in AGENTS:
+        await app.pane(agent).replace_history(
+            f"Recall {state}. The {agent} agent starts a new session; the facts are kept."
+        )
+
+
+def other_mode(mode: Mode) -> Mode:
+    return Mode.PROVIDER if mode is Mode.MANUAL else Mode.MANUAL
+
+
+def use_host_parse(app: TurnFlow) -> None:
+    """The writer model keeps failing the contract: switch this session to the host's own parse."""
+    if app.runtime.use_host_parse():
+        app.show_status()

@@ -1,0 +1,45 @@
+"""What travels between the app's workers and the widgets: a turn's start, its streamed text, and the
+one message that says what the turn changed; memory's other settled batches."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from textual.message import Message
+
+if TYPE_CHECKING:
+    from workbench.runtime import MemoryUpdate
+    from workbench.session.controller import TurnOutcome
+
+
+@dataclass
+class TurnStarted(Message):
+    """Posted to a pane: the user sent `text` and its turn runs."""
+
+    text: str
+
+
+@dataclass
+class Streamed(Message):
+    """Posted to a pane: the next piece of the answer being written."""
+
+    text: str
+
+
+@dataclass
+class TurnEnded(Message):
+    """Posted to the pane whose turn it was, which draws it and lets it bubble to the app: everything
+    the turn changed (reply, usage, recall, memory's batches, a refused batch's reasons), or None
+    when it was cancelled (`cancelled`) or stopped on an unexpected error."""
+
+    agent: str
+    outcome: TurnOutcome | None
+    cancelled: bool = False
+
+
+@dataclass
+class MemoryUpdated(Message):
+    """A settled batch that is not part of a turn's outcome (a forget, a note, a cancelled turn's)."""
+
+    update: MemoryUpdate

@@ -1,0 +1,166 @@
+"""How a turn goes and comes back: a message sent from a pane is checked by the session, asked by the
+app's worker, streamed to the pane as messages, and ends as one TurnEnded message that the pane
+draws and the app hands on to the fact panel; memory's other batches come as MemoryUpdated."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Coroutine
+from functools import partial
+from typing import TYPE_CHECKING, Any
+
+from textual import on
+from textual.app import App
+from textual.worker import Worker, WorkerState
+
+from workbench.memory import EventKind
+from workbench.runtime.view import WRITER_FAILING, WRITER_SWITCHED
+from workbench.ui import intentions
+from workbench.ui.chat import ChatPane
+from workbench.ui.console import parse_console_command
+from workbench.ui.facts import FactPanel, MemoryView
+from workbench.ui.header import header_titles
+from workbench.ui.messages import MemoryUpdated, Streamed, TurnEnded, TurnStarted
+from workbench.ui.startup import error_line
+from workbench.ui.typing import PauseScheduler
+
+if TYPE_CHECKING:
+    from workbench.runtime import AgentRuntime
+    from workbench.session.controller import SessionController, TurnOutcome
+
+FACT_PANEL = "fact panel"  # the scheduler's lane of the panel's views
+
+NOTE_TITLES = {"recall": "Recall", WRITER_FAILING: "The writer keeps failing", WRITER_SWITCHED: "Writer"}
+
+
+class TurnFlow(App[None]):
+    """The part of the workbench app that runs turns through the session (the app is its subclass)."""
+
+    _runtime: AgentRuntime | None = None
+    _session: SessionController | None = None
+    _start_error: str | None = None
+    scheduler: PauseScheduler
+
+    @property
+    def runtime(self) -> AgentRuntime:
+        if self._runtime is None:
+            raise RuntimeError("the agent runtime is not running")
+        return self._runtime
+
+    @property
+    def session(self) -> SessionController:
+        if self._session is None:
+            raise RuntimeError("the agent runtime is not running")
+        return self._session
+
+    @property
+    def ready(self) -> bool:
+        return self._session is not None
+
+    def pane(self, agent: str) -> ChatPane:
+        return self.query_one(f"#{agent}", ChatPane)
+
+    def show_status(self, width: int | None = None) -> None:
+        self.title, self.sub_title = header_titles(self.TITLE or "", self.runtime.status, width or self.size.width)
+
+    def _unavailable(self) -> bool:
+        """True (and says why) while there is no runtime: still starting, or start-up failed."""
+        if self._start_error is not None:
+            self.notify(
+                f"The agent runtime could not start: {self._start_error}. Quit (Ctrl+Q), fix it and start again.",
+                title="Not available",
+                severity="error",
+                markup=False,
+            )
+        elif not self.ready:
+            self.notify("Still starting: the agent runtime is loading. Your draft is kept.", severity="warning")
+        return not self.ready
+
+    def _run_lane(self, work: Coroutine[Any, Any, None], lane: str) -> None:
+        """The scheduler's lanes run as the app's workers; their failures end in `_worker_changed`."""
+        self.run_worker(work, name=lane, group=lane, exit_on_error=False)
+
+    # -- turns: the app's worker asks the session; the pane draws the messages it is sent -------------
+
+    @on(ChatPane.Submitted)
+    async def _submitted(self, event: ChatPane.Submitted) -> None:
+        pane, text = event.pane, event.text
+        if not text.strip() or self._unavailable():
+            return
+        if command := parse_console_command(text):
+            pane.prompt.take(text)
+            await intentions.console(self, pane, command)
+        elif refusal := self.session.refusal(text):
+            self.notify(
+                f"Not sent: {refusal}. Your draft is still in the input: F7 selects all of it, and Delete clears it.",
+                title="Message cannot be sent",
+                severity="error",
+                markup=False,
+            )
+        elif self.turns_running(pane):
+            self.notify(f"The {pane.agent} agent is still answering: wait, or press Esc to cancel.", severity="warning")
+        else:
+            pane.post_message(TurnStarted(text))
+            # Worker.StateChanged does not bubble: every turn's failure is handled here, in `_worker_changed`.
+            work = self._ask(pane, text)
+            self.run_worker(work, name=f"{pane.agent} turn", group=pane.turn_group, exit_on_error=False)
+
+    async def _ask(self, pane: ChatPane, text: str) -> None:
+        outcome: TurnOutcome | None = None
+        cancelled = False
+
+        def stream(piece: str) -> None:
+            pane.post_message(Streamed(piece))
+
+        try:
+            outcome = await self.session.ask(pane.agent, text, stream)
+        except asyncio.CancelledError:
+            cancelled = True
+            raise
+        finally:
+            pane.post_message(TurnEnded(pane.agent, outcome, cancelled))
+
+    def turns_running(self, *panes: ChatPane) -> bool:
+        groups = {p.turn_group for p in panes or self.query(ChatPane)}
+        return any(p.busy for p in self.query(ChatPane) if p.turn_group in groups) or any(
+            w.group in groups and not w.is_finished for w in self.workers
+        )
+
+    @on(TurnEnded)
+    def _turn_ended(self, event: TurnEnded) -> None:
+        """The turn's batches reach the panel in order, in a pause in typing outside its pane."""
+        panel, here = self.query_one(FactPanel), self.pane(event.agent).prompt
+        for update in event.outcome.memory if event.outcome else ():
+            self.scheduler.later(FACT_PANEL, here, partial(panel.show, MemoryView.after(update)))
+
+    @on(MemoryUpdated)
+    async def _memory_updated(self, message: MemoryUpdated) -> None:
+        """A forget or a note is drawn at once, after every view before it: nothing waits holding a forgotten value."""
+        notes = [e for e in message.update.outcome.events if e.kind is EventKind.NOTE]
+        if notes:
+            self.show_status()
+        for note in (n for n in notes if n.origin != "forget"):  # what a forget reached: the ledger says it
+            title = NOTE_TITLES.get(note.origin, "Writer format")
+            self.notify(note.describe(), title=title, markup=False, timeout=15 if note.origin == WRITER_FAILING else 5)
+        await self.scheduler.now(FACT_PANEL)
+        self.query_one(FactPanel).show(MemoryView.after(message.update))
+
+    @on(ChatPane.CancelRequested)
+    def _cancel(self, event: ChatPane.CancelRequested) -> None:
+        self.workers.cancel_group(self, event.pane.turn_group)
+
+    @on(Worker.StateChanged)
+    async def _worker_changed(self, event: Worker.StateChanged) -> None:
+        """Every worker's unexpected failure ends here: shown, logged, and the app keeps running."""
+        if event.state is not WorkerState.ERROR:
+            return
+        detail = error_line(event.worker.error)
+        self.log.error(f"worker {event.worker.name!r} failed", event.worker.error)
+        title = f"{event.worker.name or 'A task'} failed unexpectedly"
+        self.notify(detail, title=title, severity="error", markup=False)
+        for pane in [p for p in self.query(ChatPane) if p.turn_group == event.worker.group]:
+            await pane.notice(
+                f"This turn stopped on an unexpected error: {detail}. The app keeps running; the ledger "
+                "says what memory did.",
+                kind="error",
+            )
