@@ -30,8 +30,13 @@ class FileBackedMemory(ABC):
         self._injected: dict[str, tuple[int, list[Message]]] = {}  # agent: (turn, messages)
 
     @property
+    @abstractmethod
+    def folder(self) -> Path:
+        """Where this memory's files for the user live (under `root`)."""
+
+    @property
     def location(self) -> str | None:
-        return str(self.root)
+        return str(self.folder)
 
     def describe(self) -> str:
         """For the header: counts the files, reads none."""

@@ -116,10 +116,6 @@ class ExtractedMemory(FileBackedMemory):
         """The user's memory root: `MEMORY.md`, `topics/`, `transcripts/`, `state.json`."""
         return self.store.get_transcripts_directory(self._session, source_id=self.source_id).parent
 
-    @property
-    def location(self) -> str | None:
-        return str(self.folder)
-
     def providers(self, agent: str) -> list[ContextProvider]:
         private_dir(self.root)
         return [UserMemoryProvider(self, agent)]

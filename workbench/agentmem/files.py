@@ -88,10 +88,6 @@ class FileMemory(FileBackedMemory):
         """The user's folder: the framework uses a plain scope such as `local-user` as the folder name."""
         return self.root / self.scope
 
-    @property
-    def location(self) -> str | None:
-        return str(self.folder)
-
     def providers(self, agent: str) -> list[ContextProvider]:
         private_dir(self.root)
         return [WatchedFileMemoryProvider(self, agent)]

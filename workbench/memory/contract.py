@@ -32,7 +32,8 @@ MAX_EVIDENCE_CHARS = 512
 MAX_MESSAGE_CHARS = 4096
 
 _IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
-_SEGMENT_SEPARATOR = re.compile(r";|\r\n|\n")
+# Where one declaration ends. Captured, so a split keeps the separators and can be joined back.
+SEGMENT_SEPARATOR = re.compile(r"(;|\r\n|\n)")
 # Characters a person reads as part of a word even though they are not ASCII identifier
 # characters: letters and digits of any script, joiners, combining marks, zero-width formats.
 _WORDLIKE_CATEGORIES = frozenset({"Lu", "Ll", "Lt", "Lm", "Lo", "Nd", "Nl", "No", "Pc", "Mn", "Mc", "Cf"})
@@ -79,7 +80,7 @@ def parse_message(text: str) -> ParsedMessage:
         return ParsedMessage(declarations={}, segments={}, lookalike_keys=())
     segments: dict[str, Segment] = {}
     lookalikes: list[str] = []
-    for raw in _SEGMENT_SEPARATOR.split(text):
+    for raw in SEGMENT_SEPARATOR.split(text):  # separators come back too: they hold no `=`
         key_part, sep, value_part = raw.partition("=")
         if not sep:
             continue

@@ -19,13 +19,12 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Protocol
 
-from workbench.memory.contract import ALLOWED_KEYS, parse_message
+from workbench.memory.contract import ALLOWED_KEYS, SEGMENT_SEPARATOR, parse_message
 from workbench.memory.ledger import MemoryEvent
 from workbench.memory.outcome import Outcome
 from workbench.text import clip
 
 FORGOTTEN = "(forgotten)"
-_SEGMENTS = re.compile(r"(;|\r\n|\n)")
 _WORD_EDGE = re.compile(r"\w")
 # A holder's failure is shown in the ledger; its text is scrubbed and bounded like any echo.
 _FAILURE_CHARS = 300
@@ -72,7 +71,7 @@ class ForgetPlan:
         """`text` with each declaration of a forgotten key blanked and each whole occurrence of a
         forgotten value replaced by "(forgotten)". Text that holds neither comes back unchanged."""
         if "=" in text and self.keys.intersection(parse_message(text).declarations):
-            text = "".join(self._blank_declaration(part) for part in _SEGMENTS.split(text))
+            text = "".join(self._blank_declaration(part) for part in SEGMENT_SEPARATOR.split(text))
         return text if self._pattern is None else self._pattern.sub(FORGOTTEN, text)
 
     def _blank_declaration(self, segment: str) -> str:
@@ -90,7 +89,7 @@ def declared_in(texts: Iterable[str], keys: frozenset[str]) -> set[str]:
     for text in texts:
         if "=" not in text:
             continue
-        for part in _SEGMENTS.split(text):
+        for part in SEGMENT_SEPARATOR.split(text):
             key, sep, value = part.partition("=")
             if sep and key.strip() in keys and value.strip():
                 found.add(value.strip())
