@@ -28,6 +28,14 @@ if TYPE_CHECKING:
     from workbench.ui.replies import AgentReply
 
 
+PANES = {
+    "support": ("support agent", "Ask support · Ctrl+J new line", "The support agent helps with product problems. "
+                "Declare what you know as key=value, e.g. module=Reporting; database=PostgreSQL. F1 shows help."),
+    "logs": ("logs agent", "Ask about logs · Ctrl+J new line", "The logs agent says where logs live and how to read "
+             "them. It has its own history and shares only the facts, e.g. ask: Where can I find logs?"),
+}
+
+
 class UserMessage(Static):
     def __init__(self, text: str) -> None:
         super().__init__(literal(text), markup=False)
@@ -157,6 +165,10 @@ class ChatPane(Vertical):
         event.stop()
         self.post_message(self.Submitted(self, event.text))
 
+    def accepted(self, text: str) -> None:
+        """The app took `text`, sent from here, as a turn or a command: it leaves the draft."""
+        self.prompt.take(text)
+
     def action_cancel(self) -> None:
         self.post_message(self.CancelRequested(self))
 
@@ -167,7 +179,7 @@ class ChatPane(Vertical):
         from workbench.ui.replies import AgentReply  # loaded once the runtime is ready, not before the first frame
 
         event.stop()
-        self.prompt.take(event.text)
+        self.accepted(event.text)
         self.turns += 1
         self.busy = True
         self._in_flight = (UserMessage(event.text), AgentReply())
