@@ -35,6 +35,7 @@ class WorkbenchApp(TurnFlow):
     TITLE = "workbench"
     CSS_PATH = [stylesheet_dir() / "workbench.tcss"]
     HORIZONTAL_BREAKPOINTS = [(0, "-narrow"), (110, "-wide")]
+    AUTO_FOCUS = "#support Composer"  # where on_mount focuses: focus set once, not moved (each move restyles)
     BINDINGS = [
         Binding("f1", "help", "Help", id="help"),
         Binding("f2", "show_calls", "What the model saw", id="show_calls"),
@@ -49,6 +50,14 @@ class WorkbenchApp(TurnFlow):
         # Where the user last typed: finished answers and a turn's facts are drawn in a pause in typing elsewhere.
         self.typing = TypingClock()
         self.scheduler = PauseScheduler(self.typing, self._run_lane)
+
+    def get_default_screen(self) -> Screen[object]:
+        """The main screen with its breakpoint class from the start: Textual sets it at the first
+        resize, after the first styling, and a class set on a screen restyles every widget again."""
+        screen = super().get_default_screen()
+        width = self.size.width
+        screen.add_class(next(name for least, name in reversed(self.HORIZONTAL_BREAKPOINTS) if width >= least))
+        return screen
 
     def compose(self) -> ComposeResult:
         yield Header(icon="")
