@@ -7,6 +7,7 @@ literal: it holds the same bits as the framework's bound parameter."""
 from __future__ import annotations
 
 import math
+import os
 import random
 import struct
 from dataclasses import dataclass
@@ -18,7 +19,7 @@ import pytest
 from agent_framework import Filter, FilterGroup, VectorStoreField, vectorstoremodel
 from agent_framework_duckdb import DuckDBCollection, DuckDBStore
 
-from workbench.recall.duckdb_search import RecallDuckDBCollection, RecallDuckDBStore, vector_literal
+from workbench.recall.duckdb_search import ROW_GROUP_ROWS, RecallDuckDBCollection, RecallDuckDBStore, threads_for, vector_literal
 from workbench.recall.records import StoredMessage, embedded, record_type
 
 DIMENSIONS = 16
@@ -257,3 +258,15 @@ async def test_a_delete_removes_what_the_framework_delete_removes(stores) -> Non
             await collection(store).delete([1])
         refused.append((type(caught.value), str(caught.value)))
     assert refused[0] == refused[1]
+
+
+async def test_a_search_runs_on_one_thread_per_row_group_at_most_one_per_core(stores) -> None:
+    cores = os.cpu_count() or 1
+    assert [threads_for(n) for n in (0, 1, ROW_GROUP_ROWS, ROW_GROUP_ROWS + 1)] == [1, 1, 1, min(2, cores)]
+    assert threads_for(1_000_000) == min(9, cores)
+    fast = stores[1]
+    await fill([fast], MODELS["DOUBLE"], [row(MODELS["DOUBLE"], message(1, "support"), [1.0] * DIMENSIONS)])
+    await fast._client.run(lambda connection: connection.execute(f"SET threads = {cores + 1}"))
+    await collection(fast).search(vector=[1.0] * DIMENSIONS, top=1)
+    threads = await fast._client.run(lambda connection: connection.execute("SELECT current_setting('threads')").fetchall())
+    assert threads == [(1,)]
