@@ -1,6 +1,10 @@
 """The one forget's plan: what it removes, and how every holder scrubs text with it."""
 
+import re
+
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from tests.memory.helpers import say
 from workbench.memory import WorkingMemory
@@ -134,3 +138,34 @@ async def test_a_cancelled_caller_does_not_leave_a_forget_half_done():
     for _ in range(20):
         await asyncio.sleep(0)
     assert reached == ["slow"] and after.texts == [f"customer={FORGOTTEN}"] and memory.facts() == ()
+
+
+def _looked_behind_first(values: frozenset[str]) -> re.Pattern[str]:
+    """The whole-occurrence rule as first written: each value's edges checked where it begins."""
+
+    def occurrence(value: str) -> str:
+        before = r"(?<!\w)(?<!\d[.,])" if re.match(r"\w", value[0]) else ""
+        after = r"(?!\w)(?![.,]\d)" if re.match(r"\w", value[-1]) else ""
+        return f"{before}{re.escape(value)}{after}"
+
+    return re.compile("|".join(occurrence(v) for v in sorted(values, key=len, reverse=True)), re.IGNORECASE)
+
+
+# Digits, separators, both cases, and letters whose case rules are not ASCII's (long s, Kelvin sign,
+# dotless and dotted i, final sigma, sharp s), so edges and case are tried where they are hardest.
+_CHARS = "aAbB19.,-_ =;/\nsSkKi\u017f\u212a\u0131\u0130\u03c3\u03c2\u03a3\u00df\u00e9"
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.lists(st.text(_CHARS, min_size=1, max_size=4), min_size=1, max_size=4), st.data())
+def test_the_value_first_pattern_finds_and_scrubs_exactly_what_the_look_behind_first_rule_does(
+    values: list[str], data: st.DataObject
+) -> None:
+    # Text made of the values (as written, upper- or lower-cased) between random runs of the same characters.
+    piece = st.one_of(st.sampled_from(values).flatmap(lambda v: st.sampled_from([v, v.upper(), v.lower()])), st.text(_CHARS, max_size=3))
+    text = "".join(data.draw(st.lists(piece, max_size=8)))
+    forget = ForgetPlan("module", frozenset({"module"}), frozenset(values))
+    reference = _looked_behind_first(forget.values)
+    assert forget._pattern is not None
+    assert (forget._pattern.search(text) is None) == (reference.search(text) is None)
+    assert forget._pattern.sub(FORGOTTEN, text) == reference.sub(FORGOTTEN, text)

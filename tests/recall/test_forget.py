@@ -11,9 +11,12 @@ import pytest
 from tests.recall.helpers import USER, seat
 from tests.support.postgres_server import PostgresServer
 from workbench.memory import WorkingMemory
+from workbench.memory.forget import Forgetting
 from workbench.recall.duckdb_file import DuckDBBackend, companion_files
+from workbench.recall.embedders import lexical_embedder
 from workbench.recall.postgres_store import PostgresBackend
 from workbench.recall.records import RecallScope
+from workbench.recall.setup import RecallSetup
 from workbench.recall.store import RecallStore
 
 
@@ -45,6 +48,40 @@ async def test_a_forget_deletes_records_holding_a_value_whole_never_one_inside_a
     texts = [r.text for r in await store.records(USER)]
     assert any("SQL Server 2022" in t for t in texts)
     assert not any("version=2" in t or "version=C" in t for t in texts)
+
+
+async def test_the_one_forget_reads_the_store_once_unless_it_changed_in_between(
+    store: RecallStore, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The one forget asks the recall store what its messages declared, then applies the plan: one scan
+    serves both. A message stored in between is read too: the forget scans again."""
+    support = seat(store, "support")
+    await support.say("customer=Contoso; version=12.4")
+    await support.say("database=PostgreSQL")
+    kind = type((await store._existing())[0])
+    scans: list[object] = []
+    scan = kind.scan
+
+    async def counted(self, filter):
+        scans.append(filter)
+        return await scan(self, filter)
+
+    monkeypatch.setattr(kind, "scan", counted)
+    setup = RecallSetup(store, lexical_embedder(), user_id="ana", used=True)
+    forgetting = Forgetting(WorkingMemory())
+    forgetting.register(setup)
+    report = await forgetting.forget("customer")
+    assert len(scans) == 1
+    assert report.removed["recall store"] >= 2 and not report.failures
+    assert not any("Contoso" in r.text for r in await store.records(USER))
+
+    await support.say("customer=Fabrikam")
+    scans.clear()
+    declared = await setup.declared(frozenset({"customer"}))
+    await support.say("Fabrikam called again about the export.")  # stored after the scan above
+    removed = await setup.forget(WorkingMemory().plan("customer", declared))
+    assert len(scans) == 2 and removed >= 3
+    assert not any("Fabrikam" in r.text for r in await store.records(USER))
 
 
 async def test_forget_all_purges_the_whole_scope_and_nothing_outside_it(store: RecallStore) -> None:

@@ -31,10 +31,14 @@ _FAILURE_CHARS = 300
 
 
 def _occurrence(value: str) -> str:
-    """`value` as a pattern that matches it whole: not inside a longer word or number."""
-    before = r"(?<!\w)(?<!\d[.,])" if _WORD_EDGE.match(value[0]) else ""
+    """`value` as a pattern that matches it whole: not inside a longer word or number. The value comes
+    first and what precedes it is checked from its end (a look-behind over the value too), so the
+    engine jumps to where a value can begin: a pattern that opens with a look-behind is tried at every
+    position of every text, twenty times slower over a hundred thousand stored messages."""
+    escaped = re.escape(value)
+    before = rf"(?<!\w{escaped})(?<!\d[.,]{escaped})" if _WORD_EDGE.match(value[0]) else ""
     after = r"(?!\w)(?![.,]\d)" if _WORD_EDGE.match(value[-1]) else ""
-    return f"{before}{re.escape(value)}{after}"
+    return f"{escaped}{before}{after}"
 
 
 @dataclass(frozen=True)
@@ -65,7 +69,7 @@ class ForgetPlan:
         """Whether `text` holds a forgotten value whole, or declares a forgotten key."""
         if self._pattern is not None and self._pattern.search(text):
             return True
-        return bool(self.keys.intersection(parse_message(text).declarations))
+        return "=" in text and bool(self.keys.intersection(parse_message(text).declarations))
 
     def scrub(self, text: str) -> str:
         """`text` with each declaration of a forgotten key blanked and each whole occurrence of a

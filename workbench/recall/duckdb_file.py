@@ -22,7 +22,7 @@ import duckdb
 from agent_framework import BaseVectorStore
 
 from workbench.files import data_dir
-from workbench.recall.duckdb_search import RecallDuckDBStore
+from workbench.recall.duckdb_search import RecallDuckDBStore, threads_for
 
 FILE_NAME = "recall.duckdb"
 _REWRITE_SUFFIX = ".rewrite"
@@ -151,7 +151,11 @@ def rewrite_file(path: Path) -> None:
 def _copy_live_data(path: Path, fresh: Path) -> None:
     connection = duckdb.connect(str(path))
     try:
-        (database,) = connection.execute("SELECT current_database()").fetchone() or ("",)
+        (database, rows) = connection.execute(
+            "SELECT current_database(), coalesce(max(estimated_size), 0) FROM duckdb_tables() "
+            "WHERE database_name = current_database()"
+        ).fetchone() or ("", 0)
+        connection.execute(f"SET threads = {threads_for(int(rows))}")
         # ATTACH takes no parameters: the path is an escaped SQL string literal.
         connection.execute(f"ATTACH '{_literal(fresh)}' AS {_ATTACHED}")
         connection.execute(f'COPY FROM DATABASE "{database.replace(chr(34), chr(34) * 2)}" TO {_ATTACHED}')

@@ -1,21 +1,40 @@
-"""agent-framework-duckdb's collection with a cosine search shaped for DuckDB, and a one-pass scan.
+"""agent-framework-duckdb's collection with a cosine search shaped for DuckDB, a one-pass scan, and a
+delete that binds one parameter.
 
-The framework's search computes each row's score in a `CROSS JOIN LATERAL` whose `CASE` first takes
-the row vector's inner product with itself (to drop zero-norm vectors); over 100,000 rows of 256
-numbers that costs a second. Here the distance is computed once per row in a plain subquery, the top
-`skip + top` rows are kept, and the zero-norm test runs on those few rows only. The framework's
-result is the plain ranking without its zero-norm rows, so when none of the kept rows has a zero norm
-both searches return the same records, order, scores and ties; when one has (a stored vector whose
-squares underflow), the framework's own search answers. Anything but a cosine-distance vector search
-is the framework's own search too."""
+What the framework's search costs over 100,000 rows of DOUBLE[256], and what this one does instead:
+- The query vector is a bound list parameter, and DuckDB 1.5's Python client looks pandas up twice for
+  each float it binds (a failed import that walks `sys.path` when pandas is not installed): 256 numbers
+  cost 50 to 300 ms. Here the vector is a SQL string literal of each float's `repr` (the shortest text
+  that parses back to the same double: DuckDB's parser is correctly rounded, -0.0 and subnormals
+  included), read as DOUBLE[n] (the type of a bound list of floats) and cast to the column's type as
+  the framework casts its parameter, so every number DuckDB computes with has the same bits. The
+  framework refuses NaN and infinities before either query is built.
+- Its `CROSS JOIN LATERAL` computes each row's inner product with itself to drop zero-norm vectors,
+  and its `isfinite` filter computes the distance a second time. Here the ranking computes the
+  distance once per row and reads only the key beside it; the records of the ranked rows are then read
+  by key, with their zero-norm test.
+- DuckDB's default of one thread per core splits a table's one row group between threads; the search
+  runs with one thread per row group (`threads_for`).
+
+The framework's result is the plain ranking without its zero-norm and non-finite rows. A non-finite
+distance sorts after every finite one (NaN last, as DuckDB orders it), so when every ranked row is
+finite and none has a zero norm, both searches return the same records, order, scores and ties;
+otherwise the framework's own search answers. Anything but a cosine-distance vector search is the
+framework's own search too.
+
+The framework deletes with one statement too, `key IN (?, ?, ...)`, one parameter per key: binding a
+thousand strings costs seconds for the same reason. Here the keys travel as one JSON array."""
 
 from __future__ import annotations
 
+import json
 import math
+import os
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import duckdb
-from agent_framework import SearchResults, VectorStoreCollectionDefinition
+from agent_framework import SearchResults, VectorStoreCollectionDefinition, VectorStoreField
 from agent_framework._vector_filters import FilterExpression
 from agent_framework._vectors import EmbeddingClient
 from agent_framework_duckdb import DuckDBCollection, DuckDBStore
@@ -26,12 +45,31 @@ from agent_framework_duckdb._vector_store import (
     _column_type,
     _FilterCompiler,
     _identifier,
+    _prepare_value,
     _prepare_vector,
 )
 
 _COSINE = (None, "DEFAULT", "cosine_distance")
-_DISTANCE = "__recall_distance"
-_VECTOR = "__recall_vector"
+ROW_GROUP_ROWS = 122_880  # DuckDB's default row group: the unit it scans and writes in parallel
+
+
+def threads_for(rows: int) -> int:
+    """DuckDB threads for scanning or writing a table of `rows` rows: one per row group, at most one
+    per core. More threads than row groups split one row group's decoding and cost more than they
+    save: at 100,000 rows (one row group) a search took 1.4 to 4 times as long with two threads as
+    with one on this two-core machine, and used more CPU time."""
+    return max(1, min(os.cpu_count() or 1, -(-rows // ROW_GROUP_ROWS)))
+
+
+def vector_literal(values: list[float], field: VectorStoreField) -> str:
+    """`values` as a SQL constant of `field`'s type, equal bit for bit to the framework's
+    `CAST(? AS <type>)` of the same list bound as a parameter. `values` are finite floats (the
+    framework's `_prepare_vector` made them so): their reprs hold digits, a point, a sign and an
+    exponent, never a quote."""
+    if not all(type(v) is float and math.isfinite(v) for v in values):
+        raise ValueError("a query vector literal takes finite floats only")
+    numbers = ",".join(map(repr, values))
+    return f"CAST(CAST('[{numbers}]' AS DOUBLE[{len(values)}]) AS {_column_type(field)})"
 
 
 class RecallDuckDBCollection(DuckDBCollection[Any, Any]):
@@ -50,6 +88,27 @@ class RecallDuckDBCollection(DuckDBCollection[Any, Any]):
 
         return await self._client.run(read)  # the store's one worker-owned connection (framework private)
 
+    async def _inner_delete(self, keys: Sequence[Any], *, operation_options: Mapping[str, Any] | None = None) -> None:
+        """The framework's delete (its key validation, one statement) with the keys bound as one JSON
+        array instead of one parameter each. Keys other than strings go the framework's way."""
+        adapted = [_prepare_value(self.definition.key_field, key) for key in keys]
+        if operation_options or not all(type(key) is str for key in adapted):
+            return await super()._inner_delete(keys, operation_options=operation_options)
+        if not adapted:
+            return None
+        statement = (  # nosec B608: quoted names; the keys are the one parameter
+            f"DELETE FROM {self._table} WHERE {_identifier(self.definition.key_field_storage_name)} "
+            "IN (SELECT unnest(CAST(CAST(? AS JSON) AS VARCHAR[])))"
+        )
+        # ensure_ascii=False: a key that is no valid UTF-8 is refused when bound, as the framework's is.
+        keys_json = json.dumps(adapted, ensure_ascii=False)
+
+        def delete(connection: duckdb.DuckDBPyConnection) -> None:
+            connection.execute(statement, [keys_json])
+
+        await self._client.run(delete)  # the store's one worker-owned connection (framework private)
+        return None
+
     async def _inner_search(self, **kwargs: Any) -> SearchResults[Any]:
         field = self.definition.try_get_vector_field(kwargs.get("vector_property_name"))
         threshold = kwargs.get("score_threshold")
@@ -63,35 +122,48 @@ class RecallDuckDBCollection(DuckDBCollection[Any, Any]):
             or (threshold is not None and (type(threshold) not in (float, int) or not math.isfinite(threshold)))
         ):
             return await super()._inner_search(**kwargs)  # its own checks and errors, or another metric
-        query = _prepare_vector(field, kwargs["vector"])
+        query = _prepare_vector(field, kwargs["vector"]) or []
         top, skip = kwargs.get("top", 3), kwargs.get("skip", 0)
         columns = self._columns(bool(kwargs.get("include_vectors")))
         column = f"t.{_identifier(field.storage_name or field.name)}"
+        key = f"t.{_identifier(self.definition.key_field_storage_name)}"
+        distance = f"array_cosine_distance({column}, {vector_literal(query, field)})"
         predicate, parameters = _FilterCompiler(self.definition).compile(kwargs.get("filter"))
-        inner = ", ".join(f"t.{_identifier(name)}" for name in columns)
-        cutoff = f" AND {_DISTANCE} <= ?" if threshold is not None else ""
-        statement = (  # nosec B608: every name is quoted by the framework's _identifier
-            f"SELECT {', '.join(map(_identifier, columns))}, {_DISTANCE}, "
-            f"array_inner_product({_VECTOR}, {_VECTOR}) = 0 FROM ("
-            f"SELECT {inner}, {column} AS {_VECTOR}, "
-            f"array_cosine_distance({column}, CAST(? AS {_column_type(field)})) AS {_DISTANCE} "
-            f"FROM {self._table} AS t WHERE {column} IS NOT NULL AND ({predicate})"
-            f") WHERE isfinite({_DISTANCE}){cutoff} "
-            f"ORDER BY {_DISTANCE} ASC, {_identifier(self.definition.key_field_storage_name)} ASC LIMIT ?"
+        cutoff = f" AND {distance} <= ?" if threshold is not None else ""
+        ranking = (  # nosec B608: every name is quoted by the framework's _identifier
+            f"SELECT {key}, {distance} AS distance FROM {self._table} AS t "
+            f"WHERE {column} IS NOT NULL AND ({predicate}){cutoff} "
+            f"ORDER BY distance ASC NULLS LAST, {key} ASC LIMIT ?"
         )
-        arguments = [query, *parameters, *([threshold] if threshold is not None else []), top + skip]
+        arguments = [*parameters, *([threshold] if threshold is not None else []), top + skip]
+        selected = ", ".join(f"t.{_identifier(name)}" for name in columns)
 
-        def search(connection: duckdb.DuckDBPyConnection) -> list[tuple[Any, ...]]:
-            return connection.execute(statement, arguments).fetchall()
+        def search(connection: duckdb.DuckDBPyConnection) -> list[tuple[tuple[Any, ...], float]] | None:
+            (rows,) = connection.execute(f"SELECT count(*) FROM {self._table}").fetchone() or (0,)  # nosec B608
+            connection.execute(f"SET threads = {threads_for(rows)}")
+            try:
+                ranked = connection.execute(ranking, arguments).fetchall()
+            except duckdb.ConversionException:
+                return None  # the vector does not fit the column's type: see the framework's answer
+            if not all(type(d) is float and math.isfinite(d) for _, d in ranked):
+                return None
+            if not ranked:
+                return []
+            # The same worker runs both statements back to back: nothing writes in between.
+            reading = (  # nosec B608: quoted names, one placeholder per ranked key
+                f"SELECT {key}, array_inner_product({column}, {column}) = 0, {selected} "
+                f"FROM {self._table} AS t WHERE {key} IN ({', '.join('?' for _ in ranked)})"
+            )
+            rows = {row[0]: row for row in connection.execute(reading, [k for k, _ in ranked]).fetchall()}
+            if any(row[1] for row in rows.values()):
+                return None
+            return [(rows[k][2:], d) for k, d in ranked]
 
-        rows = await self._client.run(search)  # the store's one worker-owned connection (framework private)
-        if any(row[-1] for row in rows):
-            return await super()._inner_search(**kwargs)  # a zero-norm vector: the framework drops it
+        found = await self._client.run(search)  # the store's one worker-owned connection (framework private)
+        if found is None:
+            return await super()._inner_search(**kwargs)  # a zero-norm vector, a non-finite distance, a bad cast
         return SearchResults(
-            [
-                {"record": dict(zip(columns, row[:-2], strict=True)), "score": float(row[-2])}
-                for row in rows[skip:]
-            ],
+            [{"record": dict(zip(columns, row, strict=True)), "score": score} for row, score in found[skip:]],
             metadata={"distance_function": field.distance_function or "DEFAULT", "approximate": False},
         )
 
@@ -114,4 +186,3 @@ class RecallDuckDBStore(DuckDBStore):
             embedding_generator=embedding_generator if embedding_generator is not None else self.embedding_generator,
             _shared_client=self._client,  # the store's connection, as DuckDBStore.get_collection passes it
         )
-

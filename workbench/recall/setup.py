@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 
 from agent_framework import AgentSession, ContextProvider
 
-from workbench.memory.forget import ForgetPlan, declared_in
+from workbench.memory.forget import ForgetPlan
 from workbench.memory.turns import current_turn
 from workbench.recall.embedders import Embedder
 from workbench.recall.provider import Recalled, RecallProvider, SearchBehavior
@@ -110,10 +110,11 @@ class RecallSetup:
         return self.used or self.store.exists()
 
     async def declared(self, keys: frozenset[str]) -> set[str]:
-        """Every value a stored message of this user declared for `keys`, admitted or not."""
+        """Every value a stored message of this user declared for `keys`, admitted or not (the store
+        keeps what it read for the forget that follows)."""
         if not self._reachable():
             return set()
-        return declared_in((r.text for r in await self.store.records(self.search_scope)), keys)
+        return await self.store.declared(self.search_scope, keys)
 
     async def forget(self, plan: ForgetPlan) -> int:
         """Delete the user's stored messages that hold a forgotten value (all of them for a forget of

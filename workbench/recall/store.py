@@ -94,6 +94,14 @@ class Collection(BaseVectorCollection[str, StoredMessage], BaseVectorSearch[str,
         raise NotImplementedError
 
 
+@dataclass(frozen=True)
+class _Scanned:
+    """One scan of a scope for a forget: each record's collection, key and text."""
+
+    scope: RecallScope
+    records: list[tuple[Collection, Any, str]]
+
+
 class RecallStore:
     """Records of chat messages in a vector store, searched within a scope, purged by forget.
 
@@ -106,6 +114,7 @@ class RecallStore:
         self._store: BaseVectorStore | None = None
         self._ready: set[str] = set()
         self._lock = asyncio.Lock()
+        self._scanned: _Scanned | None = None  # what `declared` read, for the forget that follows
         self.generation = 0
 
     @property
@@ -151,6 +160,7 @@ class RecallStore:
             return 0
         name = collection_name(embedder, len(vectors[0]))
         async with self._lock:
+            self._scanned = None  # the store changes: a forget must read it again
             collection = self._collection(name, len(vectors[0]))
             if name not in self._ready:
                 await collection.ensure_collection_exists()
@@ -171,17 +181,27 @@ class RecallStore:
             return [Hit(without_vector(r["record"]), float(r["score"] or 0.0)) async for r in results.results]
 
     async def records(self, scope: RecallScope) -> list[StoredMessage]:
-        """Every record within `scope`, in every collection (what a forget looks through)."""
+        """Every record within `scope`, in every collection, by key."""
         async with self._lock:
-            return [record for _, record in await self._scan(scope)]
+            found: list[StoredMessage] = []
+            for collection in await self._existing():
+                rows = sorted(await collection.scan(scope.filter()), key=lambda row: str(row["key"]))
+                found += [StoredMessage(**row) for row in rows]
+            return found
 
-    async def _scan(self, scope: RecallScope) -> list[tuple[Collection, StoredMessage]]:
-        """Each collection's records within `scope`, by key: one query per collection."""
-        found: list[tuple[Collection, StoredMessage]] = []
-        for collection in await self._existing():
-            rows = sorted(await collection.scan(scope.filter()), key=lambda row: str(row["key"]))
-            found += [(collection, StoredMessage(**row)) for row in rows]
-        return found
+    async def _scan(self, scope: RecallScope) -> _Scanned:
+        """Each record within `scope`, by collection, key and text: one query per collection."""
+        found = [(c, row["key"], row["text"]) for c in await self._existing() for row in await c.scan(scope.filter())]
+        return _Scanned(scope, found)
+
+    async def declared(self, scope: RecallScope, keys: frozenset[str]) -> set[str]:
+        """Every value a record within `scope` declares for `keys`, admitted or not. What this scan read
+        is kept for the forget that follows (the one forget asks every holder before it applies the
+        plan) until the store changes, so that forget reads the store once. On a server other clients
+        write to, that forget looks through the records there were when it began."""
+        async with self._lock:
+            self._scanned = await self._scan(scope)
+            return declared_in((text for _, _, text in self._scanned.records), keys)
 
     async def forget(self, plan: ForgetPlan, scope: RecallScope) -> Purge:
         """Apply a forget's plan to `scope` in one scan: every record holding a forgotten value whole
@@ -190,28 +210,29 @@ class RecallStore:
         if plan.everything:
             return await self.forget_scope(scope)
 
-        def doomed(records: list[StoredMessage]) -> Callable[[StoredMessage], bool]:
-            widened = plan.widened(declared_in((record.text for record in records), plan.keys))
-            return lambda record: widened.holds(record.text)
+        def doomed(texts: list[str]) -> Callable[[str], bool]:
+            return plan.widened(declared_in(texts, plan.keys)).holds
 
         return await self._purge(scope, doomed)
 
     async def forget_scope(self, scope: RecallScope) -> Purge:
         """Delete every record in `scope`."""
-        return await self._purge(scope, lambda records: lambda r: True)
+        return await self._purge(scope, lambda texts: lambda text: True)
 
-    async def _purge(
-        self, scope: RecallScope, choose: Callable[[list[StoredMessage]], Callable[[StoredMessage], bool]]
-    ) -> Purge:
-        """One scan of `scope`; `choose` sees every record found and says which ones to delete."""
+    async def _purge(self, scope: RecallScope, choose: Callable[[list[str]], Callable[[str], bool]]) -> Purge:
+        """One scan of `scope` (the one `declared` kept, if the store has not changed since); `choose`
+        sees every text found and says which records to delete. Each collection deletes its doomed
+        records in one statement."""
         async with self._lock:
             self.generation += 1
-            found = await self._scan(scope)
-            doomed = choose([record for _, record in found])
-            by_collection: dict[str, tuple[Collection, list[str]]] = {}
-            for collection, record in found:
-                if doomed(record):
-                    by_collection.setdefault(collection.collection_name, (collection, []))[1].append(record.key)
+            scanned, self._scanned = self._scanned, None
+            if scanned is None or scanned.scope != scope:
+                scanned = await self._scan(scope)
+            doomed = choose([text for _, _, text in scanned.records])
+            by_collection: dict[str, tuple[Collection, list[Any]]] = {}
+            for collection, key, text in scanned.records:
+                if doomed(text):
+                    by_collection.setdefault(collection.collection_name, (collection, []))[1].append(key)
             for collection, keys in by_collection.values():
                 await collection.delete(keys)
             count = sum(len(keys) for _, keys in by_collection.values())
@@ -222,6 +243,7 @@ class RecallStore:
 
     async def close(self) -> None:
         async with self._lock:
+            self._scanned = None
             store, self._store = self._store, None
             if store is not None:
                 await store.__aexit__(None, None, None)
