@@ -1,8 +1,8 @@
 """Recall at scale, run on demand: retrieval latency (embed the query, search, build the injected
 block), the store's size on disk, and the time a forget takes (scan, delete and, on DuckDB, the file
-rewrite; on PostgreSQL the VACUUM FULL), for 1,000, 10,000 and 100,000 stored messages, on Agent
-Framework's InMemoryStore, DuckDB and PostgreSQL with pgvector (HNSW, and exact search on the same
-table, with the recall@5 of HNSW against exact).
+rewrite; on PostgreSQL the VACUUM FULL of the messages table and the VACUUM of the embeddings), for
+1,000, 10,000 and 100,000 stored messages, on Agent Framework's InMemoryStore, DuckDB and PostgreSQL
+with pgvector (HNSW, and exact search on the same table, with the recall@5 of HNSW against exact).
 
     python bench/recall.py [--sizes 1000 10000 100000] [--queries 10]
                            [--stores InMemoryStore DuckDB PostgreSQL] [--postgres CONNINFO]
@@ -38,9 +38,9 @@ from pathlib import Path
 from workbench.memory import WorkingMemory
 from workbench.recall.duckdb_file import DuckDBBackend
 from workbench.recall.embedders import LexicalEmbeddingClient, lexical_embedder
-from workbench.recall.postgres_store import PostgresBackend
+from workbench.recall.postgres_store import PostgresBackend, vectors_table
 from workbench.recall.provider import Recalled, recalled_block
-from workbench.recall.records import RecallScope, StoredMessage
+from workbench.recall.records import SCOPE_FIELDS, RecallScope, StoredMessage
 from workbench.recall.store import RecallStore, collection_name
 
 SCOPE = RecallScope(application_id="bench", user_id="bench-user")
@@ -112,26 +112,34 @@ def bulk_load(path: Path, texts: list[str], indexes: range, folder: Path) -> Non
 
 
 async def postgres_load(conninfo: str, texts: list[str], indexes: range) -> None:
-    """COPY the rows into the table the framework created, with its HNSW index dropped and built again."""
+    """COPY the rows into the two tables the framework created (the messages, then their embeddings),
+    with the embeddings' HNSW index dropped and built again as the framework declared it."""
     import psycopg
 
     embedder = LexicalEmbeddingClient()
     table = collection_name(lexical_embedder().name, embedder.dimensions)
+    vectors = vectors_table(table)
     async with await psycopg.AsyncConnection.connect(conninfo, autocommit=True) as db:
         query = "SELECT indexname, indexdef FROM pg_indexes WHERE tablename = %s"
-        rows = await (await db.execute(query, [table])).fetchall()
+        rows = await (await db.execute(query, [vectors])).fetchall()
         hnsw = [(name, definition) for name, definition in rows if " hnsw " in definition]
         for name, _ in hnsw:
             await db.execute(f'DROP INDEX "{name}"')
-        columns = [*vars(record(0, "")), "vector"]
+        columns = list(vars(record(0, "")))
         async with db.cursor() as cursor, cursor.copy(f"COPY {table} ({', '.join(columns)}) FROM STDIN") as copy:
             for i in indexes:
+                await copy.write_row(list(vars(record(i, texts[i])).values()))
+        scoped = ["key", *SCOPE_FIELDS]
+        statement = f"COPY {vectors} ({', '.join(scoped)}, vector) FROM STDIN"
+        async with db.cursor() as cursor, cursor.copy(statement) as copy:
+            for i in indexes:
                 vector = "[" + ",".join(f"{x:.6g}" for x in embedder.embed(texts[i])) + "]"
-                await copy.write_row([*vars(record(i, texts[i])).values(), vector])
+                await copy.write_row([*(getattr(record(i, texts[i]), name) for name in scoped), vector])
         await db.execute("SET maintenance_work_mem = '1GB'")
         for _, definition in hnsw:
             await db.execute(definition)
         await db.execute(f"VACUUM ANALYZE {table}")
+        await db.execute(f"VACUUM ANALYZE {vectors}")
 
 
 def bench_queries(count: int) -> list[str]:
@@ -165,13 +173,15 @@ async def retrieval(
     return times, found
 
 
-async def postgres_size(conninfo: str) -> int:
+async def postgres_size(conninfo: str) -> tuple[int, int]:
+    """The bytes of the messages table and of the embeddings table (each with its indexes and TOAST)."""
     import psycopg
 
     table = collection_name(lexical_embedder().name, LexicalEmbeddingClient().dimensions)
     async with await psycopg.AsyncConnection.connect(conninfo) as db:
-        row = await (await db.execute("SELECT pg_total_relation_size(%s)", [table])).fetchone()
-    return int(row[0]) if row else 0
+        query = "SELECT pg_total_relation_size(%s), pg_total_relation_size(%s)"
+        row = await (await db.execute(query, [table, vectors_table(table)])).fetchone()
+    return (int(row[0]), int(row[1])) if row else (0, 0)
 
 
 def backend_for(kind: str, count: int, folder: Path, postgres: str | None) -> DuckDBBackend | PostgresBackend | None:
@@ -197,7 +207,11 @@ async def measure(kind: str, count: int, queries: int, folder: Path, postgres: s
         exact = await retrieval(store, queries, exact=True)
     if kind == "DuckDB":
         await store.close()  # checkpointed: the size is the file's
-    size = await postgres_size(postgres) if postgres and kind == "PostgreSQL" else store.backend.size_on_disk()
+    size = store.backend.size_on_disk()
+    split = ""
+    if postgres and kind == "PostgreSQL":
+        messages_size, vectors_size = await postgres_size(postgres)
+        size, split = messages_size + vectors_size, f" ({messages_size / 1_048_576:.1f} MiB messages)"
     started = time.perf_counter()
     purge = await store.forget(WorkingMemory().plan("customer"), SCOPE)
     forget_seconds = time.perf_counter() - started
@@ -212,7 +226,7 @@ async def measure(kind: str, count: int, queries: int, folder: Path, postgres: s
         "retrieval median ms": f"{statistics.median(times) * 1000:.1f}",
         "slowest ms": f"{max(times) * 1000:.1f}",
         "recall@5": "exact",
-        "size on disk": "n/a (process memory)" if size is None else f"{size / 1_048_576:.1f} MiB",
+        "size on disk": "n/a (process memory)" if size is None else f"{size / 1_048_576:.1f} MiB{split}",
         "forget s": f"{forget_seconds:.2f}",
         "purged": f"{purge.records:,}",
     }
