@@ -135,7 +135,7 @@ async def postgres_load(conninfo: str, texts: list[str], indexes: range) -> None
             for i in indexes:
                 vector = "[" + ",".join(f"{x:.6g}" for x in embedder.embed(texts[i])) + "]"
                 await copy.write_row([*(getattr(record(i, texts[i]), name) for name in scoped), vector])
-        await db.execute("SET maintenance_work_mem = '1GB'")
+        await db.execute("SET maintenance_work_mem = '4GB'")  # pgvector's build slows once its graph outgrows it
         for _, definition in hnsw:
             await db.execute(definition)
         await db.execute(f"VACUUM ANALYZE {table}")
