@@ -53,9 +53,14 @@ async def test_facts_only_lists_the_facts_the_ledger_and_this_runs_histories():
     assert remembered.values["module"] == ("Billing", "Reporting")
 
     sessions = items(system(remembered, "agent sessions"))
-    assert sessions["support"].keys == ("database", "module") and sessions["support"].stale == ("PostgreSQL", "Reporting")
+    assert sessions["support"].keys == ("database", "module") and sessions["support"].stale == (
+        "PostgreSQL",
+        "Reporting",
+    )
     assert sessions["logs"].keys == ("customer", "database", "module")  # manual mode: each message carries the facts
-    assert sessions["logs"].content.startswith("user:\n<working-memory>") and "\nassistant:\n" in sessions["logs"].content
+    assert (
+        sessions["logs"].content.startswith("user:\n<working-memory>") and "\nassistant:\n" in sessions["logs"].content
+    )
     assert set(remembered.others) == {"call log"}  # reached by a forget, but no memory of the agents
 
 
@@ -97,8 +102,12 @@ async def test_recall_off_still_lists_an_earlier_runs_store_which_a_forget_reach
     path = tmp_path / "recall.duckdb"
     calls = CallLog()
     first = AgentRuntime(
-        WorkingMemory(), build_models(ModelConfig()), calls=calls, recall=RecallConfig(store=str(path)).build(calls),
-        recall_on=True, writer=WriterKind.HOST,
+        WorkingMemory(),
+        build_models(ModelConfig()),
+        calls=calls,
+        recall=RecallConfig(store=str(path)).build(calls),
+        recall_on=True,
+        writer=WriterKind.HOST,
     )
     await say(first, "customer=Contoso")
     await first.recall.store.close()  # type: ignore[union-attr]
@@ -153,7 +162,11 @@ async def test_memory_files_show_name_description_content_and_keys(loopback, tmp
     files = items(found)
     assert [i.kind for i in files.values()] == ["memory file"] * 3 + ["index"]
     reporting = files["module-Reporting.md"]
-    assert (reporting.description, reporting.content, reporting.keys) == ("the user's module", "module=Reporting", ("module",))
+    assert (reporting.description, reporting.content, reporting.keys) == (
+        "the user's module",
+        "module=Reporting",
+        ("module",),
+    )
     assert reporting.stale == ("Reporting",) and files["module-Billing.md"].stale == ()
     assert files["memories.md"].keys == ("customer", "module")
     assert found.size == sum((tmp_path / "local-user" / p).stat().st_size for p in _names(tmp_path / "local-user"))

@@ -14,7 +14,7 @@ from textual.content import Content
 from textual.screen import Screen
 from textual.widgets import Footer, Header
 
-from workbench.ui import intentions
+from workbench.ui import intentions, remembered_screen
 from workbench.ui.chat import ChatPane
 from workbench.ui.composer import Composer
 from workbench.ui.facts import FactPanel, ForgetRequested, MemoryView
@@ -47,6 +47,8 @@ class WorkbenchApp(TurnFlow):
     BINDINGS = [
         Binding("f1", "help", "Help", id="help"),
         Binding("f2", "show_calls", "What the model saw", id="show_calls"),
+        # Not in the footer: at 80 columns it has no room left (F1 help, the palette and the README list it).
+        Binding("f3", "remembered", "What is remembered", id="remembered", show=False),
         Binding("f5", "drift", "Drift lab", id="drift"),
         Binding("f8", "forget_all", "Forget all", id="forget_all"),
         Binding("ctrl+q", "quit", "Quit", id="quit"),
@@ -161,7 +163,7 @@ class WorkbenchApp(TurnFlow):
     @on(ForgetRequested)
     def _forget_requested(self, request: ForgetRequested) -> None:
         if not self._unavailable():
-            intentions.ask_to_forget(self, request.key)
+            intentions.ask_to_forget(self, request.keys, request.held)
 
     def action_forget_all(self) -> None:
         self.post_message(ForgetRequested(None))
@@ -169,6 +171,10 @@ class WorkbenchApp(TurnFlow):
     def action_show_calls(self) -> None:
         if not self._unavailable():
             intentions.show_calls(self, self.active_agent)
+
+    def action_remembered(self) -> None:
+        if not self._unavailable():
+            remembered_screen.show(self)
 
     def action_help(self) -> None:
         self.push_screen(HelpScreen(self.runtime.status if self.ready else None))

@@ -15,7 +15,7 @@ from textual.worker import Worker, WorkerState
 
 from workbench.memory import EventKind
 from workbench.runtime.view import WRITER_FAILING, WRITER_SWITCHED
-from workbench.ui import intentions
+from workbench.ui import intentions, remembered_screen
 from workbench.ui.chat import ChatPane
 from workbench.ui.console import parse_console_command
 from workbench.ui.facts import FactPanel, MemoryView
@@ -132,10 +132,12 @@ class TurnFlow(App[None]):
         panel, here = self.query_one(FactPanel), self.pane(event.agent).prompt
         for update in event.outcome.memory if event.outcome else ():
             self.scheduler.later(FACT_PANEL, here, partial(panel.show, MemoryView.after(update)))
+        remembered_screen.refresh(self)  # the turn may have written any memory
 
     @on(MemoryUpdated)
     async def _memory_updated(self, message: MemoryUpdated) -> None:
         """A forget or a note is drawn at once, after every view before it: nothing waits holding a forgotten value."""
+        remembered_screen.refresh(self, message.update)
         notes = [e for e in message.update.outcome.events if e.kind is EventKind.NOTE]
         if notes:
             self.show_status()
