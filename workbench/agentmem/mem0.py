@@ -208,9 +208,11 @@ class Mem0Memory:
 
     async def _memories(self) -> list[HeldItem]:
         found = await self.open().get_all(filters={"user_id": USER_ID}, top_k=_ALL)
+        # Oldest first (Mem0 lists them in its store's order, which changes from run to run).
+        listed = sorted(found.get("results", []), key=lambda m: (str(m.get("created_at")), str(m.get("memory"))))
         return [
             HeldItem(MEMORY, str(m["id"]), f"stored by the {m.get('agent_id') or '?'} agent", str(m.get("memory", "")))
-            for m in found.get("results", [])
+            for m in listed
         ]
 
     def _files(self, memories: list[HeldItem]) -> list[HeldItem]:

@@ -115,7 +115,8 @@ class RecallSetup:
         disk (a file's; None in memory or on a server), and their texts in the order they were stored."""
         if not self._reachable():
             return []
-        records = sorted(await self.store.records(self.search_scope), key=lambda r: (r.stored_at, r.turn))
+        found = await self.store.records(self.search_scope)
+        records = sorted(found, key=lambda r: (r.stored_at, r.turn, r.role != "user"))  # a turn's question first
         if not records:
             return []
         agents = ", ".join(sorted({r.agent_id or "?" for r in records}))

@@ -159,7 +159,8 @@ def _keys(keys: tuple[str, ...]) -> Text:
 def _system(system: RememberedSystem) -> Group:
     title = Text.assemble((system.name, "bold reverse"), " ", literal(system.description, limit=LINE_CHARS))
     where = literal(system.location or "in this process only", "dim", limit=LINE_CHARS)
-    where.append(f" · {describe_size(system.size)} · ", "dim").append_text(_keys(system.keys))
+    where.append(f" · {describe_size(system.size)}" if system.size is not None else "", "dim")
+    where.append(" · ", "dim").append_text(_keys(system.keys))
     return Group(title, where)
 
 
