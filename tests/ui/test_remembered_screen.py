@@ -4,7 +4,6 @@ through the one confirmation and the one forget, and leaves no trace in the app 
 
 from __future__ import annotations
 
-import asyncio
 import io
 import secrets
 
@@ -16,6 +15,7 @@ from textual.widgets import OptionList, Static
 from tests.agentmem.helpers import files_holding
 from tests.support.residue import residue
 from tests.ui.helpers import FIXED, answer, make_app, say
+from tests.ui.test_small_terminal import README, footer_keys
 from workbench.agentmem.extracted import ExtractedMemory
 from workbench.memory import WorkingMemory
 from workbench.runtime import AgentRuntime, ModelConfig, build_models
@@ -23,7 +23,7 @@ from workbench.runtime.remembered import HeldItem, Remembered, RememberedSystem
 from workbench.ui.app import WorkbenchApp
 from workbench.ui.facts import ForgetRequested
 from workbench.ui.remembered_screen import ITEMS_SHOWN, LINES_SHOWN, RememberedScreen
-from workbench.ui.screens import ConfirmForget
+from workbench.ui.screens import HELP, ConfirmForget
 from workbench.ui.startup import stylesheet_dir
 
 HOSTILE = "[bold]Contoso[/bold] \x1b[31mred\x1b[0m \u202eevil"
@@ -214,13 +214,17 @@ async def test_forget_everything_from_the_screen_empties_every_memory(tmp_path):
         assert residue([contoso], app) == {} and files_holding(tmp_path, contoso) == []
 
 
-async def test_the_screen_opens_only_once_the_runtime_runs_and_the_palette_offers_it():
+async def test_f3_the_palette_the_help_and_the_readme_all_offer_it_and_its_footer_says_its_keys():
     app = make_app()
     async with app.run_test(size=(80, 24)) as pilot:
-        titles = [c.title for c in app.get_system_commands(app.screen)]
-        assert "What is remembered" in titles
+        assert "What is remembered" in [c.title for c in app.get_system_commands(app.screen)]
         await pilot.press("f3")
-        await pilot.press("f3")  # F3 on the screen closes it
+        await app.workers.wait_for_complete()
+        await pilot.pause()
+        assert isinstance(app.screen, RememberedScreen)
+        assert footer_keys(app) == [("esc", "Back to the agents"), ("f8", "Forget everything")]
+        await pilot.press("f3")  # F3 again closes it, as Esc does
         await pilot.pause()
         assert not isinstance(app.screen, RememberedScreen)
-    await asyncio.sleep(0)
+    assert "F3 what is remembered" in HELP and "What is remembered (F3) lists every memory" in HELP
+    assert "| F3 | what is remembered" in README.read_text(encoding="utf-8")
