@@ -14,6 +14,7 @@ from workbench.agentmem.files import FileMemory
 from workbench.memory import WorkingMemory
 from workbench.persist.sessions import PersistedSessions
 from workbench.recall.config import RecallConfig
+from workbench.recall.setup import RecallSetup
 from workbench.runtime import AgentRuntime, CallLog, ModelConfig, WriterKind, build_models
 from workbench.runtime.remembered import HeldItem, Remembered, RememberedSystem, describe_size
 
@@ -74,15 +75,29 @@ async def test_after_a_forget_no_item_holds_the_key_and_no_value_is_left():
     assert "Reporting" not in repr(remembered) and "Billing" not in repr(remembered)
 
 
-async def test_recall_on_a_duckdb_file_shows_its_count_location_and_size(tmp_path):
-    path = tmp_path / "recall.duckdb"
+@pytest.fixture
+async def duckdb_recall(tmp_path):
+    """Recall setups on one DuckDB file in `tmp_path`, each closed at the end (an open DuckDB store
+    keeps the process umask strict, which other tests check)."""
+    opened: list[RecallSetup] = []
+
+    def build(calls: CallLog | None = None) -> RecallSetup:
+        opened.append(RecallConfig(store=str(tmp_path / "recall.duckdb")).build(calls))
+        return opened[-1]
+
+    yield build
+    for setup in opened:
+        await setup.store.close()
+
+
+async def test_recall_on_a_duckdb_file_shows_its_count_location_and_size(tmp_path, duckdb_recall):
     calls = CallLog()
     runtime = AgentRuntime(
         WorkingMemory(),
         build_models(ModelConfig()),
         writer=WriterKind.HOST,
         calls=calls,
-        recall=RecallConfig(store=str(path)).build(calls),
+        recall=duckdb_recall(calls),
         recall_on=True,
     )
     remembered = await runtime.remembered()
@@ -90,7 +105,7 @@ async def test_recall_on_a_duckdb_file_shows_its_count_location_and_size(tmp_pat
 
     await say(runtime, SEED, "Which module?")
     recall = system(await runtime.remembered(), "recall store")
-    assert recall.location == str(path.resolve())
+    assert recall.location == str((tmp_path / "recall.duckdb").resolve())
     (store,) = recall.items
     assert store.kind == "store" and store.description.startswith("4 stored message(s)")
     assert store.size == recall.size == sum(p.stat().st_size for p in tmp_path.glob("recall.duckdb*"))
@@ -98,23 +113,16 @@ async def test_recall_on_a_duckdb_file_shows_its_count_location_and_size(tmp_pat
     assert "recall store" not in (await runtime.remembered()).others
 
 
-async def test_recall_off_still_lists_an_earlier_runs_store_which_a_forget_reaches(tmp_path):
-    path = tmp_path / "recall.duckdb"
+async def test_recall_off_still_lists_an_earlier_runs_store_which_a_forget_reaches(duckdb_recall):
     calls = CallLog()
-    first = AgentRuntime(
-        WorkingMemory(),
-        build_models(ModelConfig()),
-        calls=calls,
-        recall=RecallConfig(store=str(path)).build(calls),
-        recall_on=True,
-        writer=WriterKind.HOST,
+    first = duckdb_recall(calls)
+    runtime = AgentRuntime(
+        WorkingMemory(), build_models(ModelConfig()), calls=calls, recall=first, recall_on=True, writer=WriterKind.HOST
     )
-    await say(first, "customer=Contoso")
-    await first.recall.store.close()  # type: ignore[union-attr]
+    await say(runtime, "customer=Contoso")
+    await first.store.close()
 
-    later = AgentRuntime(
-        WorkingMemory(), build_models(ModelConfig()), recall=RecallConfig(store=str(path)).build(), recall_on=False
-    )
+    later = AgentRuntime(WorkingMemory(), build_models(ModelConfig()), recall=duckdb_recall(), recall_on=False)
     recall = system(await later.remembered(), "recall store")
     assert recall.description.startswith("off (an earlier run's store)")
     assert recall.keys == ("customer",)  # this run's facts never knew it: the store's own text declares it
@@ -214,7 +222,7 @@ async def test_an_items_text_is_bounded():
 
 @pytest.mark.parametrize(
     ("size", "shown"),
-    [(None, "not on disk"), (0, "0 B"), (1023, "1,023 B"), (4200, "4.1 KiB"), (3 * 1024**2, "3.0 MiB")],
+    [(0, "0 B"), (1023, "1,023 B"), (4200, "4.1 KiB"), (3 * 1024**2, "3.0 MiB")],
 )
 def test_sizes_read_as_a_person_reads_them(size, shown):
     assert describe_size(size) == shown

@@ -196,10 +196,8 @@ def inventory(
     )
 
 
-def describe_size(size: int | None) -> str:
-    """Bytes as a person reads them: 312 B, 4.1 KiB, 2.3 MiB; "not on disk" for None."""
-    if size is None:
-        return "not on disk"
+def describe_size(size: int) -> str:
+    """Bytes as a person reads them: 312 B, 4.1 KiB, 2.3 MiB."""
     if size < 1024:
         return f"{size:,} B"
     amount = size / 1024

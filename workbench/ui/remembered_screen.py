@@ -62,7 +62,7 @@ class RememberedScreen(ModalScreen[None]):
     def __init__(self) -> None:
         super().__init__(id="remembered", classes="modal")
         self._keys: dict[str, tuple[str, ...]] = {}
-        self._mounted = False
+        self._composed = False
 
     def compose(self) -> ComposeResult:
         with Vertical(id="remembered-body"):
@@ -71,7 +71,7 @@ class RememberedScreen(ModalScreen[None]):
         yield Footer()
 
     def on_mount(self) -> None:
-        self._mounted = True
+        self._composed = True
         self.query_one(OptionList).focus()
         if self.remembered is not None:  # given before the screen was composed
             self.watch_remembered(self.remembered)
@@ -93,7 +93,7 @@ class RememberedScreen(ModalScreen[None]):
             raise
 
     def watch_remembered(self, remembered: Remembered | None) -> None:
-        if not self._mounted:
+        if not self._composed:
             return
         listed = self.query_one(OptionList)
         at = listed.highlighted_option.id if listed.highlighted_option is not None else None
@@ -159,7 +159,8 @@ def _keys(keys: tuple[str, ...]) -> Text:
 def _system(system: RememberedSystem) -> Group:
     title = Text.assemble((system.name, "bold reverse"), " ", literal(system.description, limit=LINE_CHARS))
     where = literal(system.location or "in this process only", "dim", limit=LINE_CHARS)
-    where.append(f" · {describe_size(system.size)}" if system.size is not None else "", "dim")
+    if system.size is not None:
+        where.append(f" · {describe_size(system.size)}", "dim")
     where.append(" · ", "dim").append_text(_keys(system.keys))
     return Group(title, where)
 
