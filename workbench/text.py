@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 import re
 import unicodedata
+from collections.abc import Iterator
 from functools import lru_cache
 from typing import Any
 
@@ -112,3 +113,25 @@ def clip(text: str, limit: int) -> str:
         return text
     marker = cut_marker(len(text))
     return text[: max(0, limit - len(marker))] + marker
+
+
+def json_strings(raw: str) -> Iterator[str]:
+    """Every string in a JSON or JSON Lines text, unescaped (a value with a quote or a backslash is
+    written escaped, so a search of the raw text alone could miss it); a line that is not JSON gives none."""
+    for line in raw.splitlines() if "\n" in raw.strip() else [raw]:
+        try:
+            yield from _strings(json.loads(line))
+        except ValueError:
+            continue
+
+
+def _strings(value: Any) -> Iterator[str]:
+    if isinstance(value, str):
+        yield value
+    elif isinstance(value, dict):
+        for k, v in value.items():
+            yield k
+            yield from _strings(v)
+    elif isinstance(value, list):
+        for v in value:
+            yield from _strings(v)

@@ -8,7 +8,6 @@ from agent_framework import MemoryContextProvider, MemoryFileStore
 
 from tests.agentmem.helpers import files_holding, live_runtime, modes, say, scripted_runtime
 from workbench.agentmem.extracted import ExtractedMemory
-from workbench.agentmem.view import corrected_values
 from workbench.runtime.scripted import (
     CONSOLIDATION_PROMPT_START,
     EXTRACTION_PROMPT_START,
@@ -46,7 +45,7 @@ def test_topics_index_and_transcripts_are_kept_user_only_and_the_correction_stay
     asyncio.run(say(runtime, *CHRONOLOGY))
     asyncio.run(say(runtime, "environment=production", agent="logs"))
 
-    held = {f.name: f for f in memory.held()}
+    held = {f.name: f for f in memory.files()}
     topics = sorted(n for n, f in held.items() if f.kind == "topic")
     assert topics == ["topics/customer.md", "topics/database.md", "topics/environment.md", "topics/module.md"]
     assert [f.kind for f in held.values()].count("transcript") == 2  # one per agent session
@@ -55,9 +54,10 @@ def test_topics_index_and_transcripts_are_kept_user_only_and_the_correction_stay
     assert "- [module](topics/module.md): module=Reporting" in held["MEMORY.md"].content
     assert modes(tmp_path) == {("dir", 0o700), ("file", 0o600)}
 
-    corrected = corrected_values(runtime.memory.ledger.latest(), (f.value for f in runtime.memory.facts()))
-    assert corrected == {"Reporting", "PostgreSQL"}
-    flagged = {f.name: f.stale for f in memory.held(corrected) if f.stale}
+    remembered = asyncio.run(runtime.remembered())
+    assert remembered.corrected == ("PostgreSQL", "Reporting")
+    (system,) = [s for s in remembered.systems if s.name == "extracted memory"]
+    flagged = {f.name: f.stale for f in system.items if f.stale}
     assert flagged["MEMORY.md"] == ("PostgreSQL", "Reporting")
     assert flagged["topics/module.md"] == ("Reporting",)
 
@@ -83,7 +83,7 @@ def test_forget_leaves_no_byte_of_the_value_in_any_file(tmp_path):
     report = asyncio.run(runtime.forget("customer"))
     assert report.counts["extracted memory"] == "2 memory file(s) deleted or rewritten"  # a topic, a transcript
     assert files_holding(tmp_path, "Contoso") == []
-    names = {f.name for f in memory.held()}
+    names = {f.name for f in memory.files()}
     assert "topics/customer.md" not in names and "topics/module.md" in names
     assert "customer" not in (memory.folder / "MEMORY.md").read_text()
     assert modes(tmp_path) == {("dir", 0o700), ("file", 0o600)}

@@ -6,7 +6,6 @@ import asyncio
 from tests.agentmem.helpers import files_holding, live_runtime, modes, say, scripted_runtime
 from tests.support.openai_server import memory_file_writer
 from workbench.agentmem.files import FileMemory
-from workbench.agentmem.view import corrected_values
 
 
 def test_the_model_writes_memory_files_both_agents_share_user_only(loopback, tmp_path):
@@ -16,7 +15,7 @@ def test_the_model_writes_memory_files_both_agents_share_user_only(loopback, tmp
     asyncio.run(say(runtime, "module=Reporting; database=PostgreSQL"))
     asyncio.run(say(runtime, "log=/var/log/export.log", agent="logs"))
 
-    held = {f.name: f for f in memory.held()}
+    held = {f.name: f for f in memory.files()}
     assert set(held) == {"database.md", "log.md", "module.md", "memories.md"}
     assert (held["module.md"].description, held["module.md"].content) == ("the user's module", "module=Reporting")
     assert held["memories.md"].kind == "index" and "**log.md**: the user's log" in held["memories.md"].content
@@ -37,9 +36,10 @@ def test_a_file_still_holding_a_corrected_value_is_flagged(loopback, tmp_path):
     runtime = live_runtime(loopback.base_url, memory)
     asyncio.run(say(runtime, "module=Reporting", "module=Billing"))
 
-    corrected = corrected_values(runtime.memory.ledger.latest(), (f.value for f in runtime.memory.facts()))
-    assert corrected == {"Reporting"}
-    flagged = {f.name: f.stale for f in memory.held(corrected)}
+    remembered = asyncio.run(runtime.remembered())
+    assert remembered.corrected == ("Reporting",)
+    (system,) = [s for s in remembered.systems if s.name == "memory files"]
+    flagged = {f.name: f.stale for f in system.items}
     # The index names the file: it holds the corrected value too (matched whole, case-insensitively, as forget does).
     assert flagged == {"module-Reporting.md": ("Reporting",), "module-Billing.md": (), "memories.md": ("Reporting",)}
 
@@ -61,7 +61,7 @@ def test_forget_rewrites_or_deletes_every_file_holding_the_value(loopback, tmp_p
     assert report.counts["memory files"] == "2 memory file(s) deleted or rewritten"
     assert files_holding(tmp_path, "Contoso") == []
     assert (memory.folder / "notes.md").read_text() == "(forgotten) runs the nightly export; customer=(forgotten)"
-    assert {f.name for f in memory.held()} == {"memories.md", "module-Billing.md", "notes.md", "version-12.4.md"}
+    assert {f.name for f in memory.files()} == {"memories.md", "module-Billing.md", "notes.md", "version-12.4.md"}
     assert "customer" not in (memory.folder / "memories.md").read_text()
     assert modes(tmp_path) == {("dir", 0o700), ("file", 0o600)}
 
@@ -73,11 +73,11 @@ def test_forget_everything_removes_the_folder(loopback, tmp_path):
     asyncio.run(say(runtime, "module=Billing; database=SQL Server 2022"))
     report = asyncio.run(runtime.forget())
     assert report.counts["memory files"] == "2 memory file(s) deleted or rewritten"
-    assert not memory.folder.exists() and memory.held() == []
+    assert not memory.folder.exists() and memory.files() == []
 
 
 def test_the_built_in_model_calls_no_function_and_writes_nothing(tmp_path):
     memory = FileMemory(tmp_path)
     runtime = scripted_runtime(memory)
     asyncio.run(say(runtime, "module=Billing"))
-    assert memory.held() == [] and files_holding(tmp_path, "Billing") == []
+    assert memory.files() == [] and files_holding(tmp_path, "Billing") == []

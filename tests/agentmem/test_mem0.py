@@ -82,9 +82,9 @@ def files_holding(directory: Path, value: str) -> list[str]:
 async def test_both_agents_share_what_mem0_extracted_and_it_is_shown_with_its_ids(runtime, servers):
     memory = mem0_of(runtime)
     assert (await runtime.ask("support", "customer=Contoso; priority=P2")).ok
-    held = await memory.held()
-    assert sorted(m.text for m in held) == ["The user's customer is Contoso", "The user's priority is P2"]
-    assert {m.agent for m in held} == {"support"} and all(m.id for m in held)
+    held = await memory.memories()
+    assert sorted(m.content for m in held) == ["The user's customer is Contoso", "The user's priority is P2"]
+    assert {m.description for m in held} == {"stored by the support agent"} and all(m.name for m in held)
 
     assert (await runtime.ask("logs", "which customer is it?")).ok
     assert "The user's customer is Contoso" in [r.text for r in memory.recalled("logs")]
@@ -104,7 +104,7 @@ async def test_forget_deletes_through_mem0_and_leaves_no_byte_of_the_value_on_di
     report = await runtime.forget("customer")
 
     assert "Mem0: 2 memory(ies) deleted" in report.describe()  # each agent's copy
-    assert [m.text for m in await memory.held()] == ["The user's priority is P2"]
+    assert [m.content for m in await memory.memories()] == ["The user's priority is P2"]
     search = await memory.open().search("Contoso customer", filters={"user_id": "local-user"})
     assert [m for m in search["results"] if "contoso" in m["memory"].casefold()] == []
     assert files_holding(tmp_path / "mem0", "Contoso") == []
@@ -118,7 +118,7 @@ async def test_forget_everything_empties_mem0_and_its_files(runtime, tmp_path):
     assert (await runtime.ask("support", "customer=Contoso; priority=P2")).ok
     report = await runtime.forget(None)
     assert "Mem0: 2 memory(ies) deleted" in report.describe()
-    assert await memory.held() == []
+    assert await memory.memories() == []
     assert files_holding(tmp_path / "mem0", "Contoso") == files_holding(tmp_path / "mem0", "P2") == []
 
 
@@ -141,10 +141,10 @@ async def test_memories_survive_a_restart_and_a_forget_reaches_an_earlier_runs_f
 
     second = mem0_memory(servers, tmp_path / "mem0")
     try:
-        assert [m.text for m in await second.held()] == ["The user's customer is Contoso"]
+        assert [m.content for m in await second.memories()] == ["The user's customer is Contoso"]
         later = AgentRuntime(WorkingMemory(), models, mode=Mode.PROVIDER, writer=WriterKind.HOST, memories=[second])
         await later.forget("customer")  # this run's facts never held it: Mem0's own files tell the plan
-        assert await second.held() == []
+        assert await second.memories() == []
         assert files_holding(tmp_path / "mem0", "Contoso") == []
     finally:
         await second.close()
@@ -211,7 +211,7 @@ async def test_a_turn_that_began_before_a_forget_stores_nothing_in_mem0(runtime,
         await asyncio.sleep(0.02)
     await runtime.forget(None)
     assert (await turn).ok
-    assert await mem0_of(runtime).held() == []
+    assert await mem0_of(runtime).memories() == []
     assert servers.extraction_requests() == []
 
 
@@ -229,5 +229,40 @@ async def test_the_app_opened_with_agent_memory_mem0_runs_it_in_the_data_directo
         assert memory.directory == tmp_path / "agent-memory" / "mem0"
         assert stat.S_IMODE(memory.directory.stat().st_mode) == 0o700
         assert (await app.runtime.ask("support", "customer=Contoso")).ok
-        assert [m.text for m in await memory.held()] == ["The user's customer is Contoso"]
+        assert [m.content for m in await memory.memories()] == ["The user's customer is Contoso"]
         await memory.close()
+
+
+@needs_mem0
+async def test_what_is_remembered_lists_mem0s_memories_and_files_with_the_keys_they_hold(servers, tmp_path):
+    first = mem0_memory(servers, tmp_path / "mem0")
+    models = build_models(ModelConfig(model="loopback-model", base_url=servers.chat.base_url, max_retries=0))
+    runtime = AgentRuntime(WorkingMemory(), models, mode=Mode.PROVIDER, writer=WriterKind.HOST, memories=[first])
+    assert (await runtime.ask("support", "customer=Contoso; priority=P2")).ok
+    (mem0,) = [s for s in (await runtime.remembered()).systems if s.name == "Mem0"]
+    assert mem0.location == str(tmp_path / "mem0")
+    held = {(i.kind, i.content if i.kind == "memory" else i.name): i.keys for i in mem0.items}
+    assert held == {
+        ("memory", "The user's customer is Contoso"): ("customer",),
+        ("memory", "The user's priority is P2"): ("priority",),
+        ("file", "history.db"): ("customer", "priority"),
+        ("file", "qdrant/collection/workbench/storage.sqlite"): ("customer", "priority"),
+    }
+    assert mem0.size == sum(i.size or 0 for i in mem0.items) > 0
+    await first.close()
+
+    # A later run's facts know nothing: the messages Mem0 kept still say which memory holds which key.
+    second = mem0_memory(servers, tmp_path / "mem0")
+    later = AgentRuntime(WorkingMemory(), models, mode=Mode.PROVIDER, writer=WriterKind.HOST, memories=[second])
+    try:
+        remembered = await later.remembered()
+        (mem0,) = [s for s in remembered.systems if s.name == "Mem0"]
+        assert sorted(i.keys for i in mem0.items if i.kind == "memory") == [("customer",), ("priority",)]
+        assert remembered.values["customer"] == ("Contoso",)
+        await later.forget("customer")
+        (mem0,) = [s for s in (await later.remembered()).systems if s.name == "Mem0"]
+        assert "customer" not in mem0.keys and [i.content for i in mem0.items if i.kind == "memory"] == [
+            "The user's priority is P2"
+        ]
+    finally:
+        await second.close()

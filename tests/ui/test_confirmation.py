@@ -32,7 +32,7 @@ async def test_a_click_and_an_enter_queued_in_the_same_tick_do_not_answer_the_qu
         app.query_one(FactTable).focus()
         await pilot.pause()
         # As on a loaded machine: the request and the Enter are both queued before the modal mounts.
-        app.post_message(ForgetRequested("module"))
+        app.post_message(ForgetRequested(("module",)))
         app.post_message(events.Key("enter", "\r"))
         app.post_message(events.Key("y", "y"))
         await drawn(pilot)

@@ -21,7 +21,7 @@ async def test_a_sentence_typed_right_after_a_click_forget_is_sent_and_forgets_n
         await say(pilot, "logs", "customer=Contoso; module=Billing")
         assert await pilot.click(FactTable, offset=(3, 2))  # rows: customer, module
         await pilot.pause()
-        assert isinstance(app.screen, ConfirmForget) and app.screen.key == "module"
+        assert isinstance(app.screen, ConfirmForget) and app.screen.keys == ("module",)
         await answer(pilot, "y")
         assert [f.key for f in app.runtime.snapshot().facts] == ["customer"]
         assert app.focused is app.pane("logs").prompt  # back in the input last typed in

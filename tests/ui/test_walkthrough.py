@@ -56,7 +56,7 @@ async def test_correct_then_forget_through_the_ui():
         # A real mouse click on the module row (rows: database, then module) asks to confirm.
         assert await pilot.click(FactTable, offset=(3, 2))
         await pilot.pause()
-        assert isinstance(app.screen, ConfirmForget) and app.screen.key == "module"
+        assert isinstance(app.screen, ConfirmForget) and app.screen.keys == ("module",)
         await read_question(pilot)
         await pilot.click("#yes")
         await pilot.pause()
@@ -68,7 +68,7 @@ async def test_correct_then_forget_through_the_ui():
 
         await pilot.press("f8")
         await pilot.pause()
-        assert isinstance(app.screen, ConfirmForget) and app.screen.key is None
+        assert isinstance(app.screen, ConfirmForget) and app.screen.keys is None
         await answer(pilot, "y")
         assert runtime.memory.facts() == () and table_rows(app) == []
 

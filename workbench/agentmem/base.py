@@ -3,15 +3,16 @@ their own, what each put into an agent's latest turn, and the values their files
 
 from __future__ import annotations
 
+import asyncio
 from abc import ABC, abstractmethod
-from collections.abc import Collection, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 
 from agent_framework import ContextProvider, Message
 
-from workbench.agentmem.view import HeldFile
 from workbench.memory.forget import ForgetPlan, declared_in
 from workbench.memory.turns import current_turn
+from workbench.runtime.remembered import HeldItem
 from workbench.runtime.view import RecalledMessage
 
 USER_ID = "local-user"  # one user per data directory: both agents share what it holds
@@ -49,8 +50,11 @@ class FileBackedMemory(ABC):
     def providers(self, agent: str) -> list[ContextProvider]: ...
 
     @abstractmethod
-    def held(self, corrected: Collection[str] = ()) -> list[HeldFile]:
-        """Every file it keeps now, with its content; `corrected` values still held are flagged."""
+    def files(self) -> list[HeldItem]:
+        """Every file it keeps now, with its content, read now."""
+
+    async def held(self) -> list[HeldItem]:
+        return await asyncio.to_thread(self.files)
 
     @abstractmethod
     async def forget(self, plan: ForgetPlan) -> int: ...
@@ -69,7 +73,7 @@ class FileBackedMemory(ABC):
 
     async def declared(self, keys: frozenset[str]) -> set[str]:
         """Every value its files declare for `keys` (`key=value`), names and descriptions included."""
-        return declared_in((t for f in self.held() for t in (f.name, f.description, f.content)), keys)
+        return declared_in((t for f in self.files() for t in (f.name, f.description, f.content)), keys)
 
     def _forget_injected(self, plan: ForgetPlan) -> None:
         """What it put into the latest turns holds text too: drop any that holds a forgotten value."""

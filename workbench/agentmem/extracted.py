@@ -18,7 +18,7 @@ from __future__ import annotations
 import asyncio
 import json
 import shutil
-from collections.abc import Collection, Mapping
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, cast
 
@@ -34,9 +34,9 @@ from agent_framework import (
 )
 
 from workbench.agentmem.base import USER_ID, FileBackedMemory
-from workbench.agentmem.view import HeldFile, stale_in
 from workbench.files import erase_file, private_dir, private_tree, write_private
 from workbench.memory.forget import ForgetPlan
+from workbench.runtime.remembered import HeldItem
 
 BOUND_OPTIONS = ("max_tokens", "extra_body")  # how an agent's reply bound travels (workbench.runtime.bounds)
 OWNER_KEY = "workbench_memory_owner"  # the session-state key MemoryFileStore reads the owner from
@@ -128,17 +128,19 @@ class ExtractedMemory(FileBackedMemory):
     def file_count(self) -> int:
         return len(self._files())
 
-    def held(self, corrected: Collection[str] = ()) -> list[HeldFile]:
+    def files(self) -> list[HeldItem]:
         """The index, each topic file, each transcript (and the maintenance state), as on disk."""
-        shown: list[HeldFile] = []
+        kinds = {self.store.topics_directory_name: "topic", self.store.transcripts_directory_name: "transcript"}
+        shown: list[HeldItem] = []
         for path in self._files():
             relative = path.relative_to(self.folder)
-            kind = {self.store.topics_directory_name: "topic", self.store.transcripts_directory_name: "transcript"}
-            what = "index" if relative.name == self.store.index_file_name else kind.get(relative.parts[0], "state")
-            content = path.read_text(encoding="utf-8", errors="replace")
-            shown.append(
-                HeldFile(what, relative.as_posix(), "", content, path.stat().st_size, stale_in(content, corrected))
-            )
+            what = "index" if relative.name == self.store.index_file_name else kinds.get(relative.parts[0], "state")
+            try:
+                content = path.read_text(encoding="utf-8", errors="replace")
+                size = path.stat().st_size
+            except FileNotFoundError:  # removed by the framework since it was listed
+                continue
+            shown.append(HeldItem(what, relative.as_posix(), "", content, size))
         return shown
 
     async def forget(self, plan: ForgetPlan) -> int:

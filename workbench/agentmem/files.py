@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import asyncio
 import shutil
-from collections.abc import Collection
 from pathlib import Path
 from typing import Any
 
@@ -24,9 +23,9 @@ from agent_framework import (
 from agent_framework._harness._file_access import _store_write_lock  # the lock the file_memory_* tools take
 
 from workbench.agentmem.base import USER_ID, FileBackedMemory
-from workbench.agentmem.view import HeldFile, stale_in
 from workbench.files import erase_file, private_dir, private_file, write_private
 from workbench.memory.forget import ForgetPlan
+from workbench.runtime.remembered import HeldItem
 
 INDEX = "memories.md"  # the framework's index of the folder (rebuilt on every write and delete)
 DESCRIPTION_SUFFIX = "_description.md"  # the framework's companion description files
@@ -98,24 +97,27 @@ class FileMemory(FileBackedMemory):
         return sorted((p.name for p in self.folder.iterdir() if p.is_file() and not p.is_symlink()), key=str.lower)
 
     def file_count(self) -> int:
-        """The files `held` lists: memory files and the index (descriptions are shown with their file)."""
+        """The files `files` lists: memory files and the index (descriptions are shown with their file)."""
         return sum(1 for name in self._names() if is_memory_file(name) or name == INDEX)
 
     def _read(self, name: str) -> str:
         path = self.folder / name
         return path.read_text(encoding="utf-8", errors="replace") if path.is_file() else ""
 
-    def held(self, corrected: Collection[str] = ()) -> list[HeldFile]:
-        """Each memory file with its description and content, then the index the model is shown."""
+    def files(self) -> list[HeldItem]:
+        """Each memory file with its description and content, then the index the model is shown. The
+        size of a file is its own and its description's."""
         names = self._names()
-        shown: list[HeldFile] = []
+        shown: list[HeldItem] = []
         for name in [n for n in names if is_memory_file(n)] + ([INDEX] if INDEX in names else []):
-            content = self._read(name)
-            description = self._read(description_name(name)) if name != INDEX else ""
-            whole = f"{name}\n{description}\n{content}"
+            described = self.folder / description_name(name)
+            description = self._read(described.name) if name != INDEX else ""
+            try:
+                size = (self.folder / name).stat().st_size + (described.stat().st_size if description else 0)
+            except FileNotFoundError:  # deleted by a tool call since it was listed
+                continue
             kind = "index" if name == INDEX else "memory file"
-            size = (self.folder / name).stat().st_size
-            shown.append(HeldFile(kind, name, description, content, size, stale_in(whole, corrected)))
+            shown.append(HeldItem(kind, name, description, self._read(name), size))
         return shown
 
     async def forget(self, plan: ForgetPlan) -> int:

@@ -24,12 +24,12 @@ import os
 import sqlite3
 import sys
 from collections.abc import Iterator
-from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from workbench.agentmem.base import USER_ID
 from workbench.memory.forget import ForgetPlan, declared_in
+from workbench.runtime.remembered import HeldItem
 from workbench.runtime.view import RecalledMessage
 
 if TYPE_CHECKING:
@@ -45,15 +45,7 @@ SOURCE_ID = "mem0"
 # Mem0's get_all stops at top_k; the view and forget want every memory.
 _ALL = 1_000_000
 _PROBE = "dimension probe"
-
-
-@dataclass(frozen=True)
-class Mem0Item:
-    """One memory Mem0 holds now, as its API returns it."""
-
-    id: str
-    text: str
-    agent: str | None
+MEMORY = "memory"  # the kind of a held item that is one of Mem0's memories (its name is the memory's id)
 
 
 def _import_mem0(directory: Path) -> None:
@@ -198,16 +190,43 @@ class Mem0Memory:
         """Whether there is anything to reach: Mem0 ran, or an earlier run left its files."""
         return self._memory is not None or (self.directory / HISTORY_FILE).exists()
 
-    async def held(self) -> list[Mem0Item]:
-        """What Mem0 holds now for the user, through its API (for a live view)."""
+    async def held(self) -> list[HeldItem]:
+        """What Mem0 holds now for the user: each memory through its API (kind "memory", named by its
+        id), then each of its SQLite files with what it keeps of them (for a live view)."""
         if not self._reachable():
             return []
         async with self._lock:
-            return await self._held()
+            memories = await self._memories()
+            return [*memories, *await asyncio.to_thread(self._files, memories)]
 
-    async def _held(self) -> list[Mem0Item]:
+    async def memories(self) -> list[HeldItem]:
+        """Each memory Mem0 holds now for the user, through its API."""
+        if not self._reachable():
+            return []
+        async with self._lock:
+            return await self._memories()
+
+    async def _memories(self) -> list[HeldItem]:
         found = await self.open().get_all(filters={"user_id": USER_ID}, top_k=_ALL)
-        return [Mem0Item(str(m["id"]), str(m.get("memory", "")), m.get("agent_id")) for m in found.get("results", [])]
+        # Oldest first (Mem0 lists them in its store's order, which changes from run to run).
+        listed = sorted(found.get("results", []), key=lambda m: (str(m.get("created_at")), str(m.get("memory"))))
+        return [
+            HeldItem(MEMORY, str(m["id"]), f"stored by the {m.get('agent_id') or '?'} agent", str(m.get("memory", "")))
+            for m in listed
+        ]
+
+    def _files(self, memories: list[HeldItem]) -> list[HeldItem]:
+        """Its SQLite files: the history database (every change of a memory, and the messages Mem0 was
+        given) and each Qdrant collection's storage (each memory above with its vector)."""
+        items: list[HeldItem] = []
+        for path in sqlite_files(self.directory):
+            name = path.relative_to(self.directory).as_posix()
+            if path.name == HISTORY_FILE:
+                what, texts = "every change of a memory and the messages Mem0 was given", self._kept_texts()
+            else:
+                what, texts = "Qdrant's local storage: each memory above with its vector", [m.content for m in memories]
+            items.append(HeldItem("file", name, what, "\n".join(texts), path.stat().st_size))
+        return items
 
     def _kept_texts(self) -> list[str]:
         """The text Mem0 keeps beside its memories: history rows and the messages it was given."""
@@ -231,7 +250,7 @@ class Mem0Memory:
         if not self._reachable():
             return set()
         async with self._lock:
-            texts = [m.text for m in await self._held()]
+            texts = [m.content for m in await self._memories()]
         return declared_in([*texts, *self._kept_texts()], keys)
 
     async def forget(self, plan: ForgetPlan) -> int:
@@ -245,13 +264,13 @@ class Mem0Memory:
             return 0
         async with self._lock:
             memory = self.open()
-            doomed = [m for m in await self._held() if plan.everything or plan.holds(m.text)]
+            doomed = [m for m in await self._memories() if plan.everything or plan.holds(m.content)]
             for item in doomed:
-                await memory.delete(item.id)
+                await memory.delete(item.name)
             if memory._entity_store is not None:  # private: the entity store exists only once mem0 used it
                 await asyncio.to_thread(self._forget_entities, memory, plan)
             self._release()
-            await asyncio.to_thread(self._forget_kept, plan, {m.id for m in doomed})
+            await asyncio.to_thread(self._forget_kept, plan, {m.name for m in doomed})
             await asyncio.to_thread(self._rewrite)
         return len(doomed)
 

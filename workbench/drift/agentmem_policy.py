@@ -62,7 +62,7 @@ class AgentMemoryPolicy(Policy):
 
     def retained(self) -> list[Message]:
         """Every file the memory keeps, one message each (transcripts included: they stay on disk)."""
-        return [Message(role="assistant", contents=[held.content]) for held in self.memory.held()]
+        return [Message(role="assistant", contents=[held.content]) for held in self.memory.files()]
 
 
 def build_agent_memory_policies(infos: Sequence[PolicyInfo], agent: AgentFactory) -> list[Policy]:

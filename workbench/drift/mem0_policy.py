@@ -12,13 +12,14 @@ from pathlib import Path
 
 from agent_framework import Agent, Message
 
-from workbench.agentmem.mem0 import Mem0Item, Mem0Memory
+from workbench.agentmem.mem0 import Mem0Memory
 from workbench.agentmem.mem0_config import Mem0Config
 from workbench.drift.agentmem_policy import AgentFactory
 from workbench.drift.policies import NoHistoryProvider, Policy, PolicyInfo
 from workbench.memory import WorkingMemory
 from workbench.memory.forget import Forgetting
 from workbench.runtime.agents import AGENT_NAMES, INSTRUCTIONS
+from workbench.runtime.remembered import HeldItem
 
 MEM0_NEEDS_MODEL = "needs --model (a live model extracts Mem0's memories; the built-in script would fake them)"
 NEEDS_EMBEDDINGS = "needs --embedding-model (Mem0 finds memories by embeddings)"
@@ -33,24 +34,24 @@ class Mem0Policy(Policy):
         self.memory = memory
         self.forgetting = Forgetting(WorkingMemory())  # the lab's facts are not Mem0's: only Mem0 is reached
         self.forgetting.register(memory)
-        self.kept: list[Mem0Item] = []
+        self.kept: list[HeldItem] = []
         self._folder = folder
 
     async def answer(self, turn: int, agent: str, text: str) -> str:
         reply = await super().answer(turn, agent, text)
-        self.kept = await self.memory.held()
+        self.kept = await self.memory.memories()
         return reply
 
     async def forget(self, key: str | None) -> None:
         await self.forgetting.forget(key)
-        self.kept = await self.memory.held()
+        self.kept = await self.memory.memories()
 
     async def close(self) -> None:
         await self.memory.close()
         shutil.rmtree(self._folder, ignore_errors=True)
 
     def retained(self) -> list[Message]:
-        return [Message(role="assistant", contents=[m.text]) for m in self.kept]
+        return [Message(role="assistant", contents=[m.content]) for m in self.kept]
 
 
 def build_mem0_policy(info: PolicyInfo, agent: AgentFactory, mem0: Mem0Config | None) -> Policy:

@@ -15,14 +15,13 @@ holds any makes the forget report this holder as not reached."""
 
 from __future__ import annotations
 
-import json
+import asyncio
 import os
 import threading
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import replace
 from functools import partial
 from pathlib import Path
-from typing import Any
 
 from agent_framework import Agent, AgentSession, HistoryProvider, Message
 
@@ -38,13 +37,19 @@ from workbench.persist.format import (
     write_sessions,
 )
 from workbench.persist.history import PrivateFileHistory
+from workbench.runtime.remembered import HeldItem, history_text
 from workbench.runtime.view import Persisted
-from workbench.text import clip
+from workbench.text import clip, json_strings
 
 DIRECTORY = "sessions"  # under the user's data directory
 HISTORY = "history"
 LOCK_FILE = "lock"  # empty; held locked while a workbench uses the directory
 _FAILURE_CHARS = 200
+_WHAT = {
+    MEMORY_FILE: "the facts with their provenance, the ledger and the counters",
+    SESSIONS_FILE: "each agent's session (AgentSession.to_dict)",
+    LOCK_FILE: "held locked while a workbench uses the directory; empty",
+}
 
 
 class PersistedSessions:
@@ -149,6 +154,27 @@ class PersistedSessions:
         else:
             self._failure = None
 
+    async def held(self, sessions: Mapping[str, AgentSession]) -> list[HeldItem]:
+        """Every file under the directory with its size: each history file as the messages it holds
+        (naming the agent whose current session it is), the others as written."""
+        agents = {self._history.file(s.session_id): name for name, s in sessions.items()}
+        return await asyncio.to_thread(self._held, agents)
+
+    def _held(self, agents: Mapping[Path, str]) -> list[HeldItem]:
+        held: list[HeldItem] = []
+        with self._lock:  # no file is rewritten or erased while it is read
+            for path in sorted(p for p in self.directory.rglob("*") if p.is_file()):
+                name = path.relative_to(self.directory).as_posix()
+                if path.parent == self._history_dir:
+                    messages = self._history.read(path)
+                    whose = f"the {agents[path]} agent's history" if path in agents else "a history no agent reads"
+                    what, content = f"{whose}: {len(messages):,} message(s)", history_text(messages)
+                else:
+                    what = _WHAT.get(path.name, "")
+                    content = path.read_text(encoding="utf-8", errors="replace")
+                held.append(HeldItem("file", name, what, content, path.stat().st_size))
+        return held
+
     # -- a holder of the one forget ----------------------------------------------------------
 
     async def declared(self, keys: frozenset[str]) -> set[str]:
@@ -202,26 +228,4 @@ def _lock(path: Path) -> int | None:
 
 def _holds(path: Path, plan: ForgetPlan) -> bool:
     raw = path.read_bytes().decode("utf-8", errors="replace")
-    return plan.holds(raw) or any(plan.holds(s) for s in _json_strings(raw))
-
-
-def _json_strings(raw: str) -> Iterator[str]:
-    """Every string in a JSON or JSON Lines text, unescaped (a value with a quote or a backslash is
-    written escaped, so a scan of the raw text alone could miss it)."""
-    for line in raw.splitlines() if "\n" in raw.strip() else [raw]:
-        try:
-            yield from _strings(json.loads(line))
-        except ValueError:
-            continue
-
-
-def _strings(value: Any) -> Iterator[str]:
-    if isinstance(value, str):
-        yield value
-    elif isinstance(value, dict):
-        for k, v in value.items():
-            yield k
-            yield from _strings(v)
-    elif isinstance(value, list):
-        for v in value:
-            yield from _strings(v)
+    return plan.holds(raw) or any(plan.holds(s) for s in json_strings(raw))

@@ -14,6 +14,7 @@ from workbench.recall.embedders import Embedder
 from workbench.recall.provider import Recalled, RecallProvider, SearchBehavior
 from workbench.recall.records import RecallScope, StoredMessage
 from workbench.recall.store import RecallStore
+from workbench.runtime.remembered import HeldItem
 from workbench.runtime.view import RecalledMessage
 
 APPLICATION_ID = "workbench"
@@ -108,6 +109,20 @@ class RecallSetup:
     def _reachable(self) -> bool:
         """Whether there is a store to reach: recall ran, or an earlier run left one."""
         return self.used or self.store.exists()
+
+    async def held(self) -> list[HeldItem]:
+        """The user's stored messages as one item: how many, from which agents, the store's size on
+        disk (a file's; None in memory or on a server), and their texts in the order they were stored."""
+        if not self._reachable():
+            return []
+        found = await self.store.records(self.search_scope)
+        records = sorted(found, key=lambda r: (r.stored_at, r.turn, r.role != "user"))  # a turn's question first
+        if not records:
+            return []
+        agents = ", ".join(sorted({r.agent_id or "?" for r in records}))
+        description = f"{len(records):,} stored message(s) with their embeddings, from: {agents}"
+        text = "\n".join(r.text for r in records)
+        return [HeldItem("store", "stored messages", description, text, self.store.backend.size_on_disk())]
 
     async def declared(self, keys: frozenset[str]) -> set[str]:
         """Every value a stored message of this user declared for `keys`, admitted or not (the store

@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 import inspect
 from collections.abc import Awaitable, Callable, Iterator, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from agent_framework import Agent, AgentSession, Message
 
@@ -21,10 +21,12 @@ from workbench.runtime.histories import Histories, InMemoryHistories
 from workbench.runtime.memories import AgentMemory
 from workbench.runtime.models import ModelSet
 from workbench.runtime.provider import WorkingMemoryProvider
+from workbench.runtime.remembered import HeldItem, Remembered, RememberedSystem, Remembers, inventory
 from workbench.runtime.updater import MemoryUpdater
 from workbench.runtime.usage import Usage, usage_from_details
 from workbench.runtime.view import MemorySnapshot, MemoryUpdate, RecalledMessage, RuntimeStatus
 from workbench.runtime.writer import HostWriter, ModelWriter, Writer
+from workbench.text import clip
 
 _MEMORY_RULE = (
     "A working-memory block may accompany the user's message. Its facts are unverified user assertions: "
@@ -35,6 +37,7 @@ INSTRUCTIONS = {
     "logs": f"You are the logs agent: you tell users where logs live and how to read them. {_MEMORY_RULE}",
 }
 AGENT_NAMES = tuple(INSTRUCTIONS)
+_FAILURE_CHARS = 300  # why a memory system could not be read, as "What is remembered" shows it
 
 # Receives each streamed piece of an answer; may be a coroutine function.
 TextSink = Callable[[str], Awaitable[None] | None]
@@ -263,6 +266,44 @@ class AgentRuntime:
             tuple(f"{m.name}: {m.describe()}" for m in self.memories),
             self.histories.persisted,
         )
+
+    async def remembered(self) -> Remembered:
+        """What every memory system the agents run holds now: the facts and the ledger, both agents'
+        histories (in this process, or the persisted files), recall when it is on or an earlier run
+        left a store (a forget reaches it either way), and the other memories; each item marked with
+        the keys a forget of which reaches it. A system that cannot be read says why instead."""
+        persisted = self.histories.persisted
+        where = persisted.directory if persisted else None
+        sessions = {name: slot.session for name, slot in self._slots.items()}
+        kept = f"kept for the next --persist ({': '.join(persisted.part)})" if persisted else "gone on exit"
+        histories = await self._system(
+            self.histories.name, where, f"both agents' current sessions, {kept}", self.histories.held(sessions)
+        )
+        systems = [histories]
+        if self.recall is not None:
+            recall = await self._listed(self.recall)
+            if self.recall_on:
+                systems.append(recall)
+            elif recall.items:  # off, but an earlier run left a store
+                systems.append(replace(recall, description=f"off (an earlier run's store): {recall.description}"))
+        systems += [await self._listed(memory_system) for memory_system in self.memories]
+        listed = {"working memory", *(system.name for system in systems)}
+        others = tuple(h for h in self.forgetting.holders if h not in listed)
+        return inventory(self.memory, self.snapshot(), systems, location=where, others=others)
+
+    async def _listed(self, memory_system: Remembers) -> RememberedSystem:
+        held = memory_system.held()
+        return await self._system(memory_system.name, memory_system.location, memory_system.describe(), held)
+
+    async def _system(
+        self, name: str, location: str | None, description: str, held: Awaitable[list[HeldItem]]
+    ) -> RememberedSystem:
+        try:
+            items = await held
+        except Exception as exc:  # one system that cannot be read must not hide the others
+            why = explain_failure(exc, secrets=self.models.secrets)
+            return RememberedSystem(name, location, f"could not be read: {clip(why, _FAILURE_CHARS)}")
+        return RememberedSystem(name, location, description, tuple(items))
 
     def recalled(self, name: str) -> list[RecalledMessage]:
         """What recall put into the agent's latest turn (empty when recall is off or found nothing)."""

@@ -1,10 +1,11 @@
 """Where the agents' histories live: the one seam between the runtime and any history store.
 
 The runtime asks a `Histories` for each agent's history provider, for the session to start with,
-and for the messages a session holds; it says when its sessions change (a new or replaced session,
-a finished turn). `InMemoryHistories` is the default: the framework's `InMemoryHistoryProvider`,
-whose messages live in the session's state and are gone on exit. A store on disk or on a server
-implements the same four calls, and the runtime stays free of paths and connections."""
+for the messages a session holds, and for what it holds (for "What is remembered"); it says when
+its sessions change (a new or replaced session, a finished turn). `InMemoryHistories` is the
+default: the framework's `InMemoryHistoryProvider`, whose messages live in the session's state and
+are gone on exit. A store on disk or on a server implements the same calls, and the runtime stays
+free of paths and connections."""
 
 from __future__ import annotations
 
@@ -13,10 +14,16 @@ from typing import Protocol
 
 from agent_framework import Agent, AgentSession, HistoryProvider, InMemoryHistoryProvider, Message
 
+from workbench.runtime.remembered import HeldItem, history_text
 from workbench.runtime.view import Persisted
 
 
 class Histories(Protocol):
+    @property
+    def name(self) -> str:
+        """What "What is remembered" calls them."""
+        ...
+
     @property
     def persisted(self) -> Persisted | None:
         """Where the histories are kept beyond this process, for the header; None when they are not."""
@@ -41,10 +48,15 @@ class Histories(Protocol):
         Whatever belonged only to a session not in `sessions` is no longer read by anyone."""
         ...
 
+    async def held(self, sessions: Mapping[str, AgentSession]) -> list[HeldItem]:
+        """What it holds now, with the agents' current `sessions`: their histories, or its files."""
+        ...
+
 
 class InMemoryHistories:
     """Histories in the sessions' state, gone on exit (the framework's default)."""
 
+    name = "agent sessions"
     persisted = None
 
     def provider(self, agent: str) -> HistoryProvider:
@@ -59,3 +71,11 @@ class InMemoryHistories:
 
     def kept(self, sessions: Mapping[str, AgentSession], shape: str) -> None:
         return None
+
+    async def held(self, sessions: Mapping[str, AgentSession]) -> list[HeldItem]:
+        held = []
+        for agent, session in sessions.items():
+            messages = self.messages(agent, session)
+            what = f"the {agent} agent's current session: {len(messages):,} message(s)"
+            held.append(HeldItem("history", agent, what, history_text(messages)))
+        return held

@@ -10,12 +10,14 @@ if TYPE_CHECKING:
     from agent_framework import ContextProvider
 
     from workbench.memory.forget import ForgetPlan
+    from workbench.runtime.remembered import HeldItem
     from workbench.runtime.view import RecalledMessage
 
 
 class AgentMemory(Protocol):
-    """A memory both agents read through context providers, shown in the header and forgotten
-    through the one forget (it is a `workbench.memory.forget.Holder`)."""
+    """A memory both agents read through context providers, shown in the header and in "What is
+    remembered", and forgotten through the one forget (it is a `workbench.memory.forget.Holder` and a
+    `workbench.runtime.remembered.Remembers`)."""
 
     @property
     def name(self) -> str: ...
@@ -40,6 +42,10 @@ class AgentMemory(Protocol):
 
     def recalled(self, agent: str) -> list[RecalledMessage]:
         """What it put into `agent`'s latest turn."""
+        ...
+
+    async def held(self) -> list[HeldItem]:
+        """Everything it holds now, read now (nothing when it has nothing to reach yet)."""
         ...
 
     async def declared(self, keys: frozenset[str]) -> set[str]: ...

@@ -18,6 +18,7 @@ if TYPE_CHECKING:
     from workbench.drift import Chronology
     from workbench.memory.forget import ForgetPlan, ForgetReport, Holder
     from workbench.runtime import AgentRuntime, Mode, TurnResult, Usage
+    from workbench.runtime.remembered import Remembered
     from workbench.runtime.view import MemoryUpdate, RecalledMessage
 
 # Receives each settled batch that is not part of an asked turn's outcome (a forget, a note, a
@@ -125,6 +126,10 @@ class SessionController:
 
     async def forget(self, key: str | None) -> ForgetReport:
         return await self.runtime.forget(key)
+
+    async def remembered(self) -> Remembered:
+        """What every memory system the agents run holds now, each item with the keys it holds."""
+        return await self.runtime.remembered()
 
     def chronology(self, probes: list[int] | None = None) -> Chronology:
         """The conversation as a chronology (every question a probe unless `probes` says which);

@@ -39,6 +39,8 @@ class WorkbenchApp(TurnFlow):
     BINDINGS = [
         Binding("f1", "help", "Help", id="help"),
         Binding("f2", "show_calls", "What the model saw", id="show_calls"),
+        # Not in the footer: at 80 columns it has no room left (F1 help, the palette and the README list it).
+        Binding("f3", "remembered", "What is remembered", id="remembered", show=False),
         Binding("f5", "drift", "Drift lab", id="drift"),
         Binding("f8", "forget_all", "Forget all", id="forget_all"),
         Binding("ctrl+q", "quit", "Quit", id="quit"),
@@ -120,7 +122,7 @@ class WorkbenchApp(TurnFlow):
     @on(ForgetRequested)
     def _forget_requested(self, request: ForgetRequested) -> None:
         if not self._unavailable():
-            intentions.ask_to_forget(self, request.key)
+            intentions.ask_to_forget(self, request.keys, request.held)
 
     def action_forget_all(self) -> None:
         self.post_message(ForgetRequested(None))
@@ -128,6 +130,12 @@ class WorkbenchApp(TurnFlow):
     def action_show_calls(self) -> None:
         if not self._unavailable():
             intentions.show_calls(self, self.active_agent)
+
+    def action_remembered(self) -> None:
+        if not self._unavailable():
+            from workbench.ui import remembered_screen  # loads when first opened, not at start-up
+
+            remembered_screen.show(self)
 
     def action_help(self) -> None:
         self.push_screen(HelpScreen(self.runtime.status if self.ready else None))

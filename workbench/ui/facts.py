@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
 from rich.text import Text
@@ -39,9 +39,12 @@ _KIND_STYLE = {
 
 @dataclass
 class ForgetRequested(Message):
-    """The user asked to forget one key, or everything when `key` is None."""
+    """The user asked to forget `keys` (one fact's, or those an item of "What is remembered" holds),
+    or everything when `keys` is None. `held`: each key's values as the asking view knows them (the
+    fact panel leaves it out: the facts say)."""
 
-    key: str | None
+    keys: tuple[str, ...] | None
+    held: Mapping[str, Sequence[str]] | None = None
 
 
 @dataclass(frozen=True)
@@ -74,11 +77,15 @@ class FactTable(DataTable[Text]):
         await super()._on_click(event)
         row = event.style.meta.get("row")
         if isinstance(row, int) and row >= 0 and row < self.row_count:
-            self.post_message(ForgetRequested(str(self.coordinate_to_cell_key(Coordinate(row, 0)).row_key.value)))
+            self._forget(row)
 
     def action_forget_row(self) -> None:
         if self.row_count:
-            self.post_message(ForgetRequested(str(self.coordinate_to_cell_key(self.cursor_coordinate).row_key.value)))
+            self._forget(self.cursor_row)
+
+    def _forget(self, row: int) -> None:
+        key = self.coordinate_to_cell_key(Coordinate(row, 0)).row_key.value
+        self.post_message(ForgetRequested((str(key),)))
 
 
 class ScrollBox(VerticalScroll):

@@ -4,6 +4,7 @@ palette call these; none of them draws memory (that comes back as messages)."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING
 
 from workbench.memory import ALLOWED_KEYS
@@ -40,35 +41,40 @@ async def console(app: TurnFlow, pane: ChatPane, command: ShowMemory | Forget) -
             markup=False,
         )
     else:
-        await forget(app, command.key)
+        await forget(app, None if command.key is None else [command.key])
 
 
-def ask_to_forget(app: TurnFlow, key: str | None) -> None:
-    """Ask before forgetting (one question at a time); forget only on the answer Forget."""
+def ask_to_forget(app: TurnFlow, keys: Sequence[str] | None, held: Mapping[str, Sequence[str]] | None = None) -> None:
+    """Ask before forgetting `keys` (None: everything), one question at a time; forget only on the
+    answer Forget. Without `held` the keys are facts' (the fact panel's), named with their values; a
+    key no longer stored then asks nothing."""
     if any(isinstance(s, ConfirmForget) for s in app.screen_stack):
         return
     facts = {f.key: f for f in app.runtime.snapshot().facts}
-    if key is not None and key not in facts:
-        return
+    if held is None:
+        if keys is not None and not all(key in facts for key in keys):
+            return
+        held = {key: (facts[key].value,) for key in keys or ()}
 
     async def confirmed(answer: bool | None) -> None:
         if answer:
-            await forget(app, key)
+            await forget(app, keys)
 
-    value = facts[key].value if key else None
-    app.push_screen(ConfirmForget(key, value, kept=len(facts) - 1), callback=confirmed)
+    kept = len(facts) - len(facts.keys() & set(keys if keys is not None else facts))
+    app.push_screen(ConfirmForget(keys, held, kept=kept), callback=confirmed)
 
 
-async def forget(app: TurnFlow, key: str | None) -> None:
-    """Forget through the one forget (memory and every registered holder), then clear both panes."""
-    await app.session.forget(key)
-    what = f"forget {key}" if key else "forget (every fact)"
+async def forget(app: TurnFlow, keys: Sequence[str] | None) -> None:
+    """Forget through the one forget, key by key (memory and every registered holder), then clear both panes."""
+    for key in keys if keys is not None else [None]:
+        await app.session.forget(key)
+    what = f"forget {', '.join(keys)}" if keys else "forget (every fact)"
     for agent in AGENTS:
         await app.pane(agent).replace_history(
             f"History replaced by {what}: the {agent} agent starts a new session and no longer sees "
             "the messages that were here."
         )
-    app.notify(f"{'Forgot ' + key if key else 'Forgot every fact'}; both histories replaced.")
+    app.notify(f"{'Forgot ' + ', '.join(keys) if keys else 'Forgot every fact'}; both histories replaced.")
 
 
 def show_calls(app: TurnFlow, agent: str) -> None:

@@ -43,3 +43,11 @@ class MemoryUpdated(Message):
     """A settled batch that is not part of a turn's outcome (a forget, a note, a cancelled turn's)."""
 
     update: MemoryUpdate
+
+
+@dataclass
+class MemoryChanged(Message, bubble=False):
+    """Posted to every open screen: a turn ended (`update` None: it may have written any memory) or
+    memory settled `update`. A screen that shows memory reads it again; the others ignore it."""
+
+    update: MemoryUpdate | None = None

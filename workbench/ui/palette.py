@@ -40,6 +40,11 @@ def workbench_commands(app: WorkbenchApp) -> Iterator[SystemCommand]:
         )
     yield SystemCommand("What the model saw", "The last turn's calls of the focused pane", app.action_show_calls)
     yield SystemCommand(
+        "What is remembered",
+        "Every memory the agents run and what each holds now, live; forget any of it from there (F3)",
+        app.action_remembered,
+    )
+    yield SystemCommand(
         "Drift lab", "Run the built-in chronology through six context policies and compare", app.action_drift
     )
     yield SystemCommand(

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING
 
 from rich.text import Text
@@ -14,7 +14,7 @@ from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.screen import ModalScreen
 from textual.widgets import Button, Footer, Static
 
-from workbench.memory.contract import ALLOWED_KEYS, MAX_FACTS, MAX_MESSAGE_CHARS
+from workbench.memory.contract import ALLOWED_KEYS, MAX_FACTS, MAX_MESSAGE_CHARS, MAX_VALUE_CHARS
 from workbench.memory.shown import quoted
 from workbench.runtime.usage import describe_usage, estimate_tokens
 from workbench.ui.context_bar import ContextBar
@@ -23,6 +23,10 @@ from workbench.ui.literal import literal
 if TYPE_CHECKING:
     from workbench.runtime import CallRecord, ContextSplit, RuntimeStatus
     from workbench.runtime.view import RecalledMessage
+
+
+# How many of one key's values a forget's question names (each quoted, at most a fact's length).
+_VALUES_NAMED = 3
 
 
 class ConfirmForget(ModalScreen[bool]):
@@ -43,20 +47,41 @@ class ConfirmForget(ModalScreen[bool]):
         Binding("n,escape", "answer(False)", "Keep"),
     ]
 
-    def __init__(self, key: str | None, value: str | None = None, *, kept: int = 0) -> None:
+    def __init__(
+        self, keys: Sequence[str] | None, held: Mapping[str, Sequence[str]] | None = None, *, kept: int = 0
+    ) -> None:
+        """`keys` to forget (None: everything), `held` the values of each that the question names,
+        `kept` how many facts stay."""
         super().__init__(classes="modal")
-        self.key = key
-        self.value = value
+        self.keys = tuple(keys) if keys is not None else None
+        self.held = {key: tuple(values) for key, values in (held or {}).items()}
         self.kept = kept
         self.shown_at = float("inf")
 
+    def _question(self, keys: tuple[str, ...]) -> Text:
+        """`Forget module = "Billing"?`, or with several keys and values, each key's first few."""
+        what = Text("Forget ")
+        for index, key in enumerate(keys):
+            values = self.held.get(key, ())
+            what.append("; " if index else "")
+            what.append(key, "bold")
+            if values:
+                shown = ", ".join(quoted(v, MAX_VALUE_CHARS) for v in values[:_VALUES_NAMED])
+                what.append(" = ").append(shown, "bold")
+                what.append(f" and {len(values) - _VALUES_NAMED:,} more" if len(values) > _VALUES_NAMED else "")
+        return what.append("?")
+
     def compose(self) -> ComposeResult:
-        if self.key:
-            what = Text.assemble("Forget ", (self.key, "bold"), " = ", (quoted(self.value or ""), "bold"), "?")
+        if self.keys:
+            what = self._question(self.keys)
             others = f" The other {self.kept} fact(s) stay." if self.kept > 0 else ""
+            one = len(self.keys) == 1 and len(self.held.get(self.keys[0], ())) <= 1
             consequence = (
                 "Both agents' histories will be replaced by new, empty sessions, so neither can bring the "
                 f"value back.{others} This cannot be undone."
+                if one
+                else "Every memory that holds these values forgets them, and both agents' histories will be "
+                f"replaced by new, empty sessions, so neither can bring them back.{others} This cannot be undone."
             )
         else:
             what = Text("Forget every fact?", "bold")
@@ -97,13 +122,20 @@ class ConfirmForget(ModalScreen[bool]):
             event.prevent_default()
 
     def action_answer(self, answer: bool) -> None:
-        self.dismiss(answer)
+        self._answered(answer)
 
     @on(Button.Pressed)
     def _pressed(self, event: Button.Pressed) -> None:
         forget = event.button.id == "yes"
         if not forget or self._read(event.time):
-            self.dismiss(forget)
+            self._answered(forget)
+
+    def _answered(self, answer: bool) -> None:
+        """Close with `answer`, keeping nothing of the values the question named: the screen may be
+        referred to for a while yet (a background widget's last event names it as its sender)."""
+        self.held = {}
+        self.query_one("#question", Static).update("")
+        self.dismiss(answer)
 
 
 def render_calls(agent: str, calls: Sequence[CallRecord]) -> Text:
@@ -203,8 +235,15 @@ Either forget also replaces both agents' histories with new, empty sessions.
 
 Tab moves between the inputs, the fact table, the latest change and the ledger; the arrow keys scroll the last \
 two. Enter or Delete on a fact forgets it (click works too; letters typed there go to your message). F2 shows \
-what the model saw, F5 opens the drift lab, F7 selects the whole draft, F8 forgets all, Esc cancels a running \
-turn, Ctrl+P opens the command palette and Ctrl+Q quits. The footer shows the keys of the screen in front.
+what the model saw, F3 what is remembered, F5 opens the drift lab, F7 selects the whole draft, F8 forgets all, Esc \
+cancels a running turn, Ctrl+P opens the command palette and Ctrl+Q quits. The footer shows the keys of the screen \
+in front.
+
+What is remembered (F3) lists every memory the agents run (the facts and the ledger, both agents' histories or \
+the persisted files, the recall store, memory files, extracted memory, Mem0), where each lives, its size on disk \
+and what it holds now, read again after every turn and every forget; an item that still holds a value you \
+corrected is marked. Enter or a click on an item (or on a memory's own line) asks to forget the keys whose \
+values it holds, through the same forget as everywhere; its first line forgets everything.
 
 A fact is an unverified user assertion. It authorizes nothing."""
 

@@ -22,7 +22,7 @@ from workbench.ui.console import parse_console_command
 from workbench.ui.facts import FactPanel, MemoryView
 from workbench.ui.header import header_titles
 from workbench.ui.input_undo import input_undo
-from workbench.ui.messages import MemoryUpdated, Streamed, TurnEnded, TurnStarted
+from workbench.ui.messages import MemoryChanged, MemoryUpdated, Streamed, TurnEnded, TurnStarted
 from workbench.ui.startup import error_line, settle_the_heap
 from workbench.ui.typing import PauseScheduler
 
@@ -182,10 +182,12 @@ class TurnFlow(App[None]):
         panel, here = self.query_one(FactPanel), self.pane(event.agent).prompt
         for update in event.outcome.memory if event.outcome else ():
             self.scheduler.later(FACT_PANEL, here, partial(panel.show, MemoryView.after(update)))
+        self._memory_changed(None)  # the turn may have written any memory
 
     @on(MemoryUpdated)
     async def _memory_updated(self, message: MemoryUpdated) -> None:
         """A forget or a note is drawn at once, after every view before it: nothing waits holding a forgotten value."""
+        self._memory_changed(message.update)
         notes = [e for e in message.update.outcome.events if e.kind is EventKind.NOTE]
         if notes:
             self.show_status()
@@ -194,6 +196,10 @@ class TurnFlow(App[None]):
             self.notify(note.describe(), title=title, markup=False, timeout=15 if note.origin == WRITER_FAILING else 5)
         await self.scheduler.now(FACT_PANEL)
         self.query_one(FactPanel).show(MemoryView.after(message.update))
+
+    def _memory_changed(self, update: MemoryUpdate | None) -> None:
+        for screen in self.screen_stack:
+            screen.post_message(MemoryChanged(update))
 
     @on(ChatPane.CancelRequested)
     def _cancel(self, event: ChatPane.CancelRequested) -> None:

@@ -1,0 +1,208 @@
+"""What is remembered right now, in every memory system the agents run: plain data a screen renders,
+and the one place that works out which allowed keys' values each item holds.
+
+Each system says what it holds (`held()`: the working memory's facts, the agents' histories, the
+recall store, memory files, extracted memory, Mem0) as `HeldItem`s, one shape for all. `inventory`
+then marks every item with the keys a forget of which would reach it, planned as the one forget plans
+(`WorkingMemory.plan`: every value memory knows for a key, widened by every value the items' own text
+declares for it), and with the values it still holds that the user has since corrected."""
+
+from __future__ import annotations
+
+from collections.abc import Collection, Iterable, Iterator, Sequence
+from dataclasses import dataclass, field, replace
+from typing import TYPE_CHECKING, Protocol
+
+from workbench.memory.contract import ALLOWED_KEYS, MAX_FACTS
+from workbench.memory.forget import ForgetPlan, declared_in
+from workbench.memory.ledger import EventKind
+from workbench.memory.shown import quoted
+from workbench.text import clip, json_strings
+
+if TYPE_CHECKING:
+    from agent_framework import Message
+
+    from workbench.memory import Fact, MemoryEvent
+    from workbench.runtime.view import MemorySnapshot
+
+# How much of one item's text the inventory hands on (its keys are worked out on the whole text first);
+# a screen shows less.
+HELD_CHARS = 4000
+# How much of a quotation a fact's description carries.
+_EVIDENCE_CHARS = 120
+
+
+@dataclass(frozen=True)
+class HeldItem:
+    """One thing a memory system holds now. `kind`: "fact", "ledger", "history", "file", "memory file",
+    "index", "topic", "transcript", "state", "memory" or "store"; `name`: the fact's key, or a file's
+    path under its system's location, or a memory's id; `size`: bytes on disk, None when it is not a
+    file of its own. `keys` and `stale` are filled in by `inventory`: the allowed keys whose values it
+    holds (a forget of any of them reaches it), and the values the user has since corrected that it
+    still holds (highlight it)."""
+
+    kind: str
+    name: str
+    description: str
+    content: str
+    size: int | None = None
+    keys: tuple[str, ...] = ()
+    stale: tuple[str, ...] = ()
+
+
+class Remembers(Protocol):
+    """A memory system as the inventory lists it (`workbench.runtime.memories.AgentMemory` is one)."""
+
+    @property
+    def name(self) -> str: ...
+
+    @property
+    def location(self) -> str | None:
+        """Where it keeps what it holds (a file, a folder, a server; never a password), if anywhere."""
+        ...
+
+    def describe(self) -> str: ...
+
+    async def held(self) -> list[HeldItem]:
+        """Everything it holds now, read now."""
+        ...
+
+
+@dataclass(frozen=True)
+class RememberedSystem:
+    """One memory system and what it holds. `location` None: in this process only, gone on exit."""
+
+    name: str
+    location: str | None
+    description: str
+    items: tuple[HeldItem, ...] = ()
+
+    @property
+    def size(self) -> int | None:
+        """Bytes on disk of the items that are files, None when none is."""
+        sizes = [item.size for item in self.items if item.size is not None]
+        return sum(sizes) if sizes else None
+
+    @property
+    def keys(self) -> tuple[str, ...]:
+        return tuple(sorted({key for item in self.items for key in item.keys}))
+
+
+@dataclass(frozen=True)
+class Remembered:
+    """Every system's items; `values`: for each key some item holds, the values a forget of it
+    removes as far as these items and the working memory tell; `corrected`: the values the user has
+    since corrected; `others`: the other holders of text a forget reaches (this run's call log,
+    transcript, input undo), which are no memory of the agents."""
+
+    systems: tuple[RememberedSystem, ...] = ()
+    values: dict[str, tuple[str, ...]] = field(default_factory=dict)
+    corrected: tuple[str, ...] = ()
+    others: tuple[str, ...] = ()
+
+    def held(self, keys: Iterable[str]) -> dict[str, tuple[str, ...]]:
+        """Each of `keys` with its values, for a confirmation."""
+        return {key: self.values.get(key, ()) for key in keys}
+
+
+class Planner(Protocol):
+    """What the inventory needs of working memory (`workbench.memory.store.WorkingMemory`)."""
+
+    def plan(self, key: str | None, declared: Iterable[str] = ()) -> ForgetPlan: ...
+
+
+def corrected_values(events: Iterable[MemoryEvent], current: Iterable[str]) -> set[str]:
+    """Every value a REPLACED event replaced that is no longer a current value."""
+    replaced = {e.previous for e in events if e.kind == EventKind.REPLACED and e.previous}
+    return replaced - set(current)
+
+
+def stale_in(text: str, corrected: Collection[str]) -> tuple[str, ...]:
+    """The corrected values `text` holds whole (as a forget would find them), sorted."""
+    return tuple(sorted(v for v in corrected if ForgetPlan(None, frozenset(), frozenset({v})).holds(text)))
+
+
+def history_text(messages: Iterable[Message]) -> str:
+    """A history as a person reads it, oldest first: each message's role on a line of its own, then
+    its text as it was written (so its first declaration starts a line, as a forget reads it)."""
+    return "\n".join(f"{m.role}:\n{m.text or ''}" for m in messages)
+
+
+def _texts(item: HeldItem) -> Iterator[str]:
+    """What an item's keys are looked for in: its name, description and content, and every string of
+    content that is JSON or JSON Lines (a value with a quote or a backslash is written escaped there)."""
+    yield from (item.name, item.description, item.content)
+    if item.content.lstrip().startswith(("{", "[")):
+        yield from json_strings(item.content)
+
+
+def _fact(fact: Fact) -> HeldItem:
+    quoting = quoted(fact.evidence, _EVIDENCE_CHARS)
+    return HeldItem(
+        "fact", fact.key, f"turn {fact.turn}, {fact.recorded_at:%Y-%m-%d %H:%M}, quoting {quoting}", fact.value
+    )
+
+
+def inventory(
+    memory: Planner,
+    snapshot: MemorySnapshot,
+    holders: Sequence[RememberedSystem],
+    *,
+    location: str | None = None,
+    others: Sequence[str] = (),
+) -> Remembered:
+    """Working memory (its facts with their provenance, then its ledger, which keeps replaced and
+    evicted values until a forget blanks them; saved at `location`, if anywhere) and the other systems
+    (`holders`), each item with its keys and stale values filled in and its text bounded.
+
+    A key's values are planned as the one forget plans them: what memory knows for it, widened by what
+    the holders' text declares. An item holds a key when that plan holds any of its text; the ledger
+    holds a key when a forget of it would blank one of its events (the ledger's own rule: its
+    sentences are not declarations)."""
+    corrected = corrected_values(snapshot.ledger, (f.value for f in snapshot.facts))
+    texts = {id(item): list(_texts(item)) for system in holders for item in system.items}
+    declaring = [text for found in texts.values() for text in found]
+    plans = {key: memory.plan(key, declared_in(declaring, frozenset({key}))) for key in sorted(ALLOWED_KEYS)}
+
+    def marked(item: HeldItem, keys: Iterable[str], found: Sequence[str]) -> HeldItem:
+        return replace(
+            item,
+            description=clip(item.description, HELD_CHARS),
+            content=clip(item.content, HELD_CHARS),
+            keys=tuple(keys),
+            stale=tuple(sorted({value for text in found for value in stale_in(text, corrected)})),
+        )
+
+    def held(item: HeldItem, found: Sequence[str]) -> HeldItem:
+        return marked(item, (key for key, plan in plans.items() if any(plan.holds(t) for t in found)), found)
+
+    own = [held(item, list(_texts(item))) for item in map(_fact, snapshot.facts)]
+    if snapshot.ledger:
+        events = "\n".join(event.describe() for event in snapshot.ledger)
+        ledger = HeldItem("ledger", "ledger", f"{len(snapshot.ledger):,} event(s), oldest first", events)
+        blanked = (k for k, plan in plans.items() if any(e.redact(k, plan.holds) is not e for e in snapshot.ledger))
+        own.append(marked(ledger, blanked, [events]))
+    described = f"{len(snapshot.facts)} of at most {MAX_FACTS} facts, {len(snapshot.ledger):,} ledger event(s)"
+    systems = (
+        RememberedSystem("working memory", location, described, tuple(own)),
+        *(replace(s, items=tuple(held(item, texts[id(item)]) for item in s.items)) for s in holders),
+    )
+    keys = {key for system in systems for key in system.keys}
+    return Remembered(
+        systems,
+        {key: tuple(sorted(plans[key].values)) for key in sorted(keys)},
+        tuple(sorted(corrected)),
+        tuple(others),
+    )
+
+
+def describe_size(size: int) -> str:
+    """Bytes as a person reads them: 312 B, 4.1 KiB, 2.3 MiB."""
+    if size < 1024:
+        return f"{size:,} B"
+    amount = size / 1024
+    for unit in ("KiB", "MiB"):
+        if amount < 1024:
+            return f"{amount:.1f} {unit}"
+        amount /= 1024
+    return f"{amount:,.1f} GiB"
