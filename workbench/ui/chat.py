@@ -24,6 +24,7 @@ from workbench.ui.messages import Streamed, TurnEnded, TurnStarted
 from workbench.ui.typing import PauseScheduler, TypingClock
 
 if TYPE_CHECKING:
+    from workbench.runtime.view import ResumedHistory
     from workbench.session.controller import TurnOutcome
     from workbench.ui.replies import AgentReply
 
@@ -269,6 +270,23 @@ class ChatPane(Vertical):
             note.first().count = self._hidden
         else:
             await self.conversation.mount(HiddenNote(self._hidden), before=0)
+
+    def show_resumed(self, history: ResumedHistory) -> None:
+        """The agent's resumed conversation between two dividers, drawn as its turns were drawn live:
+        the user's text as typed, each answer rendered once. Like live messages, at most MAX_SHOWN
+        widgets are mounted; the earlier messages are counted in the hidden note. Mounted at once,
+        before any turn of this run can start, so they always come first."""
+        from workbench.ui.replies import AgentAnswer
+
+        room = self.MAX_SHOWN - 2  # the two dividers
+        shown = history.messages[-room:] if len(history.messages) > room else history.messages
+        messages = [UserMessage(m.text) if m.role == "user" else AgentAnswer(m.text) for m in shown]
+        self.conversation.mount_all(
+            [Notice(history.opening, kind="resumed"), *messages, Notice(history.closing, kind="resumed")]
+        )
+        if earlier := len(history.messages) - len(shown):
+            self._hidden += earlier
+            self.conversation.mount(HiddenNote(self._hidden), before=0)
 
     async def replace_history(self, reason: str) -> None:
         """The agent's history was replaced: clear what it no longer holds. A reply still streaming

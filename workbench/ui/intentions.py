@@ -71,6 +71,13 @@ async def forget(app: TurnFlow, key: str | None) -> None:
     app.notify(f"{'Forgot ' + key if key else 'Forgot every fact'}; both histories replaced.")
 
 
+def show_resumed(app: TurnFlow) -> None:
+    """Each pane shows what its agent resumed from disk (`--persist`), if anything."""
+    for agent in AGENTS:
+        if history := app.runtime.resumed(agent):
+            app.pane(agent).show_resumed(history)
+
+
 def show_calls(app: TurnFlow, agent: str) -> None:
     runtime = app.runtime
     app.push_screen(
