@@ -85,13 +85,14 @@ POLICIES = (
         "extracted memory",
         "topic memories an extraction prompt writes after each turn (MemoryContextProvider): MEMORY.md and up "
         "to three matching topic files in each request; the product's forget rewrites its files. Its extraction "
-        "calls go to the model without the agent's middleware: the call counts leave them out",
+        "calls are memory calls",
     ),
     PolicyInfo(
         "mem0",
         "Mem0",
         "the memories the model extracts each turn into Mem0 (mem0ai, local), the relevant ones in each request; "
-        "the product's forget deletes them through Mem0. Mem0's own model and embeddings calls are not counted",
+        "the product's forget deletes them through Mem0. Mem0's own model calls are memory calls, its "
+        "embeddings requests embeddings calls",
         needs_embedding_model=True,
     ),
 )
