@@ -111,6 +111,7 @@ def test_accounting_counts_every_call_and_reports_unknown_without_usage(report):
         "compaction": {"agent": 10, "writer": 0, "summarizer": 0, "memory": 0, "embeddings": 0},
         "recall": {"agent": 10, "writer": 0, "summarizer": 0, "memory": 0, "embeddings": 20},
         "recall_purged": {"agent": 10, "writer": 0, "summarizer": 0, "memory": 0, "embeddings": 20},
+        "persisted": {"agent": 10, "writer": 0, "summarizer": 0, "memory": 0, "embeddings": 0},
         "extracted": {"agent": 10, "writer": 0, "summarizer": 0, "memory": 10, "embeddings": 0},  # one extraction a turn
     }
     assert all(cost.reported is None for cost in report.accounting.values())

@@ -74,6 +74,7 @@ class Accounting:
 class Retained:
     messages: int
     chars: int
+    on_disk: int | None = None  # bytes of the files the policy's memory keeps; None: it keeps none
 
 
 @dataclass(frozen=True)
@@ -215,7 +216,8 @@ async def run_drift(
                     seconds=time.perf_counter() - policy_started,
                 )
                 retained = policy.retained()
-                report.retained[name] = Retained(len(retained), sum(len(m.text or "") for m in retained))
+                chars = sum(len(m.text or "") for m in retained)
+                report.retained[name] = Retained(len(retained), chars, policy.on_disk())
                 if report.stop:
                     break
             report.seconds = time.perf_counter() - started

@@ -118,7 +118,7 @@ class PersistedSessions:
             return built.create_session()  # its old file is erased when the runtime says which sessions it keeps
         session = AgentSession.from_dict(saved)
         with self._lock:
-            messages = self._resumed.messages + len(self.messages(agent, session))
+            messages = self._resumed.messages + self._history.count(self._history.file(session.session_id))
             self._resumed = replace(self._resumed, messages=messages, resumed=True)
         return session
 
