@@ -47,7 +47,9 @@ if only:
     build = getattr(policies, "build_policies", None)
     if build is None:
         from workbench.drift.catalog import build_policies as build
-    lab.build_policies = lambda models, calls: [p for p in build(models, calls) if p.info.name in only]
+    lab.build_policies = lambda models, calls, **options: [
+        p for p in build(models, calls, **options) if p.info.name in only
+    ]
 started = time.perf_counter()
 report = asyncio.run(run_drift(build_models(ModelConfig()), turns=int(sys.argv[2])))
 seconds = time.perf_counter() - started

@@ -241,9 +241,10 @@ def build_parser() -> argparse.ArgumentParser:
         "drift",
         help="run a chronology through every context policy and print what each kept, lost and answered",
         description="Run the drift lab: a chronology (the built-in one, or --chronology FILE) through every "
-        "context policy (retrieved history in two variants, Agent Framework's own memories, Mem0), scored on what "
-        "each request contains and, with a live model, on what each answer says, with call counts and "
-        "reported tokens (or unknown). No winner is named.",
+        "context policy (retrieved history in two variants, the persisted history --persist keeps, Agent "
+        "Framework's own memories, Mem0), scored on what each request contains and, with a live model, on what "
+        "each answer says, with call counts, reported tokens (or unknown) and each memory's bytes on disk. No "
+        "winner is named.",
         # Options given before the command keep their values unless repeated after it.
         argument_default=argparse.SUPPRESS,
     )

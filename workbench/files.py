@@ -27,6 +27,12 @@ def data_dir() -> Path:
     return Path(os.environ.get("XDG_DATA_HOME") or Path.home() / ".local" / "share") / "workbench"
 
 
+def home_relative(path: str) -> str:
+    """`path` with the user's home directory written as ~ (shorter where a line is narrow)."""
+    home = str(Path.home())
+    return "~" + path[len(home) :] if home != "/" and (path == home or path.startswith(home + os.sep)) else path
+
+
 def private_dir(path: Path) -> Path:
     """Create `path` (and its parents) if missing and make it user-only; returns it. A parent it
     creates (the data directory, say) is user-only too; an existing one is left as it is."""

@@ -134,3 +134,6 @@ def test_after_five_sessions_the_ideal_consolidator_leaves_only_the_correction(t
     assert "- module=Billing" in topic and "Reporting" not in topic
     assert "- [module](topics/module.md): module=Billing" in (memory.folder / "MEMORY.md").read_text()
     assert json.loads((memory.folder / "state.json").read_text())["sessions_since_consolidation"] == []
+    consolidations = runtime.calls.records(purpose="consolidation")  # recorded with the turn that caused them
+    assert [(c.origin, c.turn) for c in consolidations] == [("support", 6)]
+    assert '"topic": "module"' in consolidations[0].messages[-1].text

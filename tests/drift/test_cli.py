@@ -42,7 +42,7 @@ def test_json_output_shape(capsys):
     names = [p["name"] for p in data["policies"]]
     assert names == [
         *("full", "window", "summary", "facts", "compaction", "recall", "recall_purged"),
-        *("memory_files", "extracted", "mem0"),
+        *("persisted", "memory_files", "extracted", "mem0"),
     ]
     assert [p["id"] for p in data["probes"]] == ["restart", "scope"]
     assert data["probes"][0]["forgotten"] == {"customer": ["Contoso"]}
@@ -238,7 +238,7 @@ def test_piped_tables_are_not_wrapped(capsys, monkeypatch):
             assert any(line.startswith(f"│ {policy.title} ") and "needs --model" in line for line in lines)
             continue
         row = next(line for line in lines if line.startswith(f"│ {policy.title} ") and "unknown" in line)
-        assert re.search(r" [\d,]+ messages?, [\d,]+ chars +│ \d+\.\d\d s +│$", row)
+        assert re.search(r" [\d,]+ messages?, [\d,]+ chars(; [\d,]+ bytes on disk)? +│ \d+\.\d\d s +│$", row)
     assert max(len(line) for line in lines if "request size at every turn" not in line) > 80
 
 

@@ -104,14 +104,15 @@ def test_request_compaction_keeps_the_history_a_reducer_drops_it(report):
 def test_accounting_counts_every_call_and_reports_unknown_without_usage(report):
     calls = {name: cost.calls for name, cost in report.accounting.items()}
     assert calls == {
-        "full": {"agent": 10, "writer": 0, "summarizer": 0, "embeddings": 0},
-        "window": {"agent": 10, "writer": 0, "summarizer": 0, "embeddings": 0},
-        "summary": {"agent": 10, "writer": 0, "summarizer": 10, "embeddings": 0},
-        "facts": {"agent": 10, "writer": 5, "summarizer": 0, "embeddings": 0},
-        "compaction": {"agent": 10, "writer": 0, "summarizer": 0, "embeddings": 0},
-        "recall": {"agent": 10, "writer": 0, "summarizer": 0, "embeddings": 20},
-        "recall_purged": {"agent": 10, "writer": 0, "summarizer": 0, "embeddings": 20},
-        "extracted": {"agent": 10, "writer": 0, "summarizer": 0, "embeddings": 0},  # extraction calls not counted
+        "full": {"agent": 10, "writer": 0, "summarizer": 0, "memory": 0, "embeddings": 0},
+        "window": {"agent": 10, "writer": 0, "summarizer": 0, "memory": 0, "embeddings": 0},
+        "summary": {"agent": 10, "writer": 0, "summarizer": 10, "memory": 0, "embeddings": 0},
+        "facts": {"agent": 10, "writer": 5, "summarizer": 0, "memory": 0, "embeddings": 0},
+        "compaction": {"agent": 10, "writer": 0, "summarizer": 0, "memory": 0, "embeddings": 0},
+        "recall": {"agent": 10, "writer": 0, "summarizer": 0, "memory": 0, "embeddings": 20},
+        "recall_purged": {"agent": 10, "writer": 0, "summarizer": 0, "memory": 0, "embeddings": 20},
+        "persisted": {"agent": 10, "writer": 0, "summarizer": 0, "memory": 0, "embeddings": 0},
+        "extracted": {"agent": 10, "writer": 0, "summarizer": 0, "memory": 10, "embeddings": 0},  # one extraction a turn
     }
     assert all(cost.reported is None for cost in report.accounting.values())
     assert all(cost.estimate == cost.request_chars // 4 for cost in report.accounting.values())
@@ -142,7 +143,7 @@ async def test_a_bad_summary_fails_that_policy_without_replacement(loopback, sum
     assert failure.turn == 1 and reason in failure.reason and "no replacement text" in failure.reason
     # What was measured before the failure is kept, and the policies after it ran.
     assert report.scores["summary"] == {} and set(report.scores["full"]) == {"restart", "scope"}
-    assert report.accounting["summary"].calls == {"agent": 1, "writer": 0, "summarizer": 1, "embeddings": 0}
+    assert report.accounting["summary"].calls == {"agent": 1, "writer": 0, "summarizer": 1, "memory": 0, "embeddings": 0}
     assert set(report.scores["recall_purged"]) == {"restart", "scope"}
 
 

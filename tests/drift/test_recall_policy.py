@@ -51,7 +51,7 @@ def test_a_store_purged_by_forget_cannot_bring_it_back(report):
 def test_retrieval_counts_its_embeddings_calls_and_keeps_every_message_unless_purged(report):
     for policy in ("recall", "recall_purged"):
         cost = report.accounting[policy]
-        assert cost.calls == {"agent": 10, "writer": 0, "summarizer": 0, "embeddings": 20}
+        assert cost.calls == {"agent": 10, "writer": 0, "summarizer": 0, "memory": 0, "embeddings": 20}
         assert cost.reported is None  # the built-in model and the lexical embedder report no tokens
     assert report.retained["recall"].messages == 20  # every request and reply
     assert report.retained["recall_purged"].messages < 20

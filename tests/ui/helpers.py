@@ -1,4 +1,5 @@
 from datetime import UTC, datetime
+from pathlib import Path
 
 from textual import events
 from textual.pilot import Pilot
@@ -61,3 +62,21 @@ def make_recall_app(*, on: bool = True) -> WorkbenchApp:
     calls = CallLog()
     recall = RecallConfig(store="memory").build(calls)
     return WorkbenchApp(AgentRuntime(memory, build_models(ModelConfig()), calls=calls, recall=recall, recall_on=on))
+
+
+def make_persisted_app(directory: Path, mode: Mode = Mode.MANUAL) -> WorkbenchApp:
+    """The app as `workbench --persist` assembles it, on `directory`, with the fixed clock."""
+    from workbench.persist.sessions import PersistedSessions
+
+    persisted = PersistedSessions(directory, clock=lambda: FIXED)
+    runtime = AgentRuntime(persisted.memory, build_models(ModelConfig()), mode=mode, histories=persisted)
+    runtime.forgetting.register(persisted)
+    return WorkbenchApp(runtime)
+
+
+def release(app: WorkbenchApp) -> None:
+    """The workbench quits: its lock on the persisted directory goes with the process."""
+    from workbench.persist.sessions import PersistedSessions
+
+    assert isinstance(app.runtime.histories, PersistedSessions)
+    app.runtime.histories.close()

@@ -1,9 +1,13 @@
 """Snapshots of the screens a person sees, on the built-in model with a fixed clock.
 SVGs live under snapshots/test_snapshots/; update with --snapshot-update after looking at them."""
 
+import asyncio
+import os
+import time
+
 import pytest
 
-from tests.ui.helpers import answer, make_app, say
+from tests.ui.helpers import FIXED, answer, make_app, make_persisted_app, release, say
 from workbench.ui.facts import FactTable
 
 WIDE = (140, 40)
@@ -137,3 +141,35 @@ def test_what_the_model_saw_80x24(snap_compare):
         await pilot.pause()
 
     assert snap_compare(make_app(), terminal_size=(80, 24), run_before=run)
+
+
+@pytest.fixture
+def utc(monkeypatch):
+    """Local time is UTC for the test (a resumed session's saved time is shown in local time)."""
+    monkeypatch.setenv("TZ", "UTC")
+    time.tzset()
+    yield
+    monkeypatch.undo()
+    time.tzset()
+
+
+def test_resumed_after_a_restart(snap_compare, tmp_path, monkeypatch, utc):
+    """A second `workbench --persist`: each pane shows what its agent resumed, between two dividers."""
+    from workbench.persist.sessions import PersistedSessions
+    from workbench.runtime import AgentRuntime, ModelConfig, build_models
+
+    monkeypatch.setenv("HOME", str(tmp_path))  # the divider writes the home directory as ~
+    directory = tmp_path / "data" / "sessions"
+
+    async def first_run() -> None:
+        persisted = PersistedSessions(directory, clock=lambda: FIXED)
+        runtime = AgentRuntime(persisted.memory, build_models(ModelConfig()), histories=persisted)
+        for agent, text in (("support", SEED), ("logs", "Where can I find logs?"), ("support", CORRECTION)):
+            assert (await runtime.ask(agent, text)).ok
+        persisted.close()
+
+    asyncio.run(first_run())
+    os.utime(directory / "sessions.json", (FIXED.timestamp(), FIXED.timestamp()))
+    app = make_persisted_app(directory)
+    assert snap_compare(app, terminal_size=WIDE)
+    release(app)

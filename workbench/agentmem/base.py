@@ -18,6 +18,14 @@ from workbench.runtime.view import RecalledMessage
 USER_ID = "local-user"  # one user per data directory: both agents share what it holds
 SHOWN_AS = "agent memory"  # where a recalled message came from, in the panes
 
+# The purposes a memory's own model calls are recorded under, with the turn that caused them: F2 lists
+# them, the pane's usage and the lab's cost columns count them.
+EXTRACTION_CALL = "extraction"  # MemoryContextProvider's extraction prompt
+CONSOLIDATION_CALL = "consolidation"  # its consolidation prompt
+MEM0_CALL = "Mem0"  # Mem0's language model (it extracts memories and decides how to store them)
+MEM0_EMBEDDINGS_CALL = "Mem0 embeddings"
+MEMORY_CALLS = (EXTRACTION_CALL, CONSOLIDATION_CALL, MEM0_CALL)
+
 
 class FileBackedMemory(ABC):
     """An `AgentMemory` (workbench.runtime.memories) whose every byte lives in files under `root`."""

@@ -33,9 +33,10 @@ from agent_framework import (
     SupportsChatGetResponse,
 )
 
-from workbench.agentmem.base import USER_ID, FileBackedMemory
+from workbench.agentmem.base import CONSOLIDATION_CALL, EXTRACTION_CALL, USER_ID, FileBackedMemory
 from workbench.files import erase_file, private_dir, private_tree, write_private
 from workbench.memory.forget import ForgetPlan
+from workbench.runtime.calls import RecordingMiddleware, recorder_of
 from workbench.runtime.remembered import HeldItem
 
 BOUND_OPTIONS = ("max_tokens", "extra_body")  # how an agent's reply bound travels (workbench.runtime.bounds)
@@ -43,15 +44,31 @@ OWNER_KEY = "workbench_memory_owner"  # the session-state key MemoryFileStore re
 FORGETS_KEY = "workbench_forgets_seen"  # how many forgets had run when the session's turn started
 
 
-class BoundedClient:
-    """The agent's chat client with the agent's reply bound on every call: the framework sends its
-    extraction and consolidation prompts to the client directly, without the agent's options."""
+class MemoryClient:
+    """The agent's chat client as the framework's extraction and consolidation prompts reach it: the
+    framework sends them to the client directly, without the agent's options or middleware, so here
+    each call gets the agent's reply bound (every request bounds its reply) and is recorded through
+    the agent's recorder under its purpose (F2 lists it with the turn; the lab counts it)."""
 
-    def __init__(self, client: SupportsChatGetResponse[Any], bound: Mapping[str, Any]) -> None:
+    def __init__(
+        self,
+        client: SupportsChatGetResponse[Any],
+        bound: Mapping[str, Any],
+        recorder: RecordingMiddleware | None,
+        extraction_prompt: str,
+    ) -> None:
         self._client: Any = client  # any chat client: its overloads are the caller's
         self._bound = dict(bound)
+        self._recorder = recorder
+        self._extraction_prompt = extraction_prompt
 
     def get_response(self, messages: Any, *, stream: bool = False, options: Any = None, **kwargs: Any) -> Any:
+        if self._recorder is not None:
+            first = messages[0].text if messages else ""
+            purpose = EXTRACTION_CALL if first == self._extraction_prompt else CONSOLIDATION_CALL
+            extra = dict(kwargs.pop("client_kwargs", None) or {})
+            extra["middleware"] = [*extra.get("middleware", []), self._recorder.aside(purpose)]
+            kwargs["client_kwargs"] = extra
         return self._client.get_response(messages, stream=stream, options={**self._bound, **(options or {})}, **kwargs)
 
 
@@ -76,11 +93,14 @@ class UserMemoryProvider(MemoryContextProvider):
         self, agent: Any, *, override: SupportsChatGetResponse[Any] | None = None
     ) -> SupportsChatGetResponse[Any] | None:
         """The framework's choice of client (private: its only hook for the extraction client), bounded
-        like the agent's own replies (every request bounds its reply)."""
+        like the agent's own replies and recorded with the agent's calls (`MemoryClient`)."""
         client = super()._chat_client(agent, override=override)
+        if client is None:
+            return None
         defaults = getattr(agent, "default_options", None) or {}
         bound = {k: v for k, v in defaults.items() if k in BOUND_OPTIONS}
-        return cast(SupportsChatGetResponse[Any], BoundedClient(client, bound)) if client and bound else client
+        recorded = MemoryClient(client, bound, recorder_of(agent), self.extraction_prompt)
+        return cast(SupportsChatGetResponse[Any], recorded)
 
     async def after_run(
         self, *, agent: Any, session: AgentSession, context: SessionContext, state: dict[str, Any]

@@ -10,6 +10,8 @@ open-source mem0ai library (`AsyncMemory`), configured locally and shared by bot
   and also skips its remote notice configuration when it is off); a mem0 imported earlier with
   telemetry on is refused.
 - Each agent stores under its own agent id and the one user id; each searches the whole user.
+- Its language-model and embeddings requests are recorded in the call log of the agent whose turn made
+  them ("Mem0" and "Mem0 embeddings" calls, mem0_calls.py): F2 lists them, usage counts them.
 - Forget deletes every memory holding a forgotten value through Mem0's API (`delete`), then removes
   what Mem0 itself keeps of them (its history rows, which `delete` fills with the deleted text, and
   the raw messages it saved), and rewrites every SQLite file (VACUUM) so no deleted byte is left.
@@ -27,7 +29,8 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from workbench.agentmem.base import USER_ID
+from workbench.agentmem.base import MEM0_CALL, MEM0_EMBEDDINGS_CALL, USER_ID
+from workbench.agentmem.mem0_calls import RecordedOpenAI, recording_for
 from workbench.memory.forget import ForgetPlan, declared_in
 from workbench.runtime.remembered import HeldItem
 from workbench.runtime.view import RecalledMessage
@@ -134,9 +137,11 @@ class Mem0Memory:
         )
         memory = AsyncMemory(config)
         # mem0 builds its OpenAI clients with no timeout and an environment override
-        # (OPENAI_BASE_URL); these are the app's, bounded by --timeout.
-        memory.llm.client = llm_client
-        memory.embedding_model.client = embed_client
+        # (OPENAI_BASE_URL); these are the app's, bounded by --timeout, and their requests recorded.
+        memory.llm.client = RecordedOpenAI(llm_client, self.config.model, purpose=MEM0_CALL)
+        memory.embedding_model.client = RecordedOpenAI(
+            embed_client, self.config.embedding_model, purpose=MEM0_EMBEDDINGS_CALL
+        )
         _private(self.directory)
         self._memory = memory
         return memory
@@ -343,7 +348,8 @@ def _provider(owner: Mem0Memory, agent: str) -> ContextProvider:
             state["generation"] = owner.generation
             async with owner._lock:
                 self.mem0_client = owner.open()
-                await super().before_run(agent=agent, session=session, context=context, state=state)
+                with recording_for(agent):
+                    await super().before_run(agent=agent, session=session, context=context, state=state)
             # The provider injects one message: its context prompt, then one memory per line.
             injected = [
                 m.text.removeprefix(self.context_prompt) for m in context.context_messages.get(self.source_id, [])
@@ -357,7 +363,8 @@ def _provider(owner: Mem0Memory, agent: str) -> ContextProvider:
                 if state.get("generation") != owner.generation:
                     return
                 self.mem0_client = owner.open()
-                await super().after_run(agent=agent, session=session, context=context, state=state)
+                with recording_for(agent):
+                    await super().after_run(agent=agent, session=session, context=context, state=state)
             await asyncio.to_thread(_private, owner.directory)
 
     agent_name = agent

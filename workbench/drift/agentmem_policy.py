@@ -14,7 +14,7 @@ from agent_framework import Agent, ContextProvider, Message
 from workbench.agentmem.base import FileBackedMemory
 from workbench.agentmem.extracted import ExtractedMemory
 from workbench.agentmem.files import FileMemory
-from workbench.drift.policies import NoHistoryProvider, Policy, PolicyInfo
+from workbench.drift.policies import NoHistoryProvider, Policy, PolicyInfo, folder_size
 from workbench.memory import WorkingMemory
 from workbench.memory.forget import ForgetPlan, Forgetting, TextHolder
 from workbench.runtime.agents import AGENT_NAMES, INSTRUCTIONS
@@ -59,6 +59,9 @@ class AgentMemoryPolicy(Policy):
 
     async def forget(self, key: str | None) -> None:
         await self.forgetting.forget(key)
+
+    def on_disk(self) -> int | None:
+        return folder_size(self.memory.root)
 
     def retained(self) -> list[Message]:
         """Every file the memory keeps, one message each (transcripts included: they stay on disk)."""

@@ -9,6 +9,7 @@ from agent_framework import Agent, CompactionProvider, ContextProvider, InMemory
 from workbench.agentmem.mem0_config import Mem0Config
 from workbench.drift.agentmem_policy import build_agent_memory_policies
 from workbench.drift.mem0_policy import build_mem0_policy
+from workbench.drift.persisted_policy import PersistedHistoryPolicy
 from workbench.drift.policies import (
     POLICIES,
     SUMMARIZER_INSTRUCTIONS,
@@ -87,6 +88,7 @@ def build_policies(models: ModelSet, calls: CallLog, *, mem0: Mem0Config | None 
             ),
         ),
         *build_recall_policies([info["recall"], info["recall_purged"]], agent, calls),
+        PersistedHistoryPolicy(info["persisted"], agent),
         *build_agent_memory_policies([info["memory_files"], info["extracted"]], agent),
         build_mem0_policy(info["mem0"], agent, mem0),
     ]

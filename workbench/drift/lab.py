@@ -7,6 +7,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
+from workbench.agentmem.base import MEM0_EMBEDDINGS_CALL, MEMORY_CALLS
 from workbench.agentmem.mem0_config import Mem0Config
 from workbench.drift.agentmem_policy import NEEDS_LOOP, NEEDS_MODEL
 from workbench.drift.catalog import build_policies
@@ -73,6 +74,7 @@ class Accounting:
 class Retained:
     messages: int
     chars: int
+    on_disk: int | None = None  # bytes of the files the policy's memory keeps; None: it keeps none
 
 
 @dataclass(frozen=True)
@@ -151,7 +153,15 @@ def score(text: str, expected: Expectation, answer: str) -> ProbeScore:
 
 # policy title, turn, turns in the chronology
 Progress = Callable[[str, int, int], None]
-CALL_KINDS = ("agent", "writer", "summarizer", "embeddings")
+# The cost table's call columns, each the purposes it counts: a memory's own model calls (extraction,
+# consolidation, Mem0's) are memory calls, Mem0's embeddings requests are embeddings calls.
+CALL_KINDS: dict[str, tuple[str, ...]] = {
+    "agent": ("agent",),
+    "writer": ("writer",),
+    "summarizer": ("summarizer",),
+    "memory": MEMORY_CALLS,
+    "embeddings": ("embeddings", MEM0_EMBEDDINGS_CALL),
+}
 
 
 async def run_drift(
@@ -198,13 +208,16 @@ async def run_drift(
                         report.stop = Stop(name, failed.turn, failed.reason, cause)
                 records = calls.records(origin=name)
                 report.accounting[name] = Accounting(
-                    calls={kind: sum(1 for r in records if r.purpose == kind) for kind in CALL_KINDS},
+                    calls={
+                        kind: sum(1 for r in records if r.purpose in purposes) for kind, purposes in CALL_KINDS.items()
+                    },
                     request_chars=sum(r.request_chars for r in records),
                     reported=total_usage(r.usage if r.finished else None for r in records),
                     seconds=time.perf_counter() - policy_started,
                 )
                 retained = policy.retained()
-                report.retained[name] = Retained(len(retained), sum(len(m.text or "") for m in retained))
+                chars = sum(len(m.text or "") for m in retained)
+                report.retained[name] = Retained(len(retained), chars, policy.on_disk())
                 if report.stop:
                     break
             report.seconds = time.perf_counter() - started

@@ -15,7 +15,7 @@ from agent_framework import Agent, Message
 from workbench.agentmem.mem0 import Mem0Memory
 from workbench.agentmem.mem0_config import Mem0Config
 from workbench.drift.agentmem_policy import AgentFactory
-from workbench.drift.policies import NoHistoryProvider, Policy, PolicyInfo
+from workbench.drift.policies import NoHistoryProvider, Policy, PolicyInfo, folder_size
 from workbench.memory import WorkingMemory
 from workbench.memory.forget import Forgetting
 from workbench.runtime.agents import AGENT_NAMES, INSTRUCTIONS
@@ -49,6 +49,9 @@ class Mem0Policy(Policy):
     async def close(self) -> None:
         await self.memory.close()
         shutil.rmtree(self._folder, ignore_errors=True)
+
+    def on_disk(self) -> int | None:
+        return folder_size(self.memory.directory)
 
     def retained(self) -> list[Message]:
         return [Message(role="assistant", contents=[m.content]) for m in self.kept]

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from agent_framework import (
@@ -74,6 +75,12 @@ POLICIES = (
         "the same, and the product's forget deletes every stored message holding a forgotten value",
     ),
     PolicyInfo(
+        "persisted",
+        "persisted history",
+        "every message in the framework's FileHistoryProvider files (workbench --persist), reloaded from disk before "
+        "each step as after a restart; the product's forget replaces both sessions and erases their files",
+    ),
+    PolicyInfo(
         "memory_files",
         "model-written memory files",
         "the files the model writes with file_memory_* functions (FileMemoryProvider), their index in each "
@@ -85,13 +92,14 @@ POLICIES = (
         "extracted memory",
         "topic memories an extraction prompt writes after each turn (MemoryContextProvider): MEMORY.md and up "
         "to three matching topic files in each request; the product's forget rewrites its files. Its extraction "
-        "calls go to the model without the agent's middleware: the call counts leave them out",
+        "calls are memory calls",
     ),
     PolicyInfo(
         "mem0",
         "Mem0",
         "the memories the model extracts each turn into Mem0 (mem0ai, local), the relevant ones in each request; "
-        "the product's forget deletes them through Mem0. Mem0's own model and embeddings calls are not counted",
+        "the product's forget deletes them through Mem0. Mem0's own model calls are memory calls, its "
+        "embeddings requests embeddings calls",
         needs_embedding_model=True,
     ),
 )
@@ -192,6 +200,10 @@ class Policy:
     async def close(self) -> None:
         """Release what the policy opened (files); what it retained can still be read."""
 
+    def on_disk(self) -> int | None:
+        """Bytes of the files this policy's memory keeps, or None when it keeps none on disk."""
+        return None
+
     def retained(self) -> list[Message]:
         return [
             message
@@ -232,6 +244,11 @@ class SummaryPolicy(Policy):
     def retained(self) -> list[Message]:
         summaries = (session.state.get("summary", {}).get("text") for session in self.sessions.values())
         return [Message(role="assistant", contents=[summary]) for summary in summaries if summary]
+
+
+def folder_size(folder: Path) -> int:
+    """Bytes of every file under `folder`."""
+    return sum(p.stat().st_size for p in folder.rglob("*") if p.is_file()) if folder.exists() else 0
 
 
 class FactsPolicy(Policy):

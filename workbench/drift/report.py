@@ -57,6 +57,7 @@ COST_COLUMNS = (
     "agent calls",
     "writer calls",
     "summarizer calls",
+    "memory calls",
     "embeddings calls",
     "request chars sent",
     "estimate (chars/4)",
@@ -164,11 +165,13 @@ def accounting_table(report: DriftReport, *, timing: bool = True) -> Table:
             str(cost.calls["agent"]),
             str(cost.calls["writer"]),
             str(cost.calls["summarizer"]),
+            str(cost.calls["memory"]),
             str(cost.calls["embeddings"]),
             f"{cost.request_chars:,}",
             f"~{cost.estimate:,}",
             describe_usage(cost.reported),
-            f"{kept.messages} message{'' if kept.messages == 1 else 's'}, {kept.chars:,} chars",
+            f"{kept.messages} message{'' if kept.messages == 1 else 's'}, {kept.chars:,} chars"
+            + ("" if kept.on_disk is None else f"; {kept.on_disk:,} bytes on disk"),
             *([f"{cost.seconds:.2f} s"] if timing else []),
         )
     return table
@@ -302,7 +305,11 @@ def to_json(report: DriftReport) -> dict[str, Any]:
                 "reported_tokens": None
                 if cost.reported is None
                 else {"input": cost.reported.input_tokens, "output": cost.reported.output_tokens},
-                "retained_history": {"messages": report.retained[name].messages, "chars": report.retained[name].chars},
+                "retained_history": {
+                    "messages": report.retained[name].messages,
+                    "chars": report.retained[name].chars,
+                    "bytes_on_disk": report.retained[name].on_disk,
+                },
                 "seconds": round(cost.seconds, 3),
             }
             for name, cost in report.accounting.items()

@@ -28,3 +28,17 @@ def to_prompt_block(facts: Iterable[Fact]) -> str:
     lines = [f"- {fact.key} = {quote_value(fact.value)} (turn {fact.turn})" for fact in facts]
     body = "\n".join(lines) if lines else "No facts are stored: nothing has been declared, or it was forgotten."
     return f"{BLOCK_START}\n{_HEADER}\n{body}\n{BLOCK_END}"
+
+
+def with_block(block: str, text: str) -> str:
+    """A user message in manual mode: the facts block, a blank line, then what the user typed."""
+    return f"{block}\n\n{text}"
+
+
+def typed_part(message: str) -> str:
+    """What the user typed, from a message `with_block` made; any other text comes back as it is. The
+    block ends at the first BLOCK_END: its values cannot hold `<` (`quote_value` escapes it)."""
+    if not message.startswith(BLOCK_START):
+        return message
+    _, end, typed = message.partition(f"{BLOCK_END}\n\n")
+    return typed if end else message

@@ -31,6 +31,14 @@ class PrivateFileHistory(FileHistoryProvider):
         # Private name: the framework's own reader of the format it wrote, so there is one owner of it.
         return self._read_json_messages(path) if path.exists() else []
 
+    def count(self, path: Path) -> int:
+        """How many messages a history file holds, one a non-empty line as the framework reads them,
+        without parsing them (start-up counts both histories for the header)."""
+        if not path.exists():
+            return 0
+        with path.open("rb") as lines:
+            return sum(1 for line in lines if line.strip())
+
     async def save_messages(
         self, session_id: str | None, messages: Sequence[Message], *, state: dict[str, Any] | None = None, **kwargs: Any
     ) -> None:

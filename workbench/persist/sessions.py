@@ -20,6 +20,7 @@ import os
 import threading
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import replace
+from datetime import datetime
 from functools import partial
 from pathlib import Path
 
@@ -28,6 +29,7 @@ from agent_framework import Agent, AgentSession, HistoryProvider, Message
 from workbench.files import WORK_SUFFIX, erase_file, private_dir, private_file
 from workbench.memory import WorkingMemory
 from workbench.memory.forget import ForgetPlan, declared_in
+from workbench.memory.store import utc_now
 from workbench.persist.format import (
     MEMORY_FILE,
     SESSIONS_FILE,
@@ -63,7 +65,7 @@ class PersistedSessions:
     name = "persisted sessions"
     unit = "file(s)"
 
-    def __init__(self, directory: Path, *, ledger_capacity: int = 500) -> None:
+    def __init__(self, directory: Path, *, ledger_capacity: int = 500, clock: Callable[[], datetime] = utc_now) -> None:
         self.directory = private_dir(directory.expanduser().resolve())
         self._lock_descriptor = _lock(self.directory / LOCK_FILE)
         try:
@@ -72,6 +74,7 @@ class PersistedSessions:
                 work.unlink()  # a write interrupted before its rename: the file beside it is whole
             saved = read_memory(self._memory_file)
             self._saved_shape, self._saved_sessions = read_sessions(self._sessions_file)
+            saved_at = _modified(self._sessions_file)  # before this run writes it
         except BaseException:
             self.close()  # start-up stops here; the directory is free again
             raise
@@ -81,11 +84,13 @@ class PersistedSessions:
         self._erased = 0
         self._failure: str | None = None
         self.memory = (
-            WorkingMemory.restored(saved, ledger_capacity=ledger_capacity)
+            WorkingMemory.restored(saved, ledger_capacity=ledger_capacity, clock=clock)
             if saved is not None
-            else WorkingMemory(ledger_capacity=ledger_capacity)
+            else WorkingMemory(ledger_capacity=ledger_capacity, clock=clock)
         )
-        self._resumed = Persisted(str(self.directory), facts=len(self.memory.facts()), resumed=saved is not None)
+        self._resumed = Persisted(
+            str(self.directory), facts=len(self.memory.facts()), resumed=saved is not None, saved_at=saved_at
+        )
         self.memory.subscribe(lambda _: self._save_memory())
 
     def close(self) -> None:
@@ -118,7 +123,7 @@ class PersistedSessions:
             return built.create_session()  # its old file is erased when the runtime says which sessions it keeps
         session = AgentSession.from_dict(saved)
         with self._lock:
-            messages = self._resumed.messages + len(self.messages(agent, session))
+            messages = self._resumed.messages + self._history.count(self._history.file(session.session_id))
             self._resumed = replace(self._resumed, messages=messages, resumed=True)
         return session
 
@@ -203,6 +208,11 @@ class PersistedSessions:
     def _history_texts(self) -> Iterator[str]:
         for path in sorted(self._history_dir.glob("*.jsonl")):
             yield from (m.text or "" for m in self._history.read(path))
+
+
+def _modified(path: Path) -> datetime | None:
+    """When `path` was last written, in local time; None when it does not exist."""
+    return datetime.fromtimestamp(path.stat().st_mtime).astimezone() if path.exists() else None
 
 
 class InUse(RuntimeError):

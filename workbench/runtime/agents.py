@@ -11,6 +11,7 @@ from agent_framework import Agent, AgentSession, Message
 
 from workbench.memory import MemoryTurn, WorkingMemory
 from workbench.memory.forget import ForgetPlan, ForgetReport, Forgetting, TextHolder
+from workbench.memory.prompt import typed_part, with_block
 from workbench.memory.rules import check_message
 from workbench.runtime import tracing
 from workbench.runtime.calls import CallLog, CallRecord, RecordingMiddleware
@@ -24,7 +25,14 @@ from workbench.runtime.provider import WorkingMemoryProvider
 from workbench.runtime.remembered import HeldItem, Remembered, RememberedSystem, Remembers, inventory
 from workbench.runtime.updater import MemoryUpdater
 from workbench.runtime.usage import Usage, usage_from_details
-from workbench.runtime.view import MemorySnapshot, MemoryUpdate, RecalledMessage, RuntimeStatus
+from workbench.runtime.view import (
+    MemorySnapshot,
+    MemoryUpdate,
+    RecalledMessage,
+    ResumedHistory,
+    ResumedMessage,
+    RuntimeStatus,
+)
 from workbench.runtime.writer import HostWriter, ModelWriter, Writer
 from workbench.text import clip
 
@@ -121,6 +129,8 @@ class AgentRuntime:
         self.memories = tuple(memories)
         self.histories = histories if histories is not None else InMemoryHistories()
         self._slots = {name: self._build(name, resume=True) for name in AGENT_NAMES}
+        # The sessions start-up began with, and how many messages each held then (ids and counts: no text).
+        self._first = {name: (slot.session.session_id, len(self.history(name))) for name, slot in self._slots.items()}
         self._sessions_changed()
         # The one forget: memory first, then every holder of text this runtime keeps.
         self.forgetting = Forgetting(memory)
@@ -173,6 +183,26 @@ class AgentRuntime:
         """The messages the agent's history provider holds for its current session."""
         return self.histories.messages(name, self._slots[name].session)
 
+    def resumed(self, name: str) -> ResumedHistory | None:
+        """The agent's conversation as start-up resumed it from disk, as the user typed it and the agent
+        answered; None when nothing was resumed or that session was since replaced (a forget, a switch).
+        Read from the history each time: nothing of it is kept here for a forget to miss."""
+        persisted = self.histories.persisted
+        session_id, count = self._first[name]
+        if persisted is None or count == 0 or self._slots[name].session.session_id != session_id:
+            return None
+        shown = (self._as_shown(m) for m in self.history(name)[:count])
+        return ResumedHistory(name, persisted.directory, persisted.saved_at, tuple(m for m in shown if m))
+
+    def _as_shown(self, message: Message) -> ResumedMessage | None:
+        """A user's or an agent's message of this runtime's history as its pane showed it: the user's
+        text without the facts block manual mode added (a history is resumed only under the mode that
+        shaped it); None for what a pane never shows (tool calls and results, empty messages)."""
+        role, text = str(message.role), message.text or ""
+        if role == "user" and self.mode is Mode.MANUAL:
+            text = typed_part(text)
+        return ResumedMessage(role, text) if role in ("user", "assistant") and text.strip() else None
+
     def set_mode(self, mode: Mode) -> None:
         """Switch integration mode. Both agents start new sessions (the old histories were shaped by
         the old mode); the facts stay."""
@@ -223,7 +253,7 @@ class AgentRuntime:
             if check_message(text) is not None:  # too long, or not encodable: refused before any model call
                 outcome = self.memory.admit(turn, [])
                 return TurnResult(name, turn, error=outcome.events[0].describe())
-            content = text if self.mode is Mode.PROVIDER else f"{self.memory.prompt_block()}\n\n{text}"
+            content = text if self.mode is Mode.PROVIDER else with_block(self.memory.prompt_block(), text)
             message = Message(role="user", contents=[content], message_id=f"user-{turn.number}")
             try:
                 stream = slot.agent.run(message, session=slot.session, stream=True)

@@ -1,10 +1,15 @@
-"""What each model call was sent and what the provider reported, recorded by chat middleware."""
+"""What each model call was sent and what the provider reported, recorded by chat middleware.
+
+An agent's own calls are recorded by its `RecordingMiddleware`. A memory that calls a model on its own
+during an agent's turn (an extraction prompt, Mem0) records through that agent's recorder
+(`recorder_of`), so the call is listed with the turn that caused it and counted in its usage."""
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
 import itertools
+import threading
 from collections import deque
 from collections.abc import Awaitable, Callable, Iterable, Iterator
 from dataclasses import dataclass, field
@@ -72,21 +77,25 @@ class CallLog:
     _records: deque[CallRecord] = field(default_factory=deque)
     _seq: itertools.count[int] = field(default_factory=lambda: itertools.count(1))
     _totals: dict[str, Usage | None] = field(default_factory=dict)
+    # Mem0 makes its calls from worker threads: a record is added there while the app reads the log.
+    _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
 
     def start(self, purpose: str, model: str, instructions: str, messages: Iterable[tuple[str, str]]) -> CallRecord:
         turn = current_turn.get()
-        record = CallRecord(
-            next(self._seq),
-            purpose,
-            turn.number if turn else None,
-            turn.origin if turn else purpose,
-            model,
-            instructions,
-            tuple(messages),
-        )
-        self._records.append(record)
-        while len(self._records) > self.capacity:
-            self._records.popleft()
+        sent = tuple(messages)
+        with self._lock:
+            record = CallRecord(
+                next(self._seq),
+                purpose,
+                turn.number if turn else None,
+                turn.origin if turn else purpose,
+                model,
+                instructions,
+                sent,
+            )
+            self._records.append(record)
+            while len(self._records) > self.capacity:
+                self._records.popleft()
         return record
 
     def finish(self, record: CallRecord, response: ChatResponse[Any]) -> None:
@@ -97,19 +106,21 @@ class CallLog:
         """A call completed with what its provider reported (chat calls and embeddings requests alike)."""
         record.usage = usage
         record.finished = True
-        total = self._totals.get(record.origin, Usage(0, 0))
-        self._totals[record.origin] = None if total is None or record.usage is None else total + record.usage
+        with self._lock:
+            total = self._totals.get(record.origin, Usage(0, 0))
+            self._totals[record.origin] = None if total is None or record.usage is None else total + record.usage
 
     def fail(self, record: CallRecord, exc: BaseException) -> None:
         """The call ended without an answer. The first failure is the one recorded. What it used is
         unknown (a reply cut off at the limit used thousands of tokens), so its origin's total is too."""
         if not record.error:
             record.error = "the call was cancelled" if isinstance(exc, asyncio.CancelledError) else explain_failure(exc)
-        self._totals[record.origin] = None
+        with self._lock:
+            self._totals[record.origin] = None
 
     def texts(self) -> Iterator[str]:
         """Every text the records hold: instructions, messages sent, replies and errors."""
-        for record in list(self._records):
+        for record in self._listed():
             yield record.instructions
             yield from (text for _, text in record.sent)
             yield record.reply
@@ -119,24 +130,31 @@ class CallLog:
         """Drop every record (they quote the histories a forget replaces, forgotten values included)
         and say how many. The usage totals (numbers) stay; a call still running finishes into a
         record nothing lists."""
-        dropped = len(self._records)
-        self._records.clear()
+        with self._lock:
+            dropped = len(self._records)
+            self._records.clear()
         return dropped
 
     def total(self, origin: str) -> Usage | None:
         """Reported usage of every completed call for `origin`; zero before any call."""
-        return self._totals.get(origin, Usage(0, 0))
+        with self._lock:
+            return self._totals.get(origin, Usage(0, 0))
+
+    def _listed(self) -> list[CallRecord]:
+        with self._lock:
+            return list(self._records)
 
     def latest(self, *, purpose: str, origin: str) -> CallRecord | None:
         """The newest call for `origin` with `purpose`, searched from the end (a long log stays cheap)."""
-        return next((r for r in reversed(self._records) if r.purpose == purpose and r.origin == origin), None)
+        with self._lock:
+            return next((r for r in reversed(self._records) if r.purpose == purpose and r.origin == origin), None)
 
     def records(
         self, *, purpose: str | None = None, turn: int | None = None, origin: str | None = None
     ) -> list[CallRecord]:
         return [
             r
-            for r in self._records
+            for r in self._listed()
             if (purpose is None or r.purpose == purpose)
             and (turn is None or r.turn == turn)
             and (origin is None or r.origin == origin)
@@ -147,13 +165,27 @@ class RecordingMiddleware(ChatMiddleware):
     """Records every chat call of one agent into a CallLog under a fixed purpose, bounds it by
     `timeout` seconds in total (retries and a streamed reply included), and refuses a reply that is
     not an answer (`check_answer`), so a call that fails, before or while streaming, is recorded as
-    failed and fails its run before any history stores it."""
+    failed and fails its run before any history stores it. Unless `checked` is False: a memory's own
+    call (`aside`) is recorded as it came back, and the memory judges what it got."""
 
-    def __init__(self, log: CallLog, purpose: str, model: str, *, timeout: float | None = None) -> None:
+    def __init__(
+        self, log: CallLog, purpose: str, model: str, *, timeout: float | None = None, checked: bool = True
+    ) -> None:
         self._log = log
         self._purpose = purpose
         self._model = model
         self._timeout = timeout
+        self._checked = checked
+
+    @property
+    def log(self) -> CallLog:
+        return self._log
+
+    def aside(self, purpose: str) -> RecordingMiddleware:
+        """A recorder for a call a memory makes for this agent's turn on its own (an extraction prompt):
+        the same log, model and deadline, its own purpose, the reply left for the memory to judge (the
+        framework skips a bad extraction; it never fails the agent's answer)."""
+        return RecordingMiddleware(self._log, purpose, self._model, timeout=self._timeout, checked=False)
 
     async def process(self, context: ChatContext, call_next: Callable[[], Awaitable[None]]) -> None:
         instructions = context.options.get("instructions") if context.options else None
@@ -186,11 +218,19 @@ class RecordingMiddleware(ChatMiddleware):
 
     def _finish(self, record: CallRecord, response: ChatResponse[Any], *, streamed: bool) -> None:
         try:
-            check_answer(response, streamed=streamed)
+            if self._checked:
+                check_answer(response, streamed=streamed)
         except Exception as exc:
             self._log.fail(record, exc)
             raise
         self._log.finish(record, response)
+
+
+def recorder_of(agent: object) -> RecordingMiddleware | None:
+    """The recorder of an agent's calls (what a memory records its own calls for that agent's turn
+    through), or None for an agent that records nothing."""
+    middleware = getattr(agent, "middleware", None) or ()
+    return next((m for m in middleware if isinstance(m, RecordingMiddleware)), None)
 
 
 class _Pull:

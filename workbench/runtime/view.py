@@ -4,8 +4,10 @@ and the runtime's status in words. Plain data: a screen renders it, nothing reac
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
+from datetime import datetime
 from typing import TYPE_CHECKING
 
+from workbench.files import home_relative
 from workbench.runtime.config import Mode
 
 if TYPE_CHECKING:
@@ -77,6 +79,7 @@ class Persisted:
     facts: int = 0
     resumed: bool = False
     failure: str | None = None  # the latest write that failed, bounded and scrubbed by the caller
+    saved_at: datetime | None = None  # when the sessions resumed were last saved (local time)
 
     @property
     def part(self) -> tuple[str, str]:
@@ -85,6 +88,35 @@ class Persisted:
         if self.resumed:
             return "resumed", f"{self.messages:,} message(s), {self.facts:,} fact(s)"
         return "persist", "on, nothing to resume"
+
+
+@dataclass(frozen=True)
+class ResumedMessage:
+    """One message of a resumed conversation: "user" as the user typed it, "assistant" as the agent answered."""
+
+    role: str
+    text: str
+
+
+@dataclass(frozen=True)
+class ResumedHistory:
+    """One agent's conversation as start-up resumed it from disk (`--persist`), oldest first: what the
+    agent's history still holds of the earlier run, for its pane to show."""
+
+    agent: str
+    directory: str  # where it was kept
+    saved_at: datetime | None
+    messages: tuple[ResumedMessage, ...]
+
+    @property
+    def opening(self) -> str:
+        when = f", saved {self.saved_at:%Y-%m-%d %H:%M}" if self.saved_at else ""
+        return (
+            f"Resumed from {home_relative(self.directory)}{when}: the {self.agent} agent's earlier conversation, "
+            f"{len(self.messages):,} message(s). It still sees all of it."
+        )
+
+    closing = "End of the resumed conversation."
 
 
 @dataclass(frozen=True)

@@ -25,6 +25,7 @@ from workbench.ui.messages import Streamed, TurnEnded, TurnStarted
 from workbench.ui.typing import PauseScheduler, TypingClock
 
 if TYPE_CHECKING:
+    from workbench.runtime.view import ResumedHistory
     from workbench.session.controller import TurnOutcome
     from workbench.ui.replies import AgentReply
 
@@ -331,6 +332,24 @@ class ChatPane(Vertical):
         self._hidden -= len(back)
         await self.conversation.mount_all(back, after=self.conversation.query_one(HiddenNote))
         await self._note_hidden()
+
+    def show_resumed(self, history: ResumedHistory) -> None:
+        """The agent's resumed conversation between two dividers, drawn as its turns were drawn live:
+        the user's text as typed, each answer rendered once. Like live messages, at most MAX_SHOWN
+        widgets are mounted; the earlier ones wait behind the hidden note, as live ones do. Mounted at once,
+        before any turn of this run can start, so they always come first."""
+        from workbench.ui.replies import AgentAnswer
+
+        room = self.MAX_SHOWN - 2  # the two dividers
+        shown = history.messages[-room:] if len(history.messages) > room else history.messages
+        messages = [UserMessage(m.text) if m.role == "user" else AgentAnswer(m.text) for m in shown]
+        self.conversation.mount_all(
+            [Notice(history.opening, kind="resumed"), *messages, Notice(history.closing, kind="resumed")]
+        )
+        if earlier := history.messages[: len(history.messages) - len(shown)]:
+            self._earlier.extend(partial(UserMessage if m.role == "user" else AgentAnswer, m.text) for m in earlier)
+            self._hidden += len(earlier)
+            self.conversation.mount(HiddenNote(self._hidden, min(self.SHOW_MORE, len(self._earlier))), before=0)
 
     async def replace_history(self, reason: str) -> None:
         """The agent's history was replaced: clear what it no longer holds. A reply still streaming

@@ -77,6 +77,13 @@ async def forget(app: TurnFlow, keys: Sequence[str] | None) -> None:
     app.notify(f"{'Forgot ' + ', '.join(keys) if keys else 'Forgot every fact'}; both histories replaced.")
 
 
+def show_resumed(app: TurnFlow) -> None:
+    """Each pane shows what its agent resumed from disk (`--persist`), if anything."""
+    for agent in AGENTS:
+        if history := app.runtime.resumed(agent):
+            app.pane(agent).show_resumed(history)
+
+
 def show_calls(app: TurnFlow, agent: str) -> None:
     runtime = app.runtime
     app.push_screen(

@@ -82,6 +82,7 @@ class TurnFlow(App[None]):
         composers = lambda: self.query(Composer)  # noqa: E731
         self._disconnect = [session.register(input_undo(composers)), session.subscribe(self._settled)]
         self.show_status()
+        intentions.show_resumed(self)
         self.query_one(FactPanel).view = MemoryView(self.runtime.snapshot())
 
     def _settled(self, update: MemoryUpdate) -> None:  # may run on another thread: post, never draw

@@ -1,0 +1,175 @@
+"""`workbench --persist` started again: each pane shows its agent's resumed conversation between two
+dividers, as typed and as answered, bounded like a live one; a forget clears it like live messages,
+and nothing forgotten comes back at the next start (the files and the panes' text are scanned)."""
+
+import secrets
+from pathlib import Path
+
+from tests.support.residue import residue
+from tests.ui.helpers import make_persisted_app, release, say
+from workbench import cli
+from workbench.persist.sessions import DIRECTORY, PersistedSessions
+from workbench.runtime import AgentRuntime, Mode, ModelConfig, build_models
+from workbench.ui.app import WorkbenchApp
+from workbench.ui.chat import ChatPane, HiddenNote, Notice, UserMessage
+from workbench.ui.replies import AgentAnswer
+
+SIZE = (160, 50)
+
+
+def shown(app: WorkbenchApp, agent: str) -> list[tuple[str, str]]:
+    """What the pane's conversation holds, top to bottom: (kind, text) of each message and divider."""
+    kinds = {UserMessage: "user", AgentAnswer: "agent", Notice: "notice", HiddenNote: "hidden"}
+    found = []
+    for widget in app.pane(agent).conversation.children:
+        kind = next((name for cls, name in kinds.items() if isinstance(widget, cls)), None)
+        if kind is not None:
+            found.append((kind, widget.text if isinstance(widget, AgentAnswer) else str(widget.render())))
+    return found
+
+
+def pane_texts(app: WorkbenchApp) -> str:
+    return "\n".join(text for agent in ("support", "logs") for _, text in shown(app, agent))
+
+
+def files_holding(directory: Path, values: list[str]) -> dict[str, list[str]]:
+    """The raw scan: every file under `directory`, as bytes, and the values found in it."""
+    found = {
+        str(p.relative_to(directory)): [v for v in values if v.encode() in p.read_bytes()]
+        for p in sorted(directory.rglob("*"))
+        if p.is_file()
+    }
+    return {name: hits for name, hits in found.items() if hits}
+
+
+def cli_app(*options: str) -> WorkbenchApp:
+    args = cli.build_parser().parse_args(["--persist", *options])
+    return cli.build_app(args, cli.model_config(args))
+
+
+async def test_a_second_workbench_persist_shows_each_pane_its_resumed_conversation(tmp_path, monkeypatch):
+    monkeypatch.setenv("WORKBENCH_DATA_DIR", str(tmp_path))
+    literal = "module=Reporting; database=[bold]PostgreSQL[/bold]"  # markup stays text
+    first = cli_app()
+    async with first.run_test(size=SIZE) as pilot:
+        await pilot.pause()
+        await say(pilot, "support", literal)
+        await say(pilot, "logs", "Where can I find logs?")
+        await say(pilot, "support", "module=Billing\nwhich module?")
+        answers = {a: [t for kind, t in shown(first, a) if kind == "agent"] for a in ("support", "logs")}
+    release(first)
+
+    second = cli_app()
+    async with second.run_test(size=SIZE) as pilot:
+        await pilot.pause()
+        support, logs = shown(second, "support"), shown(second, "logs")
+        where = str((tmp_path / DIRECTORY).resolve())
+        assert support[0][0] == "notice" and support[0][1].startswith(f"Resumed from {where}, saved ")
+        assert "the support agent's earlier conversation, 4 message(s). It still sees all of it." in support[0][1]
+        assert support[1:] == [
+            ("user", literal),
+            ("agent", answers["support"][0]),
+            ("user", "module=Billing\nwhich module?"),
+            ("agent", answers["support"][1]),
+            ("notice", "End of the resumed conversation."),
+        ]
+        assert logs[1:] == [
+            ("user", "Where can I find logs?"),
+            ("agent", answers["logs"][0]),
+            ("notice", "End of the resumed conversation."),
+        ]
+        assert "resumed: 6 message(s), 2 fact(s)" in second.sub_title
+        # The resumed conversation is what the agent is sent: a new turn comes after it.
+        await say(pilot, "support", "and the database?")
+        assert [k for k, _ in shown(second, "support")][-3:] == ["notice", "user", "agent"]
+    release(second)
+
+
+async def test_a_provider_mode_history_resumes_under_provider_mode(tmp_path, monkeypatch):
+    monkeypatch.setenv("WORKBENCH_DATA_DIR", str(tmp_path))
+    first = cli_app("--mode", "provider")
+    async with first.run_test(size=SIZE) as pilot:
+        await pilot.pause()
+        await say(pilot, "logs", "customer=Contoso")
+    release(first)
+    second = cli_app("--mode", "provider")
+    async with second.run_test(size=SIZE) as pilot:
+        await pilot.pause()
+        assert [k for k, _ in shown(second, "logs")] == ["notice", "user", "agent", "notice"]
+        assert shown(second, "logs")[1] == ("user", "customer=Contoso")
+        assert shown(second, "support") == []  # it said nothing: no dividers either
+    release(second)
+    third = cli_app()  # manual mode: the histories were shaped by the other mode, so none is resumed
+    async with third.run_test(size=SIZE) as pilot:
+        await pilot.pause()
+        assert shown(third, "logs") == [] and "resumed: 0 message(s), 1 fact(s)" in third.sub_title
+    release(third)
+
+
+async def test_a_long_resumed_conversation_is_bounded_like_a_live_one(tmp_path, monkeypatch):
+    monkeypatch.setattr(ChatPane, "MAX_SHOWN", 6)
+    directory = tmp_path / DIRECTORY
+    first = make_persisted_app(directory)
+    async with first.run_test(size=SIZE) as pilot:
+        for n in range(5):
+            await say(pilot, "support", f"question {n}?")
+    release(first)
+    second = make_persisted_app(directory)
+    async with second.run_test(size=SIZE) as pilot:
+        await pilot.pause()
+        support = shown(second, "support")
+        # Ten messages: the latest four between the dividers, six counted in the hidden note.
+        assert [k for k, _ in support] == ["hidden", "notice", "user", "agent", "user", "agent", "notice"]
+        assert support[0][1].startswith("6 earlier message(s) are not shown here")
+        assert [t for k, t in support if k == "user"] == ["question 3?", "question 4?"]
+        assert "10 message(s)" in support[1][1]
+        await say(pilot, "support", "one more?")  # live messages push out the oldest, as ever
+        assert second.pane("support").query_one(HiddenNote).count == 8
+    release(second)
+
+
+async def test_after_a_forget_nothing_forgotten_shows_or_is_kept_and_a_restart_brings_none_back(tmp_path):
+    tag = secrets.token_hex(5)
+    reporting, billing, contoso = f"Reporting-{tag}", f"Billing-{tag}", f"Contoso-{tag}"
+    forgotten = [reporting, billing]
+    directory = tmp_path / DIRECTORY
+    # The first run without a screen: an earlier app would stay reachable from the next one through the
+    # test's event loop (Textual's print capture), which the residue scan would walk into.
+    persisted = PersistedSessions(directory)
+    runtime = AgentRuntime(persisted.memory, build_models(ModelConfig()), histories=persisted)
+    assert (await runtime.ask("support", f"module={reporting}; customer={contoso}")).ok
+    assert (await runtime.ask("logs", f"module={billing}")).ok
+    persisted.close()
+    del runtime, persisted
+
+    second = make_persisted_app(directory)
+    async with second.run_test(size=SIZE) as pilot:
+        await pilot.pause()
+        assert reporting in pane_texts(second) and billing in pane_texts(second)
+        await say(pilot, "logs", "forget module")
+        assert not any(v in pane_texts(second) for v in forgotten)
+        assert all(k == "notice" for a in ("support", "logs") for k, _ in shown(second, a))  # "History replaced"
+        assert residue(forgotten, second) == {}
+        assert files_holding(directory, forgotten) == {}
+        await say(pilot, "support", "Where are the logs?")  # the new session says something
+    release(second)
+
+    third = make_persisted_app(directory)
+    async with third.run_test(size=SIZE) as pilot:
+        await pilot.pause()
+        assert [t for k, t in shown(third, "support") if k == "user"] == ["Where are the logs?"]
+        assert shown(third, "logs") == []
+        assert not any(v in pane_texts(third) for v in forgotten)
+        assert files_holding(directory, forgotten) == {}
+        assert "memory.json" in files_holding(directory, [contoso])  # the other fact stays
+    release(third)
+
+
+async def test_a_pane_shows_no_resumed_history_without_persist():
+    from tests.ui.helpers import make_app
+
+    app = make_app(Mode.MANUAL)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.pause()
+        assert app.runtime.resumed("support") is None
+        assert shown(app, "support") == []

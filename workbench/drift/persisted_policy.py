@@ -1,0 +1,91 @@
+"""The persisted-history policy: both agents' histories kept as `workbench --persist` keeps them (the
+framework's `FileHistoryProvider` files and each session's `AgentSession.to_dict`, through
+`workbench.persist`), in a temporary directory of the lab's own. Before every step the workbench
+restarts: the directory is opened again and each agent resumes its session from the files, so a cell
+shows exactly what a restart brings back. A forget is the product's: as in the app, both sessions are
+replaced by new ones, their files erased, and every file scanned for the forgotten values."""
+
+from __future__ import annotations
+
+import tempfile
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+from agent_framework import Message
+
+from workbench.drift.agentmem_policy import AgentFactory
+from workbench.drift.policies import Policy, PolicyInfo, folder_size
+from workbench.memory.forget import Forgetting, TextHolder
+from workbench.persist.sessions import DIRECTORY, PersistedSessions
+from workbench.runtime.agents import AGENT_NAMES, INSTRUCTIONS
+
+SHAPE = "drift lab, full history"  # what shaped the histories: the same at every restart, so each resumes
+
+
+class PersistedHistoryPolicy(Policy):
+    """Both agents over the product's persisted sessions, reopened at every step."""
+
+    def __init__(self, info: PolicyInfo, agent: AgentFactory) -> None:
+        super().__init__(info, {})
+        self._agent = agent
+        self._folder = tempfile.TemporaryDirectory(prefix="workbench-drift-persisted-")  # deleted with the policy
+        self.directory = Path(self._folder.name) / DIRECTORY
+
+    @contextmanager
+    def _restarted(self) -> Iterator[PersistedSessions]:
+        """A workbench started on the directory, as `workbench --persist` starts: both agents resume their
+        saved sessions (`self.agents`, `self.sessions`); it quits at the end of the block."""
+        persisted = PersistedSessions(self.directory)
+        try:
+            self.agents = {
+                role: self._agent(self.info.name, [persisted.provider(role)], INSTRUCTIONS[role])
+                for role in AGENT_NAMES
+            }
+            self.sessions = {role: persisted.first_session(role, a, SHAPE) for role, a in self.agents.items()}
+            persisted.kept(self.sessions, SHAPE)
+            yield persisted
+        finally:
+            persisted.close()
+
+    async def answer(self, turn: int, agent: str, text: str) -> str:
+        with self._restarted() as persisted:
+            reply = await super().answer(turn, agent, text)
+            persisted.kept(self.sessions, SHAPE)  # what the runtime does after every turn
+        return reply
+
+    async def forget(self, key: str | None) -> None:
+        """The product's forget on the persisted sessions: its memory (empty here: this policy keeps no
+        facts), the agents' sessions replaced, then the files rewritten and scanned."""
+        with self._restarted() as persisted:
+            forgetting = Forgetting(persisted.memory)
+            sessions = TextHolder(
+                "agent sessions", "message(s)", lambda: self._texts(persisted), lambda _: self._new(persisted)
+            )
+            forgetting.register(sessions)
+            forgetting.register(persisted)
+            report = await forgetting.forget(key)
+        if report.failures:
+            raise RuntimeError(report.describe())
+
+    def _texts(self, persisted: PersistedSessions) -> Iterator[str]:
+        for role, session in self.sessions.items():
+            yield from (m.text or "" for m in persisted.messages(role, session))
+
+    def _new(self, persisted: PersistedSessions) -> int:
+        """New sessions for both agents; the files of the old ones are erased. Returns the messages dropped."""
+        dropped = sum(1 for _ in self._texts(persisted))
+        self.sessions = {role: a.create_session() for role, a in self.agents.items()}
+        persisted.kept(self.sessions, SHAPE)
+        return dropped
+
+    def retained(self) -> list[Message]:
+        """Every message the files hold for the agents' sessions, as the next start would resume them."""
+        with self._restarted() as persisted:
+            return [m for role, session in self.sessions.items() for m in persisted.messages(role, session)]
+
+    def on_disk(self) -> int | None:
+        return folder_size(self.directory)
+
+    async def close(self) -> None:
+        self._folder.cleanup()
