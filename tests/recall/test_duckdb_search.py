@@ -19,7 +19,13 @@ import pytest
 from agent_framework import Filter, FilterGroup, VectorStoreField, vectorstoremodel
 from agent_framework_duckdb import DuckDBCollection, DuckDBStore
 
-from workbench.recall.duckdb_search import ROW_GROUP_ROWS, RecallDuckDBCollection, RecallDuckDBStore, threads_for, vector_literal
+from workbench.recall.duckdb_search import (
+    ROW_GROUP_ROWS,
+    RecallDuckDBCollection,
+    RecallDuckDBStore,
+    threads_for,
+    vector_literal,
+)
 from workbench.recall.records import StoredMessage, embedded, record_type
 
 DIMENSIONS = 16

@@ -14,7 +14,7 @@ from workbench.memory import WorkingMemory
 from workbench.memory.forget import Forgetting
 from workbench.recall.duckdb_file import DuckDBBackend, companion_files
 from workbench.recall.embedders import lexical_embedder
-from workbench.recall.postgres_store import PostgresBackend
+from workbench.recall.postgres_store import PostgresBackend, vectors_table
 from workbench.recall.records import RecallScope
 from workbench.recall.setup import RecallSetup
 from workbench.recall.store import RecallStore
@@ -186,4 +186,37 @@ async def test_deleting_alone_leaves_the_value_in_the_postgres_table_files(
     await _checkpoint(postgres_database)
     assert await store.records(USER) == []
     assert b"Zanzibar-Orchid-7731" in _database_bytes(postgres, postgres_database)
+    await store.close()
+
+
+async def _file_nodes(conninfo: str, *relations: str) -> list[int]:
+    async with await psycopg.AsyncConnection.connect(conninfo) as connection:
+        query = "SELECT pg_relation_filenode(%s::regclass)"
+        return [row[0] for r in relations if (row := await (await connection.execute(query, [r])).fetchone())]
+
+
+async def test_a_forget_rewrites_the_messages_and_leaves_the_embeddings_index_in_place(postgres_database: str) -> None:
+    """The split that keeps a forget fast: the text lives only in the messages table, which the forget
+    rewrites; the embeddings table and its HNSW index keep their files (an index build per forget was
+    what made a forget of 100,000 messages take over a minute)."""
+    store = RecallStore(PostgresBackend(postgres_database))
+    support = seat(store, "support")
+    await support.say("customer=Zanzibar-Orchid-7731; version=12.4")
+    await support.say("database=PostgreSQL")
+    (collection,) = await store._existing()  # the one embedder's collection
+    messages, vectors = collection.collection_name, vectors_table(collection.collection_name)
+    async with await psycopg.AsyncConnection.connect(postgres_database) as connection:
+        query = "SELECT indexname FROM pg_indexes WHERE tablename = %s AND indexdef LIKE '%% USING hnsw %%'"
+        (index,) = [row[0] for row in await (await connection.execute(query, [vectors])).fetchall()]
+        columns = "SELECT column_name FROM information_schema.columns WHERE table_name = %s"
+        assert "text" not in [row[0] for row in await (await connection.execute(columns, [vectors])).fetchall()]
+    before = await _file_nodes(postgres_database, messages, vectors, index)
+
+    await store.forget(WorkingMemory().plan("customer"), USER)
+
+    after = await _file_nodes(postgres_database, messages, vectors, index)
+    assert after[0] != before[0] and after[1:] == before[1:]
+    embedder = lexical_embedder()
+    found = [hit.record.text for hit in await store.search(embedder.name, (await embedder.embed(["PostgreSQL"]))[0], USER, 5)]
+    assert any("PostgreSQL" in text for text in found) and not any("Zanzibar" in text for text in found)
     await store.close()

@@ -2,13 +2,20 @@
 
 import json
 import os
+import secrets
 import stat
+from collections.abc import Awaitable, Callable
 from pathlib import Path
+from typing import Any
+
+from agent_framework import HistoryProvider, InMemoryHistoryProvider
 
 from tests.support.residue import residue
 from workbench.drift import load_chronology_file, run_drift
 from workbench.memory import WorkingMemory
+from workbench.memory.forget import ForgetReport
 from workbench.runtime import AgentRuntime, MemoryUpdate, ModelConfig, build_models
+from workbench.runtime.histories import InMemoryHistories
 from workbench.session.controller import SessionController
 
 CORRECTION = "module=Billing; database=SQL Server 2022; version=2"
@@ -20,7 +27,7 @@ def session() -> SessionController:
 
 
 async def test_every_holder_of_text_is_registered_with_the_one_forget():
-    assert session().runtime.forgetting.holders == ("agent sessions", "call log", "transcript")
+    assert session().runtime.forgetting.holders == ("agent sessions", "call log", "transcript", "turns in flight")
 
 
 async def test_the_export_after_forget_version_keeps_sql_server_2022_whole(tmp_path: Path):
@@ -30,7 +37,8 @@ async def test_the_export_after_forget_version_keeps_sql_server_2022_whole(tmp_p
     assert rejected.result.ok and "P9" not in {f.value for f in controller.runtime.memory.facts()}
     await controller.ask("logs", "Which database is affected?")
     report = await controller.forget("version")
-    assert set(report.counts) == {"agent sessions", "call log", "transcript"} and not report.failures
+    assert set(report.counts) == {"agent sessions", "call log", "transcript", "turns in flight"}
+    assert not report.failures
     await controller.forget("priority")  # P9 was never admitted: a rejected batch declared it
 
     path = tmp_path / "conversation.json"
@@ -47,6 +55,42 @@ async def test_the_export_after_forget_version_keeps_sql_server_2022_whole(tmp_p
 
     found = residue(["version=2", "P9"], controller)
     assert found == {}, found
+
+
+class SlowHistories(InMemoryHistories):
+    """Histories whose saving, at the end of a turn (after its batch settled), takes a while: long
+    enough for the user to forget something meanwhile (`meanwhile` runs then)."""
+
+    def __init__(self) -> None:
+        self.meanwhile: list[Callable[[], Awaitable[object]]] = []
+
+    def provider(self, agent: str) -> HistoryProvider:
+        histories = self
+
+        class Saving(InMemoryHistoryProvider):
+            async def after_run(self, **kwargs: Any) -> None:
+                while histories.meanwhile:
+                    await histories.meanwhile.pop()()
+                await super().after_run(**kwargs)
+
+        return Saving()
+
+
+async def test_a_forget_while_a_turn_runs_reaches_the_batches_that_turn_already_settled():
+    histories = SlowHistories()
+    controller = SessionController(AgentRuntime(WorkingMemory(), build_models(ModelConfig()), histories=histories))
+    version, module = f"V-{secrets.token_hex(4)}", f"Billing-{secrets.token_hex(4)}"
+    reports: list[ForgetReport] = []
+
+    async def forget_version() -> None:
+        reports.append(await controller.forget("version"))
+
+    histories.meanwhile.append(forget_version)
+    outcome = await controller.ask("support", f"module={module}; version={version}")
+    assert outcome.result.ok and reports and reports[0].removed["turns in flight"] == 1
+    assert residue([version], outcome.memory) == {}
+    assert residue([module], outcome.memory)  # the other fact is still in the turn's view
+    assert residue([version], controller) == {}
 
 
 async def test_an_export_is_readable_by_the_user_only_whatever_the_umask(tmp_path: Path):

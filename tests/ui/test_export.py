@@ -93,4 +93,6 @@ async def test_run_the_drift_lab_on_this_conversation(tmp_path):
         await app.workers.wait_for_complete()
         await pilot.pause()
         assert isinstance(app.screen, DriftScreen)
+        await app.workers.wait_for_complete()  # the lab's own run, started once its screen mounted
+        await pilot.pause()
         assert "2 turns" in str(app.screen.query_one("#drift-status").render())

@@ -8,7 +8,7 @@ from tests.support.residue import residue
 from tests.ui.helpers import make_app, make_recall_app, say
 from workbench.ui.composer import Composer
 
-HOLDERS = ("agent sessions", "call log", "transcript", "input undo")
+HOLDERS = ("agent sessions", "call log", "transcript", "turns in flight", "input undo")
 
 
 async def test_the_app_registers_every_holder_of_text_with_the_one_forget():

@@ -187,9 +187,12 @@ async def test_the_composer_does_not_blink_ctrl_j_starts_a_line_and_enter_sends_
         assert composer.text == "" and not composer.undo_texts()[0]
 
 
-async def test_a_long_conversation_keeps_only_the_latest_messages_on_screen():
-    pane = ChatPane("support", title="support", placeholder="type", hint="hint")
-    pane.MAX_SHOWN = 6
+class ShortPane(ChatPane):
+    MAX_SHOWN, SHOW_MORE = 6, 2
+
+
+async def test_a_long_conversation_keeps_only_the_latest_messages_on_screen_and_shows_more_on_a_click():
+    pane = ShortPane("support", title="support", placeholder="type", hint="hint")
     async with Host(pane).run_test(size=(80, 24)) as pilot:
         for i in range(5):
             pane.post_message(TurnStarted(f"question {i}"))
@@ -198,7 +201,24 @@ async def test_a_long_conversation_keeps_only_the_latest_messages_on_screen():
             await pane.app.workers.wait_for_complete()
         await pilot.pause()
         assert [str(w.render()) for w in pane.query(UserMessage)] == ["question 2", "question 3", "question 4"]
-        assert "4 earlier message(s) are not shown" in str(pane.query_one(HiddenNote).render())
+        note = pane.query_one(HiddenNote)
+        assert str(note.render()).startswith("4 earlier message(s) are not shown")
+        assert "Click here to show 2 more." in str(note.render())
+
+        pane.conversation.scroll_home(animate=False)
+        await pilot.pause()
+        await pilot.click(HiddenNote)
+        await pilot.pause()
+        assert [str(w.render()) for w in pane.query(UserMessage)] == [f"question {i}" for i in range(1, 5)]
+        assert "answer 1" in pane.query(AgentAnswer).first().text
+        assert str(pane.query_one(HiddenNote).render()).startswith("2 earlier message(s)")
+        await pilot.click(HiddenNote)
+        await pilot.pause()
+        assert [str(w.render()) for w in pane.query(UserMessage)] == [f"question {i}" for i in range(5)]
+        assert not pane.query(HiddenNote)  # nothing hidden any more
+
+        await pane.replace_history("History replaced by forget")  # nothing kept to show again
+        assert not pane.query(UserMessage) and not pane.query(HiddenNote)
 
 
 async def test_a_streaming_reply_is_redrawn_in_batches_and_shows_only_its_latest_text():

@@ -78,6 +78,10 @@ class ForgetPlan:
             text = "".join(self._blank_declaration(part) for part in SEGMENT_SEPARATOR.split(text))
         return text if self._pattern is None else self._pattern.sub(FORGOTTEN, text)
 
+    def redact(self, event: MemoryEvent) -> MemoryEvent:
+        """`event` as the ledger keeps it after this forget (see `MemoryEvent.redact`)."""
+        return event.redact(self.key, self.holds)
+
     def _blank_declaration(self, segment: str) -> str:
         key, sep, value = segment.partition("=")
         if not sep or key.strip() not in self.keys or not value.strip():
@@ -143,9 +147,10 @@ class ForgetReport:
     failures: dict[str, str] = field(default_factory=dict)
 
     def describe(self) -> str:
-        reached = ", ".join(f"{name}: {count}" for name, count in self.counts.items()) or "nothing else"
+        reached = ", ".join(f"{name}: {self.counts[name]}" for name, n in self.removed.items() if n) or "nothing else"
+        empty = ", ".join(name for name, n in self.removed.items() if not n)
         missed = "".join(f"; {name} NOT reached ({why})" for name, why in self.failures.items())
-        return f"forget reached {reached}{missed}"
+        return f"forget reached {reached}{f'; held nothing to remove: {empty}' if empty else ''}{missed}"
 
 
 class Memory(Protocol):

@@ -226,8 +226,8 @@ class Ledger:
         self._events.append(event)
         return event
 
-    def _redact(self, key: str | None, forgotten: Callable[[str], bool] = lambda text: False) -> None:
-        self._events = deque((e.redact(key, forgotten) for e in self._events), maxlen=self._events.maxlen)
+    def _redact(self, redact: Callable[[MemoryEvent], MemoryEvent]) -> None:
+        self._events = deque(map(redact, self._events), maxlen=self._events.maxlen)
 
     def latest(self, n: int | None = None) -> list[MemoryEvent]:
         """The last `n` events (all when None), oldest first."""

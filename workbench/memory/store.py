@@ -210,14 +210,13 @@ class WorkingMemory:
                 count = len(self._facts)
                 self._facts.clear()
                 self._declaration_text.clear()
-                self.ledger._redact(None)
                 detail = f"Forgot every fact ({count} removed)."
             else:
                 stored = self._facts.pop(key, None)
                 self._declaration_text.pop(key, None)
                 self._narrow_evidence(plan)
-                self.ledger._redact(key, plan.holds)
                 detail = f"Forgot {key}." if stored or plan.values else f"Forgot {key} (it was not stored)."
+            self.ledger._redact(plan.redact)
             self._epoch += 1
             return self._outcome(Status.FORGOTTEN, self._record(EventKind.FORGOTTEN, None, key=key, detail=detail))
 

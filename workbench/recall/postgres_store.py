@@ -1,35 +1,73 @@
-"""The shared store: PostgreSQL with pgvector, through agent-framework-postgres, searched through an
-HNSW index. Several users and machines can point at one server; the storage and search scopes keep
-them apart, as on DuckDB.
+"""The shared store: PostgreSQL with pgvector, through agent-framework-postgres. Several users and
+machines can point at one server; the storage and search scopes keep them apart, as on DuckDB.
 
-A forget deletes the records, then rewrites each table it deleted from (`VACUUM FULL`, which also
-rebuilds its indexes), so no page of the table or of an index holds the deleted text or vectors. What
-it cannot reach: the server's write-ahead log until its segments are recycled, a WAL archive,
-replicas that have not replayed the rewrite yet, and backups (the README says so).
+Each recall collection is two tables, both the framework's own `PostgresCollection`s on the store's
+one pool: `recall_<embedder>_<size>` holds the messages (key, text, role, turn, time, scope ids) with
+no vector index, and `recall_<embedder>_<size>_vectors` holds each message's embedding with its key
+and scope ids, under the HNSW index. A search walks the index within the scope, then reads the
+texts of the keys it found. A forget finds its records in the messages (one query), deletes their
+embeddings, then the messages, then rewrites the messages table (`VACUUM FULL`: new files holding
+only live rows, the old ones truncated when it commits), so no byte of a deleted text is left in the
+table's files, and the rewrite costs what a table of short texts costs, not an HNSW index build
+(rebuilding that index made a forget take 72 s at 100,000 messages).
+
+What a forget leaves: the embeddings table is not rewritten, nor vacuumed (a plain `VACUUM` of it took
+80 s for 1,000 deleted of 100,000 embeddings: pgvector repairs the HNSW graph around each one). A
+deleted message's embedding, key and scope ids stay in that table's pages and in its index's pages,
+out of every search's reach (the index still holds the entry; the search skips the dead row), until
+autovacuum frees the space once enough rows have changed and new rows overwrite it; only a `VACUUM
+FULL` of the embeddings table (an index build: for an operator at a quiet hour) removes them at once.
+An embedding is not the text, but it is derived from it: the built-in lexical embedder's is a bag of
+hashed words and trigrams, so someone who reads the raw files and guesses a value can test the guess
+against it, and a server model's embedding can be partly inverted. Nor can a forget reach the
+server's write-ahead log until its segments are recycled, a WAL archive, replicas that have not
+replayed the rewrite yet, or backups; and a transaction that was already open when the forget deleted
+(another session's long query or an idle transaction) makes the rewrite keep the rows it may still
+see (the README says so).
 
 The connection string may hold a password: it is kept as a `SecretString`, and what is shown
 (`location`, every message of this module) is rebuilt from its parts without the password."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
+from dataclasses import replace
 from typing import Any
 
 import psycopg
-from agent_framework import BaseVectorStore, SearchResults, SecretString, VectorStoreCollectionDefinition
-from agent_framework._vectors import EmbeddingClient
+from agent_framework import (
+    BaseVectorStore,
+    Filter,
+    FilterGroup,
+    SearchResults,
+    SearchType,
+    SecretString,
+    VectorStoreCollectionDefinition,
+)
+from agent_framework._vectors import EmbeddingClient, Vector  # the framework's own signature types, not exported
 from agent_framework_postgres import PostgresCollection, PostgresStore
 from psycopg import sql
 from psycopg.conninfo import conninfo_to_dict
 from psycopg.rows import dict_row
 
+from workbench.recall.records import SCOPE_FIELDS
+from workbench.recall.store import Collection
 from workbench.runtime.config import ConfigError
 
 URL_PREFIXES = ("postgresql://", "postgres://")
 ENVIRONMENT = "WORKBENCH_RECALL_POSTGRES"
 _SCHEMA = "public"
-# A VACUUM FULL rebuilds the HNSW index; with room in memory the build does not spill to disk.
-_VACUUM_MEMORY = "512MB"
-EF_SEARCH = 100
+_VECTORS_SUFFIX = "_vectors"
+# The HNSW build and search, from bench/hnsw.py's measurements at 100,000 messages of the lexical
+# embedder: the framework's default build (m 16, ef_construction 64) found 0.53 of the exact top 5 with
+# 100 candidates and 0.92 with 1,000; this one finds 0.93 with 100 and 0.98 with 200.
+HNSW_BUILD = {"postgres.m": 32, "postgres.ef_construction": 128}
+EF_SEARCH = 200
+
+
+def vectors_table(collection: str) -> str:
+    """The table of a collection's embeddings (its name never matches a collection's name pattern)."""
+    return collection + _VECTORS_SUFFIX
 
 
 def is_connection_url(store: str) -> bool:
@@ -54,32 +92,137 @@ def display_location(conninfo: str) -> str:
     return f"postgresql://{user}{secret}{'@' if user or secret else ''}{server}/{parts.get('dbname') or ''}{socket}"
 
 
-class RecallPostgresCollection(PostgresCollection[Any, Any]):
-    """A PostgreSQL collection that creates the pgvector extension it needs and scans a scope."""
+class RecallPostgresCollection(Collection):
+    """A recall collection as two framework collections: the messages, and their embeddings under
+    the HNSW index. Upserts write the messages first, deletes remove the embeddings first: a failure
+    between the two leaves a message without an embedding (found by a forget, never by a search),
+    never an embedding whose message no forget can find."""
 
-    async def ensure_collection_exists(self, *, operation_options: Any = None) -> None:
+    def __init__(self, record_type: type[Any], *, store: RecallPostgresStore, collection_name: str | None) -> None:
+        super().__init__(record_type, collection_name=collection_name)
+        (vector,) = self.definition.vector_fields
+        plain = [field for field in self.definition.fields if field.field_type != "vector"]
+        indexed = replace(vector, provider_annotations={**vector.provider_annotations, **HNSW_BUILD})
+        self._key = self.definition.key_field_storage_name
+        # The framework's own collections, sharing the store's pool (PostgresStore.get_collection).
+        self._messages = PostgresStore.get_collection(
+            store, dict, definition=VectorStoreCollectionDefinition(plain), collection_name=self.collection_name
+        )
+        self._vectors = PostgresStore.get_collection(
+            store,
+            dict,
+            definition=VectorStoreCollectionDefinition(
+                [field for field in plain if field.field_type == "key" or field.name in SCOPE_FIELDS] + [indexed]
+            ),
+            collection_name=vectors_table(self.collection_name),
+        )
+
+    async def ensure_collection_exists(self, *, operation_options: Mapping[str, Any] | None = None) -> None:
         # The framework leaves the extension to the caller; the vector type must exist before the table.
-        async with self._client.connection() as connection:  # the store's pool (framework private)
+        async with self._messages._client.connection() as connection:  # the store's pool (framework private)
             await connection.execute("CREATE EXTENSION IF NOT EXISTS vector")
-        await super().ensure_collection_exists(operation_options=operation_options)
+        await self._messages.ensure_collection_exists(operation_options=operation_options)
+        await self._vectors.ensure_collection_exists(operation_options=operation_options)
 
-    async def _inner_search(self, **kwargs: Any) -> SearchResults[Any]:
-        # pgvector's default candidate list (40) missed a quarter of the exact top 5 of the lexical
-        # embedder's sparse vectors at 2,000 messages; bench/recall.py measures recall@5 at this one.
-        options = dict(kwargs.get("operation_options") or {})
+    async def collection_exists(self, *, operation_options: Mapping[str, Any] | None = None) -> bool:
+        return await self._messages.collection_exists(operation_options=operation_options) and (
+            await self._vectors.collection_exists(operation_options=operation_options)
+        )
+
+    async def ensure_collection_deleted(self, *, operation_options: Mapping[str, Any] | None = None) -> None:
+        await self._vectors.ensure_collection_deleted(operation_options=operation_options)
+        await self._messages.ensure_collection_deleted(operation_options=operation_options)
+
+    async def _inner_upsert(
+        self, records: Sequence[Any], *, operation_options: Mapping[str, Any] | None = None
+    ) -> Sequence[str]:
+        def columns(collection: PostgresCollection[Any, Any], record: Mapping[str, Any]) -> dict[str, Any]:
+            return {name: record[name] for name in collection._prepare_columns(True)}  # its columns (private)
+
+        await self._messages.upsert([columns(self._messages, r) for r in records], operation_options=operation_options)
+        return await self._vectors.upsert(
+            [columns(self._vectors, r) for r in records], generate_vectors=False, operation_options=operation_options
+        )
+
+    async def _inner_get(
+        self,
+        *,
+        keys: Sequence[str] | None = None,
+        filter: Filter | FilterGroup | None = None,
+        top: int = 10,
+        skip: int = 0,
+        order_by: Mapping[str, bool] | None = None,
+        include_vectors: bool = False,
+        operation_options: Mapping[str, Any] | None = None,
+    ) -> Sequence[Any]:
+        if include_vectors:
+            raise NotImplementedError("recall reads embeddings back only through a search")
+        return await self._messages.get(
+            keys, filter=filter, top=top, skip=skip, order_by=order_by, operation_options=operation_options
+        )
+
+    async def _inner_delete(self, keys: Sequence[str], *, operation_options: Mapping[str, Any] | None = None) -> None:
+        await self._vectors.delete(keys, operation_options=operation_options)
+        await self._messages.delete(keys, operation_options=operation_options)
+
+    async def _inner_search(
+        self,
+        *,
+        search_type: SearchType,
+        filter: Filter | FilterGroup | None = None,
+        values: Any | None = None,
+        vector: Vector | None = None,
+        top: int = 3,
+        skip: int = 0,
+        include_vectors: bool = False,
+        vector_property_name: str | None = None,
+        additional_property_name: str | None = None,
+        score_threshold: float | None = None,
+        operation_options: Mapping[str, Any] | None = None,
+    ) -> SearchResults[Any]:
+        """The framework's search of the embeddings (HNSW within the filter), then the texts by key."""
+        options = dict(operation_options or {})
         if not options.get("exact"):
             options.setdefault("hnsw_ef_search", EF_SEARCH)
-        return await super()._inner_search(**{**kwargs, "operation_options": options})
+        if vector is None:
+            raise NotImplementedError("recall searches with the query's embedding")
+        found = await self._vectors.search(
+            vector=vector,
+            filter=filter,
+            top=top,
+            skip=skip,
+            include_vectors=include_vectors,
+            vector_property_name=vector_property_name,
+            score_threshold=score_threshold,
+            operation_options=options,
+        )
+        hits = [(result["record"], result["score"]) async for result in found.results]
+        texts = {row[self._key]: row for row in await self._messages.get([record[self._key] for record, _ in hits])}
+        return SearchResults(
+            [
+                {"record": {**texts[record[self._key]], **record}, "score": score}
+                for record, score in hits
+                if record[self._key] in texts  # deleted by another workbench between the two reads
+            ],
+            metadata=found.metadata,
+        )
 
-    async def scan(self, filter: Any) -> list[dict[str, Any]]:
-        """Every record matching `filter`, without vectors, in one query (no ordering, no pages)."""
-        columns = self._prepare_columns(include_vectors=False)  # the framework's own column list
-        where, parameters = self._prepare_filter(filter)  # the framework's own filter compiler
+    def _get_record_from_result(self, result: Any) -> Any:
+        return result["record"]
+
+    def _get_score_from_result(self, result: Any) -> float | None:
+        return float(result["score"])
+
+    async def scan(self, filter: Filter | FilterGroup | None) -> list[dict[str, Any]]:
+        """Every message matching `filter`, in one query on the messages table (no order, no pages)."""
+        messages = self._messages
+        columns = messages._prepare_columns(include_vectors=False)  # the framework's own column list
+        where, parameters = messages._prepare_filter(filter)  # the framework's own filter compiler
         statement = sql.SQL("SELECT {} FROM {} WHERE {}").format(
-            sql.SQL(", ").join(map(sql.Identifier, columns)), self._table, where
+            sql.SQL(", ").join(map(sql.Identifier, columns)), messages._table, where
         )
         async with (
-            self._client.connection() as connection,  # the store's pool (framework private)
+            messages._client.connection() as connection,  # the store's pool (framework private)
             connection.cursor(row_factory=dict_row) as cursor,
         ):
             await cursor.execute(statement, parameters)
@@ -89,7 +232,7 @@ class RecallPostgresCollection(PostgresCollection[Any, Any]):
 class RecallPostgresStore(PostgresStore):
     """`PostgresStore` handing out `RecallPostgresCollection`s on its one pool."""
 
-    def get_collection(
+    def get_collection(  # type: ignore[override]  # a recall collection spans two PostgresCollections
         self,
         record_type: type[Any],
         *,
@@ -97,25 +240,17 @@ class RecallPostgresStore(PostgresStore):
         collection_name: str | None = None,
         embedding_generator: EmbeddingClient | None = None,
     ) -> RecallPostgresCollection:
-        collection = RecallPostgresCollection(
-            record_type,
-            client=self._client.client,
-            schema=self.schema,
-            definition=definition,
-            collection_name=collection_name,
-            embedding_generator=embedding_generator if embedding_generator is not None else self.embedding_generator,
-        )
-        collection._client = self._client  # the store's pool and lifecycle, as PostgresStore.get_collection does
-        collection._shared_client = True  # the store closes the pool, not the collection (as the framework's)
-        return collection
+        if definition is not None or embedding_generator is not None:
+            raise NotImplementedError("recall collections take the registered model and supplied vectors")
+        return RecallPostgresCollection(record_type, store=self, collection_name=collection_name)
 
 
 class PostgresBackend:
-    """Every recall collection as a table of one PostgreSQL database with pgvector."""
+    """Every recall collection as two tables of one PostgreSQL database with pgvector."""
 
     kind = "PostgreSQL"
     vector_index = "hnsw"
-    erases: str | None = "vacuumed its table (VACUUM FULL)"
+    erases: str | None = "rewrote its messages table (VACUUM FULL)"
 
     def __init__(self, conninfo: str) -> None:
         self.location: str | None = display_location(conninfo)
@@ -128,11 +263,12 @@ class PostgresBackend:
         return RecallPostgresStore(connection_string=self._conninfo, schema=_SCHEMA)
 
     async def erase_deleted(self, store: BaseVectorStore, collections: list[str]) -> BaseVectorStore:
-        """Rewrite each table a forget deleted from: the new files hold only live rows, and the old
-        ones are truncated when the command commits. VACUUM cannot run inside a transaction, so it gets
-        a connection of its own."""
+        """Rewrite each messages table a forget deleted from (`VACUUM FULL`: the new files hold only
+        live rows; the old ones are truncated when it commits). Not the embeddings table: a plain
+        `VACUUM` of it, which takes deleted embeddings out of the HNSW graph, took 80 s for 1,000 of
+        100,000 (pgvector repairs the graph around each one): autovacuum does it in the background
+        once enough rows changed. VACUUM cannot run inside a transaction: it gets a connection of its own."""
         async with await psycopg.AsyncConnection.connect(self._conninfo.get_secret_value(), autocommit=True) as conn:
-            await conn.execute(sql.SQL("SET maintenance_work_mem = {}").format(sql.Literal(_VACUUM_MEMORY)))
             for name in collections:
                 await conn.execute(sql.SQL("VACUUM FULL {}.{}").format(sql.Identifier(_SCHEMA), sql.Identifier(name)))
         return store

@@ -3,13 +3,14 @@ and the runtime's status in words. Plain data: a screen renders it, nothing reac
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
 from workbench.runtime.config import Mode
 
 if TYPE_CHECKING:
     from workbench.memory import Fact, MemoryEvent, Outcome
+    from workbench.memory.forget import ForgetPlan
 
 MODE_MEANING = {
     Mode.MANUAL: "the facts block is written into each user message, so history keeps a copy per turn",
@@ -39,6 +40,14 @@ class MemorySnapshot:
     facts: tuple[Fact, ...] = ()
     ledger: tuple[MemoryEvent, ...] = ()
 
+    def redacted(self, plan: ForgetPlan) -> MemorySnapshot:
+        """This moment without what the forget `plan` removes, as memory applies it: no fact of a
+        forgotten key, other facts' quotations scrubbed of forgotten values, the ledger redacted."""
+        kept = (f for f in self.facts if not plan.everything and f.key not in plan.keys)
+        return MemorySnapshot(
+            tuple(replace(f, evidence=plan.scrub(f.evidence)) for f in kept), tuple(map(plan.redact, self.ledger))
+        )
+
 
 @dataclass(frozen=True)
 class MemoryUpdate:
@@ -46,6 +55,10 @@ class MemoryUpdate:
 
     outcome: Outcome
     memory: MemorySnapshot
+
+    def redacted(self, plan: ForgetPlan) -> MemoryUpdate:
+        outcome = replace(self.outcome, events=tuple(map(plan.redact, self.outcome.events)))
+        return MemoryUpdate(outcome, self.memory.redacted(plan))
 
 
 PERSIST_MEANING = (

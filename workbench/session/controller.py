@@ -10,12 +10,13 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from workbench.files import write_private
+from workbench.memory.forget import TextHolder
 from workbench.memory.rules import check_message
 from workbench.session.transcript import Transcript
 
 if TYPE_CHECKING:
     from workbench.drift import Chronology
-    from workbench.memory.forget import ForgetReport, Holder
+    from workbench.memory.forget import ForgetPlan, ForgetReport, Holder
     from workbench.runtime import AgentRuntime, Mode, TurnResult, Usage
     from workbench.runtime.view import MemoryUpdate, RecalledMessage
 
@@ -52,14 +53,17 @@ class Exported:
 
 class SessionController:
     """One session: the runtime and the transcript the drift lab replays. Every holder of text the
-    app keeps (the transcript here, input undo in the app) is registered with the runtime's one
-    forget, so a forget from anywhere reaches all of them."""
+    app keeps (the transcript and the batches of turns still running here, input undo in the app) is
+    registered with the runtime's one forget, so a forget from anywhere reaches all of them."""
 
     def __init__(self, runtime: AgentRuntime) -> None:
         self.runtime = runtime
         self.transcript = Transcript()
         runtime.forgetting.register(self.transcript)
         self._asking: dict[str, list[MemoryUpdate]] = {}
+        runtime.forgetting.register(
+            TextHolder("turns in flight", "held batch(es) redacted", self._held_texts, self._redact_held)
+        )
         self._listeners: list[Listener] = []
         self._unsubscribe = runtime.subscribe(self._settled)
 
@@ -76,6 +80,19 @@ class SessionController:
             return
         for listener in list(self._listeners):
             listener(update)
+
+    def _held_texts(self) -> list[str]:
+        """What the batches of running turns quote (their facts and events): memory knew it too."""
+        return [f.evidence for batches in self._asking.values() for u in batches for f in u.memory.facts]
+
+    def _redact_held(self, plan: ForgetPlan) -> int:
+        """A forget while a turn runs: the batches it settled so far, held for its outcome, lose what
+        the forget removed, as memory itself did."""
+        count = 0
+        for batches in self._asking.values():
+            count += len(batches)
+            batches[:] = [update.redacted(plan) for update in batches]
+        return count
 
     def register(self, holder: Holder) -> Callable[[], None]:
         """Another holder of text (the app's inputs keep what was sent in their undo history)."""

@@ -15,27 +15,18 @@ from textual.screen import Screen
 from textual.widgets import Footer, Header
 
 from workbench.ui import intentions
-from workbench.ui.chat import ChatPane
+from workbench.ui.chat import PANES, ChatPane
 from workbench.ui.composer import Composer
-from workbench.ui.facts import FactPanel, ForgetRequested, MemoryView
-from workbench.ui.input_undo import input_undo
-from workbench.ui.messages import MemoryUpdated
+from workbench.ui.facts import FactPanel, ForgetRequested
 from workbench.ui.palette import workbench_commands
 from workbench.ui.paste import install_paste_guard
 from workbench.ui.screens import ConfirmForget, HelpScreen
-from workbench.ui.startup import error_line, settle_the_heap, stylesheet_dir
+from workbench.ui.startup import stylesheet_dir
 from workbench.ui.turn_flow import TurnFlow
 from workbench.ui.typing import PauseScheduler, TypingClock
 
 if TYPE_CHECKING:
-    from workbench.runtime import AgentRuntime, MemoryUpdate
-
-PANES = {
-    "support": ("support agent", "Ask support · Ctrl+J new line", "The support agent helps with product problems. "
-                "Declare what you know as key=value, e.g. module=Reporting; database=PostgreSQL. F1 shows help."),
-    "logs": ("logs agent", "Ask about logs · Ctrl+J new line", "The logs agent says where logs live and how to read "
-             "them. It has its own history and shares only the facts, e.g. ask: Where can I find logs?"),
-}
+    from workbench.runtime import AgentRuntime
 
 
 class WorkbenchApp(TurnFlow):
@@ -44,6 +35,7 @@ class WorkbenchApp(TurnFlow):
     TITLE = "workbench"
     CSS_PATH = [stylesheet_dir() / "workbench.tcss"]
     HORIZONTAL_BREAKPOINTS = [(0, "-narrow"), (110, "-wide")]
+    AUTO_FOCUS = "#support Composer"  # where on_mount focuses: focus set once, not moved (each move restyles)
     BINDINGS = [
         Binding("f1", "help", "Help", id="help"),
         Binding("f2", "show_calls", "What the model saw", id="show_calls"),
@@ -53,17 +45,19 @@ class WorkbenchApp(TurnFlow):
     ]
 
     def __init__(self, runtime: AgentRuntime | None = None, *, start: Callable[[], AgentRuntime] | None = None) -> None:
-        """Give a runtime, or `start`, which builds one right after the first frame, so the
-        window opens before Agent Framework and pydantic have loaded."""
-        if (runtime is None) == (start is None):
-            raise ValueError("give the app a runtime, or a way to start one")
-        super().__init__()
+        super().__init__(runtime, start=start)
         install_paste_guard()
-        self._runtime, self._start = runtime, start
-        self._disconnect: list[Callable[[], None]] = []
         # Where the user last typed: finished answers and a turn's facts are drawn in a pause in typing elsewhere.
         self.typing = TypingClock()
         self.scheduler = PauseScheduler(self.typing, self._run_lane)
+
+    def get_default_screen(self) -> Screen[object]:
+        """The main screen with its breakpoint class from the start: Textual sets it at the first
+        resize, after the first styling, and a class set on a screen restyles every widget again."""
+        screen = super().get_default_screen()
+        width = self.size.width
+        screen.add_class(next(name for least, name in reversed(self.HORIZONTAL_BREAKPOINTS) if width >= least))
+        return screen
 
     def compose(self) -> ComposeResult:
         yield Header(icon="")
@@ -91,42 +85,7 @@ class WorkbenchApp(TurnFlow):
         self._last_input = self.pane("support").prompt
         self._last_input.focus()
         self.screen_change_signal.subscribe(self, self._screen_changed)
-        if self._runtime is not None:
-            self._connect()
-        else:
-            self.sub_title = "starting: loading the agent runtime ..."
-            self.call_after_refresh(self._start_runtime)
-
-    def _start_runtime(self) -> None:
-        """Right after the first frame: build the runtime (keys typed meanwhile wait in the terminal).
-        A thread would not help: the imports hold the GIL, and compete with the UI for it."""
-        assert self._start is not None
-        try:
-            self._runtime = self._start()
-        except Exception as exc:
-            self._start_error = error_line(exc)
-            self.sub_title = f"could not start: {self._start_error}"
-            self.notify(self._start_error, title="Start-up failed", severity="error", timeout=30, markup=False)
-            self.log.error("start-up failed", exc)
-            return
-        self._connect()
-        settle_the_heap()
-
-    def _connect(self) -> None:
-        from workbench.session.controller import SessionController
-
-        self._session = session = SessionController(self.runtime)
-        composers = lambda: self.query(Composer)  # noqa: E731
-        self._disconnect = [session.register(input_undo(composers)), session.subscribe(self._settled)]
-        self.show_status()
-        self.query_one(FactPanel).view = MemoryView(self.runtime.snapshot())
-
-    def _settled(self, update: MemoryUpdate) -> None:  # may run on another thread: post, never draw
-        self.post_message(MemoryUpdated(update))
-
-    def on_unmount(self) -> None:
-        for disconnect in self._disconnect:
-            disconnect()
+        self.start_runtime()
 
     def format_title(self, title: str, sub_title: str) -> Content:
         return super().format_title(title, sub_title) if title else Content(sub_title)

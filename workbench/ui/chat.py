@@ -3,10 +3,11 @@
 
 from __future__ import annotations
 
-from collections.abc import Coroutine, Iterable
+from collections import deque
+from collections.abc import Callable, Coroutine, Iterable
 from dataclasses import dataclass
 from functools import partial
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 from textual import on
 from textual.app import ComposeResult
@@ -28,9 +29,28 @@ if TYPE_CHECKING:
     from workbench.ui.replies import AgentReply
 
 
+PANES = {
+    "support": ("support agent", "Ask support · Ctrl+J new line", "The support agent helps with product problems. "
+                "Declare what you know as key=value, e.g. module=Reporting; database=PostgreSQL. F1 shows help."),
+    "logs": ("logs agent", "Ask about logs · Ctrl+J new line", "The logs agent says where logs live and how to read "
+             "them. It has its own history and shares only the facts, e.g. ask: Where can I find logs?"),
+}
+
+
+@runtime_checkable
+class Shown(Protocol):
+    """A message in a pane that can leave the screen and be drawn again from what it keeps."""
+
+    def again(self) -> Callable[[], Widget]: ...
+
+
 class UserMessage(Static):
     def __init__(self, text: str) -> None:
         super().__init__(literal(text), markup=False)
+        self.text = text
+
+    def again(self) -> Callable[[], Widget]:
+        return partial(UserMessage, self.text)
 
 
 class Notice(Static):
@@ -38,6 +58,10 @@ class Notice(Static):
 
     def __init__(self, text: str, *, kind: str = "info") -> None:
         super().__init__(literal(text), markup=False, classes=f"-{kind}")
+        self.text, self.kind = text, kind
+
+    def again(self) -> Callable[[], Widget]:
+        return partial(Notice, self.text, kind=self.kind)
 
 
 class Hint(Static):
@@ -48,16 +72,26 @@ class Hint(Static):
 
 
 class HiddenNote(Static):
-    """Says how many earlier messages left the screen to keep the pane fast."""
+    """Says how many earlier messages left the screen to keep the pane fast; a click shows more."""
 
     count: reactive[int] = reactive(0)
+    more: reactive[int] = reactive(0)  # how many a click brings back
 
-    def __init__(self, count: int) -> None:
+    class ShowMore(Message):
+        """The user asked to see earlier messages again."""
+
+    def __init__(self, count: int, more: int) -> None:
         super().__init__(markup=False)
         self.set_reactive(HiddenNote.count, count)
+        self.set_reactive(HiddenNote.more, more)
 
     def render(self) -> str:
-        return f"{self.count} earlier message(s) are not shown here; the agent's history still holds them."
+        again = f" Click here to show {self.more} more." if self.more else ""
+        return f"{self.count} earlier message(s) are not shown here; the agent's history still holds them.{again}"
+
+    def on_click(self) -> None:
+        if self.more:
+            self.post_message(self.ShowMore())
 
 
 class ChatPane(Vertical):
@@ -65,7 +99,12 @@ class ChatPane(Vertical):
     draws the turn it is sent as messages: TurnStarted, Streamed pieces, then TurnEnded, which it lets
     bubble on to the app. A finished answer is drawn in a pause in typing elsewhere (`scheduler`)."""
 
-    MAX_SHOWN = 100
+    # Messages drawn as widgets: each one more makes every layout of the screen slower, so older ones
+    # leave the screen (a 1,000-message pane appends as fast as a short one), kept to show again on a
+    # click (MAX_KEPT of them, SHOW_MORE at a time); the agent's history holds them all.
+    MAX_SHOWN = 20
+    MAX_KEPT = 1000
+    SHOW_MORE = 20
     WORKING = "working... (Esc cancels)"
     READY = "ready: shown when you stop typing"  # answered; drawn in a pause in typing elsewhere
 
@@ -104,6 +143,8 @@ class ChatPane(Vertical):
         self._in_flight: tuple[UserMessage, AgentReply] | None = None
         self._answered = False  # the turn in flight has its answer: it is finishing
         self._hidden = 0
+        self._earlier: deque[Callable[[], Widget]] = deque(maxlen=self.MAX_KEPT)  # hidden, newest last
+        self._window = self.MAX_SHOWN
 
     def _run_lane(self, work: Coroutine[Any, Any, None], lane: str) -> None:
         """Without the app's scheduler (a pane on its own), its drawing still runs as the app's worker."""
@@ -157,6 +198,10 @@ class ChatPane(Vertical):
         event.stop()
         self.post_message(self.Submitted(self, event.text))
 
+    def accepted(self, text: str) -> None:
+        """The app took `text`, sent from here, as a turn or a command: it leaves the draft."""
+        self.prompt.take(text)
+
     def action_cancel(self) -> None:
         self.post_message(self.CancelRequested(self))
 
@@ -167,7 +212,7 @@ class ChatPane(Vertical):
         from workbench.ui.replies import AgentReply  # loaded once the runtime is ready, not before the first frame
 
         event.stop()
-        self.prompt.take(event.text)
+        self.accepted(event.text)
         self.turns += 1
         self.busy = True
         self._in_flight = (UserMessage(event.text), AgentReply())
@@ -256,19 +301,36 @@ class ChatPane(Vertical):
         )
 
     async def _show(self, *widgets: Widget) -> None:
-        """Mount at the bottom; beyond MAX_SHOWN messages the oldest leave the screen (not the history)."""
+        """Mount at the bottom; beyond the window's messages the oldest leave the screen (not the history)."""
         await self.conversation.mount_all(widgets)
         shown = [w for w in self.conversation.children if not isinstance(w, HiddenNote | Hint)]
-        excess = len(shown) - self.MAX_SHOWN
+        excess = len(shown) - self._window
         if excess <= 0:
             return
         self._hidden += excess
+        self._earlier.extend(w.again() for w in shown[:excess] if isinstance(w, Shown))
         await self.conversation.remove_children(shown[:excess])
+        await self._note_hidden()
+
+    async def _note_hidden(self) -> None:
+        more = min(self.SHOW_MORE, len(self._earlier))
         note = self.conversation.query(HiddenNote)
-        if note:
-            note.first().count = self._hidden
+        if not self._hidden:
+            await note.remove()
+        elif note:
+            note.first().count, note.first().more = self._hidden, more
         else:
-            await self.conversation.mount(HiddenNote(self._hidden), before=0)
+            await self.conversation.mount(HiddenNote(self._hidden, more), before=0)
+
+    @on(HiddenNote.ShowMore)
+    async def _show_more(self, event: HiddenNote.ShowMore) -> None:
+        """Bring back the latest hidden messages above the shown ones; the window grows to hold them."""
+        event.stop()
+        back = [self._earlier.pop()() for _ in range(min(self.SHOW_MORE, len(self._earlier)))][::-1]
+        self._window += len(back)
+        self._hidden -= len(back)
+        await self.conversation.mount_all(back, after=self.conversation.query_one(HiddenNote))
+        await self._note_hidden()
 
     async def replace_history(self, reason: str) -> None:
         """The agent's history was replaced: clear what it no longer holds. A reply still streaming
@@ -277,7 +339,8 @@ class ChatPane(Vertical):
         if self._answered:
             self._in_flight = None
         keep = set(self._in_flight or ())
-        self._hidden = 0
+        self._hidden, self._window = 0, self.MAX_SHOWN
+        self._earlier.clear()
         await self.conversation.remove_children([w for w in self.conversation.children if w not in keep])
         notice = Notice(reason, kind="replaced")
         if self.conversation.children:

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import asyncio
 import time
+from collections.abc import Callable
+from functools import partial
 
 from rich.console import Console, ConsoleOptions, RenderableType
 from rich.markdown import Markdown as RichMarkdown
@@ -116,6 +118,9 @@ class AgentAnswer(Static):
     def __init__(self, text: str, ahead: tuple[RichMarkdown, int, list[list[Segment]]] | None = None) -> None:
         self.text = visible(text)
         super().__init__(RichMarkdown(self.text) if ahead is None else PreRendered(self, *ahead))
+
+    def again(self) -> Callable[[], Widget]:
+        return partial(AgentAnswer, self.text)
 
     @classmethod
     async def rendered(cls, text: str, console: Console, options: ConsoleOptions) -> AgentAnswer:

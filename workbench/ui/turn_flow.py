@@ -5,7 +5,7 @@ draws and the app hands on to the fact panel; memory's other batches come as Mem
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Coroutine
+from collections.abc import Callable, Coroutine
 from functools import partial
 from typing import TYPE_CHECKING, Any
 
@@ -17,15 +17,17 @@ from workbench.memory import EventKind
 from workbench.runtime.view import WRITER_FAILING, WRITER_SWITCHED
 from workbench.ui import intentions
 from workbench.ui.chat import ChatPane
+from workbench.ui.composer import Composer
 from workbench.ui.console import parse_console_command
 from workbench.ui.facts import FactPanel, MemoryView
 from workbench.ui.header import header_titles
+from workbench.ui.input_undo import input_undo
 from workbench.ui.messages import MemoryUpdated, Streamed, TurnEnded, TurnStarted
-from workbench.ui.startup import error_line
+from workbench.ui.startup import error_line, settle_the_heap
 from workbench.ui.typing import PauseScheduler
 
 if TYPE_CHECKING:
-    from workbench.runtime import AgentRuntime
+    from workbench.runtime import AgentRuntime, MemoryUpdate
     from workbench.session.controller import SessionController, TurnOutcome
 
 FACT_PANEL = "fact panel"  # the scheduler's lane of the panel's views
@@ -40,6 +42,54 @@ class TurnFlow(App[None]):
     _session: SessionController | None = None
     _start_error: str | None = None
     scheduler: PauseScheduler
+
+    def __init__(self, runtime: AgentRuntime | None, *, start: Callable[[], AgentRuntime] | None) -> None:
+        """Give a runtime, or `start`, which builds one right after the first frame, so the
+        window opens before Agent Framework and pydantic have loaded."""
+        if (runtime is None) == (start is None):
+            raise ValueError("give the app a runtime, or a way to start one")
+        super().__init__()
+        self._runtime, self._start = runtime, start
+        self._disconnect: list[Callable[[], None]] = []
+
+    def start_runtime(self) -> None:
+        """Connect the runtime given, or start one right after the first frame."""
+        if self._runtime is not None:
+            self._connect()
+        else:
+            self.sub_title = "starting: loading the agent runtime ..."
+            self.call_after_refresh(self._start_runtime)
+
+    def _start_runtime(self) -> None:
+        """Right after the first frame: build the runtime (keys typed meanwhile wait in the terminal).
+        A thread would not help: the imports hold the GIL, and compete with the UI for it."""
+        assert self._start is not None
+        try:
+            self._runtime = self._start()
+        except Exception as exc:
+            self._start_error = error_line(exc)
+            self.sub_title = f"could not start: {self._start_error}"
+            self.notify(self._start_error, title="Start-up failed", severity="error", timeout=30, markup=False)
+            self.log.error("start-up failed", exc)
+            return
+        self._connect()
+        settle_the_heap()
+
+    def _connect(self) -> None:
+        from workbench.session.controller import SessionController
+
+        self._session = session = SessionController(self.runtime)
+        composers = lambda: self.query(Composer)  # noqa: E731
+        self._disconnect = [session.register(input_undo(composers)), session.subscribe(self._settled)]
+        self.show_status()
+        self.query_one(FactPanel).view = MemoryView(self.runtime.snapshot())
+
+    def _settled(self, update: MemoryUpdate) -> None:  # may run on another thread: post, never draw
+        self.post_message(MemoryUpdated(update))
+
+    def on_unmount(self) -> None:
+        for disconnect in self._disconnect:
+            disconnect()
 
     @property
     def runtime(self) -> AgentRuntime:
@@ -88,7 +138,7 @@ class TurnFlow(App[None]):
         if not text.strip() or self._unavailable():
             return
         if command := parse_console_command(text):
-            pane.prompt.take(text)
+            pane.accepted(text)
             await intentions.console(self, pane, command)
         elif refusal := self.session.refusal(text):
             self.notify(
