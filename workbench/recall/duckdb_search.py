@@ -11,8 +11,8 @@ What the framework's search costs over 100,000 rows of DOUBLE[256], and what thi
   framework refuses NaN and infinities before either query is built.
 - Its `CROSS JOIN LATERAL` computes each row's inner product with itself to drop zero-norm vectors,
   and its `isfinite` filter computes the distance a second time. Here the ranking computes the
-  distance once per row and reads only the key beside it; the records of the ranked rows are then read
-  by key, with their zero-norm test.
+  distance once per row (twice with a score threshold, which recall does not use) and reads only the
+  key beside it; the records of the ranked rows are then read by key, with their zero-norm test.
 - DuckDB's default of one thread per core splits a table's one row group between threads; the search
   runs with one thread per row group (`threads_for`).
 
@@ -95,7 +95,7 @@ class RecallDuckDBCollection(DuckDBCollection[Any, Any]):
         if operation_options or not all(type(key) is str for key in adapted):
             return await super()._inner_delete(keys, operation_options=operation_options)
         if not adapted:
-            return None
+            return
         statement = (  # nosec B608: quoted names; the keys are the one parameter
             f"DELETE FROM {self._table} WHERE {_identifier(self.definition.key_field_storage_name)} "
             "IN (SELECT unnest(CAST(CAST(? AS JSON) AS VARCHAR[])))"
@@ -107,7 +107,6 @@ class RecallDuckDBCollection(DuckDBCollection[Any, Any]):
             connection.execute(statement, [keys_json])
 
         await self._client.run(delete)  # the store's one worker-owned connection (framework private)
-        return None
 
     async def _inner_search(self, **kwargs: Any) -> SearchResults[Any]:
         field = self.definition.try_get_vector_field(kwargs.get("vector_property_name"))
@@ -139,8 +138,8 @@ class RecallDuckDBCollection(DuckDBCollection[Any, Any]):
         selected = ", ".join(f"t.{_identifier(name)}" for name in columns)
 
         def search(connection: duckdb.DuckDBPyConnection) -> list[tuple[tuple[Any, ...], float]] | None:
-            (rows,) = connection.execute(f"SELECT count(*) FROM {self._table}").fetchone() or (0,)  # nosec B608
-            connection.execute(f"SET threads = {threads_for(rows)}")
+            (count,) = connection.execute(f"SELECT count(*) FROM {self._table}").fetchone() or (0,)  # nosec B608
+            connection.execute(f"SET threads = {threads_for(count)}")
             try:
                 ranked = connection.execute(ranking, arguments).fetchall()
             except duckdb.ConversionException:
@@ -154,10 +153,10 @@ class RecallDuckDBCollection(DuckDBCollection[Any, Any]):
                 f"SELECT {key}, array_inner_product({column}, {column}) = 0, {selected} "
                 f"FROM {self._table} AS t WHERE {key} IN ({', '.join('?' for _ in ranked)})"
             )
-            rows = {row[0]: row for row in connection.execute(reading, [k for k, _ in ranked]).fetchall()}
-            if any(row[1] for row in rows.values()):
+            records = {row[0]: row for row in connection.execute(reading, [k for k, _ in ranked]).fetchall()}
+            if any(row[1] for row in records.values()):
                 return None
-            return [(rows[k][2:], d) for k, d in ranked]
+            return [(records[k][2:], d) for k, d in ranked]
 
         found = await self._client.run(search)  # the store's one worker-owned connection (framework private)
         if found is None:
