@@ -6,9 +6,12 @@ import secrets
 import pytest
 
 from tests.live.helpers import is_writer
+from tests.memory.helpers import T0, cand
 from tests.runtime.helpers import live, scripted
 from tests.support.openai_server import Canned
 from tests.support.residue import residue
+from workbench.memory import WorkingMemory, parse_declarations
+from workbench.runtime import MemorySnapshot
 
 BOTH_MODES = pytest.mark.parametrize("mode", ["manual", "provider"])
 
@@ -61,3 +64,17 @@ async def test_forget_one_key_removes_its_values_and_keeps_the_others(mode):
     found = residue(v.values(), runtime)
     assert v["reporting"] not in found and v["billing"] not in found
     assert v["postgres"] in found and v["contoso"] in found  # still facts: still held
+
+
+def test_a_held_snapshot_after_a_forget_quotes_each_fact_as_memory_does():
+    """A turn's batches held while a forget lands (`MemoryUpdate.redacted`) and memory itself apply one
+    rule: a quotation that also covers a forgotten value keeps only the fact's own declaration."""
+    memory = WorkingMemory()
+    text = "module=Billing; database=SQL Server 2022; version=2"
+    turn = memory.begin_turn(text)
+    memory.admit(turn, [cand(k, v, text) for k, v in parse_declarations(text).items()], T0)
+    held = MemorySnapshot(memory.facts(), tuple(memory.ledger.latest()))
+    plan = memory.plan("version")
+    memory.forget(plan)
+    assert [f.evidence for f in memory.facts()] == ["database=SQL Server 2022", "module=Billing"]
+    assert held.redacted(plan).facts == memory.facts()

@@ -3,6 +3,7 @@ runtime on the same directory), the files are private from their first byte, and
 byte of a forgotten value in any file under the directory (a raw scan of every file)."""
 
 import asyncio
+import json
 import os
 import secrets
 import stat
@@ -13,9 +14,11 @@ from agent_framework import Message
 
 from tests.runtime.helpers import facts
 from workbench import cli
-from workbench.persist.format import SESSIONS_FILE, SavedFileError, read_sessions
+from workbench.persist.format import MEMORY_FILE, SESSIONS_FILE, SavedFileError, read_sessions
 from workbench.persist.sessions import DIRECTORY, InUse, PersistedSessions
 from workbench.runtime import AGENT_NAMES, AgentRuntime, Mode, ModelConfig, build_models
+
+CORRECTION = "module=Billing; database=SQL Server 2022; version=2"
 
 
 def started(directory: Path, *, delay: float = 0.0, mode: Mode = Mode.MANUAL) -> AgentRuntime:
@@ -188,6 +191,46 @@ async def test_sessions_saved_under_another_mode_are_not_resumed_and_their_files
     assert facts(second) == {"module": (secret, f"module={secret}")}  # the facts are kept, as on a switch
     assert holding(directory, [secret]) == {"memory.json": [secret]}
     assert "resumed: 0 message(s), 1 fact(s)" in second.status.summary
+
+
+# memory.json as version 1 wrote it: the three facts of one message, each quoting the whole message, and
+# each fact's own declaration beside the facts.
+VERSION_1 = {
+    "version": 1,
+    "memory": {
+        "facts": [
+            {"key": k, "value": v, "evidence": CORRECTION, "turn": 1, "recorded_at": "2026-01-02T00:00:00Z"}
+            for k, v in [("database", "SQL Server 2022"), ("module", "Billing"), ("version", "2")]
+        ],
+        "declarations": [
+            ["database", "database=SQL Server 2022"],
+            ["module", "module=Billing"],
+            ["version", "version=2"],
+        ],
+        "ledger": [],
+        "ledger_seq": 0,
+        "epoch": 0,
+        "turn": 1,
+        "last_applied": 1,
+    },
+}
+
+
+async def test_a_memory_file_of_version_1_is_resumed_with_each_facts_own_declaration(tmp_path):
+    directory = tmp_path / DIRECTORY
+    directory.mkdir(mode=0o700)
+    (directory / MEMORY_FILE).write_text(json.dumps(VERSION_1))
+    runtime = started(directory)
+    assert [(f.key, f.declaration) for f in runtime.memory.facts()] == [
+        ("database", "database=SQL Server 2022"),
+        ("module", "module=Billing"),
+        ("version", "version=2"),
+    ]
+    await runtime.forget("version")
+    assert [f.evidence for f in runtime.memory.facts()] == ["database=SQL Server 2022", "module=Billing"]
+    assert json.loads((directory / MEMORY_FILE).read_text())["version"] == 2
+    assert holding(directory, ["version=2"]) == {} and holding(directory, ["SQL Server 2022"])
+    assert stat.S_IMODE((directory / MEMORY_FILE).stat().st_mode) == 0o600
 
 
 @pytest.mark.parametrize("name", ["memory.json", "sessions.json"])

@@ -15,14 +15,17 @@ import asyncio
 import inspect
 import re
 from collections.abc import Awaitable, Callable, Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import cached_property
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
 from workbench.memory.contract import ALLOWED_KEYS, SEGMENT_SEPARATOR, parse_message
 from workbench.memory.ledger import MemoryEvent
 from workbench.memory.outcome import Outcome
 from workbench.text import clip
+
+if TYPE_CHECKING:  # records loads pydantic, which the TUI does not load to open
+    from workbench.memory.records import Fact
 
 FORGOTTEN = "(forgotten)"
 _WORD_EDGE = re.compile(r"\w")
@@ -77,6 +80,17 @@ class ForgetPlan:
         if "=" in text and self.keys.intersection(parse_message(text).declarations):
             text = "".join(self._blank_declaration(part) for part in SEGMENT_SEPARATOR.split(text))
         return text if self._pattern is None else self._pattern.sub(FORGOTTEN, text)
+
+    def kept(self, facts: Iterable[Fact]) -> tuple[Fact, ...]:
+        """`facts` after this forget, in the same order: none of a forgotten key, and each other whose
+        quotation holds a forgotten value keeps only its own declaration (`database=SQL Server 2022` out
+        of `module=Billing; database=SQL Server 2022; version=2` after forgetting `version`). Memory and
+        every copy of its facts (a running turn's held batches) apply this one rule."""
+        return tuple(
+            replace(f, evidence=f.declaration) if self.holds(f.evidence) else f
+            for f in facts
+            if not (self.everything or f.key in self.keys)
+        )
 
     def redact(self, event: MemoryEvent) -> MemoryEvent:
         """`event` as the ledger keeps it after this forget (see `MemoryEvent.redact`)."""

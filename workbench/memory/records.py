@@ -31,11 +31,14 @@ class Extraction(BaseModel):
 
 @dataclass(frozen=True)
 class Fact:
-    """A stored, unverified user assertion with its provenance."""
+    """A stored, unverified user assertion with its provenance: `evidence` is the quotation the writer
+    gave, `declaration` the fact's own `key=value` segment of the message (what the quotation narrows
+    to when a forget removes something else it quoted, see `ForgetPlan.kept`)."""
 
     key: str
     value: str
     evidence: str
+    declaration: str
     turn: int
     recorded_at: datetime
 

@@ -13,12 +13,10 @@ from workbench.memory.records import Fact
 
 @dataclass(frozen=True)
 class SavedMemory:
-    """Memory at one moment. `declarations` is each fact's own `key=value` segment (what a forget
-    narrows a fact's quotation to); `turn` is the latest ticket issued, so numbering continues;
-    `ledger_seq` the latest event's number. Open tickets are not kept: a restart abandons them."""
+    """Memory at one moment. `turn` is the latest ticket issued, so numbering continues; `ledger_seq`
+    the latest event's number. Open tickets are not kept: a restart abandons them."""
 
     facts: tuple[Fact, ...] = ()
-    declarations: tuple[tuple[str, str], ...] = ()
     ledger: tuple[MemoryEvent, ...] = ()
     ledger_seq: int = 0
     epoch: int = 0

@@ -6,7 +6,6 @@ import asyncio
 import threading
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
-from dataclasses import replace
 from datetime import UTC, datetime
 
 from workbench.memory.contract import ALLOWED_KEYS, MAX_FACTS, parse_message
@@ -44,7 +43,6 @@ class WorkingMemory:
         self._lock = threading.RLock()
         self._clock = clock
         self._facts: dict[str, Fact] = {}
-        self._declaration_text: dict[str, str] = {}
         self._epoch = 0
         self._turn = 0
         self._last_applied = 0
@@ -61,7 +59,6 @@ class WorkingMemory:
         """Memory as `saved()` left it: the same facts, ledger, epoch and counters, no open ticket."""
         memory = cls(ledger_capacity=ledger_capacity, clock=clock)
         memory._facts = {f.key: f for f in saved.facts}
-        memory._declaration_text = dict(saved.declarations)
         memory._epoch, memory._turn, memory._last_applied = saved.epoch, saved.turn, saved.last_applied
         memory.ledger = Ledger(ledger_capacity, saved.ledger, saved.ledger_seq)
         return memory
@@ -71,7 +68,6 @@ class WorkingMemory:
         with self._lock:
             return SavedMemory(
                 facts=self.facts(),
-                declarations=tuple(sorted(self._declaration_text.items())),
                 ledger=tuple(self.ledger.latest()),
                 ledger_seq=self.ledger.seq,
                 epoch=self._epoch,
@@ -201,21 +197,19 @@ class WorkingMemory:
 
     def forget(self, plan: ForgetPlan) -> Outcome:
         """Apply a forget's plan to memory (plans come from `Forgetting`, the one place a forget goes
-        through): remove the keys' facts, blank the plan's values in the ledger, and advance the epoch
-        so no earlier ticket can apply. Afterwards no fact, event or prompt block holds them."""
+        through): remove the keys' facts, narrow the others' quotations (`ForgetPlan.kept`), blank the
+        plan's values in the ledger, and advance the epoch so no earlier ticket can apply. Afterwards
+        no fact, event or prompt block holds them."""
         key = plan.key
 
         def run() -> Outcome:
+            before = len(self._facts)
+            self._facts = {f.key: f for f in plan.kept(self._facts.values())}
+            removed = before - len(self._facts)
             if key is None:
-                count = len(self._facts)
-                self._facts.clear()
-                self._declaration_text.clear()
-                detail = f"Forgot every fact ({count} removed)."
+                detail = f"Forgot every fact ({removed} removed)."
             else:
-                stored = self._facts.pop(key, None)
-                self._declaration_text.pop(key, None)
-                self._narrow_evidence(plan)
-                detail = f"Forgot {key}." if stored or plan.values else f"Forgot {key} (it was not stored)."
+                detail = f"Forgot {key}." if removed or plan.values else f"Forgot {key} (it was not stored)."
             self.ledger._redact(plan.redact)
             self._epoch += 1
             return self._outcome(Status.FORGOTTEN, self._record(EventKind.FORGOTTEN, None, key=key, detail=detail))
@@ -311,8 +305,7 @@ class WorkingMemory:
         events: list[MemoryEvent] = []
         for c in candidates:
             previous = self._facts.get(c.key)
-            self._facts[c.key] = Fact(c.key, c.value, c.evidence, turn.number, when)
-            self._declaration_text[c.key] = own_text.get(c.key, c.evidence)
+            self._facts[c.key] = Fact(c.key, c.value, c.evidence, own_text.get(c.key, c.evidence), turn.number, when)
             kind = EventKind.REPLACED if previous is not None and previous.value != c.value else EventKind.ADMITTED
             events.append(
                 self._record(
@@ -327,7 +320,6 @@ class WorkingMemory:
         while len(self._facts) > MAX_FACTS:
             oldest = min(self._facts.values(), key=lambda f: (f.turn, f.key))
             del self._facts[oldest.key]
-            self._declaration_text.pop(oldest.key, None)
             events.append(
                 self._record(
                     EventKind.EVICTED,
@@ -340,12 +332,6 @@ class WorkingMemory:
             )
         self._last_applied = turn.number
         return Outcome(Status.APPLIED, tuple(events))
-
-    def _narrow_evidence(self, plan: ForgetPlan) -> None:
-        """A remaining fact whose quotation also covers a forgotten value keeps only its own declaration."""
-        for key, fact in list(self._facts.items()):
-            if plan.holds(fact.evidence):
-                self._facts[key] = replace(fact, evidence=self._declaration_text.get(key, fact.value))
 
     def _record(self, kind: EventKind, turn: MemoryTurn | None, **fields: object) -> MemoryEvent:
         return self.ledger._record(

@@ -1,16 +1,17 @@
 """The one owner of the saved state's format: two JSON files beside the framework's history files.
 
 `memory.json` holds `SavedMemory` (facts with their provenance, the ledger, the epoch and the ticket
-and event counters); `sessions.json` holds each agent's `AgentSession.to_dict()`. Both carry a format
-version. A file that is not valid in this format is refused with the reason, and never overwritten:
-nothing is lost because a file was hand-edited or written by a newer version."""
+and event counters; a version 1 file is read too, see `MemoryFile`); `sessions.json` holds each
+agent's `AgentSession.to_dict()`. Both carry a format version. A file that is not valid in this
+format is refused with the reason, and never overwritten: nothing is lost because a file was
+hand-edited or written by a newer version."""
 
 from __future__ import annotations
 
 from pathlib import Path
 from typing import Any, Literal, TypeVar
 
-from pydantic import BaseModel, ConfigDict, ValidationError
+from pydantic import BaseModel, ConfigDict, ValidationError, model_validator
 
 from workbench.files import replace_private
 from workbench.memory.saved import SavedMemory
@@ -25,10 +26,27 @@ class SavedFileError(ValueError):
 
 
 class MemoryFile(BaseModel):
+    """Version 2 keeps each fact's own declaration in the fact. Version 1 kept them beside the facts, as
+    `[key, text]` pairs under `declarations`: such a file is read as version 2 (and written as 2)."""
+
     model_config = ConfigDict(extra="forbid")
 
-    version: Literal[1] = 1
+    version: Literal[2] = 2
     memory: SavedMemory
+
+    @model_validator(mode="before")
+    @classmethod
+    def _from_version_1(cls, data: Any) -> Any:
+        if not (isinstance(data, dict) and data.get("version") == 1 and isinstance(data.get("memory"), dict)):
+            return data
+        memory = dict(data["memory"])
+        pairs, facts = memory.pop("declarations", []), memory.get("facts", [])
+        shaped = isinstance(facts, list) and all(isinstance(f, dict) and isinstance(f.get("key"), str) for f in facts)
+        if not (shaped and isinstance(pairs, list) and all(isinstance(p, list) and len(p) == 2 for p in pairs)):
+            return data  # not what version 1 wrote: validation names what is wrong
+        own = {str(key): text for key, text in pairs}
+        memory["facts"] = [{"declaration": own.get(f["key"], f.get("evidence")), **f} for f in facts]
+        return {**data, "version": 2, "memory": memory}
 
 
 class SessionFile(BaseModel):

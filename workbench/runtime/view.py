@@ -43,12 +43,8 @@ class MemorySnapshot:
     ledger: tuple[MemoryEvent, ...] = ()
 
     def redacted(self, plan: ForgetPlan) -> MemorySnapshot:
-        """This moment without what the forget `plan` removes, as memory applies it: no fact of a
-        forgotten key, other facts' quotations scrubbed of forgotten values, the ledger redacted."""
-        kept = (f for f in self.facts if not plan.everything and f.key not in plan.keys)
-        return MemorySnapshot(
-            tuple(replace(f, evidence=plan.scrub(f.evidence)) for f in kept), tuple(map(plan.redact, self.ledger))
-        )
+        """This moment without what the forget `plan` removes, by memory's own rules for facts and events."""
+        return MemorySnapshot(plan.kept(self.facts), tuple(map(plan.redact, self.ledger)))
 
 
 @dataclass(frozen=True)
