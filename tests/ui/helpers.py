@@ -38,7 +38,7 @@ async def say(pilot: Pilot, agent: str, text: str, *, typed: bool = False) -> No
 
 async def read_question(pilot: Pilot) -> None:
     """Wait as a person does until the confirmation on screen has been drawn and read."""
-    from workbench.ui.screens import ConfirmForget
+    from workbench.ui.confirm import ConfirmForget
 
     screen = pilot.app.screen
     assert isinstance(screen, ConfirmForget)

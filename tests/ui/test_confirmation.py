@@ -6,8 +6,8 @@ from textual import events
 from tests.ui.helpers import answer, make_app, read_question, say
 from workbench.ui.app import WorkbenchApp
 from workbench.ui.chat import UserMessage
+from workbench.ui.confirm import ConfirmForget
 from workbench.ui.facts import FactTable, ForgetRequested
-from workbench.ui.screens import ConfirmForget
 
 
 def keys(app: WorkbenchApp) -> list[str]:

@@ -10,9 +10,10 @@ from tests.ui.helpers import answer, make_app, say
 from workbench.memory import EventKind
 from workbench.ui.app import WorkbenchApp
 from workbench.ui.chat import Notice, UserMessage
+from workbench.ui.confirm import ConfirmForget
 from workbench.ui.facts import FactPanel, FactTable, MemoryView
 from workbench.ui.paste import PASTED_ESC
-from workbench.ui.screens import CallsScreen, ConfirmForget, HelpScreen
+from workbench.ui.screens import CallsScreen, HelpScreen
 
 
 async def test_a_sentence_typed_right_after_a_click_forget_is_sent_and_forgets_nothing():
@@ -56,6 +57,17 @@ async def test_tab_does_not_stop_on_the_forget_all_button_and_the_fact_panel_sho
         assert app.focused is app.query_one("#ledger-scroll")
         await pilot.press("tab")
         assert app.focused is cast(object, app.pane("support").prompt)  # focus moved on: mypy narrowed it
+
+
+async def test_the_pane_typed_in_is_drawn_focused_from_the_first_frame_and_follows_the_focus():
+    app = make_app()
+    async with app.run_test(size=(140, 40)) as pilot:
+        focused = lambda: [a for a in ("support", "logs") if app.pane(a).has_class("-focused")]  # noqa: E731
+        assert focused() == ["support"]
+        await pilot.press("tab")
+        assert app.focused is cast(object, app.pane("logs").prompt) and focused() == ["logs"]
+        await pilot.press("tab")
+        assert app.focused is app.query_one(FactTable) and focused() == []
 
 
 async def test_a_forget_answer_typed_before_the_question_appeared_is_ignored():

@@ -22,9 +22,10 @@ from workbench.memory import WorkingMemory
 from workbench.runtime import AgentRuntime, ModelConfig, build_models
 from workbench.runtime.remembered import HeldItem, Remembered, RememberedSystem
 from workbench.ui.app import WorkbenchApp
+from workbench.ui.confirm import ConfirmForget
 from workbench.ui.facts import ForgetRequested
 from workbench.ui.remembered_screen import ITEMS_SHOWN, LINES_SHOWN, RememberedScreen
-from workbench.ui.screens import HELP, ConfirmForget
+from workbench.ui.screens import HELP
 from workbench.ui.startup import stylesheet_dir
 
 HOSTILE = "[bold]Contoso[/bold] \x1b[31mred\x1b[0m \u202eevil"

@@ -16,9 +16,10 @@ from tests.ui.test_widgets import settle
 from workbench.memory import WorkingMemory
 from workbench.ui.app import WorkbenchApp
 from workbench.ui.chat import Notice
+from workbench.ui.confirm import ConfirmForget
 from workbench.ui.facts import ChangeBox, FactPanel, FactTable, MemoryView
 from workbench.ui.replies import AgentAnswer
-from workbench.ui.screens import HELP, ConfirmForget, HelpScreen
+from workbench.ui.screens import HELP, HelpScreen
 from workbench.ui.startup import stylesheet_dir
 
 README = Path(__file__).resolve().parents[2] / "README.md"

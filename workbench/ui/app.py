@@ -17,10 +17,11 @@ from textual.widgets import Footer, Header
 from workbench.ui import intentions
 from workbench.ui.chat import PANES, ChatPane
 from workbench.ui.composer import Composer
+from workbench.ui.confirm import ConfirmForget
 from workbench.ui.facts import FactPanel, ForgetRequested
+from workbench.ui.main_screen import MainScreen
 from workbench.ui.palette import workbench_commands
 from workbench.ui.paste import install_paste_guard
-from workbench.ui.screens import ConfirmForget, HelpScreen
 from workbench.ui.startup import stylesheet_dir
 from workbench.ui.turn_flow import TurnFlow
 from workbench.ui.typing import PauseScheduler, TypingClock
@@ -54,19 +55,16 @@ class WorkbenchApp(TurnFlow):
         self.scheduler = PauseScheduler(self.typing, self._run_lane)
 
     def get_default_screen(self) -> Screen[object]:
-        """The main screen with its breakpoint class from the start: Textual sets it at the first
-        resize, after the first styling, and a class set on a screen restyles every widget again."""
-        screen = super().get_default_screen()
-        width = self.size.width
-        screen.add_class(next(name for least, name in reversed(self.HORIZONTAL_BREAKPOINTS) if width >= least))
-        return screen
+        return MainScreen(self.size.width, self.HORIZONTAL_BREAKPOINTS)
 
     def compose(self) -> ComposeResult:
         yield Header(icon="")
         with Horizontal(id="main"):
             with Container(id="panes"):
                 for agent, (title, placeholder, hint) in PANES.items():
-                    yield ChatPane(agent, title=title, placeholder=placeholder, hint=hint, scheduler=self.scheduler)
+                    focused = f"#{agent} " in (self.AUTO_FOCUS or "")  # drawn focused from the first frame
+                    texts = {"title": title, "placeholder": placeholder, "hint": hint}
+                    yield ChatPane(agent, **texts, scheduler=self.scheduler, focused=focused)
             yield FactPanel()
         yield Footer()
 
@@ -91,10 +89,6 @@ class WorkbenchApp(TurnFlow):
 
     def format_title(self, title: str, sub_title: str) -> Content:
         return super().format_title(title, sub_title) if title else Content(sub_title)
-
-    def on_resize(self, event: events.Resize) -> None:
-        if self.ready:
-            self.show_status(event.size.width)
 
     # -- focus: typing never lands anywhere it could forget something -------------------------------
 
@@ -133,18 +127,14 @@ class WorkbenchApp(TurnFlow):
 
     def action_remembered(self) -> None:
         if not self._unavailable():
-            from workbench.ui import remembered_screen  # loads when first opened, not at start-up
-
-            remembered_screen.show(self)
+            intentions.show_remembered(self)
 
     def action_help(self) -> None:
-        self.push_screen(HelpScreen(self.runtime.status if self.ready else None))
+        intentions.show_help(self)
 
     def action_drift(self) -> None:
         if not self._unavailable():
-            from workbench.ui.drift_screen import DriftScreen  # its chart library loads when the lab opens
-
-            self.push_screen(DriftScreen(self.runtime.models))
+            intentions.open_drift_lab(self)
 
     def action_export_chronology(self) -> None:
         if not self._unavailable():

@@ -133,9 +133,17 @@ class ChatPane(Vertical):
             return self.pane
 
     def __init__(
-        self, agent: str, *, title: str, placeholder: str, hint: str, scheduler: PauseScheduler | None = None
+        self,
+        agent: str,
+        *,
+        title: str,
+        placeholder: str,
+        hint: str,
+        scheduler: PauseScheduler | None = None,
+        focused: bool = False,
     ) -> None:
-        super().__init__(id=agent, classes="chat-pane")
+        """`focused`: the pane the focus starts in, drawn as focused from its first frame."""
+        super().__init__(id=agent, classes="chat-pane -focused" if focused else "chat-pane")
         self.agent = agent
         self.scheduler = scheduler or PauseScheduler(TypingClock(), self._run_lane)
         self.border_title = title
@@ -156,6 +164,14 @@ class ChatPane(Vertical):
             yield Hint(self._hint)
         yield Static(self.WORKING, classes="working")
         yield Composer(self._placeholder)
+
+    # The pane the user types in has its own border. A class, not `:focus-within`: with that pseudo-class
+    # the pane, messages and input were all styled again when the focus first landed, at start-up.
+    def on_descendant_focus(self) -> None:
+        self.add_class("-focused")
+
+    def on_descendant_blur(self) -> None:
+        self.remove_class("-focused")
 
     def on_mount(self) -> None:
         conversation = self.query_one(".conversation", VerticalScroll)

@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from textual import events
 from textual.binding import Binding
 from textual.message import Message
+from textual.reactive import reactive
 from textual.widgets import TextArea
 
 from workbench.memory.shown import visible_controls
@@ -20,6 +21,10 @@ class Composer(TextArea):
     starts a new line. A paste keeps its lines, so a multi-line paste declares every line."""
 
     BINDINGS = [Binding("ctrl+j,shift+enter", "newline", "New line", show=False)]
+
+    # Compact from the start, with its class given at construction: TextArea's own default (False)
+    # removes the class and `compact=True` adds it back, each time restyling the unmounted widget.
+    compact: reactive[bool] = reactive(True, toggle_class="-textual-compact")
 
     @dataclass
     class Sent(Message):
@@ -37,7 +42,7 @@ class Composer(TextArea):
             show_line_numbers=False,
             placeholder=placeholder,
             compact=True,
-            classes="prompt",
+            classes="prompt -textual-compact",
         )
         self.cursor_blink = False
 

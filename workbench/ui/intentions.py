@@ -12,8 +12,8 @@ from workbench.memory.ledger import MAX_KEY_ECHO
 from workbench.memory.shown import quoted
 from workbench.runtime.config import Mode
 from workbench.text import clip, visible
+from workbench.ui.confirm import ConfirmForget
 from workbench.ui.console import Forget, ShowMemory
-from workbench.ui.screens import CallsScreen, ConfirmForget
 from workbench.ui.startup import ERROR_CHARS
 
 if TYPE_CHECKING:
@@ -84,7 +84,27 @@ def show_resumed(app: TurnFlow) -> None:
             app.pane(agent).show_resumed(history)
 
 
+def show_help(app: TurnFlow) -> None:
+    from workbench.ui.screens import HelpScreen  # loads when first opened, not at start-up
+
+    app.push_screen(HelpScreen(app.runtime.status if app.ready else None))
+
+
+def show_remembered(app: TurnFlow) -> None:
+    from workbench.ui import remembered_screen  # loads when first opened, not at start-up
+
+    remembered_screen.show(app)
+
+
+def open_drift_lab(app: TurnFlow) -> None:
+    from workbench.ui.drift_screen import DriftScreen  # its chart library loads when the lab opens
+
+    app.push_screen(DriftScreen(app.runtime.models))
+
+
 def show_calls(app: TurnFlow, agent: str) -> None:
+    from workbench.ui.screens import CallsScreen  # loads when first opened, not at start-up
+
     runtime = app.runtime
     app.push_screen(
         CallsScreen(

@@ -1,21 +1,18 @@
-"""Modal screens: forget confirmation, what the model saw, help."""
+"""Modal screens: what the model saw, help (the forget question is in confirm.py)."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from rich.text import Text
-from textual import events, on
-from textual._time import get_time  # the clock Textual stamps events with (monotonic on POSIX)
 from textual.app import ComposeResult
 from textual.binding import Binding
-from textual.containers import Horizontal, Vertical, VerticalScroll
+from textual.containers import Vertical, VerticalScroll
 from textual.screen import ModalScreen
-from textual.widgets import Button, Footer, Static
+from textual.widgets import Footer, Static
 
-from workbench.memory.contract import ALLOWED_KEYS, MAX_FACTS, MAX_MESSAGE_CHARS, MAX_VALUE_CHARS
-from workbench.memory.shown import quoted
+from workbench.memory.contract import ALLOWED_KEYS, MAX_FACTS, MAX_MESSAGE_CHARS
 from workbench.runtime.usage import describe_usage, estimate_tokens
 from workbench.ui.context_bar import ContextBar
 from workbench.ui.literal import literal
@@ -23,119 +20,6 @@ from workbench.ui.literal import literal
 if TYPE_CHECKING:
     from workbench.runtime import CallRecord, ContextSplit, RuntimeStatus
     from workbench.runtime.view import RecalledMessage
-
-
-# How many of one key's values a forget's question names (each quoted, at most a fact's length).
-_VALUES_NAMED = 3
-
-
-class ConfirmForget(ModalScreen[bool]):
-    """Asks before forgetting: a forget replaces both agents' histories and cannot be undone.
-
-    Only what a person did after the question was drawn can answer it. A key or a click stamped
-    (Textual's `event.time`, taken as the event arrived) before the first frame that showed it never
-    reaches it (`answers`; the app holds such events back). The forgetting answer (y, or the Forget
-    button) counts only once the question has been on screen for GUARD_SECONDS: keys typed before a
-    person could have read it (the "y" of "my" typed on after an Enter) are ignored. Keeping (n, Esc,
-    the Keep button, focused first) is always safe."""
-
-    GUARD_SECONDS = 0.5
-    AUTO_FOCUS = "#no"  # never the Forget button, not even for the moment before on_mount runs
-
-    BINDINGS = [
-        Binding("y", "answer(True)", "Forget"),
-        Binding("n,escape", "answer(False)", "Keep"),
-    ]
-
-    def __init__(
-        self, keys: Sequence[str] | None, held: Mapping[str, Sequence[str]] | None = None, *, kept: int = 0
-    ) -> None:
-        """`keys` to forget (None: everything), `held` the values of each that the question names,
-        `kept` how many facts stay."""
-        super().__init__(classes="modal")
-        self.keys = tuple(keys) if keys is not None else None
-        self.held = {key: tuple(values) for key, values in (held or {}).items()}
-        self.kept = kept
-        self.shown_at = float("inf")
-
-    def _question(self, keys: tuple[str, ...]) -> Text:
-        """`Forget module = "Billing"?`, or with several keys and values, each key's first few."""
-        what = Text("Forget ")
-        for index, key in enumerate(keys):
-            values = self.held.get(key, ())
-            what.append("; " if index else "")
-            what.append(key, "bold")
-            if values:
-                shown = ", ".join(quoted(v, MAX_VALUE_CHARS) for v in values[:_VALUES_NAMED])
-                what.append(" = ").append(shown, "bold")
-                what.append(f" and {len(values) - _VALUES_NAMED:,} more" if len(values) > _VALUES_NAMED else "")
-        return what.append("?")
-
-    def compose(self) -> ComposeResult:
-        if self.keys:
-            what = self._question(self.keys)
-            others = f" The other {self.kept} fact(s) stay." if self.kept > 0 else ""
-            one = len(self.keys) == 1 and len(self.held.get(self.keys[0], ())) <= 1
-            consequence = (
-                "Both agents' histories will be replaced by new, empty sessions, so neither can bring the "
-                f"value back.{others} This cannot be undone."
-                if one
-                else "Every memory that holds these values forgets them, and both agents' histories will be "
-                f"replaced by new, empty sessions, so neither can bring them back.{others} This cannot be undone."
-            )
-        else:
-            what = Text("Forget every fact?", "bold")
-            consequence = (
-                "Working memory will be emptied and both agents' histories replaced by new, empty sessions. "
-                "This cannot be undone."
-            )
-        with Vertical(id="dialog"):
-            yield Static(what, id="question")
-            yield Static(consequence, id="consequence")
-            with Horizontal(id="buttons"):
-                yield Button("Forget (y)", id="yes", variant="error")
-                yield Button("Keep (n)", id="no", variant="primary")
-        yield Footer()  # this screen's keys: Enter presses the focused button, Keep at first
-
-    def on_mount(self) -> None:
-        self.query_one("#no", Button).focus()
-        self.call_after_refresh(self._shown)
-
-    def _shown(self) -> None:
-        self.shown_at = get_time()
-
-    def answers(self, event: events.Event) -> bool:
-        """Whether `event` may answer the question: it arrived after the question was drawn."""
-        return event.time > self.shown_at
-
-    def _read(self, time: float) -> bool:
-        """Whether a forgetting answer at `time` came after the question could be read; says so if not."""
-        if time - self.shown_at >= self.GUARD_SECONDS:
-            return True
-        self.notify("Ignored a forget answered before this question could be read: answer again to forget.")
-        return False
-
-    def on_key(self, event: events.Key) -> None:
-        """Stops a too-early "y" before the binding sees it (bindings are checked after the key bubbles)."""
-        if event.key == "y" and not self._read(event.time):
-            event.stop()
-            event.prevent_default()
-
-    def action_answer(self, answer: bool) -> None:
-        self._answered(answer)
-
-    @on(Button.Pressed)
-    def _pressed(self, event: Button.Pressed) -> None:
-        forget = event.button.id == "yes"
-        if not forget or self._read(event.time):
-            self._answered(forget)
-
-    def _answered(self, answer: bool) -> None:
-        """Close with `answer`, keeping nothing of the values the question named: the screen may be
-        referred to for a while yet (a background widget's last event names it as its sender)."""
-        self.held = {}
-        self.query_one("#question", Static).update("")
-        self.dismiss(answer)
 
 
 def render_calls(agent: str, calls: Sequence[CallRecord]) -> Text:

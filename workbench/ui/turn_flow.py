@@ -9,7 +9,7 @@ from collections.abc import Callable, Coroutine
 from functools import partial
 from typing import TYPE_CHECKING, Any
 
-from textual import on
+from textual import events, on
 from textual.app import App
 from textual.worker import Worker, WorkerState
 
@@ -21,7 +21,6 @@ from workbench.ui.composer import Composer
 from workbench.ui.console import parse_console_command
 from workbench.ui.facts import FactPanel, MemoryView
 from workbench.ui.header import header_titles
-from workbench.ui.input_undo import input_undo
 from workbench.ui.messages import MemoryChanged, MemoryUpdated, Streamed, TurnEnded, TurnStarted
 from workbench.ui.startup import error_line, settle_the_heap
 from workbench.ui.typing import PauseScheduler
@@ -77,6 +76,7 @@ class TurnFlow(App[None]):
 
     def _connect(self) -> None:
         from workbench.session.controller import SessionController
+        from workbench.ui.input_undo import input_undo  # with the runtime: the one forget's holder of drafts
 
         self._session = session = SessionController(self.runtime)
         composers = lambda: self.query(Composer)  # noqa: E731
@@ -113,6 +113,10 @@ class TurnFlow(App[None]):
 
     def show_status(self, width: int | None = None) -> None:
         self.title, self.sub_title = header_titles(self.TITLE or "", self.runtime.status, width or self.size.width)
+
+    def on_resize(self, event: events.Resize) -> None:
+        if self.ready:
+            self.show_status(event.size.width)
 
     def _unavailable(self) -> bool:
         """True (and says why) while there is no runtime: still starting, or start-up failed."""

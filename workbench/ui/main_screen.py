@@ -1,0 +1,25 @@
+"""The main screen, styled once on the way to the first frame."""
+
+from __future__ import annotations
+
+from textual import events
+from textual.screen import Screen
+
+
+class MainScreen(Screen[object]):
+    """The screen the app composes into. It starts with its width's breakpoint class (of `breakpoints`):
+    Textual sets that at the first resize, after the first styling, and a class set on a screen
+    restyles every widget again. And its first resume does not restyle every widget: they were
+    styled as they were mounted, just before, and nothing they are styled by has changed since.
+    Later resumes (back from a modal or the drift lab) restyle as Textual decides."""
+
+    def __init__(self, width: int, breakpoints: list[tuple[int, str]]) -> None:
+        size_class = next(name for least, name in reversed(breakpoints) if width >= least)
+        super().__init__(id="_default", classes=size_class)  # Textual's own id for the default screen
+        self._resumed = False
+
+    def on_screen_resume(self, event: events.ScreenResume) -> None:
+        # Runs before Screen's own handler (subclass handlers come first), which reads this flag.
+        if not self._resumed:
+            self._resumed = True
+            event.refresh_styles = False
