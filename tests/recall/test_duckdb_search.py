@@ -242,6 +242,7 @@ async def test_scan_finds_every_record_of_a_scope_in_one_query(stores) -> None:
     rows = await fast.scan(Filter("agent_id", "eq", "logs"))
     assert sorted(row["key"] for row in rows) == sorted(f"k{n:03}" for n in range(1, 40, 2))
     assert "vector" not in rows[0] and rows[0]["text"].startswith("text ")
+    assert await fast.scan(Filter("agent_id", "eq", "logs"), ("key", "turn")) == [{"key": r["key"], "turn": r["turn"]} for r in rows]
 
 
 async def test_a_delete_removes_what_the_framework_delete_removes(stores) -> None:

@@ -79,9 +79,9 @@ def vector_literal(values: list[float], field: VectorStoreField) -> str:
 class RecallDuckDBCollection(DuckDBCollection[Any, Any]):
     """A DuckDB collection whose cosine search DuckDB runs at the speed of a plain scan."""
 
-    async def scan(self, filter: FilterExpression | None) -> list[dict[str, Any]]:
-        """Every record matching `filter`, without vectors, in one query (no ordering, no pages)."""
-        columns = self._columns(include_vectors=False)
+    async def scan(self, filter: FilterExpression | None, fields: Sequence[str] = ()) -> list[dict[str, Any]]:
+        """Every record matching `filter`, its `fields` or all but vectors, in one query (no order, no pages)."""
+        columns = list(fields) or self._columns(include_vectors=False)
         predicate, parameters = _FilterCompiler(self.definition).compile(filter)
         selected = ", ".join(f"t.{_identifier(name)}" for name in columns)
         statement = f"SELECT {selected} FROM {self._table} AS t WHERE {predicate}"  # nosec B608: quoted names
