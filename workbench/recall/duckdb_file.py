@@ -38,11 +38,11 @@ DATABASE = "recall"  # the file's name inside the product's connection
 _REWRITE_SUFFIX = ".rewrite"
 _ATTACHED = "erased_copy"
 _VECTOR = "vector"  # the records' vector column (records.py)
-# DuckDB 1.5 stores FLOAT columns with ALP, ALPRD or RLE when they make them smaller. Decoding them is
-# most of a search's work: over 100,000 vectors of 256 floats a search took ~97 ms of CPU with ALP
-# (31.8 MiB), ~150 ms with RLE and ~60 ms uncompressed (101 MiB). The setting holds for every
-# column the connection writes: none but the vectors is a FLOAT; RLE would otherwise suit integers
-# that bit-packing stores as well.
+# DuckDB 1.5 stores FLOAT columns with ALP, ALPRD or RLE when they make them smaller, and decoding them
+# costs a search more than the bytes save: one thread's ranking of 100,000 vectors of 256 floats took
+# 99 ms of CPU with ALP (32 MiB), 138 ms with RLE and 59 ms uncompressed (98 MiB). The setting holds
+# for every column the connection writes: none but the vectors is a FLOAT, and the integers that RLE
+# would otherwise suit are bit-packed as well.
 _UNCOMPRESSED_FLOATS = "alp,alprd,rle"
 
 
