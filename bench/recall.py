@@ -39,7 +39,7 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from workbench.memory import WorkingMemory
-from workbench.recall.duckdb_file import DuckDBBackend
+from workbench.recall.duckdb_file import DuckDBBackend, PrivateFiles, connect
 from workbench.recall.embedders import LexicalEmbeddingClient, lexical_embedder
 from workbench.recall.postgres_store import PostgresBackend, vectors_table
 from workbench.recall.provider import Recalled, recalled_block
@@ -93,8 +93,7 @@ async def fill(
 
 
 def bulk_load(path: Path, texts: list[str], indexes: range, folder: Path) -> None:
-    import duckdb
-
+    """INSERT from a CSV file, on the product's connection (its row groups and vector storage)."""
     embedder = LexicalEmbeddingClient()
     table = f"recall_lexical_{embedder.dimensions}"
     rows = folder / "rows.csv"
@@ -103,16 +102,17 @@ def bulk_load(path: Path, texts: list[str], indexes: range, folder: Path) -> Non
         for i in indexes:
             r = record(i, texts[i])
             writer.writerow([*vars(r).values(), "[" + ",".join(f"{x:.6g}" for x in embedder.embed(texts[i])) + "]"])
-    connection = duckdb.connect(str(path))
-    try:
-        columns = [f"c{n}" for n in range(10)]
-        connection.execute(
-            f"INSERT INTO {table} SELECT c0, c1, c2, c3::BIGINT, c4, c5, c6, c7, c8, "
-            f"c9::DOUBLE[{embedder.dimensions}] FROM read_csv(?, header=false, all_varchar=true, names=?)",
-            [str(rows), columns],
-        )
-    finally:
-        connection.close()
+    with PrivateFiles.held():
+        connection = connect(path)
+        try:
+            columns = [f"c{n}" for n in range(10)]
+            connection.execute(
+                f"INSERT INTO {table} SELECT c0, c1, c2, c3::BIGINT, c4, c5, c6, c7, c8, "
+                f"c9::FLOAT[{embedder.dimensions}] FROM read_csv(?, header=false, all_varchar=true, names=?)",
+                [str(rows), columns],
+            )
+        finally:
+            connection.close()
     rows.unlink()
 
 

@@ -1,7 +1,7 @@
 """The DuckDB search shaped for speed answers exactly what agent-framework-duckdb's own search answers:
 the same records, in the same order, with the same scores, through ties, filters, thresholds, paging,
 vectors returned, replaced and deleted records, NULL vectors, vectors whose norm underflows to zero or
-whose products overflow, on DOUBLE (the product's) and FLOAT vector columns. Its query vector is a SQL
+whose products overflow, on FLOAT (the product's) and DOUBLE vector columns. Its query vector is a SQL
 literal: it holds the same bits as the framework's bound parameter."""
 
 from __future__ import annotations
@@ -41,10 +41,10 @@ AWKWARD = [
 
 @vectorstoremodel
 @dataclass
-class Float32Message(StoredMessage):
-    """The same record with a FLOAT[16] vector column (the product's is DOUBLE)."""
+class Float64Message(StoredMessage):
+    """The same record with a DOUBLE[16] vector column (the framework's default; the product's is FLOAT)."""
 
-    vector: Annotated[list[float] | None, VectorStoreField("vector", dimensions=DIMENSIONS, type_="float32")] = None
+    vector: Annotated[list[float] | None, VectorStoreField("vector", dimensions=DIMENSIONS)] = None
 
 
 def vector(rng: random.Random) -> list[float]:
@@ -68,7 +68,7 @@ def message(number: int, agent: str) -> StoredMessage:
     return StoredMessage(f"k{number:03}", f"text {number}", "user", number, "t", "app", agent, "ana", "s")
 
 
-MODELS = {"DOUBLE": record_type(DIMENSIONS), "FLOAT": Float32Message}
+MODELS = {"FLOAT": record_type(DIMENSIONS), "DOUBLE": Float64Message}
 
 
 @pytest.fixture(params=list(MODELS))
@@ -80,7 +80,7 @@ def row(model: type[StoredMessage], record: StoredMessage, values: list[float] |
     return model(**{**vars(record), "vector": values})
 
 
-def collection(store: DuckDBStore, model: type[StoredMessage] = MODELS["DOUBLE"]):
+def collection(store: DuckDBStore, model: type[StoredMessage] = MODELS["FLOAT"]):
     return store.get_collection(model, collection_name="c")
 
 
@@ -152,12 +152,12 @@ async def test_the_fast_search_returns_what_the_framework_search_returns(stores,
     assert fallbacks == []  # every search above ran the fast query
 
 
-async def test_a_vector_whose_norm_underflows_is_left_out_as_the_framework_leaves_it_out(stores, fallbacks) -> None:
+async def test_a_vector_whose_norm_underflows_is_left_out_as_the_framework_leaves_it_out(stores, model, fallbacks) -> None:
     """DuckDB's cosine distance of such a vector is a finite number; the framework drops the row."""
-    tiny = embedded(message(1, "support"), [1e-200] * DIMENSIONS)
-    near = embedded(message(2, "support"), [1.0] * DIMENSIONS)
-    far = embedded(message(3, "support"), [1.0] + [0.0] * (DIMENSIONS - 1))
-    model = MODELS["DOUBLE"]
+    small = 1e-200 if model is MODELS["DOUBLE"] else 1e-25  # its square underflows to zero
+    tiny = row(model, message(1, "support"), [small] * DIMENSIONS)
+    near = row(model, message(2, "support"), [1.0] * DIMENSIONS)
+    far = row(model, message(3, "support"), [1.0] + [0.0] * (DIMENSIONS - 1))
     await fill(stores, model, [tiny, near, far])
     for options in ({"top": 1}, {"top": 3}, {"top": 2, "skip": 1}, {"top": 3, "score_threshold": 2.0}):
         plain, fast = await search_both(stores, model, [1.0] * DIMENSIONS, **options)
@@ -242,13 +242,14 @@ async def test_scan_finds_every_record_of_a_scope_in_one_query(stores) -> None:
     rows = await fast.scan(Filter("agent_id", "eq", "logs"))
     assert sorted(row["key"] for row in rows) == sorted(f"k{n:03}" for n in range(1, 40, 2))
     assert "vector" not in rows[0] and rows[0]["text"].startswith("text ")
+    assert await fast.scan(Filter("agent_id", "eq", "logs"), ("key", "turn")) == [{"key": r["key"], "turn": r["turn"]} for r in rows]
 
 
 async def test_a_delete_removes_what_the_framework_delete_removes(stores) -> None:
     """One JSON array parameter instead of one parameter per key: the same rows go, whatever the keys."""
     awkward = ["it's", '"quoted"', "back\\slash", "[1, 2]", "null", "", "caf\u00e9", "\u4e2d\u6587", "tab\tnew\nline", "\U0001f600"]
-    rows = [row(MODELS["DOUBLE"], StoredMessage(key, "t", "user", 1, "t", "app", "support", "ana", "s"), [1.0] * DIMENSIONS) for key in awkward]
-    await fill(stores, MODELS["DOUBLE"], rows)
+    rows = [row(MODELS["FLOAT"], StoredMessage(key, "t", "user", 1, "t", "app", "support", "ana", "s"), [1.0] * DIMENSIONS) for key in awkward]
+    await fill(stores, MODELS["FLOAT"], rows)
 
     async def left(store: DuckDBStore) -> list[str]:
         return sorted(r.key for r in await collection(store).get(awkward))
@@ -271,7 +272,7 @@ async def test_a_search_runs_on_one_thread_per_row_group_at_most_one_per_core(st
     assert [threads_for(n) for n in (0, 1, ROW_GROUP_ROWS, ROW_GROUP_ROWS + 1)] == [1, 1, 1, min(2, cores)]
     assert threads_for(1_000_000) == min(9, cores)
     fast = stores[1]
-    await fill([fast], MODELS["DOUBLE"], [row(MODELS["DOUBLE"], message(1, "support"), [1.0] * DIMENSIONS)])
+    await fill([fast], MODELS["FLOAT"], [row(MODELS["FLOAT"], message(1, "support"), [1.0] * DIMENSIONS)])
     await fast._client.run(lambda connection: connection.execute(f"SET threads = {cores + 1}"))
     await collection(fast).search(vector=[1.0] * DIMENSIONS, top=1)
     threads = await fast._client.run(lambda connection: connection.execute("SELECT current_setting('threads')").fetchall())

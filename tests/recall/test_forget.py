@@ -62,9 +62,9 @@ async def test_the_one_forget_reads_the_store_once_unless_it_changed_in_between(
     scans: list[object] = []
     scan = kind.scan
 
-    async def counted(self, filter):
+    async def counted(self, filter, fields=()):
         scans.append(filter)
-        return await scan(self, filter)
+        return await scan(self, filter, fields)
 
     monkeypatch.setattr(kind, "scan", counted)
     setup = RecallSetup(store, lexical_embedder(), user_id="ana", used=True)

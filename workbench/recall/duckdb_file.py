@@ -6,27 +6,44 @@ deleted records, the live tables are copied into a fresh file (ATTACH + COPY FRO
 atomically replaces the old one; no write-ahead log is left beside it. The old file's disk blocks
 are released to the file system, which this program cannot overwrite (nor backups or snapshots).
 
+The store's connection is the product's own (`connect`): the file is attached with small row groups,
+so that a search and a rewrite share a table between cores, and vectors are written uncompressed.
+A file whose vectors were stored as doubles (before issue 19) is rewritten once when the store opens,
+its vectors converted to the records' 4-byte floats.
+
 Every file DuckDB writes (the database, its write-ahead log, a rewrite's work file, spilled
 temporary files) is created readable by the user only: see `PrivateFiles`."""
 
 from __future__ import annotations
 
 import os
+import re
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
 
 import duckdb
 from agent_framework import BaseVectorStore
 
+# The framework's column types and SQL quoting, so a converted column is what it would create.
+from agent_framework_duckdb._vector_store import _column_type, _identifier
+
 from workbench.files import data_dir
-from workbench.recall.duckdb_search import RecallDuckDBStore, threads_for
+from workbench.recall.duckdb_search import ROW_GROUP_ROWS, RecallDuckDBStore, threads_for
+from workbench.recall.records import vector_field
 
 FILE_NAME = "recall.duckdb"
+DATABASE = "recall"  # the file's name inside the product's connection
 _REWRITE_SUFFIX = ".rewrite"
 _ATTACHED = "erased_copy"
+_VECTOR = "vector"  # the records' vector column (records.py)
+# DuckDB 1.5 stores FLOAT columns with ALP, ALPRD or RLE when they make them smaller, and decoding them
+# costs a search more than the bytes save: one thread's ranking of 100,000 vectors of 256 floats took
+# 99 ms of CPU with ALP (32 MiB), 138 ms with RLE and 59 ms uncompressed (98 MiB). The setting holds
+# for every column the connection writes: none but the vectors is a FLOAT, and the integers that RLE
+# would otherwise suit are bit-packed as well.
+_UNCOMPRESSED_FLOATS = "alp,alprd,rle"
 
 
 def default_path() -> Path:
@@ -78,17 +95,38 @@ class PrivateFiles:
             cls.release()
 
 
-class PrivateDuckDBStore(RecallDuckDBStore):
-    """The recall DuckDB store, holding `PrivateFiles` from its creation until it is closed."""
+def connect(path: Path) -> duckdb.DuckDBPyConnection:
+    """The product's connection to the database file at `path` (created if missing): attached with
+    row groups of `ROW_GROUP_ROWS` rows (an attach option DuckDB does not keep in the file) and made
+    the current database, FLOAT columns written uncompressed, spilled data in DuckDB's usual place
+    beside the file. Call it with `PrivateFiles` held: attaching may replay and remove a log."""
+    connection = duckdb.connect(config={"temp_directory": str(path) + ".tmp"})
+    try:
+        connection.execute(f"SET disabled_compression_methods = '{_UNCOMPRESSED_FLOATS}'")
+        # ATTACH takes no parameters: the path is an escaped SQL string literal.
+        connection.execute(f"ATTACH '{_literal(path)}' AS {DATABASE} (ROW_GROUP_SIZE {ROW_GROUP_ROWS})")
+        connection.execute(f"USE {DATABASE}")
+    except BaseException:
+        connection.close()
+        raise
+    return connection
 
-    def __init__(self, **options: Any) -> None:
+
+class PrivateDuckDBStore(RecallDuckDBStore):
+    """The recall DuckDB store on a connection made for it, holding `PrivateFiles` from its creation
+    until it is closed."""
+
+    def __init__(self, connection: duckdb.DuckDBPyConnection) -> None:
         PrivateFiles.acquire()
         self._private = True
         try:
-            super().__init__(**options)
+            super().__init__(client=connection)
         except BaseException:
             self._release()
             raise
+        # Framework private: the connection is the store's alone, so the framework wraps each upsert
+        # in a transaction and closes the connection with the store, as it does with one it opened.
+        self._client.owned = True
 
     def _release(self) -> None:
         if self._private:
@@ -114,15 +152,32 @@ class DuckDBBackend:
         self.location: str | None = str(self.path)
 
     def open(self) -> BaseVectorStore:
-        """The store on the file; a new file is created private to the user (it holds their words)."""
+        """The store on the file; a new file is created private to the user (it holds their words). A
+        file whose vectors are not of the records' type is rewritten with them converted, first."""
         self.path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
         for leftover in companion_files(self.path)[1:]:
             leftover.unlink(missing_ok=True)  # a rewrite interrupted before its atomic rename
-        if not self.path.exists():
-            with PrivateFiles.held():
-                duckdb.connect(str(self.path)).close()
-            self.path.chmod(0o600)
-        return PrivateDuckDBStore(connection_string=str(self.path))
+        with PrivateFiles.held():
+            created = not self.path.exists()
+            connection = connect(self.path)
+            if created:
+                self.path.chmod(0o600)
+            elif stale_vectors(connection, DATABASE):
+                connection.close()
+                try:
+                    rewrite_file(self.path)
+                except duckdb.ConversionException as error:
+                    reason = str(error).splitlines()[0]
+                    raise RuntimeError(
+                        f"The recall file {self.path} holds vectors this version cannot store as 4-byte floats "
+                        f"({reason}); the file was left as it was."
+                    ) from error
+                connection = connect(self.path)
+            try:
+                return PrivateDuckDBStore(connection)
+            except BaseException:
+                connection.close()
+                raise
 
     async def erase_deleted(self, store: BaseVectorStore, collections: list[str]) -> BaseVectorStore:
         """Close the store, copy its live tables into a fresh file that replaces the old one, reopen."""
@@ -137,28 +192,53 @@ class DuckDBBackend:
         return sum(p.stat().st_size for p in (self.path, *companion_files(self.path)) if p.exists())
 
 
+def stale_vectors(connection: duckdb.DuckDBPyConnection, database: str) -> dict[str, str]:
+    """Each table of `database` whose vector column is not of the type the records declare for its
+    size (`DOUBLE[n]` in files made before issue 19), with the type it should have (`FLOAT[n]`)."""
+    columns = connection.execute(
+        "SELECT table_name, data_type FROM duckdb_columns() WHERE database_name = ? AND column_name = ?",
+        [database, _VECTOR],
+    ).fetchall()
+    stale = {}
+    for table, stored in columns:
+        size = re.fullmatch(r"[A-Z]+\[(\d+)\]", stored)
+        if size and stored != (wanted := _column_type(vector_field(int(size[1])))):
+            stale[table] = wanted
+    return stale
+
+
 def rewrite_file(path: Path) -> None:
-    """Replace the database file at `path` with a copy of its live data only (no deleted rows, no WAL)."""
+    """Replace the database file at `path` with a copy of its live data only (no deleted rows, no WAL),
+    its vectors of the records' type."""
     fresh = path.with_name(path.name + _REWRITE_SUFFIX)
     fresh.unlink(missing_ok=True)
-    with PrivateFiles.held():
-        _copy_live_data(path, fresh)
+    try:
+        with PrivateFiles.held():
+            _copy_live_data(path, fresh)
+    except BaseException:
+        for work in companion_files(path)[1:]:
+            work.unlink(missing_ok=True)  # the unfinished copy; the file itself is untouched
+        raise
     fresh.chmod(0o600)
     os.replace(fresh, path)
     path.with_name(path.name + ".wal").unlink(missing_ok=True)
 
 
 def _copy_live_data(path: Path, fresh: Path) -> None:
-    connection = duckdb.connect(str(path))
+    """The tables' definitions first, each stale vector column converted while its table is empty,
+    then the rows (cast to the new type as an insert casts them), on one thread per row group."""
+    connection = connect(path)
     try:
-        (database, rows) = connection.execute(
-            "SELECT current_database(), coalesce(max(estimated_size), 0) FROM duckdb_tables() "
-            "WHERE database_name = current_database()"
-        ).fetchone() or ("", 0)
+        (rows,) = connection.execute(
+            "SELECT coalesce(max(estimated_size), 0) FROM duckdb_tables() WHERE database_name = ?", [DATABASE]
+        ).fetchone() or (0,)
         connection.execute(f"SET threads = {threads_for(int(rows))}")
-        # ATTACH takes no parameters: the path is an escaped SQL string literal.
-        connection.execute(f"ATTACH '{_literal(fresh)}' AS {_ATTACHED}")
-        connection.execute(f'COPY FROM DATABASE "{database.replace(chr(34), chr(34) * 2)}" TO {_ATTACHED}')
+        connection.execute(f"ATTACH '{_literal(fresh)}' AS {_ATTACHED} (ROW_GROUP_SIZE {ROW_GROUP_ROWS})")
+        connection.execute(f"COPY FROM DATABASE {DATABASE} TO {_ATTACHED} (SCHEMA)")
+        for table, wanted in stale_vectors(connection, _ATTACHED).items():
+            name = f"{_ATTACHED}.{_identifier(table)}"
+            connection.execute(f"ALTER TABLE {name} ALTER COLUMN {_identifier(_VECTOR)} TYPE {wanted}")
+        connection.execute(f"COPY FROM DATABASE {DATABASE} TO {_ATTACHED} (DATA)")
         connection.execute("DETACH " + _ATTACHED)
     finally:
         connection.close()

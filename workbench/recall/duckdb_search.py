@@ -1,7 +1,7 @@
 """agent-framework-duckdb's collection with a cosine search shaped for DuckDB, a one-pass scan, and a
 delete that binds one parameter.
 
-What the framework's search costs over 100,000 rows of DOUBLE[256], and what this one does instead:
+What the framework's search cost over 100,000 rows of DOUBLE[256], and what this one does instead:
 - The query vector is a bound list parameter, and DuckDB 1.5's Python client looks pandas up twice for
   each float it binds (a failed import that walks `sys.path` when pandas is not installed): 256 numbers
   cost 50 to 300 ms. Here the vector is a SQL string literal of each float's `repr` (the shortest text
@@ -13,8 +13,10 @@ What the framework's search costs over 100,000 rows of DOUBLE[256], and what thi
   and its `isfinite` filter computes the distance a second time. Here the ranking computes the
   distance once per row (twice with a score threshold, which recall does not use) and reads only the
   key beside it; the records of the ranked rows are then read by key, with their zero-norm test.
-- DuckDB's default of one thread per core splits a table's one row group between threads; the search
-  runs with one thread per row group (`threads_for`).
+- DuckDB hands a scan to its threads one row group at a time, and starts as many scan tasks as the
+  table has rows for row groups of the size its database was attached with. The product's file is
+  attached with row groups of `ROW_GROUP_ROWS` (`workbench.recall.duckdb_file.connect`), and the
+  search runs with one thread per row group, at most one per core (`threads_for`).
 
 The framework's result is the plain ranking without its zero-norm and non-finite rows. A non-finite
 distance sorts after every finite one (NaN last, as DuckDB orders it), so when every ranked row is
@@ -50,14 +52,16 @@ from agent_framework_duckdb._vector_store import (
 )
 
 _COSINE = (None, "DEFAULT", "cosine_distance")
-ROW_GROUP_ROWS = 122_880  # DuckDB's default row group: the unit it scans and writes in parallel
+# The product's row group (DuckDB's default is 122,880 rows): the unit DuckDB scans and writes on one
+# thread. Small enough that 100,000 messages make seven of them, which two cores share evenly.
+ROW_GROUP_ROWS = 16_384
 
 
 def threads_for(rows: int) -> int:
     """DuckDB threads for scanning or writing a table of `rows` rows: one per row group, at most one
-    per core. More threads than row groups split one row group's decoding and cost more than they
-    save: at 100,000 rows (one row group) a search took 1.4 to 4 times as long with two threads as
-    with one on this two-core machine, and used more CPU time."""
+    per core. A thread with no row group to take costs without helping: with one row group, a search
+    took 1.4 to 4 times as long with two threads as with one on this two-core machine, and used
+    twice the CPU time."""
     return max(1, min(os.cpu_count() or 1, -(-rows // ROW_GROUP_ROWS)))
 
 
@@ -75,9 +79,9 @@ def vector_literal(values: list[float], field: VectorStoreField) -> str:
 class RecallDuckDBCollection(DuckDBCollection[Any, Any]):
     """A DuckDB collection whose cosine search DuckDB runs at the speed of a plain scan."""
 
-    async def scan(self, filter: FilterExpression | None) -> list[dict[str, Any]]:
-        """Every record matching `filter`, without vectors, in one query (no ordering, no pages)."""
-        columns = self._columns(include_vectors=False)
+    async def scan(self, filter: FilterExpression | None, fields: Sequence[str] = ()) -> list[dict[str, Any]]:
+        """Every record matching `filter`, its `fields` or all but vectors, in one query (no order, no pages)."""
+        columns = list(fields) or self._columns(include_vectors=False)
         predicate, parameters = _FilterCompiler(self.definition).compile(filter)
         selected = ", ".join(f"t.{_identifier(name)}" for name in columns)
         statement = f"SELECT {selected} FROM {self._table} AS t WHERE {predicate}"  # nosec B608: quoted names

@@ -109,16 +109,17 @@ class PreparedInMemoryCollection(InMemoryCollection[Any, Any]):
             matches[key] = cached
         return cached[1]
 
-    async def scan(self, filter: Any) -> list[dict[str, Any]]:
-        """Every record matching `filter` (the framework's evaluation), without vectors, in one pass."""
+    async def scan(self, filter: Any, fields: Sequence[str] = ()) -> list[dict[str, Any]]:
+        """Every record matching `filter` (the framework's evaluation), its `fields` or all but vectors,
+        in one pass."""
         self._require_collection()
         if filter is not None:
             _validate_in_memory_filter(filter, self.definition)
-        vectors = {f.storage_name or f.name for f in self.definition.vector_fields}
+        names = fields or [f.storage_name or f.name for f in self.definition.fields if f.field_type != "vector"]
         key_name = self.definition.key_field_storage_name
         wording = repr(filter)
         return [
-            {name: value for name, value in record.items() if name not in vectors}
+            {name: record[name] for name in names}
             for record in self._state.records.values()
             if filter is None or self._matches(filter, wording, record[key_name], record)
         ]

@@ -213,10 +213,11 @@ class RecallPostgresCollection(Collection):
     def _get_score_from_result(self, result: Any) -> float | None:
         return float(result["score"])
 
-    async def scan(self, filter: Filter | FilterGroup | None) -> list[dict[str, Any]]:
-        """Every message matching `filter`, in one query on the messages table (no order, no pages)."""
+    async def scan(self, filter: Filter | FilterGroup | None, fields: Sequence[str] = ()) -> list[dict[str, Any]]:
+        """Every message matching `filter`, its `fields` or all, in one query on the messages table (no
+        order, no pages)."""
         messages = self._messages
-        columns = messages._prepare_columns(include_vectors=False)  # the framework's own column list
+        columns = list(fields) or messages._prepare_columns(include_vectors=False)  # the framework's own list
         where, parameters = messages._prepare_filter(filter)  # the framework's own filter compiler
         statement = sql.SQL("SELECT {} FROM {} WHERE {}").format(
             sql.SQL(", ").join(map(sql.Identifier, columns)), messages._table, where

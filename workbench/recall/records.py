@@ -58,6 +58,15 @@ class StoredMessage:
         return RecallScope(**{name: getattr(self, name) or None for name in SCOPE_FIELDS})
 
 
+def vector_field(dimensions: int, index_kind: IndexKind = "default") -> VectorStoreField:
+    """The embedding's field: 4-byte floats (`FLOAT[n]` on DuckDB, pgvector's `vector` on PostgreSQL;
+    the in-memory store computes in Python floats whatever the type says). Embedding models
+    compute in 4-byte floats or coarser ones, and an exact search decodes and compares every
+    stored vector: half the bytes of the framework's default (`float`, `DOUBLE[n]` on DuckDB). DuckDB
+    files made with doubles are converted when the store opens (`workbench.recall.duckdb_file`)."""
+    return VectorStoreField("vector", dimensions=dimensions, index_kind=index_kind, type_="float32")
+
+
 def record_type(dimensions: int, index_kind: IndexKind = "default") -> type[StoredMessage]:
     """The vector store model for embeddings of `dimensions` numbers, indexed as `index_kind` says
     ("default": exact search; "hnsw" on PostgreSQL). A model's dimensions and index are fixed when it
@@ -71,9 +80,7 @@ def _record_type(dimensions: int, index_kind: IndexKind) -> type[StoredMessage]:
     @vectorstoremodel
     @dataclass
     class EmbeddedMessage(StoredMessage):
-        vector: Annotated[
-            list[float] | None, VectorStoreField("vector", dimensions=dimensions, index_kind=index_kind)
-        ] = None
+        vector: Annotated[list[float] | None, vector_field(dimensions, index_kind)] = None
 
     EmbeddedMessage.__qualname__ = f"EmbeddedMessage{dimensions}" + ("" if index_kind == "default" else index_kind)
     return EmbeddedMessage
