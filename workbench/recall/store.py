@@ -11,7 +11,7 @@ from __future__ import annotations
 import asyncio
 import re
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Protocol, cast
 
 from agent_framework import BaseVectorCollection, BaseVectorSearch, BaseVectorStore, Filter, FilterGroup
@@ -96,10 +96,17 @@ class Collection(BaseVectorCollection[str, StoredMessage], BaseVectorSearch[str,
 
 @dataclass(frozen=True)
 class _Scanned:
-    """One scan of a scope for a forget: each record's collection, key and text."""
+    """One scan of a scope for a forget: each record's collection, key and text, and the values they
+    declare for the keys asked (read once: the one forget asks `declared`, then applies the plan)."""
 
     scope: RecallScope
     records: list[tuple[Collection, Any, str]]
+    declared: dict[frozenset[str], set[str]] = field(default_factory=dict)
+
+    def declared_for(self, keys: frozenset[str]) -> set[str]:
+        if keys not in self.declared:
+            self.declared[keys] = declared_in((text for _, _, text in self.records), keys)
+        return self.declared[keys]
 
 
 class RecallStore:
@@ -206,7 +213,7 @@ class RecallStore:
         write to, that forget looks through the records there were when it began."""
         async with self._lock:
             self._scanned = await self._scan(scope)
-            return declared_in((text for _, _, text in self._scanned.records), keys)
+            return set(self._scanned.declared_for(keys))
 
     async def forget(self, plan: ForgetPlan, scope: RecallScope) -> Purge:
         """Apply a forget's plan to `scope` in one scan: every record holding a forgotten value whole
@@ -215,25 +222,25 @@ class RecallStore:
         if plan.everything:
             return await self.forget_scope(scope)
 
-        def doomed(texts: list[str]) -> Callable[[str], bool]:
-            return plan.widened(declared_in(texts, plan.keys)).holds
+        def doomed(scanned: _Scanned) -> Callable[[str], bool]:
+            return plan.widened(scanned.declared_for(plan.keys)).holds
 
         return await self._purge(scope, doomed)
 
     async def forget_scope(self, scope: RecallScope) -> Purge:
         """Delete every record in `scope`."""
-        return await self._purge(scope, lambda texts: lambda text: True)
+        return await self._purge(scope, lambda scanned: lambda text: True)
 
-    async def _purge(self, scope: RecallScope, choose: Callable[[list[str]], Callable[[str], bool]]) -> Purge:
+    async def _purge(self, scope: RecallScope, choose: Callable[[_Scanned], Callable[[str], bool]]) -> Purge:
         """One scan of `scope` (the one `declared` kept, if the store has not changed since); `choose`
-        sees every text found and says which records to delete. Each collection deletes its doomed
+        sees what it found and says which records to delete. Each collection deletes its doomed
         records in one statement."""
         async with self._lock:
             self.generation += 1
             scanned, self._scanned = self._scanned, None
             if scanned is None or scanned.scope != scope:
                 scanned = await self._scan(scope)
-            doomed = choose([text for _, _, text in scanned.records])
+            doomed = choose(scanned)
             by_collection: dict[str, tuple[Collection, list[Any]]] = {}
             for collection, key, text in scanned.records:
                 if doomed(text):
