@@ -168,3 +168,17 @@ async def test_a_file_whose_vectors_do_not_fit_in_floats_is_left_as_it_was(tmp_p
     await store.close()
     assert path.read_bytes() == before
     assert [p.name for p in tmp_path.iterdir()] == ["recall.duckdb"]
+
+
+async def test_spilled_data_left_by_a_stopped_process_is_removed_when_the_store_opens(tmp_path: Path) -> None:
+    path = tmp_path / "recall.duckdb"
+    store = RecallStore(DuckDBBackend(path))
+    await seat(store, "support").say("customer=Contoso")
+    await store.close()
+    spilled = duckdb_file.spill_directory(path)
+    spilled.mkdir()
+    (spilled / "duckdb_temp_storage-0.tmp").write_text("customer=Contoso")  # as a process killed mid-query leaves it
+    reopened = RecallStore(DuckDBBackend(path))
+    assert any(r.text == "customer=Contoso" for r in await reopened.records(USER))
+    await reopened.close()
+    assert not spilled.exists()

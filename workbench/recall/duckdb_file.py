@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import os
 import re
+import shutil
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -48,6 +49,11 @@ _UNCOMPRESSED_FLOATS = "alp,alprd,rle"
 
 def default_path() -> Path:
     return data_dir() / FILE_NAME
+
+
+def spill_directory(path: Path) -> Path:
+    """Where DuckDB spills what does not fit in memory while a query runs (deleted when it ends)."""
+    return path.with_name(path.name + ".tmp")
 
 
 def companion_files(path: Path) -> list[Path]:
@@ -100,7 +106,7 @@ def connect(path: Path) -> duckdb.DuckDBPyConnection:
     row groups of `ROW_GROUP_ROWS` rows (an attach option DuckDB does not keep in the file) and made
     the current database, FLOAT columns written uncompressed, spilled data in DuckDB's usual place
     beside the file. Call it with `PrivateFiles` held: attaching may replay and remove a log."""
-    connection = duckdb.connect(config={"temp_directory": str(path) + ".tmp"})
+    connection = duckdb.connect(config={"temp_directory": str(spill_directory(path))})
     try:
         connection.execute(f"SET disabled_compression_methods = '{_UNCOMPRESSED_FLOATS}'")
         # ATTACH takes no parameters: the path is an escaped SQL string literal.
@@ -173,6 +179,9 @@ class DuckDBBackend:
                         f"({reason}); the file was left as it was."
                     ) from error
                 connection = connect(self.path)
+            # Spilled data a process left when it stopped mid-query may hold the user's words; the
+            # file's lock is held now, so no one else is spilling there.
+            shutil.rmtree(spill_directory(self.path), ignore_errors=True)
             try:
                 return PrivateDuckDBStore(connection)
             except BaseException:
