@@ -1,16 +1,19 @@
-"""The recall collection on PostgreSQL spans two tables (messages, and embeddings under HNSW): what it
-returns must be what the framework's own one-table collection returns for the same records."""
+"""The recall collection on PostgreSQL spans two tables (messages, and embeddings under HNSW) and
+searches both in one statement: what it returns must be what the framework's own one-table
+collection returns for the same records."""
 
 from __future__ import annotations
 
 from typing import Any
 
+import psycopg
 import pytest
 from agent_framework import Filter
 from agent_framework_postgres import PostgresStore
+from psycopg.conninfo import make_conninfo
 
 from workbench.recall.embedders import LexicalEmbeddingClient
-from workbench.recall.postgres_store import PostgresBackend
+from workbench.recall.postgres_store import EF_SEARCH, PostgresBackend, search_settings
 from workbench.recall.records import StoredMessage, embedded, record_type
 
 WORDS = ["database", "export", "billing", "restart", "logs", "midnight", "Contoso", "version"]
@@ -28,8 +31,10 @@ def messages() -> list[tuple[StoredMessage, list[float]]]:
     return rows
 
 
-async def results(collection: Any, vector: list[float], **options: Any) -> list[tuple[str, float, dict[str, Any]]]:
-    found = await collection.search(vector=vector, operation_options={"exact": True}, **options)
+async def results(
+    collection: Any, vector: list[float], exact: bool = True, **options: Any
+) -> list[tuple[str, float, dict[str, Any]]]:
+    found = await collection.search(vector=vector, operation_options={"exact": exact}, **options)
     return [
         (r["record"].key, round(float(r["score"]), 6), {k: v for k, v in vars(r["record"]).items() if k != "vector"})
         async for r in found.results
@@ -65,3 +70,32 @@ async def test_the_two_table_search_returns_what_the_frameworks_one_table_search
     finally:
         await ours.__aexit__(None, None, None)
         await theirs.__aexit__(None, None, None)
+
+
+async def test_the_index_search_finds_the_exact_scores_with_each_record_whole(postgres_database: str) -> None:
+    """Forty records are within one HNSW search's reach: the index finds the exact distances (which of
+    several tied records it returns may differ), each with its own message's fields."""
+    rows = messages()
+    stored = {record.key: vars(record) for record, _ in rows}
+    ours = PostgresBackend(postgres_database).open()
+    try:
+        collection = ours.get_collection(record_type(256, "hnsw"), collection_name="recall_lexical_256")
+        await collection.ensure_collection_exists()
+        await collection.upsert([embedded(r, v, "hnsw") for r, v in rows], generate_vectors=False)
+        vector = LexicalEmbeddingClient().embed("database export at midnight")
+        for options in ({"top": 8}, {"top": 3, "skip": 2, "filter": Filter("user_id", "eq", "bob")}):
+            exact = await results(collection, vector, **options)
+            found = await results(collection, vector, exact=False, **options)
+            assert [score for _, score, _ in found] == [score for _, score, _ in exact]
+            assert all(fields == {k: v for k, v in stored[key].items() if k != "vector"} for key, _, fields in found)
+    finally:
+        await ours.__aexit__(None, None, None)
+
+
+def test_the_stores_connections_start_with_the_hnsw_search_settings_and_keep_the_users_options(
+    postgres_database: str,
+) -> None:
+    conninfo = search_settings(make_conninfo(postgres_database, options="-c statement_timeout=5000"))
+    with psycopg.connect(conninfo) as connection:
+        shown = [connection.execute(f"SHOW {name}").fetchone() for name in ("hnsw.ef_search", "statement_timeout")]
+    assert shown == [(str(EF_SEARCH),), ("5s",)]

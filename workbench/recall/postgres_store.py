@@ -4,12 +4,13 @@ machines can point at one server; the storage and search scopes keep them apart,
 Each recall collection is two tables, both the framework's own `PostgresCollection`s on the store's
 one pool: `recall_<embedder>_<size>` holds the messages (key, text, role, turn, time, scope ids) with
 no vector index, and `recall_<embedder>_<size>_vectors` holds each message's embedding with its key
-and scope ids, under the HNSW index. A search walks the index within the scope, then reads the
-texts of the keys it found. A forget finds its records in the messages (one query), deletes their
-embeddings, then the messages, then rewrites the messages table (`VACUUM FULL`: new files holding
-only live rows, the old ones truncated when it commits), so no byte of a deleted text is left in the
-table's files, and the rewrite costs what a table of short texts costs, not an HNSW index build
-(rebuilding that index made a forget take 72 s at 100,000 messages).
+and scope ids, under the HNSW index. A search is one statement: the index walk within the scope,
+joined to the texts by key, on a connection that started with the HNSW search settings. A forget
+finds its records in the messages (one query), deletes their embeddings, then the messages, then
+rewrites the messages table (`VACUUM FULL`: new files holding only live rows, the old ones truncated
+when it commits), so no byte of a deleted text is left in the table's files, and the rewrite costs
+what a table of short texts costs, not an HNSW index build (rebuilding that index made a forget take
+72 s at 100,000 messages).
 
 What a forget leaves: the embeddings table is not rewritten, nor vacuumed (a plain `VACUUM` of it took
 80 s for 1,000 deleted of 100,000 embeddings: pgvector repairs the HNSW graph around each one). A
@@ -30,9 +31,10 @@ The connection string may hold a password: it is kept as a `SecretString`, and w
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
-from typing import Any
+from typing import Any, cast
 
 import psycopg
 from agent_framework import (
@@ -45,10 +47,13 @@ from agent_framework import (
     VectorStoreCollectionDefinition,
 )
 from agent_framework._vectors import EmbeddingClient, Vector  # the framework's own signature types, not exported
+from agent_framework.exceptions import IntegrationException
 from agent_framework_postgres import PostgresCollection, PostgresStore
+from pgvector import Vector as PgVector
 from psycopg import sql
-from psycopg.conninfo import conninfo_to_dict
+from psycopg.conninfo import conninfo_to_dict, make_conninfo
 from psycopg.rows import dict_row
+from psycopg_pool import AsyncConnectionPool
 
 from workbench.recall.records import SCOPE_FIELDS
 from workbench.recall.store import Collection
@@ -63,11 +68,21 @@ _VECTORS_SUFFIX = "_vectors"
 # 100 candidates and 0.92 with 1,000; this one finds 0.93 with 100 and 0.98 with 200.
 HNSW_BUILD = {"postgres.m": 32, "postgres.ef_construction": 128}
 EF_SEARCH = 200
+# What the framework sets for each approximate search, set once per connection of the store's pool instead.
+SEARCH_SETTINGS = {"hnsw.ef_search": str(EF_SEARCH), "hnsw.iterative_scan": "strict_order"}
 
 
 def vectors_table(collection: str) -> str:
     """The table of a collection's embeddings (its name never matches a collection's name pattern)."""
     return collection + _VECTORS_SUFFIX
+
+
+def search_settings(conninfo: str) -> str:
+    """`conninfo` whose connections start with SEARCH_SETTINGS (libpq's `options`, after any the string
+    holds), so a search needs no statement to set them: the server reads them at connection start."""
+    given = str(conninfo_to_dict(conninfo).get("options") or "")
+    settings = " ".join(f"-c {name}={value}" for name, value in SEARCH_SETTINGS.items())
+    return make_conninfo(conninfo, options=f"{given} {settings}".strip())
 
 
 def is_connection_url(store: str) -> bool:
@@ -180,31 +195,69 @@ class RecallPostgresCollection(Collection):
         score_threshold: float | None = None,
         operation_options: Mapping[str, Any] | None = None,
     ) -> SearchResults[Any]:
-        """The framework's search of the embeddings (HNSW within the filter), then the texts by key."""
+        """The framework's search statement on the embeddings (HNSW within the filter, or exact with
+        `operation_options={"exact": True}`) joined to the messages by key: one statement, one round
+        trip, on a connection that starts with the HNSW settings (`search_settings`). The framework's
+        search then get took eleven round trips (a transaction, a savepoint and three settings around
+        the search, a transaction around the get), each a wake-up of the server and of this process:
+        on a loaded machine that was most of a retrieval's time (the README has the figures)."""
         options = dict(operation_options or {})
-        if not options.get("exact"):
-            options.setdefault("hnsw_ef_search", EF_SEARCH)
-        if vector is None:
-            raise NotImplementedError("recall searches with the query's embedding")
-        found = await self._vectors.search(
-            vector=vector,
-            filter=filter,
-            top=top,
-            skip=skip,
-            include_vectors=include_vectors,
-            vector_property_name=vector_property_name,
-            score_threshold=score_threshold,
-            operation_options=options,
+        if set(options) - {"exact"} or vector is None or include_vectors or additional_property_name:
+            raise NotImplementedError("recall searches the embeddings with the query's embedding, exact or not")
+        exact = options.get("exact", False)
+        if not isinstance(exact, bool):
+            raise TypeError("exact must be a boolean.")
+        (field,) = self._vectors.definition.vector_fields
+        # The recall model's distance is the framework's default, cosine distance (pgvector's <=>);
+        # the vector goes as text, so no adapter need be registered on the connection.
+        distance = sql.SQL("{} <=> %s::vector").format(sql.Identifier(field.storage_name or field.name))
+        query = PgVector([float(x) for x in vector]).to_text()
+        where, parameters = self._vectors._prepare_filter(filter)  # the framework's own filter compiler
+        conditions = sql.SQL("({}) AND ({}) < 'Infinity'::double precision").format(where, distance)
+        parameters = [query, *parameters, query]
+        if score_threshold is not None:
+            if not math.isfinite(score_threshold):
+                raise ValueError("score_threshold must be a finite number.")
+            conditions = sql.SQL("{} AND ({}) <= %s").format(conditions, distance)
+            parameters += [query, float(score_threshold)]
+        # Adding zero keeps the index out of the ordering: exact search, as the framework does it.
+        ranking = sql.SQL("({}) + 0").format(distance) if exact else distance
+        key = sql.Identifier(self._key)
+        columns = self._messages._prepare_columns(include_vectors=False)  # the framework's own column list
+        # The framework's ranking and paging innermost; row_number() numbers its rows in that order (ties
+        # as the index or the sort gave them), which the join need not keep. LIMIT and OFFSET are literals:
+        # once psycopg prepares the statement (its fifth run), a generic plan with LIMIT $n would expect
+        # a tenth of the table and scan it all.
+        statement = sql.SQL(
+            "SELECT {columns}, found.score FROM (SELECT *, row_number() OVER () AS position FROM"
+            " (SELECT {key}, {distance} AS score FROM {vectors} WHERE {conditions}"
+            " ORDER BY {ranking} LIMIT {top} OFFSET {skip}) AS ranked) AS found"
+            " JOIN {messages} AS message ON message.{key} = found.{key} ORDER BY found.position"
+        ).format(
+            columns=sql.SQL(", ").join(sql.SQL("message.{}").format(sql.Identifier(c)) for c in columns),
+            key=key,
+            distance=distance,
+            vectors=self._vectors._table,  # the framework's qualified table names (private)
+            conditions=conditions,
+            ranking=ranking,
+            messages=self._messages._table,
+            top=sql.Literal(top),
+            skip=sql.Literal(skip),
         )
-        hits = [(result["record"], result["score"]) async for result in found.results]
-        texts = {row[self._key]: row for row in await self._messages.get([record[self._key] for record, _ in hits])}
+        parameters += [query]
+        client = self._vectors._client  # the store's pool (framework private): its connection() opens a transaction
+        client.ensure_open()
+        pool = cast(AsyncConnectionPool, client.client)  # the store's own, made from its connection string
+        await pool.open()  # on first use, as the framework's connection() does
+        try:
+            async with pool.connection() as connection, connection.cursor(row_factory=dict_row) as cursor:
+                await cursor.execute(statement, parameters)
+                rows = await cursor.fetchall()
+        except psycopg.Error as error:
+            raise IntegrationException("PostgreSQL operation failed; inspect the chained driver exception.") from error
         return SearchResults(
-            [
-                {"record": {**texts[record[self._key]], **record}, "score": score}
-                for record, score in hits
-                if record[self._key] in texts  # deleted by another workbench between the two reads
-            ],
-            metadata=found.metadata,
+            [{"record": {name: row[name] for name in columns}, "score": row["score"]} for row in rows],
+            metadata={"distance_function": field.distance_function or "DEFAULT", "approximate": not exact},
         )
 
     def _get_record_from_result(self, result: Any) -> Any:
@@ -261,7 +314,8 @@ class PostgresBackend:
         return f"PostgresBackend({self.location!r})"
 
     def open(self) -> BaseVectorStore:
-        return RecallPostgresStore(connection_string=self._conninfo, schema=_SCHEMA)
+        conninfo = SecretString(search_settings(self._conninfo.get_secret_value()))
+        return RecallPostgresStore(connection_string=conninfo, schema=_SCHEMA)
 
     async def erase_deleted(self, store: BaseVectorStore, collections: list[str]) -> BaseVectorStore:
         """Rewrite each messages table a forget deleted from (`VACUUM FULL`: the new files hold only
