@@ -149,6 +149,25 @@ async def test_the_drift_chart_at_80x24_has_a_legend_naming_each_series():
             assert f"{letter}: {TITLES[name]}" in text
 
 
+async def test_the_drift_chart_draws_again_after_a_resize():
+    """plotext applies the log scales to the figure's own data at each build: a chart drawn twice
+    (a resize, a return to the screen) must still be drawn from its sizes, not crash the app."""
+    from textual_plotext import PlotextPlot
+
+    app = make_app()
+    async with app.run_test(size=(80, 24)) as pilot:
+        await pilot.press("f5")
+        await app.workers.wait_for_complete()
+        await pilot.pause()
+        chart = app.screen.query_one(PlotextPlot)
+        before = str(chart.render())
+        await pilot.resize_terminal(160, 45)
+        await pilot.pause()
+        after = str(chart.render())
+        assert app.is_running and chart.size.width > 80
+        assert max(len(line) for line in after.splitlines()) > max(len(line) for line in before.splitlines())
+
+
 class ScreenHost(App[None]):
     """An empty app that opens one screen, styled as in the app."""
 
