@@ -49,7 +49,7 @@ async def append_ms(history: int, runs: int) -> list[float]:
     samples = []
     async with app.run_test(size=SIZE) as pilot:
         pane = app.pane("support")
-        outcome = TurnOutcome(TurnResult("support", MemoryTurn(0, 0, ""), reply=REPLY), None)
+        outcome = TurnOutcome(TurnResult("support", MemoryTurn(0, 0, ""), reply=REPLY))
 
         async def exchange(question: str) -> None:
             """One turn as the app's worker sends it to the pane, drawn to the end."""

@@ -89,6 +89,9 @@ async def test_escape_cancels_a_running_turn():
         assert not pane.busy
         assert "Cancelled" in str(pane.query(Notice).last().render())
         assert app.runtime.memory.facts() == () and app.runtime.history("support") == []
+        # The cancelled call was made and what it used is unknown: so is the pane's total, not "0 in / 0 out".
+        assert app.runtime.usage("support") is None
+        assert (pane.border_subtitle or "").endswith("tokens unknown")
 
 
 async def test_f2_shows_what_the_model_saw_for_the_focused_pane():

@@ -144,6 +144,21 @@ async def test_a_system_with_many_items_shows_a_bounded_list_and_its_own_line_fo
         assert host.asked[-1].keys == ("customer",)
 
 
+async def test_many_long_corrected_values_leave_the_list_in_view_at_80x24():
+    """The header names the corrected values that fit, each cut short, and counts the others; every
+    item still names those it holds."""
+    corrected = tuple(f"{letter * 255}{n}" for n, letter in enumerate("ABCDEFGHIJKL"))
+    held = sample()
+    host = Host(Remembered(held.systems, held.values, corrected, held.others))
+    async with host.run_test(size=(80, 24)) as pilot:
+        await pilot.pause()
+        status = host.screen.query_one("#remembered-status", Static)
+        listed = host.screen.query_one(OptionList)
+        shown = str(status.render())
+        assert status.region.height <= 4 and listed.region.height >= 15
+        assert f'"{"A" * 20}' in shown and "and 11 more" in shown and "B" * 20 not in shown
+
+
 async def test_the_screen_follows_a_turn_that_ends_while_it_is_open():
     app = make_app(delay=0.05)
     async with app.run_test(size=(100, 30)) as pilot:

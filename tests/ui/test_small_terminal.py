@@ -149,6 +149,25 @@ async def test_the_drift_chart_at_80x24_has_a_legend_naming_each_series():
             assert f"{letter}: {TITLES[name]}" in text
 
 
+async def test_the_drift_chart_draws_again_after_a_resize():
+    """plotext applies the log scales to the figure's own data at each build: a chart drawn twice
+    (a resize, a return to the screen) must still be drawn from its sizes, not crash the app."""
+    from textual_plotext import PlotextPlot
+
+    app = make_app()
+    async with app.run_test(size=(80, 24)) as pilot:
+        await pilot.press("f5")
+        await app.workers.wait_for_complete()
+        await pilot.pause()
+        chart = app.screen.query_one(PlotextPlot)
+        before = str(chart.render())
+        await pilot.resize_terminal(160, 45)
+        await pilot.pause()
+        after = str(chart.render())
+        assert app.is_running and chart.size.width > 80
+        assert max(len(line) for line in after.splitlines()) > max(len(line) for line in before.splitlines())
+
+
 class ScreenHost(App[None]):
     """An empty app that opens one screen, styled as in the app."""
 
@@ -199,3 +218,19 @@ async def test_f7_then_delete_clears_a_refused_long_draft():
         assert prompt.text == "x" * 5000 and any("F7 selects" in n.message for n in app._notifications)
         await pilot.press("f7", "delete")
         assert prompt.text == ""
+
+
+@pytest.mark.parametrize("size", [(80, 24), (60, 20)])
+async def test_a_long_forget_question_keeps_its_consequence_and_buttons_in_view(size):
+    """Five keys, three long values each: the question scrolls, what the forget does and the answers stay."""
+    from workbench.memory.contract import MAX_VALUE_CHARS
+    from workbench.ui.confirm import ConfirmForget
+
+    keys = ("customer", "database", "module", "product", "symptom")
+    held = {key: tuple(f"{key}-{n}-" + "中" * (MAX_VALUE_CHARS - 12) for n in range(4)) for key in keys}
+    async with ScreenHost(ConfirmForget(keys, held, kept=0)).run_test(size=size) as pilot:
+        await pilot.pause()
+        screen = pilot.app.screen
+        for selector in ("#consequence", "#yes", "#no"):
+            region = screen.query_one(selector).region
+            assert region.height and region.bottom <= size[1] - 1, selector  # above the footer

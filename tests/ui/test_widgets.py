@@ -55,7 +55,7 @@ def settle(memory: WorkingMemory, text: str, *pairs: tuple[str, str]) -> MemoryU
 
 
 def answered(agent: str, reply: str, **more) -> TurnOutcome:
-    return TurnOutcome(TurnResult(agent, MemoryTurn(0, 1, "hi"), reply=reply), None, **more)
+    return TurnOutcome(TurnResult(agent, MemoryTurn(0, 1, "hi"), reply=reply), **more)
 
 
 def rows(panel: FactPanel) -> list[tuple[str, ...]]:
@@ -129,7 +129,7 @@ async def test_a_chat_pane_shows_a_failed_turn_and_keeps_nothing_of_it():
     async with Host(pane).run_test(size=(80, 24)) as pilot:
         pane.post_message(TurnStarted("hi"))
         pane.post_message(Streamed("partial"))
-        failed = TurnOutcome(TurnResult("logs", MemoryTurn(0, 1, "hi"), error="HTTP 500 from the server"), None)
+        failed = TurnOutcome(TurnResult("logs", MemoryTurn(0, 1, "hi"), error="HTTP 500 from the server"))
         pane.post_message(TurnEnded("logs", failed))
         await pane.app.workers.wait_for_complete()
         await pilot.pause()

@@ -28,11 +28,10 @@ Listener = Callable[["MemoryUpdate"], None]
 
 @dataclass(frozen=True)
 class TurnOutcome:
-    """Everything one turn changed: the result, the pane's usage since start, what recall put into
-    the turn, and the batches memory settled for it (with memory as each left it)."""
+    """Everything one turn changed: the result, what recall put into the turn, and the batches memory
+    settled for it (with memory as each left it)."""
 
     result: TurnResult
-    usage: Usage | None
     recalled: tuple[RecalledMessage, ...] = ()
     memory: tuple[MemoryUpdate, ...] = ()
 
@@ -122,7 +121,12 @@ class SessionController:
             raise
         finally:
             del self._asking[agent]
-        return TurnOutcome(result, self.runtime.usage(agent), tuple(self.runtime.recalled(agent)), tuple(batches))
+        return TurnOutcome(result, tuple(self.runtime.recalled(agent)), tuple(batches))
+
+    def usage(self, agent: str) -> Usage | None:
+        """The reported usage of every call made for `agent`'s pane since start; None once any call's is
+        unknown (a failed or cancelled call was made, and what it used is not known)."""
+        return self.runtime.usage(agent)
 
     async def forget(self, key: str | None) -> ForgetReport:
         return await self.runtime.forget(key)

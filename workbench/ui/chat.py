@@ -248,8 +248,7 @@ class ChatPane(Vertical):
         reply = self._in_flight[1] if self._in_flight is not None else None
         if reply is not None:
             await reply.close()
-        if outcome is not None:
-            self.usage = outcome.usage
+        self.usage = event.usage
         if outcome is not None and outcome.result.ok:
             self._answered = True  # in the history now: a forget from here on clears this turn too
             if self.scheduler.typing.typing_elsewhere(self.prompt):

@@ -9,7 +9,7 @@ from textual import events, on
 from textual._time import get_time  # the clock Textual stamps events with (monotonic on POSIX)
 from textual.app import ComposeResult
 from textual.binding import Binding
-from textual.containers import Horizontal, Vertical
+from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.screen import ModalScreen
 from textual.widgets import Button, Footer, Static
 
@@ -81,11 +81,13 @@ class ConfirmForget(ModalScreen[bool]):
                 "This cannot be undone."
             )
         with Vertical(id="dialog"):
-            yield Static(what, id="question")
-            yield Static(consequence, id="consequence")
-            with Horizontal(id="buttons"):
-                yield Button("Forget (y)", id="yes", variant="error")
-                yield Button("Keep (n)", id="no", variant="primary")
+            with VerticalScroll(id="question-scroll", can_focus=False):
+                yield Static(what, id="question")
+            with Vertical(id="answer"):
+                yield Static(consequence, id="consequence")
+                with Horizontal(id="buttons"):
+                    yield Button("Forget (y)", id="yes", variant="error")
+                    yield Button("Keep (n)", id="no", variant="primary")
         yield Footer()  # this screen's keys: Enter presses the focused button, Keep at first
 
     def on_mount(self) -> None:

@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING
 
 from rich.text import Text
 from textual import work
-from textual.app import ComposeResult
+from textual.app import ComposeResult, RenderResult
 from textual.binding import Binding
 from textual.containers import VerticalScroll
 from textual.screen import Screen
@@ -18,6 +19,28 @@ from workbench.ui.literal import literal, visible
 if TYPE_CHECKING:
     from workbench.drift import Chronology
     from workbench.runtime.models import ModelSet
+
+
+class SizesChart(PlotextPlot):
+    """Request size against turns. plotext applies the log scales to the figure's own data each time it
+    builds it, so a figure built twice (a resize) was scaled twice and crashed the app on log10(0):
+    the figure is drawn again from the sizes before every build."""
+
+    def __init__(self, *, id: str) -> None:
+        super().__init__(id=id)
+        self._drawn: tuple[Mapping[str, Sequence[int | None]], Mapping[str, str], str] | None = None
+
+    def draw(self, sizes: Mapping[str, Sequence[int | None]], titles: Mapping[str, str], title: str) -> None:
+        self._drawn = (sizes, titles, title)
+        self.refresh()
+
+    def render(self) -> RenderResult:
+        if self._drawn is not None:
+            from workbench.drift.chart import plot_sizes
+
+            sizes, titles, title = self._drawn
+            plot_sizes(self.plt, sizes, titles, title, labels=False)  # the legend below fits any width
+        return super().render()
 
 
 class DriftScreen(Screen[None]):
@@ -38,7 +61,7 @@ class DriftScreen(Screen[None]):
 
     def compose(self) -> ComposeResult:
         yield Static(Text("drift lab", "bold"), id="drift-status", markup=False)
-        yield PlotextPlot(id="drift-chart")
+        yield SizesChart(id="drift-chart")
         yield Static(id="drift-legend", markup=False)
         with VerticalScroll(id="drift-report"):
             yield Static(id="drift-body", markup=False)
@@ -62,7 +85,7 @@ class DriftScreen(Screen[None]):
     @work(exclusive=True, group="drift", exit_on_error=False)
     async def run_lab(self) -> None:
         from workbench.drift import run_drift
-        from workbench.drift.chart import legend, plot_sizes
+        from workbench.drift.chart import legend
         from workbench.drift.report import TITLES, render, stop_line
 
         self._status(f"drift lab · running on {self.models.agent_label} ...", "italic")
@@ -87,10 +110,8 @@ class DriftScreen(Screen[None]):
                 f"drift lab · {report.chronology.turns} turns · model: {report.model} · r runs again, Esc goes back"
             )
         self.query_one("#drift-body", Static).update(render(report, timing=False, chart=False))
-        chart = self.query_one(PlotextPlot)
         title = f"request size at every turn · {report.chronology.turns:,} turns"
-        plot_sizes(chart.plt, report.sizes, TITLES, title, labels=False)  # the legend below fits any width
-        chart.refresh()
+        self.query_one(SizesChart).draw(report.sizes, TITLES, title)
         self.query_one("#drift-legend", Static).update(
             Text(" · ").join(
                 Text.assemble((f"{letter}:", "bold"), " ", name) for letter, name in legend(report.sizes, TITLES)

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING
 from textual.message import Message
 
 if TYPE_CHECKING:
-    from workbench.runtime import MemoryUpdate
+    from workbench.runtime import MemoryUpdate, Usage
     from workbench.session.controller import TurnOutcome
 
 
@@ -30,12 +30,14 @@ class Streamed(Message):
 @dataclass
 class TurnEnded(Message):
     """Posted to the pane whose turn it was, which draws it and lets it bubble to the app: everything
-    the turn changed (reply, usage, recall, memory's batches, a refused batch's reasons), or None
-    when it was cancelled (`cancelled`) or stopped on an unexpected error."""
+    the turn changed (reply, recall, memory's batches, a refused batch's reasons), or None when it
+    was cancelled (`cancelled`) or stopped on an unexpected error; and the pane's usage since start
+    as the turn left it, however it ended (None: unknown)."""
 
     agent: str
     outcome: TurnOutcome | None
     cancelled: bool = False
+    usage: Usage | None = None
 
 
 @dataclass

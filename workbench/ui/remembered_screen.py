@@ -40,6 +40,10 @@ if TYPE_CHECKING:
 ITEMS_SHOWN = 50
 LINES_SHOWN = 4
 LINE_CHARS = MAX_VALUE_CHARS
+# The header names corrected values, this much of each, in this many characters, and counts the others:
+# with all of them whole it grew past the screen and hid the list (each item names the ones it holds).
+CORRECTED_CHARS = 30
+CORRECTED_ROOM = 80
 EVERYTHING = "everything"
 NO_KEY = "It holds no value of an allowed key, so no forget of a key reaches it: forget everything (F8) does."
 
@@ -162,9 +166,21 @@ def _status(remembered: Remembered) -> Text:
         f" · {len(remembered.systems)} system(s), {items:,} item(s) · Enter or click: forget what it holds · Esc: back",
     )
     if remembered.corrected:
-        corrected = ", ".join(quoted(v, LINE_CHARS) for v in remembered.corrected)
-        status.append(f"\n⚠ still holds a value you corrected: {corrected}", "yellow")
+        status.append(f"\n⚠ still holds a value you corrected: {_corrected(remembered.corrected)}", "yellow")
     return status
+
+
+def _corrected(values: tuple[str, ...]) -> str:
+    """The first corrected values, each cut to CORRECTED_CHARS, as many as fit CORRECTED_ROOM, and a count
+    of the others."""
+    named = [quoted(values[0], CORRECTED_CHARS)]
+    for value in values[1:]:
+        shown = quoted(value, CORRECTED_CHARS)
+        if len(", ".join([*named, shown])) > CORRECTED_ROOM:
+            break
+        named.append(shown)
+    more = len(values) - len(named)
+    return ", ".join(named) + (f" and {more:,} more" if more else "")
 
 
 def _keys(keys: tuple[str, ...]) -> Text:

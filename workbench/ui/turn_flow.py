@@ -173,7 +173,7 @@ class TurnFlow(App[None]):
             cancelled = True
             raise
         finally:
-            pane.post_message(TurnEnded(pane.agent, outcome, cancelled))
+            pane.post_message(TurnEnded(pane.agent, outcome, cancelled, self.session.usage(pane.agent)))
 
     def turns_running(self, *panes: ChatPane) -> bool:
         groups = {p.turn_group for p in panes or self.query(ChatPane)}
