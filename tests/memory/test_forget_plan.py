@@ -1,5 +1,6 @@
 """The one forget's plan: what it removes, and how every holder scrubs text with it."""
 
+import json
 import re
 
 import pytest
@@ -8,7 +9,8 @@ from hypothesis import strategies as st
 
 from tests.memory.helpers import say
 from workbench.memory import WorkingMemory
-from workbench.memory.forget import FORGOTTEN, ForgetPlan, Forgetting, TextHolder, declared_in
+from workbench.memory.forget import FORGOTTEN, ForgetPlan, Forgetting, TextHolder, declared_in, written
+from workbench.memory.prompt import quote_value
 
 
 def plan(key: str | None, *values: str) -> ForgetPlan:
@@ -38,6 +40,16 @@ def test_values_match_whatever_their_case_and_text_without_them_is_untouched():
 def test_values_that_begin_or_end_with_punctuation_are_matched_as_written():
     p = plan("log", "/var/log/billing.log")
     assert p.scrub("see /var/log/billing.log.") == f"see {FORGOTTEN}."
+
+
+def test_a_value_is_found_and_scrubbed_as_json_writes_it_too():
+    """A reply that repeats the facts block line, or a JSON file, holds the value escaped: as much as raw."""
+    value = 'Acme<Zq9> "O\'Brien" \u00e9\u202e'
+    p = plan("customer", value)
+    for quoted in (quote_value(value), json.dumps(value), json.dumps(value, ensure_ascii=False)):
+        line = f"- customer = {quoted} (turn 1)"
+        assert quoted[1:-1] != value and p.holds(line)
+        assert p.scrub(line) == f'- customer = "{FORGOTTEN}" (turn 1)'
 
 
 def test_declared_values_come_from_every_declaration_not_only_the_last():
@@ -165,7 +177,7 @@ def test_the_value_first_pattern_finds_and_scrubs_exactly_what_the_look_behind_f
     piece = st.one_of(st.sampled_from(values).flatmap(lambda v: st.sampled_from([v, v.upper(), v.lower()])), st.text(_CHARS, max_size=3))
     text = "".join(data.draw(st.lists(piece, max_size=8)))
     forget = ForgetPlan("module", frozenset({"module"}), frozenset(values))
-    reference = _looked_behind_first(forget.values)
+    reference = _looked_behind_first(frozenset(form for value in forget.values for form in written(value)))
     assert forget._pattern is not None
     assert (forget._pattern.search(text) is None) == (reference.search(text) is None)
     assert forget._pattern.sub(FORGOTTEN, text) == reference.sub(FORGOTTEN, text)

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import asyncio
 import inspect
+import json
 import re
 from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import dataclass, field, replace
@@ -22,7 +23,7 @@ from typing import TYPE_CHECKING, Protocol
 from workbench.memory.contract import ALLOWED_KEYS, SEGMENT_SEPARATOR, parse_message
 from workbench.memory.ledger import MemoryEvent
 from workbench.memory.outcome import Outcome
-from workbench.text import clip
+from workbench.text import clip, escape_json
 
 if TYPE_CHECKING:  # records loads pydantic, which the TUI does not load to open
     from workbench.memory.records import Fact
@@ -44,6 +45,15 @@ def _occurrence(value: str) -> str:
     return f"{escaped}{before}{after}"
 
 
+def written(value: str) -> frozenset[str]:
+    """`value` as typed and as JSON writes it inside a string: JSON with and without ASCII escapes, and
+    the facts block's quoting (hidden characters and `<>` escaped). A reply that repeats a facts block
+    line, or a JSON file, holds the value escaped as much as a text that quotes it raw."""
+    encoded = json.dumps(value, ensure_ascii=False)
+    forms = (encoded, json.dumps(value), escape_json(encoded), escape_json(encoded, also="<>"))
+    return frozenset({value, *(form[1:-1] for form in forms)})
+
+
 @dataclass(frozen=True)
 class ForgetPlan:
     """What one forget removes. `key` is None for a forget of everything."""
@@ -60,7 +70,7 @@ class ForgetPlan:
     def _pattern(self) -> re.Pattern[str] | None:
         if not self.values:
             return None
-        longest_first = sorted(self.values, key=len, reverse=True)
+        longest_first = sorted({form for value in self.values for form in written(value)}, key=len, reverse=True)
         return re.compile("|".join(_occurrence(v) for v in longest_first), re.IGNORECASE)
 
     def widened(self, values: Iterable[str]) -> ForgetPlan:
@@ -69,7 +79,8 @@ class ForgetPlan:
         return self if not more else ForgetPlan(self.key, self.keys, self.values | more)
 
     def holds(self, text: str) -> bool:
-        """Whether `text` holds a forgotten value whole, or declares a forgotten key."""
+        """Whether `text` holds a forgotten value whole (as typed or as JSON writes it), or declares a
+        forgotten key."""
         if self._pattern is not None and self._pattern.search(text):
             return True
         return "=" in text and bool(self.keys.intersection(parse_message(text).declarations))
