@@ -145,7 +145,7 @@ async def test_cancelling_a_turn_whose_answer_waits_shows_the_stored_answer():
 
 async def test_a_forget_while_an_answer_waits_clears_that_turn_from_the_pane():
     """The turn was answered and stored before the forget replaced its history: neither its message
-    nor its answer may appear after the forget (a reply still streaming would stay)."""
+    nor its answer may appear after the forget (nor would a reply still streaming, see test_widgets)."""
     app = make_app(delay=0.05)
     app.typing.clock = watch = Stopwatch()
     async with app.run_test(size=(140, 40)) as pilot:

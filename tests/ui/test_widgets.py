@@ -175,6 +175,22 @@ async def test_escape_while_the_finished_answer_renders_shows_it_and_ends_the_tu
         assert not pane.query(UserMessage) and not pane.query(AgentAnswer)
 
 
+async def test_a_forget_during_a_streaming_reply_takes_the_turn_off_the_pane_and_its_answer_is_not_drawn():
+    pane = ChatPane("support", title="support", placeholder="type", hint="hint")
+    async with Host(pane).run_test(size=(80, 24)) as pilot:
+        pane.post_message(TurnStarted("customer=Contoso; why?"))
+        pane.post_message(Streamed("Contoso is"))
+        await pilot.pause()
+        await pane.replace_history("History replaced by forget customer.")
+        pane.post_message(Streamed(" a customer"))  # the turn goes on, on the old session
+        pane.post_message(TurnEnded("support", answered("support", "Contoso is a customer")))
+        await pilot.pause()
+        await pilot.pause()
+        shown = " ".join(str(w.render()) for w in pane.conversation.children)
+        assert "Contoso" not in shown and "turn under way is not shown" in shown
+        assert not pane.busy and not pane.query(UserMessage) and not pane.query(AgentReply)
+
+
 async def test_the_composer_does_not_blink_ctrl_j_starts_a_line_and_enter_sends_the_whole_draft():
     composer = Composer("type")
     host = Host(composer)

@@ -367,17 +367,13 @@ class ChatPane(Vertical):
             self.conversation.mount(HiddenNote(self._hidden, min(self.SHOW_MORE, len(self._earlier))), before=0)
 
     async def replace_history(self, reason: str) -> None:
-        """The agent's history was replaced: clear what it no longer holds. A reply still streaming
-        stays (its turn finishes on the old session); a turn already answered, its answer waiting
-        for a pause in typing, was in the history replaced, so it goes, and its answer is not drawn."""
-        if self._answered:
-            self._in_flight = None
-        keep = set(self._in_flight or ())
+        """The agent's history was replaced: clear what it no longer holds, a turn in flight included.
+        Its question and its answer (still streaming, or waiting for a pause in typing) may hold what
+        a forget removed: neither is drawn again; the turn itself ends as it would, on the old session."""
+        if self._in_flight is not None:
+            reason += " The turn under way is not shown: its answer goes to the old session only."
+        self._in_flight = None
         self._hidden, self._window = 0, self.MAX_SHOWN
         self._earlier.clear()
-        await self.conversation.remove_children([w for w in self.conversation.children if w not in keep])
-        notice = Notice(reason, kind="replaced")
-        if self.conversation.children:
-            await self.conversation.mount(notice, before=0)
-        else:
-            await self.conversation.mount(notice)
+        await self.conversation.remove_children(list(self.conversation.children))
+        await self.conversation.mount(Notice(reason, kind="replaced"))
