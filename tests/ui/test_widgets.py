@@ -47,6 +47,10 @@ class Host(App[None]):
         self.seen.append(event)
 
 
+def support_pane() -> ChatPane:
+    return ChatPane("support", title="support", placeholder="type", hint="hint")
+
+
 def settle(memory: WorkingMemory, text: str, *pairs: tuple[str, str]) -> MemoryUpdate:
     turn: MemoryTurn = memory.begin_turn(text, origin="support")
     candidates = [FactCandidate(key=k, value=v, evidence=f"{k}={v}") for k, v in pairs]
@@ -92,7 +96,7 @@ async def test_a_printable_key_on_the_fact_panel_is_sent_up_not_lost():
 
 
 async def test_a_chat_pane_draws_its_turn_from_the_messages_it_is_sent():
-    pane = ChatPane("support", title="support", placeholder="type", hint="hint")
+    pane = support_pane()
     async with Host(pane).run_test(size=(80, 24)) as pilot:
         pane.post_message(TurnStarted("hi"))
         pane.post_message(Streamed("Hello "))
@@ -109,7 +113,7 @@ async def test_a_chat_pane_draws_its_turn_from_the_messages_it_is_sent():
 
 
 async def test_a_chat_pane_says_when_the_batch_of_its_turn_was_refused_after_the_answer():
-    pane = ChatPane("support", title="support", placeholder="type", hint="hint")
+    pane = support_pane()
     async with Host(pane).run_test(size=(80, 24)) as pilot:
         six = [("module", "A"), ("database", "B"), ("customer", "C"), ("version", "1"), ("environment", "E"), ("log", "F")]
         text = "; ".join(f"{k}={v}" for k, v in six)
@@ -138,7 +142,7 @@ async def test_a_chat_pane_shows_a_failed_turn_and_keeps_nothing_of_it():
 
 
 async def test_escape_asks_the_app_to_cancel_and_a_cancelled_turn_says_so():
-    pane = ChatPane("support", title="support", placeholder="type", hint="hint")
+    pane = support_pane()
     async with Host(pane).run_test(size=(80, 24)) as pilot:
         pane.post_message(TurnStarted("hi"))
         await pilot.pause()
@@ -159,7 +163,7 @@ async def test_escape_while_the_finished_answer_renders_shows_it_and_ends_the_tu
         return await rendered(text, console, options)
 
     monkeypatch.setattr(AgentAnswer, "rendered", long_render)
-    pane = ChatPane("support", title="support", placeholder="type", hint="hint")
+    pane = support_pane()
     async with Host(pane).run_test(size=(80, 24)) as pilot:
         pane.post_message(TurnStarted("hi"))
         pane.post_message(Streamed("Hello there"))
@@ -176,7 +180,7 @@ async def test_escape_while_the_finished_answer_renders_shows_it_and_ends_the_tu
 
 
 async def test_a_forget_during_a_streaming_reply_takes_the_turn_off_the_pane_and_its_answer_is_not_drawn():
-    pane = ChatPane("support", title="support", placeholder="type", hint="hint")
+    pane = support_pane()
     async with Host(pane).run_test(size=(80, 24)) as pilot:
         pane.post_message(TurnStarted("customer=Contoso; why?"))
         pane.post_message(Streamed("Contoso is"))
@@ -261,7 +265,7 @@ class StyledHost(Host):
 
 
 async def test_a_streaming_reply_ends_with_its_newest_line_in_a_narrow_pane_and_after_a_resize():
-    pane = ChatPane("support", title="support", placeholder="type", hint="hint")
+    pane = support_pane()
     async with StyledHost(pane).run_test(size=(40, 40)) as pilot:
         pane.post_message(TurnStarted("hi"))
         await pilot.pause()

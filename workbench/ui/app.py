@@ -62,9 +62,10 @@ class WorkbenchApp(TurnFlow):
         with Horizontal(id="main"):
             with Container(id="panes"):
                 for agent, (title, placeholder, hint) in PANES.items():
-                    focused = f"#{agent} " in (self.AUTO_FOCUS or "")  # drawn focused from the first frame
-                    texts = {"title": title, "placeholder": placeholder, "hint": hint}
-                    yield ChatPane(agent, **texts, scheduler=self.scheduler, focused=focused)
+                    yield ChatPane(
+                        agent, title=title, placeholder=placeholder, hint=hint, scheduler=self.scheduler,
+                        focused=f"#{agent} " in (self.AUTO_FOCUS or ""),  # drawn focused from the first frame
+                    )
             yield FactPanel()
         yield Footer()
 
