@@ -332,3 +332,27 @@ async def test_an_answer_is_rendered_in_slices_that_let_other_work_run(monkeypat
     console = Console(width=60)
     answer = await AgentAnswer.rendered("- a point worth making\n" * 300, console, console.options)
     assert isinstance(answer.content, PreRendered) and yields >= len(answer.content.lines) // 2 > 100
+
+
+async def test_a_finished_answer_hides_nothing_the_model_wrote():
+    """Rich's Markdown drops HTML and comments, a link's address and title, reference definitions and a
+    code fence's info string, and decodes entities into the characters they name: all shown as sent."""
+    hidden = [
+        "[the docs](http://evil.example/?k=1 \"a title\")",
+        "<b>tag</b>",
+        "<!-- a comment -->",
+        "![an image](http://img.example/x.png)",
+        "<http://auto.example>",
+        "[ref]: http://ref.example",
+        "&#x202E;&amp;",
+        "run this first",
+    ]
+    text = f"{hidden[0]} {hidden[1]} {hidden[2]}\n\n<div>a block</div>\n\n{hidden[3]} {hidden[4]}\n\n"
+    text += f"{hidden[5]}\n\n{hidden[6]} and **bold**\n\n```python {hidden[7]}\nprint(1)\n```\n"
+    console = Console(width=200, color_system=None)
+    answer = await AgentAnswer.rendered(text, console, console.options)
+    assert isinstance(answer.content, PreRendered)
+    shown = "\n".join("".join(segment.text for segment in line) for line in answer.content.lines)
+    for sent in [*hidden, "<div>a block</div>", "print(1)"]:
+        assert sent in shown
+    assert "**" not in shown and "bold" in shown and "\u202e" not in shown  # Markdown still drawn

@@ -1,5 +1,6 @@
-"""Agent replies: plain text while streaming, rendered once as Markdown when finished. Imported once the
-runtime is ready, not before the first frame (Markdown parsing costs tens of milliseconds to import)."""
+"""Agent replies: plain text while streaming, rendered once as Markdown when finished, with nothing of
+the text hidden (`shown_markdown`). Imported once the runtime is ready, not before the first frame
+(Markdown parsing costs tens of milliseconds to import)."""
 
 from __future__ import annotations
 
@@ -9,7 +10,6 @@ from collections.abc import Callable
 from functools import partial
 
 from rich.console import Console, ConsoleOptions, RenderableType
-from rich.markdown import Markdown as RichMarkdown
 from rich.segment import Segment
 from rich.text import Text
 from textual.css.styles import RulesMap
@@ -20,6 +20,7 @@ from textual.widget import Widget
 from textual.widgets import Static
 
 from workbench.memory.shown import visible
+from workbench.ui.shown_markdown import ShownMarkdown
 
 
 class AgentReply(Static):
@@ -115,9 +116,9 @@ class AgentAnswer(Static):
 
     SLICE_SECONDS = 0.005
 
-    def __init__(self, text: str, ahead: tuple[RichMarkdown, int, list[list[Segment]]] | None = None) -> None:
+    def __init__(self, text: str, ahead: tuple[ShownMarkdown, int, list[list[Segment]]] | None = None) -> None:
         self.text = visible(text)
-        super().__init__(RichMarkdown(self.text) if ahead is None else PreRendered(self, *ahead))
+        super().__init__(ShownMarkdown(self.text) if ahead is None else PreRendered(self, *ahead))
 
     def again(self) -> Callable[[], Widget]:
         return partial(AgentAnswer, self.text)
@@ -127,7 +128,7 @@ class AgentAnswer(Static):
         """The answer with its Markdown parsed in a thread, then rendered and cut into lines on the
         event loop in slices of at most SLICE_SECONDS, so keys typed meanwhile are handled between."""
         options = options.update(highlight=False)
-        markdown = await asyncio.to_thread(RichMarkdown, visible(text))
+        markdown = await asyncio.to_thread(ShownMarkdown, visible(text))
         width = options.max_width
         lines: list[list[Segment]] = []
         pause_at = time.perf_counter() + cls.SLICE_SECONDS
