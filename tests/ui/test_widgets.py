@@ -18,6 +18,7 @@ from workbench.ui.composer import Composer
 from workbench.ui.facts import FactPanel, FactTable, MemoryView
 from workbench.ui.messages import Streamed, TurnEnded, TurnStarted
 from workbench.ui.replies import AgentAnswer, AgentReply, PreRendered
+from workbench.ui.screens import CallsScreen
 from workbench.ui.startup import stylesheet_dir
 
 WHEN = datetime(2026, 11, 30, 9, 15, tzinfo=UTC)
@@ -356,3 +357,15 @@ async def test_a_finished_answer_hides_nothing_the_model_wrote():
     for sent in [*hidden, "<div>a block</div>", "print(1)"]:
         assert sent in shown
     assert "**" not in shown and "bold" in shown and "\u202e" not in shown  # Markdown still drawn
+
+
+async def test_what_the_model_saw_before_any_call_says_so_once():
+    class ScreenHost(App[None]):
+        def on_mount(self) -> None:
+            self.push_screen(CallsScreen("logs", []))
+
+    async with ScreenHost().run_test(size=(80, 24)) as pilot:
+        await pilot.pause()
+        shown = [str(w.render()) for w in pilot.app.screen.query(Static)]
+        assert sum(s.count("The logs agent has not been called yet.") for s in shown) == 1
+        assert not pilot.app.screen.query("#context-bar")

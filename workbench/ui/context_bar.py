@@ -44,9 +44,8 @@ def _reported(split: ContextSplit) -> str:
     return UNKNOWN if split.reported_input is None else f"{split.reported_input:,}"
 
 
-def render_context(agent: str, splits: Sequence[ContextSplit], width: int) -> Text:
-    if not splits:
-        return Text(f"The {agent} agent has not been called yet.", "dim")
+def render_context(splits: Sequence[ContextSplit], width: int) -> Text:
+    """The last request's parts and the recent turns to one scale (`splits` holds at least one)."""
     last = splits[-1]
     out = Text()
     out.append(f"Context of the last request (turn {last.turn})\n", style="bold")
@@ -73,17 +72,16 @@ def render_context(agent: str, splits: Sequence[ContextSplit], width: int) -> Te
 
 
 class ContextBar(Widget):
-    """Draws the bars for its own width."""
+    """Draws the bars for its own width, of at least one request (`splits`)."""
 
     DEFAULT_CSS = "ContextBar { height: auto; margin-bottom: 1; }"
 
-    def __init__(self, agent: str, splits: Sequence[ContextSplit]) -> None:
+    def __init__(self, splits: Sequence[ContextSplit]) -> None:
         super().__init__(id="context-bar")
-        self.agent = agent
         self.splits = splits
 
     def render(self) -> Text:
-        return render_context(self.agent, self.splits, self.content_size.width)
+        return render_context(self.splits, self.content_size.width)
 
     def get_content_height(self, container: Size, viewport: Size, width: int) -> int:
-        return len(render_context(self.agent, self.splits, width).wrap(self.app.console, width))
+        return len(render_context(self.splits, width).wrap(self.app.console, width))

@@ -84,7 +84,8 @@ class CallsScreen(ModalScreen[None]):
         with Vertical(id="dialog", classes="wide"):
             yield Static(Text(f"What the model saw: last turn of the {self.agent} pane", "bold"), id="question")
             with VerticalScroll(id="calls"):
-                yield ContextBar(self.agent, self.splits)
+                if self.splits:  # else the calls below say the agent has not been called yet
+                    yield ContextBar(self.splits)
                 if self.recalled:
                     yield Static(render_recalled(self.recalled), markup=False, id="recalled")
                 yield Static(render_calls(self.agent, self.calls), markup=False)
