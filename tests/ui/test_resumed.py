@@ -119,12 +119,13 @@ async def test_a_long_resumed_conversation_is_bounded_like_a_live_one(tmp_path, 
         await pilot.pause()
         support = shown(second, "support")
         # Ten messages: the latest four between the dividers, six counted in the hidden note.
-        assert [k for k, _ in support] == ["hidden", "notice", "user", "agent", "user", "agent", "notice"]
-        assert support[0][1].startswith("6 earlier message(s) are not shown here")
+        assert [k for k, _ in support] == ["notice", "hidden", "user", "agent", "user", "agent", "notice"]
+        assert support[1][1].startswith("6 earlier message(s) are not shown here")
         assert [t for k, t in support if k == "user"] == ["question 3?", "question 4?"]
-        assert "10 message(s)" in support[1][1]
+        assert "10 message(s)" in support[0][1]
         await say(pilot, "support", "one more?")  # live messages push out the oldest, as ever
-        assert second.pane("support").query_one(HiddenNote).count == 8
+        assert second.pane("support").query_one(HiddenNote).count == 7  # the divider above stays
+        assert shown(second, "support")[0] == support[0]
     release(second)
 
 

@@ -12,8 +12,9 @@ from textual.widgets import Static
 from workbench.memory import MemoryTurn, Outcome, Status, WorkingMemory
 from workbench.memory.records import FactCandidate
 from workbench.runtime import MemorySnapshot, MemoryUpdate, TurnResult
+from workbench.runtime.view import ResumedHistory, ResumedMessage
 from workbench.session.controller import TurnOutcome
-from workbench.ui.chat import ChatPane, HiddenNote, Notice, UserMessage
+from workbench.ui.chat import ChatPane, HiddenNote, Hint, Notice, ResumedOpening, UserMessage
 from workbench.ui.composer import Composer
 from workbench.ui.facts import FactPanel, FactTable, MemoryView
 from workbench.ui.messages import Streamed, TurnEnded, TurnStarted
@@ -369,3 +370,28 @@ async def test_what_the_model_saw_before_any_call_says_so_once():
         shown = [str(w.render()) for w in pilot.app.screen.query(Static)]
         assert sum(s.count("The logs agent has not been called yet.") for s in shown) == 1
         assert not pilot.app.screen.query("#context-bar")
+
+
+async def test_earlier_resumed_messages_shown_again_come_back_below_the_resumed_divider(monkeypatch):
+    monkeypatch.setattr(ChatPane, "MAX_SHOWN", 6)
+    monkeypatch.setattr(ChatPane, "SHOW_MORE", 3)
+    said = tuple(ResumedMessage("user" if n % 2 == 0 else "assistant", f"message {n}") for n in range(10))
+    pane = support_pane()
+    async with Host(pane).run_test(size=(80, 40)) as pilot:
+        pane.show_resumed(ResumedHistory("support", "/tmp/kept", None, said))
+        await pilot.pause()
+
+        def order() -> list[str]:
+            kinds = {HiddenNote: "hidden", ResumedOpening: "opening", Notice: "closing"}
+            return [
+                next((name for cls, name in kinds.items() if isinstance(w, cls)), None)
+                or (w.text if isinstance(w, AgentAnswer) else str(w.render()))
+                for w in pane.conversation.children
+                if not isinstance(w, Hint)
+            ]
+
+        assert order() == ["opening", "hidden", "message 6", "message 7", "message 8", "message 9", "closing"]
+        for _ in range(2):
+            pane.query_one(HiddenNote).post_message(HiddenNote.ShowMore())
+            await pilot.pause()
+        assert order() == ["opening", *(f"message {n}" for n in range(10)), "closing"]

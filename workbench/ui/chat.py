@@ -25,6 +25,8 @@ from workbench.ui.messages import Streamed, TurnEnded, TurnStarted
 from workbench.ui.typing import PauseScheduler, TypingClock
 
 if TYPE_CHECKING:
+    from textual.widget import AwaitMount
+
     from workbench.runtime.view import ResumedHistory
     from workbench.session.controller import TurnOutcome
     from workbench.ui.replies import AgentReply
@@ -63,6 +65,11 @@ class Notice(Static):
 
     def again(self) -> Callable[[], Widget]:
         return partial(Notice, self.text, kind=self.kind)
+
+
+class ResumedOpening(Notice):
+    """The divider above a resumed conversation. It stays at the top, with the hint, whatever the
+    window: the resumed messages behind the hidden note come back below it, where they belong."""
 
 
 class Hint(Static):
@@ -319,7 +326,7 @@ class ChatPane(Vertical):
     async def _show(self, *widgets: Widget) -> None:
         """Mount at the bottom; beyond the window's messages the oldest leave the screen (not the history)."""
         await self.conversation.mount_all(widgets)
-        shown = [w for w in self.conversation.children if not isinstance(w, HiddenNote | Hint)]
+        shown = [w for w in self.conversation.children if not isinstance(w, HiddenNote | Hint | ResumedOpening)]
         excess = len(shown) - self._window
         if excess <= 0:
             return
@@ -336,7 +343,13 @@ class ChatPane(Vertical):
         elif note:
             note.first().count, note.first().more = self._hidden, more
         else:
-            await self.conversation.mount(HiddenNote(self._hidden, more), before=0)
+            await self._mount_hidden_note(HiddenNote(self._hidden, more))
+
+    def _mount_hidden_note(self, note: HiddenNote) -> AwaitMount:
+        """Below the hint and the resumed conversation's opening, above every message that can leave
+        the screen: messages shown again are mounted right after it, in their places."""
+        pinned = [w for w in self.conversation.children if isinstance(w, Hint | ResumedOpening)]
+        return self.conversation.mount(note, after=pinned[-1]) if pinned else self.conversation.mount(note, before=0)
 
     @on(HiddenNote.ShowMore)
     async def _show_more(self, event: HiddenNote.ShowMore) -> None:
@@ -359,12 +372,12 @@ class ChatPane(Vertical):
         shown = history.messages[-room:] if len(history.messages) > room else history.messages
         messages = [UserMessage(m.text) if m.role == "user" else AgentAnswer(m.text) for m in shown]
         self.conversation.mount_all(
-            [Notice(history.opening, kind="resumed"), *messages, Notice(history.closing, kind="resumed")]
+            [ResumedOpening(history.opening, kind="resumed"), *messages, Notice(history.closing, kind="resumed")]
         )
         if earlier := history.messages[: len(history.messages) - len(shown)]:
             self._earlier.extend(partial(UserMessage if m.role == "user" else AgentAnswer, m.text) for m in earlier)
             self._hidden += len(earlier)
-            self.conversation.mount(HiddenNote(self._hidden, min(self.SHOW_MORE, len(self._earlier))), before=0)
+            self._mount_hidden_note(HiddenNote(self._hidden, min(self.SHOW_MORE, len(self._earlier))))
 
     async def replace_history(self, reason: str) -> None:
         """The agent's history was replaced: clear what it no longer holds, a turn in flight included.
