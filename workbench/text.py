@@ -94,6 +94,11 @@ def visible(text: str) -> str:
     return _SUSPECT.sub(_shown, text)
 
 
+def hidden_count(text: str) -> int:
+    """How many characters of `text` `visible` shows as escapes."""
+    return sum(1 for m in _SUSPECT.finditer(text) if m[0] not in _SHOWN_AS_IS and hides(m[0]))
+
+
 def _shown(match: re.Match[str]) -> str:
     ch = match[0]
     if ch in _SHOWN_AS_IS or not hides(ch):

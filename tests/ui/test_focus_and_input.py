@@ -122,7 +122,7 @@ async def test_control_characters_in_a_paste_are_shown_and_the_user_is_told():
         app.post_message(events.Paste("\x1b[31mRED\x1b[0m after bell\x07"))
         await pilot.pause()
         assert prompt.text == "symptom=before \\x1b[31mRED\\x1b[0m after bell\\x07"
-        assert any("3 control character(s)" in n.message for n in app._notifications)
+        assert any("3 control or invisible character(s)" in n.message for n in app._notifications)
         await pilot.press("enter")
         await app.workers.wait_for_complete()
         await pilot.pause()

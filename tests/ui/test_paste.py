@@ -31,3 +31,12 @@ def test_the_paste_arrives_whole_between_the_keys_around_it(size):
 def test_keys_outside_a_paste_are_parsed_as_before():
     tokens = parse(["\x1b[A", "x", "\x1b[1;5C"])
     assert [t.key for t in tokens] == ["up", "x", "ctrl+right"]
+
+
+def test_invisible_characters_in_a_paste_are_shown_too():
+    """A text-direction override reorders what follows it on screen, and tag characters carry a whole
+    hidden text: both shown as escapes; an emoji's joiner and presentation selector are kept."""
+    pasted = "customer=Contoso\u202eevil\U000e0041\u200bend \U0001f469\u200d\U0001f4bb\u2764\ufe0f"
+    shown, hidden = visible_controls(pasted)
+    assert shown == "customer=Contoso\\u202eevil\\U000e0041\\u200bend \U0001f469\u200d\U0001f4bb\u2764\ufe0f"
+    assert hidden == 3

@@ -4,15 +4,9 @@ confirmations, the CLI): a value in double quotes, nothing inside it escaped."""
 
 from __future__ import annotations
 
-import unicodedata
-
-from workbench.text import cut_marker, visible
+from workbench.text import cut_marker, hidden_count, visible
 
 __all__ = ["quoted", "visible", "visible_controls"]
-
-
-def _shown(ch: str) -> str:
-    return f"\\x{ord(ch):02x}" if ord(ch) < 0x100 else f"\\u{ord(ch):04x}"
 
 
 def quoted(text: str, limit: int | None = None) -> str:
@@ -25,11 +19,10 @@ def quoted(text: str, limit: int | None = None) -> str:
 
 
 def visible_controls(text: str, *, escape: str = "\x1b") -> tuple[str, int]:
-    """Text for an input: line ends as `\\n`, other control characters shown as `\\xNN` text (so a
-    paste can neither scramble the text around them nor smuggle escape sequences), and how many
-    were shown that way. `escape` is read as ESC too (the terminal reader's stand-in for it)."""
+    """Text for an input: line ends as `\\n`, other control and invisible characters shown as `visible`
+    shows them (`\\x1b`, `\\u202e`: a paste can neither scramble the text around them, smuggle escape
+    sequences nor hide words), and how many were shown that way. `escape` is read as ESC too (the
+    terminal reader's stand-in for it)."""
     text = text.replace("\r\n", "\n").replace("\r", "\n").replace(escape, "\x1b")
-    count = sum(1 for ch in text if ch not in "\n\t" and unicodedata.category(ch) == "Cc")
-    if not count:
-        return text, 0
-    return "".join(_shown(ch) if ch not in "\n\t" and unicodedata.category(ch) == "Cc" else ch for ch in text), count
+    count = hidden_count(text)
+    return (visible(text), count) if count else (text, 0)

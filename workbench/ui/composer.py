@@ -1,4 +1,5 @@
-"""The message input: multi-line, Enter sends, pasted lines kept, pasted control characters shown."""
+"""The message input: multi-line, Enter sends, pasted lines kept, pasted control and invisible
+characters shown."""
 
 from __future__ import annotations
 
@@ -87,8 +88,8 @@ class Composer(TextArea):
         self.focus()
 
     def on_paste(self, event: events.Paste) -> None:
-        """Insert the paste ourselves (TextArea's own handler is skipped): lines kept, control
-        characters shown as `\\x1b`-style text, and the user told that it happened."""
+        """Insert the paste ourselves (TextArea's own handler is skipped): lines kept, control and
+        invisible characters shown as `\\x1b`-style text, and the user told that it happened."""
         event.prevent_default()
         event.stop()
         if self.read_only:
@@ -98,8 +99,9 @@ class Composer(TextArea):
         self.focus()
         if hidden:
             self.notify(
-                f"The pasted text held {hidden} control character(s) (such as terminal escape codes). "
-                "They are shown as \\xNN text in your draft and are not sent as controls.",
+                f"The pasted text held {hidden} control or invisible character(s) (such as terminal escape "
+                "codes or text-direction marks). They are shown as \\x1b or \\u202e text in your draft and are "
+                "not sent as themselves.",
                 title="Paste",
                 severity="warning",
                 markup=False,
