@@ -92,10 +92,16 @@ async def test_the_index_search_finds_the_exact_scores_with_each_record_whole(po
         await ours.__aexit__(None, None, None)
 
 
-def test_the_stores_connections_start_with_the_hnsw_search_settings_and_keep_the_users_options(
+def test_the_stores_connections_start_with_the_hnsw_search_settings_and_the_users_options_win(
     postgres_database: str,
 ) -> None:
+    names = ("hnsw.ef_search", "hnsw.iterative_scan", "statement_timeout")
     conninfo = search_settings(make_conninfo(postgres_database, options="-c statement_timeout=5000"))
     with psycopg.connect(conninfo) as connection:
-        shown = [connection.execute(f"SHOW {name}").fetchone() for name in ("hnsw.ef_search", "statement_timeout")]
-    assert shown == [(str(EF_SEARCH),), ("5s",)]
+        shown = [connection.execute(f"SHOW {name}").fetchone() for name in names]
+    assert shown == [(str(EF_SEARCH),), ("strict_order",), ("5s",)]
+    # A setting of the user's own wins over the store's (more candidates: more recall, slower searches).
+    conninfo = search_settings(make_conninfo(postgres_database, options="-c hnsw.ef_search=400"))
+    with psycopg.connect(conninfo) as connection:
+        shown = [connection.execute(f"SHOW {name}").fetchone() for name in names]
+    assert shown == [("400",), ("strict_order",), ("0",)]

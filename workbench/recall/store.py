@@ -119,6 +119,9 @@ class RecallStore:
     def __init__(self, backend: Backend | None = None) -> None:
         self.backend: Backend = backend or InMemoryBackend()
         self._store: BaseVectorStore | None = None
+        # The open store's collections by name: building one (the framework's definition and SQL
+        # pieces) cost about half a millisecond of every search.
+        self._collections: dict[str, Collection] = {}
         self._ready: set[str] = set()
         self._lock = asyncio.Lock()
         self._scanned: _Scanned | None = None  # what `declared` read, for the forget that follows
@@ -140,17 +143,27 @@ class RecallStore:
 
     def _vector_store(self) -> BaseVectorStore:
         if self._store is None:
-            self._store = self.backend.open()
+            self._use(self.backend.open())
+        assert self._store is not None
         return self._store
 
+    def _use(self, store: BaseVectorStore | None) -> None:
+        """`store` is the open store from now on (None: closed); collections of another are dropped."""
+        if store is not self._store:
+            self._collections.clear()
+        self._store = store
+
     def _collection(self, name: str, dimensions: int) -> Collection:
-        # Every backend's store returns a collection that also searches and scans.
-        return cast(
-            Collection,
-            self._vector_store().get_collection(
-                record_type(dimensions, self.backend.vector_index), collection_name=name
-            ),
-        )
+        if (collection := self._collections.get(name)) is None:
+            # Every backend's store returns a collection that also searches and scans.
+            collection = cast(
+                Collection,
+                self._vector_store().get_collection(
+                    record_type(dimensions, self.backend.vector_index), collection_name=name
+                ),
+            )
+            self._collections[name] = collection
+        return collection
 
     async def _existing(self) -> list[Collection]:
         names = await self._vector_store().list_collection_names()
@@ -249,13 +262,14 @@ class RecallStore:
                 await collection.delete(keys)
             count = sum(len(keys) for _, keys in by_collection.values())
             if count:
-                self._store = await self.backend.erase_deleted(self._vector_store(), list(by_collection))
+                self._use(await self.backend.erase_deleted(self._vector_store(), list(by_collection)))
                 self._ready.clear()
             return Purge(count, len(by_collection))
 
     async def close(self) -> None:
         async with self._lock:
             self._scanned = None
-            store, self._store = self._store, None
+            store = self._store
+            self._use(None)
             if store is not None:
                 await store.__aexit__(None, None, None)
