@@ -72,6 +72,34 @@ async def test_the_two_table_search_returns_what_the_frameworks_one_table_search
         await theirs.__aexit__(None, None, None)
 
 
+async def test_a_scope_the_first_candidates_miss_is_searched_on_in_strict_order(postgres_database: str) -> None:
+    """The first walk of the index (no iterative scan) finds only other users' messages, which are all
+    closer to the query: the search goes on in strict order and finds the user's own, as the framework's
+    (without going on it found none)."""
+    embedder = LexicalEmbeddingClient()
+    near = [f"database export at midnight #{i}" for i in range(EF_SEARCH + 50)]
+    far = [f"restart billing for Contoso version {i}" for i in range(4)]
+    rows = [
+        (StoredMessage(f"k{i:03}", text, "user", i, "2026-11-30T12:00:00+00:00", "app", "support", user, "s1"), vector)
+        for i, (text, user) in enumerate([(t, "ana") for t in near] + [(t, "bob") for t in far])
+        for vector in [embedder.embed(text)]
+    ]
+    # A table this small is read whole, not through its index, unless the planner is told otherwise.
+    ours = PostgresBackend(make_conninfo(postgres_database, options="-c enable_seqscan=off")).open()
+    try:
+        collection = ours.get_collection(record_type(256, "hnsw"), collection_name="recall_lexical_256")
+        await collection.ensure_collection_exists()
+        await collection.upsert([embedded(r, v, "hnsw") for r, v in rows], generate_vectors=False)
+        vector = embedder.embed("database export at midnight")
+        options: dict[str, Any] = {"top": 3, "filter": Filter("user_id", "eq", "bob")}
+        exact = await results(collection, vector, **options)
+        found = await results(collection, vector, exact=False, **options)
+        assert len(exact) == 3 and [score for _, score, _ in found] == [score for _, score, _ in exact]
+        assert all(fields["user_id"] == "bob" for _, _, fields in found)  # which of tied records may differ
+    finally:
+        await ours.__aexit__(None, None, None)
+
+
 async def test_the_index_search_finds_the_exact_scores_with_each_record_whole(postgres_database: str) -> None:
     """Forty records are within one HNSW search's reach: the index finds the exact distances (which of
     several tied records it returns may differ), each with its own message's fields."""
@@ -99,9 +127,9 @@ def test_the_stores_connections_start_with_the_hnsw_search_settings_and_the_user
     conninfo = search_settings(make_conninfo(postgres_database, options="-c statement_timeout=5000"))
     with psycopg.connect(conninfo) as connection:
         shown = [connection.execute(f"SHOW {name}").fetchone() for name in names]
-    assert shown == [(str(EF_SEARCH),), ("strict_order",), ("5s",)]
+    assert shown == [(str(EF_SEARCH),), ("off",), ("5s",)]
     # A setting of the user's own wins over the store's (more candidates: more recall, slower searches).
     conninfo = search_settings(make_conninfo(postgres_database, options="-c hnsw.ef_search=400"))
     with psycopg.connect(conninfo) as connection:
         shown = [connection.execute(f"SHOW {name}").fetchone() for name in names]
-    assert shown == [("400",), ("strict_order",), ("0",)]
+    assert shown == [("400",), ("off",), ("0",)]
