@@ -1,23 +1,27 @@
 """On a real desk: 80x24 and narrower. The fact panel shows a corrected value whole, the latest change
 says what is out of view and the keyboard reaches and scrolls it; each screen's footer says what
 its keys do; a refused batch is said beside its reply; the drift chart names its series; F1 reads
-as sentences."""
+as sentences. A widget or screen is shown alone in a small host app styled as the app; the whole app
+runs only where its own flow is checked (a turn through the runtime, a refused draft)."""
 
 from itertools import pairwise
 from pathlib import Path
 
 import pytest
+from textual import on
 from textual.app import App, ComposeResult
+from textual.pilot import Pilot
 from textual.widgets import Footer, Static
 from textual.widgets._footer import FooterKey  # the footer's key widgets: what the footer draws
 
 from tests.ui.helpers import make_app, say
 from tests.ui.test_widgets import settle
 from workbench.memory import WorkingMemory
+from workbench.runtime import ModelConfig, build_models
 from workbench.ui.app import WorkbenchApp
 from workbench.ui.chat import Notice
 from workbench.ui.confirm import ConfirmForget
-from workbench.ui.facts import ChangeBox, FactPanel, FactTable, MemoryView
+from workbench.ui.facts import ChangeBox, FactPanel, FactTable, ForgetRequested, MemoryView
 from workbench.ui.replies import AgentAnswer
 from workbench.ui.screens import HELP, HelpScreen
 from workbench.ui.startup import stylesheet_dir
@@ -34,6 +38,45 @@ class PanelHost(App[None]):
 
     def compose(self) -> ComposeResult:
         yield FactPanel()
+
+
+class AskingPanelHost(PanelHost):
+    """The fact panel above a footer; a request to forget opens the forget question, as the app does."""
+
+    def compose(self) -> ComposeResult:
+        yield from super().compose()
+        yield Footer()
+
+    @on(ForgetRequested)
+    def _ask(self, request: ForgetRequested) -> None:
+        self.push_screen(ConfirmForget(request.keys))
+
+
+class ScreenHost(App[None]):
+    """An empty app that opens one screen, styled as in the app."""
+
+    CSS_PATH = [stylesheet_dir() / "workbench.tcss"]
+    HORIZONTAL_BREAKPOINTS = WorkbenchApp.HORIZONTAL_BREAKPOINTS
+
+    def __init__(self, screen) -> None:
+        super().__init__()
+        self.first = screen
+
+    def on_mount(self) -> None:
+        self.push_screen(self.first)
+
+
+def drift_lab() -> ScreenHost:
+    """The drift lab alone, on the built-in model, as F5 opens it."""
+    from workbench.ui.drift_screen import DriftScreen
+
+    return ScreenHost(DriftScreen(build_models(ModelConfig())))
+
+
+async def lab_ran(pilot: Pilot) -> None:
+    await pilot.pause()  # the screen mounts and starts its worker
+    await pilot.app.workers.wait_for_complete()
+    await pilot.pause()
 
 
 def shown_lines(widget) -> list[str]:
@@ -97,10 +140,11 @@ async def test_the_latest_change_says_what_is_out_of_view_and_the_keyboard_scrol
 
 
 async def test_the_footer_of_the_forget_confirmation_says_what_its_keys_do():
-    app = make_app()
-    async with app.run_test(size=(80, 24)) as pilot:
-        await say(pilot, "support", "module=Billing")
-        app.query_one(FactTable).focus()
+    async with AskingPanelHost().run_test(size=(80, 24)) as pilot:
+        app = pilot.app
+        panel = app.query_one(FactPanel)
+        panel.view = MemoryView.after(settle(WorkingMemory(), "module=Billing", ("module", "Billing")))
+        panel.query_one(FactTable).focus()
         await pilot.pause()
         assert ("⏎", "Forget fact") in footer_keys(app)
         await pilot.press("delete")
@@ -135,11 +179,9 @@ async def test_the_reply_to_a_refused_batch_is_followed_by_a_line_saying_the_fac
 async def test_the_drift_chart_at_80x24_has_a_legend_naming_each_series():
     from workbench.drift.report import TITLES
 
-    app = make_app()
-    async with app.run_test(size=(80, 24)) as pilot:
-        await pilot.press("f5")
-        await app.workers.wait_for_complete()
-        await pilot.pause()
+    async with drift_lab().run_test(size=(80, 24)) as pilot:
+        await lab_ran(pilot)
+        app = pilot.app
         shown = app.screen.query_one("#drift-legend", Static)
         lines = shown_lines(shown)
         assert 0 < len(lines) and shown.region.bottom <= app.size.height
@@ -154,11 +196,9 @@ async def test_the_drift_chart_draws_again_after_a_resize():
     (a resize, a return to the screen) must still be drawn from its sizes, not crash the app."""
     from textual_plotext import PlotextPlot
 
-    app = make_app()
-    async with app.run_test(size=(80, 24)) as pilot:
-        await pilot.press("f5")
-        await app.workers.wait_for_complete()
-        await pilot.pause()
+    async with drift_lab().run_test(size=(80, 24)) as pilot:
+        await lab_ran(pilot)
+        app = pilot.app
         chart = app.screen.query_one(PlotextPlot)
         before = str(chart.render())
         await pilot.resize_terminal(160, 45)
@@ -166,20 +206,6 @@ async def test_the_drift_chart_draws_again_after_a_resize():
         after = str(chart.render())
         assert app.is_running and chart.size.width > 80
         assert max(len(line) for line in after.splitlines()) > max(len(line) for line in before.splitlines())
-
-
-class ScreenHost(App[None]):
-    """An empty app that opens one screen, styled as in the app."""
-
-    CSS_PATH = [stylesheet_dir() / "workbench.tcss"]
-    HORIZONTAL_BREAKPOINTS = WorkbenchApp.HORIZONTAL_BREAKPOINTS
-
-    def __init__(self, screen) -> None:
-        super().__init__()
-        self.first = screen
-
-    def on_mount(self) -> None:
-        self.push_screen(self.first)
 
 
 def premature_breaks(widget) -> list[str]:
