@@ -117,7 +117,14 @@ async def test_a_chat_pane_draws_its_turn_from_the_messages_it_is_sent():
 async def test_a_chat_pane_says_when_the_batch_of_its_turn_was_refused_after_the_answer():
     pane = support_pane()
     async with Host(pane).run_test(size=(80, 24)) as pilot:
-        six = [("module", "A"), ("database", "B"), ("customer", "C"), ("version", "1"), ("environment", "E"), ("log", "F")]
+        six = [
+            ("module", "A"),
+            ("database", "B"),
+            ("customer", "C"),
+            ("version", "1"),
+            ("environment", "E"),
+            ("log", "F"),
+        ]
         text = "; ".join(f"{k}={v}" for k, v in six)
         update = settle(WorkingMemory(), text, *six)
         assert update.outcome.status is Status.REJECTED
@@ -340,7 +347,7 @@ async def test_a_finished_answer_hides_nothing_the_model_wrote():
     """Rich's Markdown drops HTML and comments, a link's address and title, reference definitions and a
     code fence's info string, and decodes entities into the characters they name: all shown as sent."""
     hidden = [
-        "[the docs](http://evil.example/?k=1 \"a title\")",
+        '[the docs](http://evil.example/?k=1 "a title")',
         "<b>tag</b>",
         "<!-- a comment -->",
         "![an image](http://img.example/x.png)",

@@ -33,10 +33,18 @@ if TYPE_CHECKING:
 
 
 PANES = {
-    "support": ("support agent", "Ask support · Ctrl+J new line", "The support agent helps with product problems. "
-                "Declare what you know as key=value, e.g. module=Reporting; database=PostgreSQL. F1 shows help."),
-    "logs": ("logs agent", "Ask about logs · Ctrl+J new line", "The logs agent says where logs live and how to read "
-             "them. It has its own history and shares only the facts, e.g. ask: Where can I find logs?"),
+    "support": (
+        "support agent",
+        "Ask support · Ctrl+J new line",
+        "The support agent helps with product problems. "
+        "Declare what you know as key=value, e.g. module=Reporting; database=PostgreSQL. F1 shows help.",
+    ),
+    "logs": (
+        "logs agent",
+        "Ask about logs · Ctrl+J new line",
+        "The logs agent says where logs live and how to read "
+        "them. It has its own history and shares only the facts, e.g. ask: Where can I find logs?",
+    ),
 }
 
 
