@@ -74,8 +74,6 @@ def render_context(splits: Sequence[ContextSplit], width: int) -> Text:
 class ContextBar(Widget):
     """Draws the bars for its own width, of at least one request (`splits`)."""
 
-    DEFAULT_CSS = "ContextBar { height: auto; margin-bottom: 1; }"
-
     def __init__(self, splits: Sequence[ContextSplit]) -> None:
         super().__init__(id="context-bar")
         self.splits = splits
