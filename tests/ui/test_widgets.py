@@ -344,8 +344,9 @@ async def test_an_answer_is_rendered_in_slices_that_let_other_work_run(monkeypat
 
 
 async def test_a_finished_answer_hides_nothing_the_model_wrote():
-    """Rich's Markdown drops HTML and comments, a link's address and title, reference definitions and a
-    code fence's info string, and decodes entities into the characters they name: all shown as sent."""
+    """Rich's Markdown drops HTML and comments, a link's address and title, reference definitions, a
+    code fence's info string and a table row's cells beyond the header's, and decodes entities into the
+    characters they name: all shown as sent, line by line."""
     hidden = [
         '[the docs](http://evil.example/?k=1 "a title")',
         "<b>tag</b>",
@@ -358,12 +359,14 @@ async def test_a_finished_answer_hides_nothing_the_model_wrote():
     ]
     text = f"{hidden[0]} {hidden[1]} {hidden[2]}\n\n<div>a block</div>\n\n{hidden[3]} {hidden[4]}\n\n"
     text += f"{hidden[5]}\n\n{hidden[6]} and **bold**\n\n```python {hidden[7]}\nprint(1)\n```\n"
+    text += "\n| a |\n|---|\n| b | a cell beyond the header's |\n\nline one\nline two\n"
     console = Console(width=200, color_system=None)
     answer = await AgentAnswer.rendered(text, console, console.options)
     assert isinstance(answer.content, PreRendered)
-    shown = "\n".join("".join(segment.text for segment in line) for line in answer.content.lines)
-    for sent in [*hidden, "<div>a block</div>", "print(1)"]:
+    shown = "\n".join("".join(segment.text for segment in line).rstrip() for line in answer.content.lines)
+    for sent in [*hidden, "<div>a block</div>", "print(1)", "| b | a cell beyond the header's |"]:
         assert sent in shown
+    assert "line one\nline two" in shown  # each line as sent
     assert "**" not in shown and "bold" in shown and "\u202e" not in shown  # Markdown still drawn
 
 

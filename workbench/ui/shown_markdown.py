@@ -2,8 +2,9 @@
 blocks), shows a link's text without its address (or its title), an image as an emoji and a name,
 consumes reference definitions, decodes entities (`&#x202E;` becomes the character it names) and
 never shows a code fence's info string: each a place where a reply can say something the user never
-sees. Here those constructs are not parsed: they show as the characters the model sent. Emphasis,
-headings, lists, quotes, code and tables are still drawn, their markers taken as markup."""
+sees; and a table row's cells beyond its header's are dropped. Here those constructs are not parsed:
+they show as the characters the model sent, line by line as it sent them. Emphasis, headings, lists,
+quotes and code are still drawn, their markers taken as markup."""
 
 from __future__ import annotations
 
@@ -15,10 +16,11 @@ from rich.console import Console, ConsoleOptions, RenderResult
 from rich.markdown import CodeBlock, Markdown, MarkdownElement
 from rich.text import Text
 
-# CommonMark without raw HTML, links, images, reference definitions or entities.
+# CommonMark without raw HTML, links, images, reference definitions or entities, and without tables
+# (a row's cells beyond the header's are dropped): a table shows as typed, each line kept as a line.
 _PARSER = (
     MarkdownIt("commonmark", {"html": False})
-    .enable(["strikethrough", "table"])
+    .enable("strikethrough")
     .disable(["link", "image", "autolink", "reference", "entity"])
 )
 
@@ -48,3 +50,7 @@ class ShownMarkdown(Markdown):
         super().__init__("")  # Rich's own parse of nothing; the text is parsed below with _PARSER
         self.markup = markup
         self.parsed = _PARSER.parse(markup)
+        for token in self.parsed:
+            for child in token.children or ():
+                if child.type == "softbreak":  # a line break as sent (Rich draws a soft one as a space)
+                    child.type = "hardbreak"
