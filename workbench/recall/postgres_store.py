@@ -5,7 +5,8 @@ Each recall collection is two tables, both the framework's own `PostgresCollecti
 one pool: `recall_<embedder>_<size>` holds the messages (key, text, role, turn, time, scope ids) with
 no vector index, and `recall_<embedder>_<size>_vectors` holds each message's embedding with its key
 and scope ids, under the HNSW index. A search is one statement: the index walk within the scope,
-joined to the texts by key, on a connection that started with the HNSW search settings. A forget
+joined to the texts by key, on a connection that started with the HNSW search settings (and, when
+that walk found too few records of the scope, the same statement again in strict order). A forget
 finds its records in the messages (one query), deletes their embeddings, then the messages, then
 rewrites the messages table (`VACUUM FULL`: new files holding only live rows, the old ones truncated
 when it commits), so no byte of a deleted text is left in the table's files, and the rewrite costs
