@@ -39,3 +39,15 @@ def test_a_bounded_quote_keeps_the_marker_outside_the_quotes():
 def test_a_quote_shows_text_as_typed_with_only_hiding_characters_escaped():
     assert quoted("café O'Brien \\ m\u043edule") == '"café O\'Brien \\ m\u043edule"'
     assert quoted("a\x1bb\u202ec") == '"a\\x1bb\\u202ec"'
+
+
+def test_a_joiner_and_a_presentation_selector_stay_raw_only_where_they_make_an_emoji():
+    """Kept raw everywhere, they hid between letters: `pa\\u200dss` looked like `pass`, a value
+    `Bil\\u200dling` like `Billing`. An emoji keeps them, and so does a conjunct after a virama."""
+    emoji = "\U0001f469\u200d\U0001f4bb \u2764\ufe0f \U0001f3f3\ufe0f\u200d\U0001f308 1\ufe0f\u20e3 \U0001f469\U0001f3fd\u200d\U0001f4bb"
+    assert visible(emoji) == emoji
+    assert visible("\u0915\u094d\u200d\u0937") == "\u0915\u094d\u200d\u0937"
+    assert (
+        visible("pa\u200dss a\ufe0fb \u200d\U0001f4bb \U0001f469\u200d")
+        == "pa\\u200dss a\\ufe0fb \\u200d\U0001f4bb \U0001f469\\u200d"
+    )

@@ -2,6 +2,7 @@
 the character-by-character definition gives, for any text (surrogates, controls, tags, wide, ASCII)."""
 
 import json
+import unicodedata
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -13,14 +14,29 @@ def visible_reference(text: str) -> str:
     """The definition, one character at a time (the implementation before the regex fast path)."""
     return "".join(
         ch
-        if ch in "\n\t\u200d\ufe0f" or not hides(ch)
+        if ch in "\n\t" or not hides(ch) or _joins_emoji(text[i - 1] if i else "", ch, text[i + 1 : i + 2])
         else f"\\x{ord(ch):02x}"
         if ord(ch) < 0x100
         else f"\\u{ord(ch):04x}"
         if ord(ch) <= 0xFFFF
         else f"\\U{ord(ch):08x}"
-        for ch in text
+        for i, ch in enumerate(text)
     )
+
+
+def _pictograph(ch: str) -> bool:
+    return ch > "\x7f" and (unicodedata.category(ch) in ("So", "Sk", "Sm") or ch in "\u203c\u2049\u3030\u303d")
+
+
+def _joins_emoji(before: str, ch: str, after: str) -> bool:
+    """A presentation selector after a pictograph or a keycap's base; a joiner between pictographs, or after a virama."""
+    if ch == "\ufe0f":
+        return _pictograph(before) or (before != "" and before in "0123456789#*" and after == "\u20e3")
+    if ch == "\u200d":
+        return before != "" and (
+            unicodedata.combining(before) == 9 or ((_pictograph(before) or before == "\ufe0f") and _pictograph(after))
+        )
+    return False
 
 
 def escape_json_reference(encoded: str, also: str = "") -> str:
@@ -30,7 +46,7 @@ def escape_json_reference(encoded: str, also: str = "") -> str:
 # Every code point, surrogates included, with printable ASCII and the edges of the fast path's range
 # (\x1f, space, ~, \x7f) drawn often, since that is where a character class could be off by one.
 EDGES = st.sampled_from(
-    "\x00\x1f \x7e\x7f\x80\x85\xa0\xad\n\r\t\x0b\x0c\u2028\u2029\u200b\u200d\u202e\ufe0f\ufeff\U000e0041"
+    "\x00\x1f \x7e\x7f\x80\x85\xa0\xad\n\r\t\x0b\x0c\u2028\u2029\u200b\u200d\u202e\ufe0f\ufeff\U000e0041\u20e3\u094d\u2764\U0001f4bb\U0001f3fd1#"
 )
 CHARS = st.one_of(st.characters(), st.characters(min_codepoint=0, max_codepoint=0x7F), EDGES)
 TEXT = st.text(CHARS, max_size=200)

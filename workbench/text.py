@@ -40,9 +40,11 @@ _DEFAULT_IGNORABLE = (
 )
 # Controls, formats, surrogates, private use, unassigned, line and paragraph separators.
 _HIDING_CATEGORIES = frozenset({"Cc", "Cf", "Cs", "Co", "Cn", "Zl", "Zp"})
-# Kept raw by `visible` (not by `escape_json`): layout, and the joiner and emoji presentation
-# selector that emoji sequences need to render as one picture.
-_SHOWN_AS_IS = frozenset("\n\t\u200d\ufe0f")
+# Kept raw by `visible` (not by `escape_json`): layout.
+_SHOWN_AS_IS = frozenset("\n\t")
+_ZWJ, _VS16, _KEYCAP = "\u200d", "\ufe0f", "\u20e3"
+# Characters besides symbols that take the emoji presentation selector (emoji-variation-sequences.txt).
+_EMOJI_PUNCTUATION = frozenset("\u203c\u2049\u3030\u303d")
 
 
 # Printable ASCII, newline and tab hide nothing: only the other characters are looked up (a long
@@ -90,18 +92,41 @@ def dumps(data: Any, *, indent: int | None = 2) -> str:
 
 def visible(text: str) -> str:
     """Control and invisible characters as visible escapes (`\\x1b`, `\\u202e`, `\\U000e0041`);
-    newlines, tabs and what emoji need are kept."""
+    newlines, tabs and what emoji need are kept: a joiner between two pictographs, a presentation
+    selector after one (a joiner between letters, `pa\\u200dss`, is invisible and is escaped)."""
     return _SUSPECT.sub(_shown, text)
 
 
 def hidden_count(text: str) -> int:
     """How many characters of `text` `visible` shows as escapes."""
-    return sum(1 for m in _SUSPECT.finditer(text) if m[0] not in _SHOWN_AS_IS and hides(m[0]))
+    return sum(1 for m in _SUSPECT.finditer(text) if not _kept(m))
+
+
+def _pictograph(ch: str) -> bool:
+    """Whether `ch` can be (part of) an emoji picture: a symbol beyond ASCII, a skin tone included."""
+    return ch > "\x7f" and (unicodedata.category(ch) in ("So", "Sk", "Sm") or ch in _EMOJI_PUNCTUATION)
+
+
+def _kept(match: re.Match[str]) -> bool:
+    """Whether `visible` keeps this character raw: it hides nothing, is layout, or joins an emoji
+    (a joiner also after a virama, as Indic scripts write conjuncts)."""
+    ch = match[0]
+    if ch in _SHOWN_AS_IS or not hides(ch):
+        return True
+    text, start = match.string, match.start()
+    before = text[start - 1] if start else ""
+    after = text[start + 1] if start + 1 < len(text) else ""
+    if ch == _VS16:
+        return bool(before) and (_pictograph(before) or (before in "0123456789#*" and after == _KEYCAP))
+    if ch == _ZWJ:
+        after_virama = bool(before) and unicodedata.combining(before) == 9
+        return after_virama or (_pictograph(after) and (before == _VS16 or _pictograph(before)))
+    return False
 
 
 def _shown(match: re.Match[str]) -> str:
     ch = match[0]
-    if ch in _SHOWN_AS_IS or not hides(ch):
+    if _kept(match):
         return ch
     code = ord(ch)
     return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}" if code <= 0xFFFF else f"\\U{code:08x}"

@@ -39,3 +39,17 @@ async def test_a_sent_message_cannot_be_undone_back_into_the_input():
         await pilot.press("ctrl+z", "ctrl+z", "ctrl+z")
         await pilot.pause()
         assert "ZQXV9931" not in prompt.text
+
+
+async def test_keys_typed_right_after_tab_go_to_the_input_tab_moved_to():
+    """Tab reached the screen's binding only after bubbling up from the input, a message pump at a
+    time: letters in the same burst were handed to the input it was leaving (under load, such as a
+    long answer streaming in, `abc` typed a moment after Tab went to the other pane)."""
+    app = make_app()
+    async with app.run_test(size=(140, 40)) as pilot:
+        app.pane("support").prompt.focus()
+        await pilot.pause()
+        for key in [events.Key("tab", "\t"), *burst("abc")]:
+            app.post_message(key)
+        await pilot.pause()
+        assert (app.pane("support").prompt.text, app.pane("logs").prompt.text) == ("", "abc")

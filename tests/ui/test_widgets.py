@@ -5,6 +5,7 @@ import asyncio
 from datetime import UTC, datetime
 from typing import cast
 
+import pytest
 from rich.console import Console
 from textual.app import App, ComposeResult
 from textual.widgets import Static
@@ -12,14 +13,16 @@ from textual.widgets import Static
 from workbench.memory import MemoryTurn, Outcome, Status, WorkingMemory
 from workbench.memory.records import FactCandidate
 from workbench.runtime import MemorySnapshot, MemoryUpdate, TurnResult
+from workbench.runtime.calls import CallRecord
 from workbench.runtime.view import ResumedHistory, ResumedMessage
 from workbench.session.controller import TurnOutcome
+from workbench.ui.app import WorkbenchApp
 from workbench.ui.chat import ChatPane, HiddenNote, Hint, Notice, ResumedOpening, UserMessage
 from workbench.ui.composer import Composer
 from workbench.ui.facts import FactPanel, FactTable, MemoryView
 from workbench.ui.messages import Streamed, TurnEnded, TurnStarted
 from workbench.ui.replies import AgentAnswer, AgentReply, PreRendered
-from workbench.ui.screens import CallsScreen
+from workbench.ui.screens import CallsScreen, HelpScreen
 from workbench.ui.startup import stylesheet_dir
 
 WHEN = datetime(2026, 11, 30, 9, 15, tzinfo=UTC)
@@ -380,6 +383,34 @@ async def test_what_the_model_saw_before_any_call_says_so_once():
         shown = [str(w.render()) for w in pilot.app.screen.query(Static)]
         assert sum(s.count("The logs agent has not been called yet.") for s in shown) == 1
         assert not pilot.app.screen.query("#context-bar")
+
+
+@pytest.mark.parametrize(
+    ("screen", "body"),
+    [
+        (lambda: HelpScreen(), "#help-body"),
+        (
+            lambda: CallsScreen("support", [CallRecord(1, "support", 1, "support", "m", "i", (("user", "a\n" * 80),))]),
+            "#calls",
+        ),
+    ],
+    ids=["help", "what the model saw"],
+)
+async def test_a_long_screen_scrolls_with_the_keyboard_as_soon_as_it_opens(screen, body):
+    """The app focuses its support input by AUTO_FOCUS, which matched nothing on these screens: with
+    nothing focused, PageDown and the arrows did nothing until Tab, and the text below stayed out of reach."""
+
+    class ScreenHost(App[None]):
+        AUTO_FOCUS = WorkbenchApp.AUTO_FOCUS
+
+        def on_mount(self) -> None:
+            self.push_screen(screen())
+
+    async with ScreenHost().run_test(size=(80, 24)) as pilot:
+        await pilot.pause()
+        await pilot.press("pagedown")
+        await pilot.pause()
+        assert pilot.app.screen.query_one(body).scroll_y > 0
 
 
 async def test_earlier_resumed_messages_shown_again_come_back_below_the_resumed_divider(monkeypatch):

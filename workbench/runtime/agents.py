@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import inspect
+import time
 from collections.abc import Awaitable, Callable, Iterator, Sequence
 from dataclasses import dataclass, replace
 
@@ -46,6 +47,10 @@ INSTRUCTIONS = {
 }
 AGENT_NAMES = tuple(INSTRUCTIONS)
 _FAILURE_CHARS = 300  # why a memory system could not be read, as "What is remembered" shows it
+# The longest an answer's stream runs before the event loop gets a turn. A piece already received is
+# read without waiting on the socket, so a fast server's long answer, read in one go, held the loop
+# (and the keys typed meanwhile) for up to a second.
+STREAM_SLICE_SECONDS = 0.005
 
 # Receives each streamed piece of an answer; may be a coroutine function.
 TextSink = Callable[[str], Awaitable[None] | None]
@@ -257,9 +262,13 @@ class AgentRuntime:
             message = Message(role="user", contents=[content], message_id=f"user-{turn.number}")
             try:
                 stream = slot.agent.run(message, session=slot.session, stream=True)
+                pause_at = time.perf_counter() + STREAM_SLICE_SECONDS
                 async for update in stream:
                     if on_text is not None and update.text and inspect.isawaitable(shown := on_text(update.text)):
                         await shown
+                    if time.perf_counter() >= pause_at:
+                        await asyncio.sleep(0)
+                        pause_at = time.perf_counter() + STREAM_SLICE_SECONDS
                 response = await stream.get_final_response()
             except asyncio.CancelledError:
                 opened.ending = "the turn was cancelled"

@@ -43,7 +43,7 @@ class AgentReply(Static):
         self._shape: tuple[int, int] | None = None  # (width, rows) of the last redraw that asked for a layout
 
     async def add(self, fragment: str) -> None:
-        self._pieces.append(visible(fragment))
+        self._pieces.append(fragment)
         if not self._pending:
             self._pending = True
             self.set_timer(1 / self.REDRAW_HZ, self._redraw)
@@ -53,7 +53,8 @@ class AgentReply(Static):
         text = "".join(self._pieces)
         self._pieces = [text]
         console, width = self.app.console, max(self.content_size.width, 10)
-        lines = Text(text[-self.TAIL_CHARS :].rstrip("\n")).wrap(console, width)
+        # Made visible as a whole, not piece by piece: whether a joiner shows depends on its neighbours.
+        lines = Text(visible(text[-self.TAIL_CHARS :]).rstrip("\n")).wrap(console, width)
         if len(lines) > self.TAIL_LINES or len(text) > self.TAIL_CHARS:
             # Wrapped like the text, so every row is one line on screen: in a narrow pane the banner
             # takes two or three, and the reply must still end with the newest line, not lose it below.

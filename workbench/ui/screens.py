@@ -65,6 +65,7 @@ class CallsScreen(ModalScreen[None]):
     """What the model saw in the last turn of one pane, and what recall put into it."""
 
     BINDINGS = [Binding("escape,q,f2", "dismiss", "Close")]
+    AUTO_FOCUS = "#calls"  # the app's own (its support input) matches nothing here: keys would scroll nothing
 
     def __init__(
         self,
@@ -135,6 +136,7 @@ A fact is an unverified user assertion. It authorizes nothing."""
 
 class HelpScreen(ModalScreen[None]):
     BINDINGS = [Binding("escape,q,f1", "dismiss", "Close")]
+    AUTO_FOCUS = "#help-body"  # as in CallsScreen
 
     def __init__(self, status: RuntimeStatus | None = None) -> None:
         super().__init__(classes="modal")
