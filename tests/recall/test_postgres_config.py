@@ -5,7 +5,8 @@ from __future__ import annotations
 import pytest
 
 from workbench.recall.config import RecallConfig
-from workbench.recall.postgres_store import ENVIRONMENT, PostgresBackend
+from workbench.recall.postgres_names import ENVIRONMENT
+from workbench.recall.postgres_store import PostgresBackend
 from workbench.runtime.config import ConfigError
 
 SECRET = "s3cr3t-Pa55"

@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from workbench.recall.postgres_names import ENVIRONMENT, is_connection_url
 from workbench.runtime.config import ConfigError, ModelConfig, check_deployment
 
 if TYPE_CHECKING:
@@ -88,8 +89,6 @@ class RecallConfig:
     def postgres(self) -> str | None:
         """The PostgreSQL connection string: a postgresql:// --recall-store, else (no --recall-store)
         $WORKBENCH_RECALL_POSTGRES. Never shown: see `workbench.recall.postgres_store`."""
-        from workbench.recall.postgres_store import ENVIRONMENT, is_connection_url
-
         if self.store is not None:
             return self.store if is_connection_url(self.store) else None
         return os.environ.get(ENVIRONMENT) or None

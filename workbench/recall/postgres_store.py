@@ -56,12 +56,11 @@ from psycopg.conninfo import conninfo_to_dict, make_conninfo
 from psycopg.rows import dict_row
 from psycopg_pool import AsyncConnectionPool
 
+from workbench.recall.postgres_names import ENVIRONMENT
 from workbench.recall.records import SCOPE_FIELDS
 from workbench.recall.store import Collection
 from workbench.runtime.config import ConfigError
 
-URL_PREFIXES = ("postgresql://", "postgres://")
-ENVIRONMENT = "WORKBENCH_RECALL_POSTGRES"
 _SCHEMA = "public"
 _VECTORS_SUFFIX = "_vectors"
 # The HNSW build and search, from bench/hnsw.py's measurements at 100,000 messages of the lexical
@@ -92,10 +91,6 @@ def search_settings(conninfo: str) -> str:
     given = str(conninfo_to_dict(conninfo).get("options") or "")
     settings = " ".join(f"-c {name}={value}" for name, value in SEARCH_SETTINGS.items())
     return make_conninfo(conninfo, options=f"{settings} {given}".strip())
-
-
-def is_connection_url(store: str) -> bool:
-    return store.startswith(URL_PREFIXES)
 
 
 def display_location(conninfo: str) -> str:
