@@ -381,7 +381,7 @@ async def test_what_the_model_saw_before_any_call_says_so_once():
     async with ScreenHost().run_test(size=(80, 24)) as pilot:
         await pilot.pause()
         shown = [str(w.render()) for w in pilot.app.screen.query(Static)]
-        assert sum(s.count("The logs agent has not been called yet.") for s in shown) == 1
+        assert sum(s.count("No call of the logs agent to show") for s in shown) == 1
         assert not pilot.app.screen.query("#context-bar")
 
 

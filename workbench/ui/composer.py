@@ -99,7 +99,7 @@ class Composer(TextArea):
         self.focus()
         if hidden:
             self.notify(
-                f"The pasted text held {hidden} control or invisible character(s) (such as terminal escape "
+                f"The pasted text held {hidden:,} control or invisible character(s) (such as terminal escape "
                 "codes or text-direction marks). They are shown as \\x1b or \\u202e text in your draft and are "
                 "not sent as themselves.",
                 title="Paste",

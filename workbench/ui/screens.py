@@ -25,7 +25,7 @@ if TYPE_CHECKING:
 def render_calls(agent: str, calls: Sequence[CallRecord]) -> Text:
     """Every call of one turn, as sent: instructions, messages, reported usage and an estimate."""
     if not calls:
-        return Text(f"The {agent} agent has not been called yet.", "dim")
+        return Text(f"No call of the {agent} agent to show: none since the start or the last forget.", "dim")
     text = Text()
     for call in calls:
         chars = call.request_chars
@@ -85,7 +85,7 @@ class CallsScreen(ModalScreen[None]):
         with Vertical(id="dialog", classes="wide"):
             yield Static(Text(f"What the model saw: last turn of the {self.agent} pane", "bold"), id="question")
             with VerticalScroll(id="calls"):
-                if self.splits:  # else the calls below say the agent has not been called yet
+                if self.splits:  # else the calls below say there is no call to show
                     yield ContextBar(self.splits)
                 if self.recalled:
                     yield Static(render_recalled(self.recalled), markup=False, id="recalled")
