@@ -45,10 +45,6 @@ class WorkbenchApp(TurnFlow):
         Binding("f5", "drift", "Drift lab", id="drift"),
         Binding("f8", "forget_all", "Forget all", id="forget_all"),
         Binding("ctrl+q", "quit", "Quit", id="quit"),
-        # Moved as the key arrives, not once it has bubbled up from the focused widget (the screen's
-        # binding): keys typed right behind a Tab went to the input it was leaving.
-        Binding("tab", "focus_next", show=False, priority=True),
-        Binding("shift+tab", "focus_previous", show=False, priority=True),
     ]
 
     def __init__(self, runtime: AgentRuntime | None = None, *, start: Callable[[], AgentRuntime] | None = None) -> None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from textual import events
+from textual.binding import Binding
 from textual.screen import Screen
 
 
@@ -12,6 +13,13 @@ class MainScreen(Screen[object]):
     restyles every widget again. And its first resume does not restyle every widget: they were
     styled as they were mounted, just before, and nothing they are styled by has changed since.
     Later resumes (back from a modal or the drift lab) restyle as Textual decides."""
+
+    BINDINGS = [
+        # Moved as the key arrives, not once it has bubbled up from the focused widget (Screen's own
+        # binding): keys typed right behind a Tab went to the input it was leaving.
+        Binding("tab", "app.focus_next", show=False, priority=True),
+        Binding("shift+tab", "app.focus_previous", show=False, priority=True),
+    ]
 
     def __init__(self, width: int, breakpoints: list[tuple[int, str]]) -> None:
         size_class = next(name for least, name in reversed(breakpoints) if width >= least)
