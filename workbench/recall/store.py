@@ -143,8 +143,9 @@ class RecallStore:
 
     def _vector_store(self) -> BaseVectorStore:
         if self._store is None:
-            self._use(self.backend.open())
-        assert self._store is not None
+            store = self.backend.open()
+            self._use(store)
+            return store
         return self._store
 
     def _use(self, store: BaseVectorStore | None) -> None:

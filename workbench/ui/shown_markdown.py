@@ -8,7 +8,7 @@ quotes and code are still drawn, their markers taken as markup."""
 
 from __future__ import annotations
 
-from typing import ClassVar
+from typing import ClassVar, cast
 
 from markdown_it import MarkdownIt
 from markdown_it.token import Token
@@ -33,7 +33,7 @@ class _FencedCode(CodeBlock):
 
     @classmethod
     def create(cls, markdown: Markdown, token: Token) -> _FencedCode:
-        block = cls(token.info.partition(" ")[0] or "text", markdown.code_theme)  # Rich's own choice of lexer
+        block = cast(_FencedCode, super().create(markdown, token))  # Rich's, built with `cls`
         block.info = token.info
         return block
 
