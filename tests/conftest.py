@@ -1,3 +1,4 @@
+import gc
 import os
 from pathlib import Path
 
@@ -6,6 +7,7 @@ import pytest_textual_snapshot
 
 from tests.support.azure_server import LoopbackAzure
 from tests.support.openai_server import LoopbackOpenAI
+from workbench.heap import hold_collections
 
 SNAPSHOTS = Path(__file__).resolve().parent.parent / "snapshots"
 
@@ -31,6 +33,15 @@ def loopback():
 def azure():
     with LoopbackAzure() as server:
         yield server
+
+
+@pytest.fixture
+def held_collections():
+    """The collector held off, as the `workbench` command's first step holds it; Python's setting
+    again after the test, whatever it did (the tests share a process)."""
+    hold_collections()
+    yield
+    gc.enable()
 
 
 @pytest.fixture(autouse=True)

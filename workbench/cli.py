@@ -10,6 +10,7 @@ import sys
 from typing import TYPE_CHECKING, Any, NoReturn
 
 from workbench.agentmem.config import AgentMemoryConfig, AgentMemoryKind
+from workbench.heap import release_collections
 from workbench.recall.config import RecallConfig
 from workbench.runtime.config import (
     DEFAULT_AZURE_API_VERSION,
@@ -406,6 +407,8 @@ def run_drift_command(args: argparse.Namespace, config: ModelConfig) -> int:
 
 
 def main(argv: list[str] | None = None) -> int:
+    """Every command; the TUI's window settles the collector `workbench.command` held, the others
+    release it before they run."""
     args = build_parser().parse_args(argv)
     try:
         config = model_config(args)
@@ -416,6 +419,8 @@ def main(argv: list[str] | None = None) -> int:
     except (ConfigError, TelemetryError) as exc:
         print(f"workbench: {exc}", file=sys.stderr)
         return 2
+    if args.command is not None:
+        release_collections()
     if args.command == "drift":
         return run_drift_command(args, config)
     if args.command == "qualify":

@@ -3,7 +3,11 @@ and the TUI. Both make many short-lived objects that die in reference cycles (th
 per-turn copies of the history; Textual's strips and their caches). At Python's default pace (a
 young collection every 700 new objects) objects still in use are promoted, and full collections
 then walk them all: a third of a 1,000-turn lab, 60-80 ms stalls every few seconds of a streamed
-reply. Collecting young objects less often lets them be freed young."""
+reply. Collecting young objects less often lets them be freed young.
+
+The `workbench` command also holds the collector off while it starts (`hold_collections`): start-up
+builds its long-lived objects (modules, styles, widgets) and the collector would walk the growing
+heap again and again before the first frame, about 100 ms of a start of 600 (`bench/tui.py`)."""
 
 from __future__ import annotations
 
@@ -20,6 +24,26 @@ def pace_young_collections() -> tuple[int, ...]:
     previous = gc.get_threshold()
     gc.set_threshold(YOUNG_COLLECTION_THRESHOLD, *previous[1:])
     return previous
+
+
+def hold_collections() -> None:
+    """No cyclic collection from here until `settle` or `release_collections`."""
+    gc.disable()
+
+
+def release_collections() -> None:
+    """Collections again, at Python's pace (a command that opens no window)."""
+    gc.enable()
+
+
+def settle() -> None:
+    """Once the TUI has loaded everything: collect start-up's garbage, freeze the objects it keeps
+    (frozen objects are still freed by reference counting; the collector just stops re-scanning
+    them), and collect again at the paced rate."""
+    gc.collect()
+    gc.freeze()
+    pace_young_collections()
+    gc.enable()
 
 
 @contextmanager

@@ -1,5 +1,6 @@
 """Bad input, failures, cancellation, the model-call view, the command palette."""
 
+import gc
 import io
 
 from rich.console import Console
@@ -187,23 +188,25 @@ async def test_tab_moves_from_input_to_input_to_the_fact_table():
         assert app.focused is app.pane("support").prompt
 
 
-async def test_the_window_opens_before_the_runtime_and_keeps_a_draft_until_it_is_ready():
+async def test_the_window_opens_before_the_runtime_and_keeps_a_draft_until_it_is_ready(held_collections):
     from workbench.cli import build_app, build_parser, model_config
 
     args = build_parser().parse_args(["--mode", "provider"])
     app = build_app(args, model_config(args))
     async with app.run_test(size=(140, 40), notifications=True) as pilot:
         await pilot.pause()
+        assert gc.isenabled(), "the runtime has loaded: the heap is settled and collected again"
         assert app.ready and app.runtime.mode.value == "provider"
         assert "mode: provider" in app.sub_title
         await say(pilot, "support", "module=Billing")
         assert [f.value for f in app.runtime.memory.facts()] == ["Billing"]
 
 
-async def test_before_the_runtime_is_ready_a_message_waits_in_the_input():
+async def test_before_the_runtime_is_ready_a_message_waits_in_the_input(held_collections):
     app = WorkbenchApp(start=lambda: (_ for _ in ()).throw(RuntimeError("no models today")))
     async with app.run_test(size=(140, 40), notifications=True) as pilot:
         await pilot.pause()
+        assert gc.isenabled(), "a start that failed settles the heap too"
         assert not app.ready and "could not start" in app.sub_title
         assert any("no models today" in n.message for n in app._notifications)
         prompt = app.pane("support").prompt

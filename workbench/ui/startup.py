@@ -3,10 +3,9 @@ is shown in one bounded line, and the heap settled once the runtime has loaded."
 
 from __future__ import annotations
 
-import gc
 from pathlib import Path
 
-from workbench.heap import pace_young_collections
+from workbench import heap
 from workbench.text import clip, visible
 
 # How much of an unexpected error's text a notification shows.
@@ -30,11 +29,8 @@ def settle_the_heap() -> None:
 
     Start-up leaves some 140,000 long-lived objects (the OpenAI SDK's types, the framework, Textual)
     that Python's cyclic collector would otherwise walk at each full collection: 250 to 350 ms with
-    the UI frozen, several times during a long streamed reply. Frozen objects are still freed by
-    reference counting; the collector just stops re-scanning them. Young collections then run less
-    often (`workbench.heap`), so a frame's short-lived strips and caches die young."""
+    the UI frozen, several times during a long streamed reply. Young collections then run less
+    often, so a frame's short-lived strips and caches die young (`workbench.heap`)."""
     import workbench.ui.replies  # noqa: F401  (its import is a stall of its own at the first turn)
 
-    gc.collect()
-    gc.freeze()
-    pace_young_collections()
+    heap.settle()

@@ -70,9 +70,10 @@ class TurnFlow(App[None]):
             self.sub_title = f"could not start: {self._start_error}"
             self.notify(self._start_error, title="Start-up failed", severity="error", timeout=30, markup=False)
             self.log.error("start-up failed", exc)
-            return
-        self._connect()
-        settle_the_heap()
+        else:
+            self._connect()
+        finally:
+            settle_the_heap()  # also ends the command's hold on the collector (`workbench.heap`)
 
     def _connect(self) -> None:
         from workbench.session.controller import SessionController

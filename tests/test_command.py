@@ -1,0 +1,39 @@
+"""The `workbench` command holds Python's cyclic collector off while it starts (`workbench.heap`):
+the window's start-up settles it, every other command releases it before it runs."""
+
+import gc
+
+import pytest
+
+from workbench import cli, command
+
+
+@pytest.fixture(autouse=True)
+def _collections_back():
+    yield
+    gc.enable()
+
+
+def test_the_window_starts_with_the_collector_held(monkeypatch):
+    seen = []
+
+    class Window:
+        def run(self) -> None:
+            seen.append(gc.isenabled())
+
+    monkeypatch.setattr(cli, "build_app", lambda args, config: Window())
+    assert command.main([]) == 0
+    assert seen == [False], "the TUI settles the heap itself once its runtime has loaded"
+
+
+@pytest.mark.parametrize("name", ["drift", "qualify"])
+def test_a_command_without_a_window_runs_with_the_collector_on(monkeypatch, name):
+    seen = []
+
+    def run(args: object, config: object) -> int:
+        seen.append(gc.isenabled())
+        return 0
+
+    monkeypatch.setattr(cli, f"run_{name}_command", run)
+    assert command.main([name]) == 0
+    assert seen == [True]
