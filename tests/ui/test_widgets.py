@@ -373,6 +373,21 @@ async def test_a_finished_answer_hides_nothing_the_model_wrote():
     assert "**" not in shown and "bold" in shown and "\u202e" not in shown  # Markdown still drawn
 
 
+async def test_a_finished_answer_changes_nothing_the_model_wrote():
+    """Rich's Markdown took `2*3*4` for emphasis (234), dropped an escape's backslash, renumbered a
+    list from its first number and dropped every number's dot."""
+    text = "2*3*4 and x**2**y, but *this* is emphasis\n\n\\*starred\\* C:\\temp\\\nnext\n\n"
+    text += "1. first\n1. again\n7. seven\n\n3) three\n"
+    console = Console(width=80, color_system=None)
+    answer = await AgentAnswer.rendered(text, console, console.options)
+    assert isinstance(answer.content, PreRendered)
+    shown = [("".join(segment.text for segment in line)).strip() for line in answer.content.lines]
+    assert "2*3*4 and x**2**y, but this is emphasis" in shown
+    assert "\\*starred\\* C:\\temp\\" in shown and "next" in shown
+    assert [line for line in shown if line[:2] in ("1.", "7.")] == ["1. first", "1. again", "7. seven"]
+    assert "3) three" in shown
+
+
 async def test_what_the_model_saw_before_any_call_says_so_once():
     class ScreenHost(App[None]):
         def on_mount(self) -> None:

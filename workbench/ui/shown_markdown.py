@@ -4,16 +4,23 @@ consumes reference definitions, decodes entities (`&#x202E;` becomes the charact
 never shows a code fence's info string: each a place where a reply can say something the user never
 sees; and a table row's cells beyond its header's are dropped. Here those constructs are not parsed:
 they show as the characters the model sent, line by line as it sent them. Emphasis, headings, lists,
-quotes and code are still drawn, their markers taken as markup."""
+quotes and code are still drawn, their markers taken as markup, but nothing the model wrote changes:
+a backslash escape keeps its backslash, asterisks inside a word or number (`2*3*4`) are not emphasis,
+and a numbered item keeps its own number and delimiter (Rich renumbers from the first and drops the
+dot)."""
 
 from __future__ import annotations
 
 from typing import ClassVar, cast
 
 from markdown_it import MarkdownIt
+from markdown_it.rules_inline import StateInline
+from markdown_it.rules_inline.emphasis import tokenize as emphasis
+from markdown_it.rules_inline.escape import escape
 from markdown_it.token import Token
 from rich.console import Console, ConsoleOptions, RenderResult
-from rich.markdown import CodeBlock, Markdown, MarkdownElement
+from rich.markdown import CodeBlock, ListElement, ListItem, Markdown, MarkdownElement
+from rich.segment import Segment
 from rich.text import Text
 
 # CommonMark without raw HTML, links, images, reference definitions or entities, and without tables
@@ -23,6 +30,40 @@ _PARSER = (
     .enable("strikethrough")
     .disable(["link", "image", "autolink", "reference", "entity"])
 )
+
+
+def _emphasis_outside_words(state: StateInline, silent: bool) -> bool:
+    """CommonMark's emphasis, except that a run of asterisks between two letters or digits is text:
+    CommonMark lets `*` split a word, so `2*3*4` would show as 234 with the 3 in italics."""
+    start, src = state.pos, state.src
+    if not silent and src[start] == "*":
+        end = start
+        while end < state.posMax and src[end] == "*":
+            end += 1
+        if start > 0 and src[start - 1].isalnum() and end < state.posMax and src[end].isalnum():
+            state.pending += src[start:end]
+            state.pos = end
+            return True
+    return emphasis(state, silent)
+
+
+def _escape_as_typed(state: StateInline, silent: bool) -> bool:
+    """A backslash escape still stops its character being markup, and shows as sent (`\\*`); a
+    backslash before a line break stays a backslash (the line breaks anyway: each line is kept)."""
+    if state.src.startswith("\\\n", state.pos):
+        if not silent:
+            state.pending += "\\"
+        state.pos += 1
+        return True
+    if not escape(state, silent):
+        return False
+    if not silent:
+        state.tokens[-1].content = state.tokens[-1].markup  # the escape's text_special token
+    return True
+
+
+_PARSER.inline.ruler.at("emphasis", _emphasis_outside_words)
+_PARSER.inline.ruler.at("escape", _escape_as_typed)
 
 
 class _FencedCode(CodeBlock):
@@ -43,8 +84,44 @@ class _FencedCode(CodeBlock):
         yield from super().__rich_console__(console, options)
 
 
+class _NumberedItem(ListItem):
+    """A list item that keeps the marker it was written with: `7)` stays `7)`, not the next number."""
+
+    marker = ""
+
+    @classmethod
+    def create(cls, markdown: Markdown, token: Token) -> _NumberedItem:
+        item = cls()
+        item.marker = token.info + token.markup  # the number as typed and its `.` or `)`; a bullet has no info
+        return item
+
+
+class _ListAsTyped(ListElement):
+    def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
+        if self.list_type == "bullet_list_open":
+            yield from super().__rich_console__(console, options)
+            return
+        markers = [item.marker if isinstance(item, _NumberedItem) else "" for item in self.items]
+        width = max(map(len, markers), default=0) + 2
+        style = console.get_style("markdown.item.number", default="none")
+        for item, marker in zip(self.items, markers, strict=True):
+            lines = console.render_lines(
+                item.elements, options.update(width=options.max_width - width), style=item.style
+            )
+            for index, line in enumerate(lines):
+                yield Segment((marker if index == 0 else "").rjust(width - 1) + " ", style)
+                yield from line
+                yield Segment("\n")
+
+
 class ShownMarkdown(Markdown):
-    elements: ClassVar[dict[str, type[MarkdownElement]]] = {**Markdown.elements, "fence": _FencedCode}
+    elements: ClassVar[dict[str, type[MarkdownElement]]] = {
+        **Markdown.elements,
+        "fence": _FencedCode,
+        "bullet_list_open": _ListAsTyped,
+        "ordered_list_open": _ListAsTyped,
+        "list_item_open": _NumberedItem,
+    }
 
     def __init__(self, markup: str) -> None:
         super().__init__("")  # Rich's own parse of nothing; the text is parsed below with _PARSER
