@@ -388,6 +388,26 @@ async def test_a_finished_answer_changes_nothing_the_model_wrote():
     assert "3) three" in shown
 
 
+@pytest.mark.parametrize(
+    ("text", "width"),
+    [
+        ("".join("  " * depth + f"- level {depth}\n" for depth in range(12)) + "  " * 12 + "- the secret word\n", 200),
+        ("> " * 25 + "the secret word", 200),
+        ("> " * 12 + "the secret word", 40),
+        ("".join("  " * depth + f"- level {depth}\n" for depth in range(8)) + "  " * 8 + "- the secret word\n", 30),
+    ],
+    ids=["list deeper than the parser goes", "quote deeper than the parser goes", "quote too deep", "list too deep"],
+)
+async def test_a_reply_nested_too_deep_is_shown_as_typed(text, width):
+    """Beyond its nesting limit the parser dropped the rest of the block; nested deeper than the width
+    allows, Rich drew the text in no columns: either way the words vanished."""
+    console = Console(width=width, color_system=None)
+    answer = await AgentAnswer.rendered(text, console, console.options)
+    assert isinstance(answer.content, PreRendered)
+    shown = " ".join("".join(segment.text for segment in line) for line in answer.content.lines).split()
+    assert " ".join(text.split()) in " ".join(shown)  # every word, in order, wrapped or not
+
+
 async def test_what_the_model_saw_before_any_call_says_so_once():
     class ScreenHost(App[None]):
         def on_mount(self) -> None:

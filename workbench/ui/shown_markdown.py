@@ -7,10 +7,12 @@ they show as the characters the model sent, line by line as it sent them. Emphas
 quotes and code are still drawn, their markers taken as markup, but nothing the model wrote changes:
 a backslash escape keeps its backslash, asterisks inside a word or number (`2*3*4`) are not emphasis,
 and a numbered item keeps its own number and delimiter (Rich renumbers from the first and drops the
-dot)."""
+dot). A reply whose quotes and lists nest deeper than the parser goes (it drops what lies below) or
+than the width allows (Rich draws their text in no columns at all) is shown as typed instead."""
 
 from __future__ import annotations
 
+import re
 from typing import ClassVar, cast
 
 from markdown_it import MarkdownIt
@@ -114,6 +116,42 @@ class _ListAsTyped(ListElement):
                 yield Segment("\n")
 
 
+# The fewest columns nested quotes and lists may leave a reply's text; narrower, it is shown as typed.
+NARROWEST_TEXT = 12
+# Columns each level of nesting takes from the text: Rich's quote bar, a bullet, a number's padding.
+_QUOTE_INDENT, _BULLET_INDENT, _NUMBER_PADDING = 4, 3, 2
+
+
+# A line of quote and list markers alone (`>`, `- `, `2.`): nothing on it to draw.
+_ONLY_MARKERS = re.compile(r"[ \t>]*(?:(?:[-+*]|\d{1,9}[.)])[ \t>]*)*")
+
+
+def _all_drawn(markup: str, tokens: list[Token]) -> bool:
+    """Whether every line that holds text belongs to a block that draws it: beyond its nesting limit
+    the parser skips the rest of the block, text and all."""
+    drawn: set[int] = set()
+    for token in tokens:
+        if token.map and token.type in ("inline", "heading_open", "fence", "code_block", "hr"):
+            drawn.update(range(*token.map))
+    lines = re.split(r"\r\n?|\n", markup)  # as the parser splits them
+    return all(number in drawn for number, line in enumerate(lines) if not _ONLY_MARKERS.fullmatch(line))
+
+
+def _deepest_indent(tokens: list[Token]) -> int:
+    """The most columns nested quotes and list items take from any text of the reply."""
+    indents, deepest = [0], 0
+    for token in tokens:
+        if token.type == "blockquote_open":
+            indents.append(indents[-1] + _QUOTE_INDENT)
+        elif token.type == "list_item_open":
+            marker = token.info + token.markup
+            indents.append(indents[-1] + (len(marker) + _NUMBER_PADDING if token.info else _BULLET_INDENT))
+        elif token.type in ("blockquote_close", "list_item_close"):
+            indents.pop()
+        deepest = max(deepest, indents[-1])
+    return deepest
+
+
 class ShownMarkdown(Markdown):
     elements: ClassVar[dict[str, type[MarkdownElement]]] = {
         **Markdown.elements,
@@ -131,3 +169,10 @@ class ShownMarkdown(Markdown):
             for child in token.children or ():
                 if child.type == "softbreak":  # a line break as sent (Rich draws a soft one as a space)
                     child.type = "hardbreak"
+        self.indent = _deepest_indent(self.parsed) if _all_drawn(markup, self.parsed) else None
+
+    def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
+        if self.indent is None or options.max_width - self.indent < NARROWEST_TEXT:
+            yield Text(self.markup)
+            return
+        yield from super().__rich_console__(console, options)
