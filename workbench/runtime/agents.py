@@ -81,7 +81,7 @@ class AgentRuntime:
     Manual mode (Demo150) puts the prompt block in the user's message, so history stores the
     block with each message. Provider mode (Demo160) supplies the block as context that history
     does not store. In both, extraction runs after a successful answer, in the provider's
-    `after_run`, before history stores the exchange.
+    `after_run`, before history or any other memory stores the exchange.
 
     Every turn's ticket is issued at submission and settled exactly once, whatever happens: the
     memory update settles it, and `ask` settles whatever is still open in a `finally` (failure,
@@ -156,7 +156,10 @@ class AgentRuntime:
             self.models.agent_client,
             INSTRUCTIONS[name],
             name=name,
-            context_providers=[self.histories.provider(name), extractor, *recall, *others],
+            # Last, so its `after_run` runs first (the framework runs them in reverse): a turn cancelled or
+            # failed while the writer works has stored nothing in history, recall or any other memory. (In
+            # provider mode its block is also the last context before the message.)
+            context_providers=[self.histories.provider(name), *recall, *others, extractor],
             middleware=[RecordingMiddleware(self.calls, name, self.models.agent_label, timeout=self.timeout)],
             default_options=self.models.reply_options,  # type: ignore[arg-type]
         )
