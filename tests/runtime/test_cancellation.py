@@ -11,7 +11,7 @@ import pytest
 
 from tests.agentmem.helpers import files_holding
 from tests.runtime.helpers import facts
-from tests.runtime.test_tickets import assert_every_ticket_settled_once
+from tests.runtime.test_tickets import assert_every_ticket_settled_once, steps
 from workbench.agentmem.extracted import ExtractedMemory
 from workbench.memory import EventKind, WorkingMemory
 from workbench.recall.config import RecallConfig
@@ -57,6 +57,29 @@ async def next_turn_works(runtime: AgentRuntime) -> None:
     nxt = await asyncio.wait_for(runtime.ask("logs", "module=Reporting"), 5)
     assert nxt.ok and facts(runtime)["module"] == ("Reporting", "module=Reporting")
     assert_every_ticket_settled_once(runtime)
+
+
+@pytest.mark.parametrize("mode", list(Mode), ids=str)
+async def test_a_turn_cancelled_at_any_await_with_recall_on_stores_nothing_but_a_whole_batch(mode):
+    runtime = with_recall(mode)
+    task = asyncio.create_task(runtime.ask("support", SAID))
+    total = 0
+    while not task.done():
+        await asyncio.sleep(0)
+        total += 1
+    assert task.result().ok and SECRET in str(await recalled_texts(runtime))  # a whole turn stores it
+    assert total > 20  # the sweep visits recall's search, the answer, the writer call and recall's store
+    for k in range(total):
+        runtime = with_recall(mode)
+        task = asyncio.create_task(runtime.ask("support", SAID))
+        await steps(k)
+        if task.done():
+            continue
+        task.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await task
+        await assert_cancelled_whole(runtime, f"cancelled after {k} of {total} steps")
+        await next_turn_works(runtime)
 
 
 async def cancel_during(runtime: AgentRuntime, call: Callable[[CallRecord], bool]) -> None:
