@@ -108,7 +108,8 @@ def test_a_turn_that_a_forget_overlapped_stores_nothing(tmp_path):
     memory = ExtractedMemory(tmp_path)
     runtime = scripted_runtime(memory)
     asyncio.run(say(runtime, "module=Billing"))
-    provider = runtime._slots["support"].agent.context_providers[-1]  # the support agent's memory provider
+    providers = runtime._slots["support"].agent.context_providers
+    (provider,) = [p for p in providers if isinstance(p, MemoryContextProvider)]  # the support agent's
     original = provider.before_run
 
     async def forget_meanwhile(**kwargs):

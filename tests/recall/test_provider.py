@@ -3,6 +3,7 @@ storage scope against search scope, quoting, and the forget generation."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 from typing import Any
 
@@ -166,3 +167,33 @@ async def test_a_model_calls_the_search_on_demand_and_gets_quoted_results(store:
     reply = await agent.run("Which database?", session=agent.create_session())
     assert "database=PostgreSQL" in (reply.text or "") and RECALL_START in (reply.text or "")
     assert recalled and recalled[0][0].text == "database=PostgreSQL"
+
+
+async def test_a_run_whose_store_waits_behind_a_forget_stores_nothing() -> None:
+    """The run checked the generation before the forget began, then waited for the store behind the
+    forget's purge (another agent's search held it): when its turn comes, the forget has happened."""
+    store = RecallStore()
+    provider = RecallProvider(
+        store, lexical_embedder(), storage_scope=RecallScope("workbench", "support", "ana"), search_scope=USER
+    )
+    session = AgentSession()
+    context = SessionContext(input_messages=[Message(role="user", contents=["customer=Contoso"])])
+    state: dict[str, object] = {}
+    await provider.before_run(agent=None, session=session, context=context, state=state)  # type: ignore[arg-type]
+    searching, done = asyncio.Event(), asyncio.Event()
+
+    async def another_agents_search() -> None:
+        async with store._lock:  # private: stands for a search holding the store (DuckDB queries in a thread)
+            searching.set()
+            await done.wait()
+
+    search = asyncio.create_task(another_agents_search())
+    await searching.wait()
+    purge = asyncio.create_task(store.forget_scope(USER))
+    await asyncio.sleep(0)  # the purge waits for the store
+    run = asyncio.create_task(provider.after_run(agent=None, session=session, context=context, state=state))  # type: ignore[arg-type]
+    for _ in range(5):
+        await asyncio.sleep(0)  # the run's store waits too, behind the purge
+    done.set()
+    await asyncio.gather(search, purge, run)
+    assert await store.records(USER) == []

@@ -171,10 +171,11 @@ class RecallProvider(ContextProvider):
             for role, text in texts
         ]
         kept = [(r, v) for r, v in zip(records, vectors, strict=True) if any(v)]
-        if state.get("generation") == self.store.generation and kept:
-            await self.store.add(self.embedder.name, [r for r, _ in kept], [v for _, v in kept])
-            if self._on_store is not None:
-                self._on_store([r for r, _ in kept])
+        stored = [r for r, _ in kept]
+        # The store checks the generation again once it is this run's: a forget may have begun meanwhile.
+        added = await self.store.add(self.embedder.name, stored, [v for _, v in kept], generation=state["generation"])
+        if added and self._on_store is not None:
+            self._on_store(stored)
 
     def _storage_scope(self, session: AgentSession) -> RecallScope:
         if self.storage_scope.session_id is None:

@@ -174,13 +174,25 @@ class RecallStore:
             if (match := _COLLECTION_NAME.match(name))
         ]
 
-    async def add(self, embedder: str, records: Iterable[StoredMessage], vectors: list[list[float]]) -> int:
+    async def add(
+        self,
+        embedder: str,
+        records: Iterable[StoredMessage],
+        vectors: list[list[float]],
+        *,
+        generation: int | None = None,
+    ) -> int:
+        """Store `records`, and return how many; none when a forget ran since `generation` (None: no
+        such check). Checked once the store is this call's: a forget's purge may have been waiting for it
+        ahead of this call, after any check made before waiting."""
         index = self.backend.vector_index
         rows = [embedded(record, vector, index) for record, vector in zip(records, vectors, strict=True)]
         if not rows:
             return 0
         name = collection_name(embedder, len(vectors[0]))
         async with self._lock:
+            if generation is not None and generation != self.generation:
+                return 0
             self._scanned = None  # the store changes: a forget must read it again
             collection = self._collection(name, len(vectors[0]))
             if name not in self._ready:

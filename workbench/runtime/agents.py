@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import inspect
 import time
 from collections.abc import Awaitable, Callable, Iterator, Sequence
 from dataclasses import dataclass, replace
 
-from agent_framework import Agent, AgentSession, Message
+from agent_framework import Agent, AgentResponse, AgentResponseUpdate, AgentSession, Message, ResponseStream
 
 from workbench.memory import MemoryTurn, WorkingMemory
 from workbench.memory.forget import ForgetPlan, ForgetReport, Forgetting, TextHolder
@@ -81,7 +82,7 @@ class AgentRuntime:
     Manual mode (Demo150) puts the prompt block in the user's message, so history stores the
     block with each message. Provider mode (Demo160) supplies the block as context that history
     does not store. In both, extraction runs after a successful answer, in the provider's
-    `after_run`, before history stores the exchange.
+    `after_run`, before history or any other memory stores the exchange.
 
     Every turn's ticket is issued at submission and settled exactly once, whatever happens: the
     memory update settles it, and `ask` settles whatever is still open in a `finally` (failure,
@@ -156,7 +157,10 @@ class AgentRuntime:
             self.models.agent_client,
             INSTRUCTIONS[name],
             name=name,
-            context_providers=[self.histories.provider(name), extractor, *recall, *others],
+            # Last, so its `after_run` runs first (the framework runs them in reverse): a turn cancelled or
+            # failed while the writer works has stored nothing in history, recall or any other memory. (In
+            # provider mode its block is also the last context before the message.)
+            context_providers=[self.histories.provider(name), *recall, *others, extractor],
             middleware=[RecordingMiddleware(self.calls, name, self.models.agent_label, timeout=self.timeout)],
             default_options=self.models.reply_options,  # type: ignore[arg-type]
         )
@@ -262,14 +266,7 @@ class AgentRuntime:
             message = Message(role="user", contents=[content], message_id=f"user-{turn.number}")
             try:
                 stream = slot.agent.run(message, session=slot.session, stream=True)
-                pause_at = time.perf_counter() + STREAM_SLICE_SECONDS
-                async for update in stream:
-                    if on_text is not None and update.text and inspect.isawaitable(shown := on_text(update.text)):
-                        await shown
-                    if time.perf_counter() >= pause_at:
-                        await asyncio.sleep(0)
-                        pause_at = time.perf_counter() + STREAM_SLICE_SECONDS
-                response = await stream.get_final_response()
+                response = await self._read(stream, name, turn, on_text)
             except asyncio.CancelledError:
                 opened.ending = "the turn was cancelled"
                 raise
@@ -282,6 +279,33 @@ class AgentRuntime:
             tracing.turn_answered(span, response.text or "")
             self._sessions_changed()  # the providers may have changed the session's state
             return TurnResult(name, turn, reply=response.text or "", usage=usage_from_details(response.usage_details))
+
+    async def _read(
+        self,
+        stream: ResponseStream[AgentResponseUpdate, AgentResponse],
+        name: str,
+        turn: MemoryTurn,
+        on_text: TextSink | None,
+    ) -> AgentResponse:
+        """The agent's answer, each piece sent to `on_text` as it arrives. Ended between two pieces (a
+        cancel at the pause or in `on_text`, where the recorder does not see it), the stream is closed at
+        once, not when it is collected, and its call recorded as failed."""
+        try:
+            pause_at = time.perf_counter() + STREAM_SLICE_SECONDS
+            async for update in stream:
+                if on_text is not None and update.text and inspect.isawaitable(shown := on_text(update.text)):
+                    await shown
+                if time.perf_counter() >= pause_at:
+                    await asyncio.sleep(0)
+                    pause_at = time.perf_counter() + STREAM_SLICE_SECONDS
+            return await stream.get_final_response()
+        except BaseException as exc:
+            try:
+                with contextlib.suppress(Exception):  # the turn reports how it ended, not a failed release
+                    await stream.close(exc)
+            finally:
+                self.calls.ended_open(name, turn.number, exc)
+            raise
 
     # -- what a user interface reads; it needs nothing else of what the runtime is made of ----
 

@@ -118,6 +118,13 @@ class CallLog:
         with self._lock:
             self._totals[record.origin] = None
 
+    def ended_open(self, purpose: str, turn: int, exc: BaseException) -> None:
+        """The calls for `purpose` of ticket `turn` still running failed with `exc`: their consumer
+        stopped reading them between two pulls, where the recorder does not see it."""
+        for record in self.records(purpose=purpose, turn=turn):
+            if not record.finished and not record.error:
+                self.fail(record, exc)
+
     def texts(self) -> Iterator[str]:
         """Every text the records hold: instructions, messages sent, replies and errors."""
         for record in self._listed():

@@ -25,11 +25,12 @@ class WorkingMemoryProvider(ContextProvider):
     as manual mode does); after a successful run, extracts facts from external user input only.
     The block is context, so the history provider does not store it.
 
-    Extraction runs in `after_run`, before the history provider stores the exchange (providers run
-    `after_run` in reverse order), so a turn that fails or is cancelled during extraction leaves
-    the history as it was. The ticket a run settles is the current turn its caller opened with
-    `WorkingMemory.open_turn` (it follows the run's task, so concurrent runs never share one); a run
-    with no open ticket of its own, in provider mode, opens one for the message as sent.
+    Extraction runs in `after_run`. The runtime lists this provider last and the framework runs
+    `after_run` in reverse order, so extraction comes before history, recall or any other memory
+    stores the exchange: a turn that fails or is cancelled during extraction leaves them as they were.
+    The ticket a run settles is the current turn its caller opened with `WorkingMemory.open_turn` (it
+    follows the run's task, so concurrent runs never share one); a run with no open ticket of its own,
+    in provider mode, opens one for the message as sent.
     """
 
     SOURCE_ID = "working_memory"
