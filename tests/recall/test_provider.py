@@ -197,3 +197,29 @@ async def test_a_run_whose_store_waits_behind_a_forget_stores_nothing() -> None:
     done.set()
     await asyncio.gather(search, purge, run)
     assert await store.records(USER) == []
+
+
+async def test_a_search_a_forget_began_during_recalls_nothing() -> None:
+    """The search waited for the store ahead of a forget's purge, so it read the messages the purge
+    then deleted: what it found goes neither into the request nor on screen."""
+    store = RecallStore()
+    support = seat(store, "support")
+    await support.say("database=PostgreSQL")
+    reported: list[list[Recalled]] = []
+    provider = RecallProvider(
+        store,
+        lexical_embedder(),
+        storage_scope=RecallScope("workbench", "logs", "ana"),
+        search_scope=USER,
+        on_recall=lambda session, found: reported.append(found),
+    )
+    context = SessionContext(input_messages=[Message(role="user", contents=["Which database?"])])
+    async with store._lock:  # private: stands for a search holding the store (DuckDB queries in a thread)
+        run = asyncio.create_task(provider.before_run(agent=None, session=AgentSession(), context=context, state={}))  # type: ignore[arg-type]
+        for _ in range(5):
+            await asyncio.sleep(0)  # the run's search waits for the store
+        purge = asyncio.create_task(store.forget_scope(USER))
+        await asyncio.sleep(0)  # the purge waits behind it
+    await asyncio.gather(run, purge)
+    assert reported == [[]] and not context.context_messages
+    assert await store.records(USER) == []

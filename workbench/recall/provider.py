@@ -112,9 +112,11 @@ class RecallProvider(ContextProvider):
         self._on_store = on_store
 
     async def search(self, query: str) -> list[Recalled]:
-        """The messages within the search scope most similar to `query`."""
+        """The messages within the search scope most similar to `query`; none if a forget began while
+        it searched (what it read may hold what is being forgotten)."""
         if not query.strip():
             return []
+        generation = self.store.generation
         with tracing.recall_search(self.storage_scope.agent_id, self.embedder.name, self.top, query) as span:
             (vector,) = await self.embedder.embed([query])
             # A query with no word to compare (a zero vector) finds nothing similar.
@@ -122,6 +124,8 @@ class RecallProvider(ContextProvider):
                 await self.store.search(self.embedder.name, vector, self.search_scope, self.top) if any(vector) else []
             )
             tracing.recall_found(span, [h.score for h in hits])
+        if generation != self.store.generation:
+            return []
         return [
             Recalled(h.record.text, h.record.role, h.score, h.record.scope(), h.record.turn, h.record.stored_at)
             for h in hits

@@ -261,8 +261,8 @@ class RecallStore:
         """One scan of `scope` (the one `declared` kept, if the store has not changed since); `choose`
         sees what it found and says which records to delete. Each collection deletes its doomed
         records in one statement."""
+        self.generation += 1  # before waiting: a search or a store already waiting for the store is a run's from before
         async with self._lock:
-            self.generation += 1
             scanned, self._scanned = self._scanned, None
             if scanned is None or scanned.scope != scope:
                 scanned = await self._scan(scope)
