@@ -1,5 +1,6 @@
 """The session without the app: one forget reaches every holder, and the export keeps values whole."""
 
+import asyncio
 import json
 import os
 import secrets
@@ -8,6 +9,7 @@ from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
+import pytest
 from agent_framework import HistoryProvider, InMemoryHistoryProvider
 
 from tests.support.residue import residue
@@ -119,3 +121,22 @@ async def test_a_turn_brings_back_its_own_batches_and_the_listeners_get_the_othe
     assert heard == []  # the turn's batch came back in its outcome, not to the listeners
     await controller.forget(None)
     assert [e.kind.name for u in heard for e in u.outcome.events] == ["FORGOTTEN", "NOTE"]
+
+
+async def test_a_turn_cancelled_after_its_facts_were_admitted_is_told_apart():
+    """Esc while history saves (after extraction): the batch stays; the pane must not say nothing was stored."""
+    histories = SlowHistories()
+    controller = SessionController(AgentRuntime(WorkingMemory(), build_models(ModelConfig()), histories=histories))
+    asking = asyncio.create_task(controller.ask("support", "module=Billing"))
+
+    async def escape() -> None:
+        asking.cancel()
+        await asyncio.sleep(0)
+
+    histories.meanwhile.append(escape)
+    with pytest.raises(asyncio.CancelledError):
+        await asking
+    assert asking.cancelled() and controller.applied_unfinished("support")
+    assert [f.value for f in controller.runtime.memory.facts()] == ["Billing"]
+    assert (await controller.ask("support", "Anything else?")).result.ok
+    assert not controller.applied_unfinished("support")

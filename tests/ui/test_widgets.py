@@ -166,6 +166,25 @@ async def test_escape_asks_the_app_to_cancel_and_a_cancelled_turn_says_so():
         assert not pane.busy and "Cancelled" in str(pane.query(Notice).last().render())
 
 
+@pytest.mark.parametrize("how", ["cancelled", "failed"])
+async def test_a_turn_that_ended_after_its_facts_were_admitted_does_not_claim_they_are_unchanged(how):
+    """Esc, or another memory's failed call, after extraction: the batch stays admitted (the ledger says so)."""
+    pane = support_pane()
+    async with Host(pane).run_test(size=(80, 24)) as pilot:
+        pane.post_message(TurnStarted("module=Billing"))
+        if how == "cancelled":
+            pane.post_message(TurnEnded("support", None, cancelled=True, applied=True))
+        else:
+            admitted = MemoryUpdate(Outcome(Status.APPLIED, ()), MemorySnapshot())
+            result = TurnResult("support", MemoryTurn(0, 1, "module=Billing"), error="HTTP 500 from the server")
+            pane.post_message(TurnEnded("support", TurnOutcome(result, memory=(admitted,))))
+        await pane.app.workers.wait_for_complete()
+        await pilot.pause()
+        said = str(pane.query(Notice).last().render())
+        assert "facts were admitted" in said and "Nothing from this turn was stored" not in said
+        assert "Facts and history are unchanged" not in said
+
+
 async def test_escape_while_the_finished_answer_renders_shows_it_and_ends_the_turn(monkeypatch):
     rendering, rendered = asyncio.Event(), AgentAnswer.rendered
 

@@ -61,6 +61,7 @@ class SessionController:
         self.transcript = Transcript()
         runtime.forgetting.register(self.transcript)
         self._asking: dict[str, list[MemoryUpdate]] = {}
+        self._applied_unfinished: set[str] = set()
         runtime.forgetting.register(
             TextHolder("turns in flight", "held batch(es) redacted", self._held_texts, self._redact_held)
         )
@@ -112,9 +113,12 @@ class SessionController:
         self.transcript.said(agent, text)
         batches: list[MemoryUpdate] = []
         self._asking[agent] = batches
+        self._applied_unfinished.discard(agent)
         try:
             result = await self.runtime.ask(agent, text, on_text=on_text)
         except BaseException:
+            if any(update.outcome.applied for update in batches):
+                self._applied_unfinished.add(agent)
             for update in batches:
                 for listener in list(self._listeners):
                     listener(update)
@@ -122,6 +126,11 @@ class SessionController:
         finally:
             del self._asking[agent]
         return TurnOutcome(result, tuple(self.runtime.recalled(agent)), tuple(batches))
+
+    def applied_unfinished(self, agent: str) -> bool:
+        """Whether `agent`'s last turn, cancelled or stopped by an error, had its facts admitted first
+        (a cancel during another memory's own model call, after extraction)."""
+        return agent in self._applied_unfinished
 
     def usage(self, agent: str) -> Usage | None:
         """The reported usage of every call made for `agent`'s pane since start; None once any call's is

@@ -32,6 +32,12 @@ if TYPE_CHECKING:
     from workbench.ui.replies import AgentReply
 
 
+UNCHANGED = "Facts and history are unchanged."
+# A turn ended without an answer after its batch was admitted (by Esc or a memory's failed call after extraction).
+UNFINISHED_APPLIED = (
+    "{ended} Its facts were admitted before it ended and stay (click one in the panel to forget it);"
+    " the history is unchanged."
+)
 PANES = {
     "support": (
         "support agent",
@@ -271,12 +277,16 @@ class ChatPane(Vertical):
                 working.update(self.READY, layout=working.content_size.width < len(self.READY))
             self.scheduler.later(self.turn_group, self.prompt, partial(self._draw_answer, reply, outcome))
             return
-        if event.cancelled:
+        if event.cancelled and event.applied:
+            await self.notice(UNFINISHED_APPLIED.format(ended="Cancelled"), kind="error")
+        elif event.cancelled:
             await self.notice("Cancelled. Nothing from this turn was stored.", kind="error")
         elif outcome is not None:
             error = outcome.result.error
+            ended = f"The {self.agent} agent's call failed: {error}."
+            applied = any(update.outcome.applied for update in outcome.memory)
             await self.notice(
-                f"The {self.agent} agent's call failed: {error}. Facts and history are unchanged.", kind="error"
+                UNFINISHED_APPLIED.format(ended=ended) if applied else f"{ended} {UNCHANGED}", kind="error"
             )
             self.notify(visible(error), title=f"{self.agent} agent failed", severity="error", markup=False)
         await self._end_turn(reply, None)

@@ -31,13 +31,15 @@ class Streamed(Message):
 class TurnEnded(Message):
     """Posted to the pane whose turn it was, which draws it and lets it bubble to the app: everything
     the turn changed (reply, recall, memory's batches, a refused batch's reasons), or None when it
-    was cancelled (`cancelled`) or stopped on an unexpected error; and the pane's usage since start
-    as the turn left it, however it ended (None: unknown)."""
+    was cancelled (`cancelled`) or stopped on an unexpected error, and then whether its facts had been
+    admitted first (`applied`); and the pane's usage since start as the turn left it, however it
+    ended (None: unknown)."""
 
     agent: str
     outcome: TurnOutcome | None
     cancelled: bool = False
     usage: Usage | None = None
+    applied: bool = False
 
 
 @dataclass

@@ -174,7 +174,8 @@ class TurnFlow(App[None]):
             cancelled = True
             raise
         finally:
-            pane.post_message(TurnEnded(pane.agent, outcome, cancelled, self.session.usage(pane.agent)))
+            applied = outcome is None and self.session.applied_unfinished(pane.agent)
+            pane.post_message(TurnEnded(pane.agent, outcome, cancelled, self.session.usage(pane.agent), applied))
 
     def turns_running(self, *panes: ChatPane) -> bool:
         groups = {p.turn_group for p in panes or self.query(ChatPane)}
