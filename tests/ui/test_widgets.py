@@ -182,6 +182,7 @@ async def test_a_turn_that_ended_after_its_facts_were_admitted_does_not_claim_th
         await pilot.pause()
         said = str(pane.query(Notice).last().render())
         assert "facts were admitted" in said and "Nothing from this turn was stored" not in said
+        assert said.startswith("Cancelled. Its facts" if how == "cancelled" else "The support agent's call failed")
         assert "Facts and history are unchanged" not in said
 
 

@@ -278,7 +278,7 @@ class ChatPane(Vertical):
             self.scheduler.later(self.turn_group, self.prompt, partial(self._draw_answer, reply, outcome))
             return
         if event.cancelled and event.applied:
-            await self.notice(UNFINISHED_APPLIED.format(ended="Cancelled"), kind="error")
+            await self.notice(UNFINISHED_APPLIED.format(ended="Cancelled."), kind="error")
         elif event.cancelled:
             await self.notice("Cancelled. Nothing from this turn was stored.", kind="error")
         elif outcome is not None:
