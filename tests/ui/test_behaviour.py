@@ -84,6 +84,8 @@ async def test_escape_cancels_a_running_turn():
                 break
             await pilot.pause(0.01)
         assert pane.turns == 1 and pane.busy and pane.query_one(".working").display
+        # No call has reported anything yet: nothing says the provider counted 0 in / 0 out.
+        assert pane.border_subtitle == "since start: 1 turn · tokens unknown"
         await pilot.press("escape")
         await app.workers.wait_for_complete()
         await pilot.pause()
