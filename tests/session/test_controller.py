@@ -107,7 +107,7 @@ async def test_an_export_is_readable_by_the_user_only_whatever_the_umask(tmp_pat
 
 
 async def test_a_message_the_contract_cannot_read_is_refused_in_words():
-    assert session().refusal("x" * 5000) == "the message has 5000 characters; at most 4096 are read"
+    assert session().refusal("x" * 5000) == "the message has 5,000 characters; at most 4,096 are read"
     assert session().refusal("fine") is None
 
 

@@ -42,7 +42,7 @@ async def test_a_message_over_the_limit_is_refused_and_the_draft_kept():
         await pilot.pause()
         assert prompt.text == "x" * 4097
         assert app.pane("support").turns == 0 and app.runtime.calls.records() == []
-        assert any("at most 4096 are read" in n.message for n in app._notifications)
+        assert any("at most 4,096 are read" in n.message for n in app._notifications)
 
 
 async def test_an_empty_message_does_nothing():
