@@ -51,10 +51,11 @@ def private_file(path: Path) -> None:
         os.close(descriptor)
 
 
-def write_private(path: Path, text: str) -> None:
+def write_private(path: Path, text: str, *, new: bool = False) -> None:
     """Write `text` (UTF-8) to `path`, created or truncated, readable by the user only. The mode is
-    set on the open descriptor before a byte is written, so no other user can open it meanwhile."""
-    descriptor = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, PRIVATE)
+    set on the open descriptor before a byte is written, so no other user can open it meanwhile.
+    `new`: only create it; FileExistsError when `path` exists, which is left as it is."""
+    descriptor = os.open(path, os.O_WRONLY | os.O_CREAT | (os.O_EXCL if new else os.O_TRUNC), PRIVATE)
     with os.fdopen(descriptor, "w", encoding="utf-8") as file:
         os.fchmod(descriptor, PRIVATE)
         file.write(text)

@@ -48,3 +48,17 @@ def test_a_huge_answer_is_cut_with_its_length(loopback, capsys):
     data = json.loads(capsys.readouterr().out)
     answer = data["matrix"]["full"]["restart"]["answer"]
     assert len(answer) <= 4_000 and answer.endswith("[cut: 50,000 characters in all]")
+
+
+def test_a_chronologys_name_is_shown_literally_in_the_chart_title_too(tmp_path, capsys):
+    """The name is the user's text: the chart's title is drawn by plotext and read back as ANSI, so a raw
+    text-direction override there reordered the title on the terminal."""
+    story = tmp_path / "story.json"
+    name = "evil\u202eeman \x1b]0;p\x07"  # short: plotext leaves out a title wider than the chart
+    story.write_text(
+        json.dumps({"name": name, "steps": [{"say": "module=Billing"}, {"say": "Which module?", "probe": "q"}]})
+    )
+    assert main(["drift", "--chronology", str(story)]) == 0
+    out = capsys.readouterr().out
+    assert not any(ch in out for ch in RAW)
+    assert out.count("evil\\u202eeman \\x1b]0;p\\x07") == 2  # the report's title and the chart's

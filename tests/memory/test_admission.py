@@ -235,3 +235,12 @@ def test_facts_snapshot_is_ordered_and_detached():
 def test_candidate_schema_forbids_extra_fields():
     with pytest.raises(ValueError):
         FactCandidate.model_validate({"key": "module", "value": "x", "evidence": "module=x", "confidence": 1})
+
+
+def test_a_reason_counts_characters_with_thousands_separators():
+    """As every other count the workbench shows: the help says 4,096, so does a refusal."""
+    memory = WorkingMemory()
+    text = "symptom=" + "A" * 1000
+    turn = memory.begin_turn(text)
+    (event,) = memory.admit(turn, declared_candidates(text)).events
+    assert [r.detail for r in event.reasons] == ["the value has 1,000 characters; at most 256"]

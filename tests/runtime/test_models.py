@@ -31,6 +31,39 @@ def test_base_url_needs_a_model():
         ModelConfig.from_options(base_url="http://127.0.0.1:11434/v1")
 
 
+@pytest.mark.parametrize("pasted", ["http://127.0.0.1:11434/v1\n", " http://127.0.0.1:11434/v1\r\n"])
+def test_a_server_url_pasted_with_its_line_end_is_used_without_it(monkeypatch, pasted):
+    assert ModelConfig.from_options(model="m", base_url=pasted).base_url == "http://127.0.0.1:11434/v1"
+    monkeypatch.setenv("OPENAI_BASE_URL", pasted)  # a .env file written on Windows ends its lines so
+    assert ModelConfig.from_options(model="m").base_url == "http://127.0.0.1:11434/v1"
+    monkeypatch.setenv("OPENAI_BASE_URL", "http://h\x1b/v1")
+    assert not ModelConfig.from_options().is_live  # the built-in model does not read it
+
+
+LOCAL = ["--model", "m", "--base-url", "http://127.0.0.1:1/v1"]
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["drift", "--model", "m", "--base-url", "http://127.0.0.1:1/v1\x1b[7m"],
+        ["qualify", "--model", "m", "--base-url", "http://127.0.0.1:1/v\x1b[7m1"],
+        ["--base-url", "http://127.0.0.1:1/v1\x1b[7m"],  # and without --model
+        ["--recall", "--embedding-model", "e", "--embedding-base-url", "http://e\x07/v1", *LOCAL, "drift"],
+    ],
+    ids=["drift", "qualify", "no model", "embeddings"],
+)
+def test_a_server_url_with_a_control_character_is_one_line_naming_it(argv, capsys):
+    """The HTTP client refused it deep in the first call: drift and qualify ended in a traceback and the
+    TUI opened without its agents; the error without --model wrote the escape sequence to the terminal."""
+    from workbench.cli import main
+
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert len(err.splitlines()) == 1 and "\x1b" not in err and "\x07" not in err
+    assert "base-url" in err and ("\\x1b" in err or "\\x07" in err)
+
+
 def test_local_server_needs_no_key(monkeypatch):
     monkeypatch.setenv("OPENAI_BASE_URL", "http://127.0.0.1:11434/v1")
     config = ModelConfig.from_options(model="llama3.2")

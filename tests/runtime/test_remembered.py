@@ -75,6 +75,24 @@ async def test_after_a_forget_no_item_holds_the_key_and_no_value_is_left():
     assert "Reporting" not in repr(remembered) and "Billing" not in repr(remembered)
 
 
+async def test_an_items_turn_message_count_or_time_is_no_value_it_holds():
+    """The workbench's own words about an item (a fact's turn and time, a history's message count) are
+    not text it holds: with `version=2`, the fact `module` from turn 2 and a session of 2 messages that
+    never mention it hold no version, so forgetting what they hold does not take the version too."""
+    runtime = scripted_runtime_without_memories()
+    await say(runtime, "Hello", agent="logs")
+    await say(runtime, "module=Billing")
+    await say(runtime, "version=2", agent="logs")
+
+    remembered = await runtime.remembered()
+    held = items(system(remembered, "working memory"))
+    assert held["module"].description.startswith("turn 2, ")
+    assert held["module"].keys == ("module",) and held["version"].keys == ("version",)
+    support = items(system(remembered, "agent sessions"))["support"]
+    assert support.description.endswith(": 2 message(s)") and "version" not in support.content
+    assert support.keys == ("module",)
+
+
 @pytest.fixture
 async def duckdb_recall(tmp_path):
     """Recall setups on one DuckDB file in `tmp_path`, each closed at the end (an open DuckDB store
@@ -178,6 +196,19 @@ async def test_memory_files_show_name_description_content_and_keys(loopback, tmp
     assert reporting.stale == ("Reporting",) and files["module-Billing.md"].stale == ()
     assert files["memories.md"].keys == ("customer", "module")
     assert found.size == sum((tmp_path / "local-user" / p).stat().st_size for p in _names(tmp_path / "local-user"))
+
+
+async def test_a_memory_files_description_is_text_it_holds(tmp_path):
+    """A memory file's description is the model's text, kept beside it: a value there is held."""
+    memory = FileMemory(tmp_path)
+    runtime = scripted_runtime(memory)
+    await say(runtime, "customer=Contoso")
+    memory.folder.mkdir(parents=True, exist_ok=True)
+    (memory.folder / "notes.md").write_text("likes short answers")
+    (memory.folder / "notes_description.md").write_text("preferences of Contoso's admin")
+
+    notes = items(system(await runtime.remembered(), "memory files"))["notes.md"]
+    assert notes.description == "preferences of Contoso's admin" and notes.keys == ("customer",)
 
 
 def _names(folder: Path) -> list[str]:

@@ -108,8 +108,22 @@ async def test_an_export_is_readable_by_the_user_only_whatever_the_umask(tmp_pat
     assert stat.S_IMODE((folder / "out.json").stat().st_mode) == 0o600
 
 
+async def test_an_export_never_overwrites_a_file(tmp_path: Path):
+    """A name typed in the export dialog that already names a file (a typo, a README) leaves the file
+    as it was: the export replaced it whole, and made it readable by the user only."""
+    controller = session()
+    await controller.ask("support", "Where are the logs?")
+    mine = tmp_path / "notes.md"
+    mine.write_text("my own notes\n")
+    mine.chmod(0o644)
+    with pytest.raises(FileExistsError):
+        controller.export(str(mine), [0])
+    assert mine.read_text() == "my own notes\n" and stat.S_IMODE(mine.stat().st_mode) == 0o644
+    assert not list(tmp_path.glob("notes.md?*"))  # and nothing written beside it
+
+
 async def test_a_message_the_contract_cannot_read_is_refused_in_words():
-    assert session().refusal("x" * 5000) == "the message has 5000 characters; at most 4096 are read"
+    assert session().refusal("x" * 5000) == "the message has 5,000 characters; at most 4,096 are read"
     assert session().refusal("fine") is None
 
 

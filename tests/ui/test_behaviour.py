@@ -42,7 +42,7 @@ async def test_a_message_over_the_limit_is_refused_and_the_draft_kept():
         await pilot.pause()
         assert prompt.text == "x" * 4097
         assert app.pane("support").turns == 0 and app.runtime.calls.records() == []
-        assert any("at most 4096 are read" in n.message for n in app._notifications)
+        assert any("at most 4,096 are read" in n.message for n in app._notifications)
 
 
 async def test_an_empty_message_does_nothing():
@@ -84,6 +84,8 @@ async def test_escape_cancels_a_running_turn():
                 break
             await pilot.pause(0.01)
         assert pane.turns == 1 and pane.busy and pane.query_one(".working").display
+        # No call has reported anything yet: nothing says the provider counted 0 in / 0 out.
+        assert pane.border_subtitle == "since start: 1 turn · tokens unknown"
         await pilot.press("escape")
         await app.workers.wait_for_complete()
         await pilot.pause()
@@ -144,6 +146,8 @@ async def test_the_drift_screen_runs_without_blocking_and_goes_back():
     async with app.run_test(size=(160, 50)) as pilot:
         await say(pilot, "support", "module=Billing")
         commands = {c.title: c for c in app.get_system_commands(app.screen)}
+        # It names no count of policies: the lab runs every one the catalog builds (it said six; there are more).
+        assert "through every context policy" in commands["Drift lab"].help
         commands["Drift lab"].callback()
         await pilot.pause()  # the screen mounts and starts its worker
         await app.workers.wait_for_complete()

@@ -80,6 +80,23 @@ async def test_export_from_both_panes_with_a_forget_replays_the_same_requests(tm
     assert cell.answer_score.expected == {"PostgreSQL": True, "Reporting": True}
 
 
+async def test_an_export_to_a_file_that_exists_says_so_and_leaves_it(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "mine.json").write_text("{}")
+    app = make_app()
+    async with app.run_test(size=(140, 40)) as pilot:
+        await say(pilot, "support", "Where are the logs?")
+        commands = {c.title: c for c in app.get_system_commands(app.screen)}
+        commands["Export conversation as chronology"].callback()
+        await pilot.pause()
+        app.screen.query_one("#export-path", Input).value = "mine.json"
+        await pilot.click("#save")
+        await pilot.pause()
+        (shown,) = [n for n in app._notifications if n.title == "Not exported"]
+        assert "mine.json already exists" in shown.message and "left as it was" in shown.message
+    assert (tmp_path / "mine.json").read_text() == "{}"
+
+
 async def test_run_the_drift_lab_on_this_conversation(tmp_path):
     app = make_app()
     async with app.run_test(size=(160, 45)) as pilot:

@@ -7,8 +7,9 @@ from tests.ui.helpers import make_app
 
 
 def burst(text: str) -> list[events.Key]:
-    """The key events a terminal driver posts for `text` read in one chunk (\\r is Enter)."""
-    return [events.Key("enter", "\r") if ch == "\r" else events.Key(ch, ch) for ch in text]
+    """The key events a terminal driver posts for `text` read in one chunk (\\r is Enter, \\n Ctrl+J)."""
+    named = {"\r": "enter", "\n": "ctrl+j"}
+    return [events.Key(named.get(ch, ch), ch) for ch in text]
 
 
 async def test_enter_in_a_burst_sends_every_key_typed_before_it():
@@ -53,3 +54,18 @@ async def test_keys_typed_right_after_tab_go_to_the_input_tab_moved_to():
             app.post_message(key)
         await pilot.pause()
         assert (app.pane("support").prompt.text, app.pane("logs").prompt.text) == ("", "abc")
+
+
+async def test_a_new_line_in_a_burst_stays_where_it_was_typed():
+    """Ctrl+J reached the composer's binding only after bubbling up to the app, a message pump at a
+    time: letters right behind it were typed first, so `module=Payroll` Ctrl+J `free text` became the
+    value "Payrollfree text" (seen under load, typing at an ordinary pace)."""
+    app = make_app()
+    async with app.run_test(size=(140, 40)) as pilot:
+        prompt = app.pane("support").prompt
+        prompt.focus()
+        await pilot.pause()
+        for key in burst("module=Payroll\nfree text\nok"):
+            app.post_message(key)
+        await pilot.pause()
+        assert prompt.text == "module=Payroll\nfree text\nok"

@@ -468,6 +468,50 @@ async def test_a_long_screen_scrolls_with_the_keyboard_as_soon_as_it_opens(scree
         assert pilot.app.screen.query_one(body).scroll_y > 0
 
 
+async def test_the_drift_report_scrolls_with_the_keyboard_as_soon_as_the_lab_is_done():
+    """As for help and what the model saw: the app's AUTO_FOCUS matched nothing on the drift screen, so
+    at 80x24, where six lines of the report show, PageDown did nothing until Tab."""
+    from workbench.runtime import ModelConfig, build_models
+    from workbench.ui.drift_screen import DriftScreen
+
+    class DriftHost(App[None]):
+        AUTO_FOCUS = WorkbenchApp.AUTO_FOCUS
+        CSS_PATH = [stylesheet_dir() / "workbench.tcss"]
+
+        def on_mount(self) -> None:
+            self.push_screen(DriftScreen(build_models(ModelConfig())))
+
+    async with DriftHost().run_test(size=(80, 24)) as pilot:
+        await pilot.pause()
+        await pilot.app.workers.wait_for_complete()
+        await pilot.pause()
+        await pilot.press("pagedown")
+        await pilot.pause()
+        assert pilot.app.screen.query_one("#drift-report").scroll_y > 0
+
+
+async def test_the_export_dialog_takes_the_file_name_as_soon_as_it_opens():
+    """Typing names the file and Enter saves: with nothing focused (the app's AUTO_FOCUS matched nothing
+    here) the keys went nowhere and Enter did nothing."""
+    from workbench.ui.export_screen import ExportChronology, ExportRequest
+
+    answers: list[ExportRequest | None] = []
+
+    class ExportHost(App[None]):
+        AUTO_FOCUS = WorkbenchApp.AUTO_FOCUS
+        CSS_PATH = [stylesheet_dir() / "workbench.tcss"]
+
+        def on_mount(self) -> None:
+            self.push_screen(ExportChronology([(1, "support", "Which module?")], "talk.json"), answers.append)
+
+    async with ExportHost().run_test(size=(80, 24)) as pilot:
+        await pilot.pause()
+        await pilot.press("end", "backspace", "backspace", "backspace", "backspace", "j", "s", "o", "n", "l")
+        await pilot.press("enter")
+        await pilot.pause()
+        assert answers == [ExportRequest("talk.jsonl", [1])]
+
+
 async def test_earlier_resumed_messages_shown_again_come_back_below_the_resumed_divider(monkeypatch):
     monkeypatch.setattr(ChatPane, "MAX_SHOWN", 6)
     monkeypatch.setattr(ChatPane, "SHOW_MORE", 3)

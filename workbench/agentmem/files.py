@@ -117,7 +117,7 @@ class FileMemory(FileBackedMemory):
             except FileNotFoundError:  # deleted by a tool call since it was listed
                 continue
             kind = "index" if name == INDEX else "memory file"
-            shown.append(HeldItem(kind, name, description, self._read(name), size))
+            shown.append(HeldItem(kind, name, description, self._read(name), size, described=True))
         return shown
 
     async def forget(self, plan: ForgetPlan) -> int:

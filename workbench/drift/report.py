@@ -210,7 +210,8 @@ class SizeChart:
 
     def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
         story = self.report.chronology
-        title = f"request size at every turn · {story.name} · {story.turns:,} turns"
+        # The name is the user's text; plotext draws it and the chart is read back as ANSI.
+        title = f"request size at every turn · {visible(story.name)} · {story.turns:,} turns"
         yield Text.from_ansi(
             chart_text(
                 self.report.sizes, TITLES, title, width=min(options.max_width, MAX_CHART_WIDTH), height=self.height

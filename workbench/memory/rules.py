@@ -31,7 +31,7 @@ def check_message(user_text: str) -> Reason | None:
         return Reason(
             ReasonCode.MESSAGE_TOO_LONG,
             None,
-            f"the message has {len(user_text)} characters; at most {MAX_MESSAGE_CHARS} are read",
+            f"the message has {len(user_text):,} characters; at most {MAX_MESSAGE_CHARS:,} are read",
         )
     return None
 
@@ -41,7 +41,7 @@ def _value_problem(key: str, value: str) -> Reason | None:
         return Reason(ReasonCode.EMPTY_VALUE, key, "the value is empty")
     if len(value) > MAX_VALUE_CHARS:
         return Reason(
-            ReasonCode.VALUE_TOO_LONG, key, f"the value has {len(value)} characters; at most {MAX_VALUE_CHARS}"
+            ReasonCode.VALUE_TOO_LONG, key, f"the value has {len(value):,} characters; at most {MAX_VALUE_CHARS:,}"
         )
     return None
 
@@ -60,7 +60,7 @@ def _candidate_problem(user_text: str, candidate: FactCandidate, seen: set[str])
         return Reason(
             ReasonCode.EVIDENCE_TOO_LONG,
             key,
-            f"the quotation has {len(evidence)} characters; at most {MAX_EVIDENCE_CHARS}",
+            f"the quotation has {len(evidence):,} characters; at most {MAX_EVIDENCE_CHARS:,}",
         )
     if evidence not in user_text:
         return Reason(

@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from workbench.recall.postgres_names import ENVIRONMENT, is_connection_url
-from workbench.runtime.config import ConfigError, ModelConfig, check_deployment
+from workbench.runtime.config import ConfigError, ModelConfig, check_deployment, server_url
 
 if TYPE_CHECKING:
     from workbench.recall.setup import RecallSetup
@@ -67,7 +67,11 @@ class RecallConfig:
             return cls(enabled, store, deployment, timeout=chat.timeout, on_demand=on_demand, azure=chat)
         if not embedding_model:
             return cls(enabled=enabled, store=store, timeout=timeout, on_demand=on_demand)
-        url = embedding_base_url or base_url or os.environ.get("OPENAI_BASE_URL") or None
+        url = (
+            server_url(embedding_base_url, "--embedding-base-url")
+            or server_url(base_url, "--base-url")
+            or server_url(os.environ.get("OPENAI_BASE_URL"), "OPENAI_BASE_URL")
+        )
         api_key = os.environ.get("OPENAI_API_KEY") or None
         if api_key is None and url is None:
             raise ConfigError(

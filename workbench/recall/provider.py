@@ -202,7 +202,7 @@ class RecallProvider(ContextProvider):
             if not isinstance(query, str) or not query.strip():
                 return "Nothing searched: the query is empty."
             if len(query) > MAX_QUERY_CHARS:
-                return f"Nothing searched: the query has {len(query)} characters; at most {MAX_QUERY_CHARS}."
+                return f"Nothing searched: the query has {len(query):,} characters; at most {MAX_QUERY_CHARS:,}."
             recalled = await self.search(query)
             self._report(session, recalled)
             return recalled_block(recalled, self.embedder.label)

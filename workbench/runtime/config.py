@@ -7,6 +7,7 @@ import importlib.util
 import math
 import os
 import re
+import unicodedata
 from dataclasses import dataclass, field, replace
 from enum import StrEnum
 from urllib.parse import urlsplit
@@ -121,13 +122,14 @@ class ModelConfig:
                 writer_format=chosen_format,
             )
             return replace(azure, max_tokens=max_tokens)
-        base_url = base_url or os.environ.get("OPENAI_BASE_URL") or None
-        if model is None:
+        given = server_url(base_url, "--base-url")
+        if model is None:  # the built-in model: OPENAI_BASE_URL is not read
             if writer_model:
                 raise ConfigError("--writer-model needs --model: name the agents' model too")
-            if base_url and base_url != os.environ.get("OPENAI_BASE_URL"):
-                raise ConfigError(f"--base-url {base_url} needs --model: name the model that server serves")
+            if given and given != os.environ.get("OPENAI_BASE_URL", "").strip():
+                raise ConfigError(f"--base-url {quoted(given, 120)} needs --model: name the model that server serves")
             return cls(timeout=timeout, writer_format=chosen_format, max_tokens=max_tokens)
+        base_url = given or server_url(os.environ.get("OPENAI_BASE_URL"), "OPENAI_BASE_URL")
         api_key = os.environ.get("OPENAI_API_KEY") or None
         if api_key is None and base_url is None:
             raise ConfigError(
@@ -216,6 +218,16 @@ def _wants_azure(
         return True
     openai_signals = (base_url, os.environ.get("OPENAI_BASE_URL"), os.environ.get("OPENAI_API_KEY"))
     return model is not None and bool(os.environ.get("AZURE_OPENAI_ENDPOINT")) and not any(openai_signals)
+
+
+def server_url(url: str | None, name: str) -> str | None:
+    """`url` (from option or variable `name`) without the blanks around it, a line end pasted with it
+    included; None when empty. One with a space or a control or invisible character inside is refused
+    by name: the HTTP client rejects it only in the first call, deep inside."""
+    stripped = (url or "").strip()
+    if any(ch.isspace() or unicodedata.category(ch).startswith("C") for ch in stripped):
+        raise ConfigError(f"{name} {quoted(stripped, 120)} is not a URL: it holds a space or a control character")
+    return stripped or None
 
 
 def _azure_endpoint(endpoint: str | None) -> str:

@@ -39,7 +39,9 @@ class HeldItem:
     path under its system's location, or a memory's id; `size`: bytes on disk, None when it is not a
     file of its own. `keys` and `stale` are filled in by `inventory`: the allowed keys whose values it
     holds (a forget of any of them reaches it), and the values the user has since corrected that it
-    still holds (highlight it)."""
+    still holds (highlight it). `described`: the description is text the memory keeps (a memory
+    file's, which the model wrote), looked in for values like the content; otherwise it is the
+    workbench's own words about the item (a turn, a time, a count), where a `2` is no value."""
 
     kind: str
     name: str
@@ -48,6 +50,7 @@ class HeldItem:
     size: int | None = None
     keys: tuple[str, ...] = ()
     stale: tuple[str, ...] = ()
+    described: bool = False
 
 
 class Remembers(Protocol):
@@ -129,9 +132,10 @@ def history_text(messages: Iterable[Message]) -> str:
 
 
 def _texts(item: HeldItem) -> Iterator[str]:
-    """What an item's keys are looked for in: its name, description and content, and every string of
-    content that is JSON or JSON Lines (a value with a quote or a backslash is written escaped there)."""
-    yield from (item.name, item.description, item.content)
+    """What an item's keys are looked for in: its name, content and a description the memory keeps,
+    and every string of content that is JSON or JSON Lines (a value with a quote or a backslash is
+    written escaped there)."""
+    yield from (item.name, item.content, *([item.description] if item.described else []))
     if item.content.lstrip().startswith(("{", "[")):
         yield from json_strings(item.content)
 
@@ -176,7 +180,7 @@ def inventory(
     def held(item: HeldItem, found: Sequence[str]) -> HeldItem:
         return marked(item, (key for key, plan in plans.items() if any(plan.holds(t) for t in found)), found)
 
-    own = [held(item, list(_texts(item))) for item in map(_fact, snapshot.facts)]
+    own = [held(item, [*_texts(item), fact.evidence]) for fact, item in ((f, _fact(f)) for f in snapshot.facts)]
     if snapshot.ledger:
         events = "\n".join(event.describe() for event in snapshot.ledger)
         ledger = HeldItem("ledger", "ledger", f"{len(snapshot.ledger):,} event(s), oldest first", events)

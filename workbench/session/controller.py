@@ -151,11 +151,12 @@ class SessionController:
         return self.transcript.chronology(chosen)
 
     def export(self, path: str, probes: list[int]) -> Exported:
-        """Write the conversation as a chronology file, readable by the user only. ChronologyError
-        when it is not a chronology, OSError when it cannot be written; nothing is written then."""
+        """Write the conversation as a new chronology file, readable by the user only. ChronologyError
+        when it is not a chronology, OSError when it cannot be written (FileExistsError when `path`
+        exists: a file is never overwritten); nothing is written then."""
         chronology = self.chronology(probes)
         text = json.dumps(chronology.to_file(), indent=2, ensure_ascii=False) + "\n"
-        write_private(Path(path), text)
+        write_private(Path(path), text, new=True)
         return Exported(path, len(chronology.steps), len(probes))
 
     def set_mode(self, mode: Mode) -> None:

@@ -134,7 +134,9 @@ class ChatPane(Vertical):
 
     busy: reactive[bool] = reactive(False)
     turns: reactive[int] = reactive(0)
-    usage: reactive[Usage | None] = reactive(Usage(0, 0))
+    # None (unknown) until a turn ends with what its calls reported: during the first turn no call has
+    # reported anything, and "0 in / 0 out" would say the provider counted nothing.
+    usage: reactive[Usage | None] = reactive(None)
 
     @dataclass
     class Submitted(Message):

@@ -6,7 +6,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from textual import events
-from textual.binding import Binding
 from textual.message import Message
 from textual.reactive import reactive
 from textual.widgets import TextArea
@@ -15,13 +14,13 @@ from workbench.memory.shown import visible_controls
 from workbench.ui.paste import PASTED_ESC
 
 NEWLINE_KEYS = "Ctrl+J"
+# Where the terminal tells Shift+Enter from Enter, it starts a line too.
+_NEW_LINE = ("ctrl+j", "shift+enter")
 
 
 class Composer(TextArea):
     """Enter sends the message; Ctrl+J (or Shift+Enter, where the terminal tells it from Enter)
     starts a new line. A paste keeps its lines, so a multi-line paste declares every line."""
-
-    BINDINGS = [Binding("ctrl+j,shift+enter", "newline", "New line", show=False)]
 
     # Compact from the start, with its class given at construction: TextArea's own default (False)
     # removes the class and `compact=True` adds it back, each time restyling the unmounted widget.
@@ -48,19 +47,22 @@ class Composer(TextArea):
         self.cursor_blink = False
 
     async def _on_key(self, event: events.Key) -> None:
-        """Enter sends, handled here in the composer's own queue. (Not a priority binding: the app
-        runs those as the key arrives, ahead of the characters still queued for this widget, so a
-        burst such as `priority=high` + Enter would send only the first few characters.)"""
-        if event.key == "enter":
+        """Enter sends and Ctrl+J starts a line, both handled here in the composer's own queue, in
+        the order they were typed. (Not bindings: a priority binding runs as the key arrives, ahead of
+        the characters still queued for this widget, so a burst such as `priority=high` + Enter would
+        send only the first few characters; an ordinary one runs once the key has bubbled up to the
+        app, after the characters typed behind it.)"""
+        if event.key in _NEW_LINE:
+            event.prevent_default()
+            event.stop()
+            self.insert("\n")
+        elif event.key == "enter":
             event.prevent_default()  # TextArea's own handler would insert a newline
             event.stop()
             self.action_send()
 
     def action_send(self) -> None:
         self.post_message(self.Sent(self, self.text))
-
-    def action_newline(self) -> None:
-        self.insert("\n")
 
     def take(self, sent: str) -> None:
         """Remove a sent draft, keeping what was typed after its Enter (typed ahead of the app).

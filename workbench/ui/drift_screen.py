@@ -51,6 +51,7 @@ class DriftScreen(Screen[None]):
         Binding("escape", "close", "Back to the agents", id="close_drift"),
         Binding("r", "rerun", "Run again", id="rerun_drift"),
     ]
+    AUTO_FOCUS = "#drift-report"  # the app's own (its support input) matches nothing here: PageDown scrolled nothing
 
     def __init__(self, models: ModelSet, *, turns: int | None = None, chronology: Chronology | None = None) -> None:
         """`chronology`: the story to replay (default: the built-in one), e.g. this conversation."""

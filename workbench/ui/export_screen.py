@@ -26,6 +26,7 @@ class ExportChronology(ModalScreen[ExportRequest | None]):
     """Every question (a message that declares nothing) is ticked as a probe; untick to leave it out."""
 
     BINDINGS = [Binding("escape", "cancel", "Cancel")]
+    AUTO_FOCUS = "#export-path"  # the app's own matches nothing here: typing and Enter went nowhere
 
     def __init__(self, questions: list[tuple[int, str, str]], path: str) -> None:
         super().__init__(classes="modal")

@@ -139,6 +139,15 @@ def _write_chronology(app: TurnFlow, request: ExportRequest) -> None:
     except ChronologyError as exc:
         app.notify("\n".join(exc.problems), title="Not exported", severity="error", markup=False)
         return
+    except FileExistsError:
+        where = visible(clip(request.path, ERROR_CHARS))
+        app.notify(
+            f"{where} already exists and was left as it was: export again under another name.",
+            title="Not exported",
+            severity="error",
+            markup=False,
+        )
+        return
     except OSError as exc:
         where = visible(clip(f"{request.path}: {exc.strerror or exc}", ERROR_CHARS))
         app.notify(where, title="Not exported", severity="error", markup=False)

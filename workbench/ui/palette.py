@@ -45,7 +45,7 @@ def workbench_commands(app: WorkbenchApp) -> Iterator[SystemCommand]:
         app.action_remembered,
     )
     yield SystemCommand(
-        "Drift lab", "Run the built-in chronology through six context policies and compare", app.action_drift
+        "Drift lab", "Run the built-in chronology through every context policy and compare", app.action_drift
     )
     yield SystemCommand(
         "Export conversation as chronology",
