@@ -13,7 +13,6 @@ from textual.widgets import TextArea
 from workbench.memory.shown import visible_controls
 from workbench.ui.paste import PASTED_ESC
 
-NEWLINE_KEYS = "Ctrl+J"
 # Where the terminal tells Shift+Enter from Enter, it starts a line too.
 _NEW_LINE = ("ctrl+j", "shift+enter")
 
