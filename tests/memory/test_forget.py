@@ -57,6 +57,17 @@ def test_forget_narrows_another_quotation_that_covered_the_forgotten_value():
     assert "SQL Server 2022" not in everything_visible(memory)
 
 
+def test_forget_removes_another_fact_whose_value_holds_the_forgotten_value():
+    """The transcript and the export blank `billing` inside the log path; the fact kept it whole, and
+    went on into every prompt."""
+    memory = WorkingMemory()
+    say(memory, "module=Billing; log=/var/log/billing/export.log; database=SQL Server 2022")
+    (event,) = memory.forget(memory.plan("module")).events
+    assert [(f.key, f.value) for f in memory.facts()] == [("database", "SQL Server 2022")]
+    assert "billing" not in everything_visible(memory).lower()
+    assert "Removed log too: it held a forgotten value." in event.describe()
+
+
 def test_forgetting_an_absent_key_still_advances_the_epoch():
     memory = WorkingMemory()
     turn = memory.begin_turn("module=Billing")

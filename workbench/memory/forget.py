@@ -93,14 +93,16 @@ class ForgetPlan:
         return text if self._pattern is None else self._pattern.sub(FORGOTTEN, text)
 
     def kept(self, facts: Iterable[Fact]) -> tuple[Fact, ...]:
-        """`facts` after this forget, in the same order: none of a forgotten key, and each other whose
-        quotation holds a forgotten value keeps only its own declaration (`database=SQL Server 2022` out
-        of `module=Billing; database=SQL Server 2022; version=2` after forgetting `version`). Memory and
-        every copy of its facts (a running turn's held batches) apply this one rule."""
+        """`facts` after this forget, in the same order: none of a forgotten key, none whose own value
+        holds a forgotten value (`log=/var/log/billing/export.log` after forgetting `module=Billing`),
+        and each other whose quotation holds a forgotten value keeps only its own declaration
+        (`database=SQL Server 2022` out of `module=Billing; database=SQL Server 2022; version=2` after
+        forgetting `version`). Memory and every copy of its facts (a running turn's held batches) apply
+        this one rule."""
         return tuple(
             replace(f, evidence=f.declaration) if self.holds(f.evidence) else f
             for f in facts
-            if not (self.everything or f.key in self.keys)
+            if not (self.everything or f.key in self.keys or self.holds(f.value))
         )
 
     def redact(self, event: MemoryEvent) -> MemoryEvent:

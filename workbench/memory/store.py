@@ -203,13 +203,17 @@ class WorkingMemory:
         key = plan.key
 
         def run() -> Outcome:
-            before = len(self._facts)
-            self._facts = {f.key: f for f in plan.kept(self._facts.values())}
-            removed = before - len(self._facts)
+            before = self._facts
+            self._facts = {f.key: f for f in plan.kept(before.values())}
+            removed = len(before) - len(self._facts)
+            holding = [k for k in before if k not in self._facts and k not in plan.keys]
             if key is None:
                 detail = f"Forgot every fact ({removed} removed)."
             else:
                 detail = f"Forgot {key}." if removed or plan.values else f"Forgot {key} (it was not stored)."
+                if holding:
+                    held = "it held" if len(holding) == 1 else "each held"
+                    detail += f" Removed {', '.join(holding)} too: {held} a forgotten value."
             self.ledger._redact(plan.redact)
             self._epoch += 1
             return self._outcome(Status.FORGOTTEN, self._record(EventKind.FORGOTTEN, None, key=key, detail=detail))
