@@ -269,3 +269,14 @@ async def test_a_second_workbench_on_the_same_directory_is_refused_while_the_fir
         started(tmp_path / DIRECTORY)
     quit_(first)
     assert started(tmp_path / DIRECTORY).status.persisted is not None
+
+
+def test_a_failing_save_comes_first_in_the_header_even_a_narrow_one():
+    from workbench.runtime.view import Persisted, RuntimeStatus
+
+    status = RuntimeStatus("scripted", Mode.MANUAL, "host parse", recall="DuckDB, lexical", memories=("files: a",))
+    failing = RuntimeStatus(**{**vars(status), "persisted": Persisted("~/x", failure="OSError: No space left")})
+    assert failing.compact.startswith("persist: NOT saving: OSError: No space left")
+    assert failing.summary.startswith("persist: NOT saving")
+    saving = RuntimeStatus(**{**vars(status), "persisted": Persisted("~/x")})
+    assert saving.compact.endswith("persist: on, nothing to resume")

@@ -129,7 +129,10 @@ class RuntimeStatus:
         parts = [("model", self.model), ("mode", str(self.mode)), ("writer", self.writer)]
         parts += [("recall", self.recall)] if self.recall else []
         parts += [("memory", m) for m in self.memories]
-        return [*parts, self.persisted.part] if self.persisted else parts
+        if self.persisted is None:
+            return parts
+        # A failing save comes first: a narrow header cuts the end, and the header is where it is said.
+        return [self.persisted.part, *parts] if self.persisted.failure else [*parts, self.persisted.part]
 
     @property
     def summary(self) -> str:
