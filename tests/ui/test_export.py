@@ -49,6 +49,8 @@ async def test_export_from_both_panes_with_a_forget_replays_the_same_requests(tm
         dialog.query_one("#export-path", Input).value = "mine.json"
         await pilot.click("#save")
         await pilot.pause()
+        (shown,) = [n for n in app._notifications if n.title == "Chronology exported"]
+        assert shown.message.endswith(f"workbench drift --chronology {tmp_path / 'mine.json'}")  # where it went
 
     path = tmp_path / "mine.json"
     data = json.loads(path.read_text(encoding="utf-8"))

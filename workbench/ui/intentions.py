@@ -4,7 +4,9 @@ palette call these; none of them draws memory (that comes back as messages)."""
 
 from __future__ import annotations
 
+import shlex
 from collections.abc import Mapping, Sequence
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from workbench.memory import ALLOWED_KEYS
@@ -152,8 +154,9 @@ def _write_chronology(app: TurnFlow, request: ExportRequest) -> None:
         where = visible(clip(f"{request.path}: {exc.strerror or exc}", ERROR_CHARS))
         app.notify(where, title="Not exported", severity="error", markup=False)
         return
+    where = visible(clip(shlex.quote(str(Path(request.path).absolute())), ERROR_CHARS))  # a relative name says where
     app.notify(
-        f"{exported.steps} steps, {exported.probes} probe(s): workbench drift --chronology {request.path}",
+        f"{exported.steps} steps, {exported.probes} probe(s): workbench drift --chronology {where}",
         title="Chronology exported",
         markup=False,
     )
