@@ -94,3 +94,21 @@ async def test_at_human_speed_y_forgets_and_n_keeps():
         await pilot.pause()
         await answer(pilot, "y")
         assert keys(app) == ["module"]
+
+
+async def test_the_question_and_the_notice_name_a_fact_that_goes_too():
+    """`log=/var/log/billing/export.log` holds `Billing` whole: forgetting module takes the log fact too,
+    and the user is told before answering, not only by the ledger afterwards."""
+    app = make_app()
+    async with app.run_test(size=(140, 40), notifications=True) as pilot:
+        await say(pilot, "support", "module=Billing; log=/var/log/billing/export.log; customer=Contoso")
+        table = app.query_one(FactTable)
+        table.focus()
+        table.move_cursor(row=[f.key for f in app.runtime.snapshot().facts].index("module"))
+        await pilot.press("enter")
+        question = await drawn(pilot)
+        said = " ".join(str(w.render()) for w in question.query("Static"))
+        assert "log goes too" in said and "The other 1 fact(s) stay." in said
+        await answer(pilot, "y")
+        assert keys(app) == ["customer"]
+        assert any("Forgot module and log (its value held one)" in n.message for n in app._notifications)

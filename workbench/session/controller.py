@@ -4,7 +4,7 @@ the app turns key presses into these calls and draws what they return."""
 from __future__ import annotations
 
 import json
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -136,6 +136,17 @@ class SessionController:
         """The reported usage of every call made for `agent`'s pane since start; None once any call's is
         unknown (a failed or cancelled call was made, and what it used is not known)."""
         return self.runtime.usage(agent)
+
+    def also_forgotten(self, keys: Sequence[str]) -> tuple[str, ...]:
+        """The other facts a forget of `keys` takes too, by memory's own plan: each whose value holds a
+        forgotten value whole (what the holders' texts declared may widen the plan when it runs)."""
+        memory = self.runtime.memory
+        facts = memory.facts()
+        left = facts
+        for key in keys:
+            left = memory.plan(key).kept(left)
+        kept = {f.key for f in left}
+        return tuple(f.key for f in facts if f.key not in kept and f.key not in keys)
 
     async def forget(self, key: str | None) -> ForgetReport:
         return await self.runtime.forget(key)

@@ -39,14 +39,20 @@ class ConfirmForget(ModalScreen[bool]):
     ]
 
     def __init__(
-        self, keys: Sequence[str] | None, held: Mapping[str, Sequence[str]] | None = None, *, kept: int = 0
+        self,
+        keys: Sequence[str] | None,
+        held: Mapping[str, Sequence[str]] | None = None,
+        *,
+        kept: int = 0,
+        also: Sequence[str] = (),
     ) -> None:
         """`keys` to forget (None: everything), `held` the values of each that the question names,
-        `kept` how many facts stay."""
+        `kept` how many facts stay, `also` the other facts that go because their value holds one."""
         super().__init__(classes="modal")
         self.keys = tuple(keys) if keys is not None else None
         self.held = {key: tuple(values) for key, values in (held or {}).items()}
         self.kept = kept
+        self.also = tuple(also)
         self.shown_at = float("inf")
 
     def _question(self, keys: tuple[str, ...]) -> Text:
@@ -66,6 +72,9 @@ class ConfirmForget(ModalScreen[bool]):
         if self.keys:
             what = self._question(self.keys)
             others = f" The other {self.kept} fact(s) stay." if self.kept > 0 else ""
+            if self.also:
+                goes = "goes too: its value holds" if len(self.also) == 1 else "go too: each value holds"
+                others = f" {', '.join(self.also)} {goes} a value forgotten here.{others}"
             one = len(self.keys) == 1 and len(self.held.get(self.keys[0], ())) <= 1
             consequence = (
                 "Both agents' histories will be replaced by new, empty sessions, so neither can bring the "

@@ -62,12 +62,14 @@ def ask_to_forget(app: TurnFlow, keys: Sequence[str] | None, held: Mapping[str, 
         if answer:
             await forget(app, keys)
 
-    kept = len(facts) - len(facts.keys() & set(keys if keys is not None else facts))
-    app.push_screen(ConfirmForget(keys, held, kept=kept), callback=confirmed)
+    also = app.session.also_forgotten(keys) if keys is not None else ()
+    kept = len(facts) - len(facts.keys() & set(keys if keys is not None else facts)) - len(also)
+    app.push_screen(ConfirmForget(keys, held, kept=kept, also=also), callback=confirmed)
 
 
 async def forget(app: TurnFlow, keys: Sequence[str] | None) -> None:
     """Forget through the one forget, key by key (memory and every registered holder), then clear both panes."""
+    also = app.session.also_forgotten(keys) if keys is not None else ()
     for key in keys if keys is not None else [None]:
         await app.session.forget(key)
     what = f"forget {', '.join(keys)}" if keys else "forget (every fact)"
@@ -76,7 +78,8 @@ async def forget(app: TurnFlow, keys: Sequence[str] | None) -> None:
             f"History replaced by {what}: the {agent} agent starts a new session and no longer sees "
             "the messages that were here."
         )
-    app.notify(f"{'Forgot ' + ', '.join(keys) if keys else 'Forgot every fact'}; both histories replaced.")
+    went = f" and {', '.join(also)} ({'its value' if len(also) == 1 else 'their values'} held one)" if also else ""
+    app.notify(f"{'Forgot ' + ', '.join(keys) + went if keys else 'Forgot every fact'}; both histories replaced.")
 
 
 def show_resumed(app: TurnFlow) -> None:
