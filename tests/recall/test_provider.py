@@ -114,7 +114,8 @@ async def test_on_demand_exposes_a_bounded_search_whose_scope_the_model_cannot_n
     assert logs.recalled[-1][0].text == "database=PostgreSQL"
 
 
-async def test_a_run_that_overlaps_a_forget_stores_nothing(store: RecallStore) -> None:
+async def contoso_run(store: RecallStore) -> tuple[RecallProvider, AgentSession, SessionContext, dict[str, object]]:
+    """Support's run of `customer=Contoso`, begun (before_run done) and not yet stored."""
     provider = RecallProvider(
         store, lexical_embedder(), storage_scope=RecallScope("workbench", "support", "ana"), search_scope=USER
     )
@@ -122,6 +123,11 @@ async def test_a_run_that_overlaps_a_forget_stores_nothing(store: RecallStore) -
     context = SessionContext(input_messages=[Message(role="user", contents=["customer=Contoso"])])
     state: dict[str, object] = {}
     await provider.before_run(agent=None, session=session, context=context, state=state)  # type: ignore[arg-type]
+    return provider, session, context, state
+
+
+async def test_a_run_that_overlaps_a_forget_stores_nothing(store: RecallStore) -> None:
+    provider, session, context, state = await contoso_run(store)
     await store.forget_scope(USER)
     await provider.after_run(agent=None, session=session, context=context, state=state)  # type: ignore[arg-type]
     assert await store.records(USER) == []
@@ -173,13 +179,7 @@ async def test_a_run_whose_store_waits_behind_a_forget_stores_nothing() -> None:
     """The run checked the generation before the forget began, then waited for the store behind the
     forget's purge (another agent's search held it): when its turn comes, the forget has happened."""
     store = RecallStore()
-    provider = RecallProvider(
-        store, lexical_embedder(), storage_scope=RecallScope("workbench", "support", "ana"), search_scope=USER
-    )
-    session = AgentSession()
-    context = SessionContext(input_messages=[Message(role="user", contents=["customer=Contoso"])])
-    state: dict[str, object] = {}
-    await provider.before_run(agent=None, session=session, context=context, state=state)  # type: ignore[arg-type]
+    provider, session, context, state = await contoso_run(store)
     searching, done = asyncio.Event(), asyncio.Event()
 
     async def another_agents_search() -> None:

@@ -7,6 +7,7 @@ from textual.pilot import Pilot
 from workbench.memory import WorkingMemory
 from workbench.runtime import AgentRuntime, CallLog, Mode, ModelConfig, build_models
 from workbench.ui.app import WorkbenchApp
+from workbench.ui.chat import ChatPane
 
 FIXED = datetime(2026, 11, 30, 9, 15, 0, tzinfo=UTC)
 
@@ -80,3 +81,20 @@ def release(app: WorkbenchApp) -> None:
 
     assert isinstance(app.runtime.histories, PersistedSessions)
     app.runtime.histories.close()
+
+
+async def start_turn(pilot: Pilot, agent: str, text: str) -> ChatPane:
+    """Send `text` from `agent`'s pane and return once the turn is running (not finished)."""
+    app = pilot.app
+    assert isinstance(app, WorkbenchApp)
+    pane = app.pane(agent)
+    pane.prompt.focus()
+    pane.prompt.insert(text)
+    await pilot.pause()
+    await pilot.press("enter")
+    for _ in range(500):  # a loaded machine may take a while to start the worker
+        if pane.busy:
+            break
+        await pilot.pause(0.01)
+    assert pane.busy
+    return pane

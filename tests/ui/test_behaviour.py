@@ -7,7 +7,7 @@ from rich.console import Console
 from textual.widgets import DataTable, Static
 
 from tests.support.openai_server import Canned
-from tests.ui.helpers import make_app, say
+from tests.ui.helpers import make_app, say, start_turn
 from workbench.memory import EventKind, WorkingMemory
 from workbench.runtime import AgentRuntime, Mode, ModelConfig, build_models
 from workbench.ui.app import WorkbenchApp
@@ -74,15 +74,7 @@ async def test_a_model_error_shows_in_the_pane_and_the_ledger_and_the_app_keeps_
 async def test_escape_cancels_a_running_turn():
     app = make_app(delay=30.0)  # each streamed word waits 30 s: the turn is still running when Esc comes
     async with app.run_test(size=(140, 40)) as pilot:
-        pane = app.pane("support")
-        pane.prompt.focus()
-        pane.prompt.insert("module=Billing")
-        await pilot.pause()
-        await pilot.press("enter")
-        for _ in range(500):  # a loaded machine may take a while to start the worker
-            if pane.busy:
-                break
-            await pilot.pause(0.01)
+        pane = await start_turn(pilot, "support", "module=Billing")
         assert pane.turns == 1 and pane.busy and pane.query_one(".working").display
         # No call has reported anything yet: nothing says the provider counted 0 in / 0 out.
         assert pane.border_subtitle == "since start: 1 turn · tokens unknown"

@@ -9,30 +9,13 @@ from pathlib import Path
 import pytest
 
 from tests.support.residue import residue
-from tests.ui.helpers import answer, make_app, make_persisted_app, release, say
+from tests.ui.helpers import answer, make_app, make_persisted_app, release, say, start_turn
 from workbench.memory import EventKind, FactCandidate, declared_candidates
 from workbench.persist.sessions import PersistedSessions
 from workbench.runtime import AGENT_NAMES
 from workbench.runtime.scripted import ScriptedChatClient
 from workbench.ui.app import WorkbenchApp
-from workbench.ui.chat import ChatPane
 from workbench.ui.confirm import ConfirmForget
-
-
-async def start_turn(pilot, agent: str, text: str) -> ChatPane:
-    """Send `text` from `agent`'s pane and return once the turn is running (not finished)."""
-    app = pilot.app
-    pane = app.pane(agent)
-    pane.prompt.focus()
-    pane.prompt.insert(text)
-    await pilot.pause()
-    await pilot.press("enter")
-    for _ in range(500):  # a loaded machine may take a while to start the worker
-        if pane.busy:
-            break
-        await pilot.pause(0.01)
-    assert pane.busy
-    return pane
 
 
 def failures(app: WorkbenchApp) -> list[str]:
