@@ -7,12 +7,12 @@ import importlib.util
 import math
 import os
 import re
-import unicodedata
 from dataclasses import dataclass, field, replace
 from enum import StrEnum
 from urllib.parse import urlsplit
 
 from workbench.memory.shown import quoted
+from workbench.text import hides
 
 # The newest generally available Azure OpenAI inference API version: it has structured output
 # (json_schema) and streamed usage. Previews come and go; a GA version stays.
@@ -225,7 +225,7 @@ def server_url(url: str | None, name: str) -> str | None:
     included; None when empty. One with a space or a control or invisible character inside is refused
     by name: the HTTP client rejects it only in the first call, deep inside."""
     stripped = (url or "").strip()
-    if any(ch.isspace() or unicodedata.category(ch).startswith("C") for ch in stripped):
+    if any(ch.isspace() or hides(ch) for ch in stripped):
         raise ConfigError(f"{name} {quoted(stripped, 120)} is not a URL: it holds a space or a control character")
     return stripped or None
 

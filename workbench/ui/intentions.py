@@ -69,9 +69,11 @@ def ask_to_forget(app: TurnFlow, keys: Sequence[str] | None, held: Mapping[str, 
 
 async def forget(app: TurnFlow, keys: Sequence[str] | None) -> None:
     """Forget through the one forget, key by key (memory and every registered holder), then clear both panes."""
-    also = app.session.also_forgotten(keys) if keys is not None else ()
+    before = [f.key for f in app.runtime.snapshot().facts]
     for key in keys if keys is not None else [None]:
         await app.session.forget(key)
+    after = {f.key for f in app.runtime.snapshot().facts}
+    also = [k for k in before if k not in after and k not in (keys or ())]  # their values held a forgotten one
     what = f"forget {', '.join(keys)}" if keys else "forget (every fact)"
     for agent in AGENTS:
         await app.pane(agent).replace_history(

@@ -94,7 +94,7 @@ class _NumberedItem(ListItem):
     @classmethod
     def create(cls, markdown: Markdown, token: Token) -> _NumberedItem:
         item = cls()
-        item.marker = token.info + token.markup  # the number as typed and its `.` or `)`; a bullet has no info
+        item.marker = token.info + token.markup  # a number as typed and its `.` or `)` (a bullet's is unused)
         return item
 
 
