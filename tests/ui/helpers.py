@@ -98,3 +98,13 @@ async def start_turn(pilot: Pilot, agent: str, text: str) -> ChatPane:
         await pilot.pause(0.01)
     assert pane.busy
     return pane
+
+
+async def start_ended(pilot: Pilot) -> None:
+    """Wait until the runtime's start, run right after the first frame, has ended (started or failed):
+    on a loaded machine that frame may take more than one pause."""
+    for _ in range(500):
+        if not pilot.app.sub_title.startswith("starting:"):
+            return
+        await pilot.pause(0.01)
+    raise AssertionError("the runtime's start never ended")

@@ -7,7 +7,7 @@ from rich.console import Console
 from textual.widgets import DataTable, Static
 
 from tests.support.openai_server import Canned
-from tests.ui.helpers import make_app, say, start_turn
+from tests.ui.helpers import make_app, say, start_ended, start_turn
 from workbench.memory import EventKind, WorkingMemory
 from workbench.runtime import AgentRuntime, Mode, ModelConfig, build_models
 from workbench.ui.app import WorkbenchApp
@@ -190,7 +190,7 @@ async def test_the_window_opens_before_the_runtime_and_keeps_a_draft_until_it_is
     args = build_parser().parse_args(["--mode", "provider"])
     app = build_app(args, model_config(args))
     async with app.run_test(size=(140, 40), notifications=True) as pilot:
-        await pilot.pause()
+        await start_ended(pilot)
         assert gc.isenabled(), "the runtime has loaded: the heap is settled and collected again"
         assert app.ready and app.runtime.mode.value == "provider"
         assert "mode: provider" in app.sub_title
@@ -201,7 +201,7 @@ async def test_the_window_opens_before_the_runtime_and_keeps_a_draft_until_it_is
 async def test_before_the_runtime_is_ready_a_message_waits_in_the_input(held_collections):
     app = WorkbenchApp(start=lambda: (_ for _ in ()).throw(RuntimeError("no models today")))
     async with app.run_test(size=(140, 40), notifications=True) as pilot:
-        await pilot.pause()
+        await start_ended(pilot)
         assert gc.isenabled(), "a start that failed settles the heap too"
         assert not app.ready and "could not start" in app.sub_title
         assert any("no models today" in n.message for n in app._notifications)

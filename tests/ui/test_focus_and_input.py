@@ -6,7 +6,7 @@ from typing import cast
 from textual import events
 from textual.widgets import Static
 
-from tests.ui.helpers import answer, make_app, say
+from tests.ui.helpers import answer, make_app, say, start_ended
 from workbench.memory import EventKind
 from workbench.ui.app import WorkbenchApp
 from workbench.ui.chat import Notice, UserMessage
@@ -200,7 +200,7 @@ async def test_a_turn_that_raises_unexpectedly_is_shown_and_the_app_keeps_runnin
 async def test_a_failed_start_up_says_it_failed_and_why():
     app = WorkbenchApp(start=lambda: (_ for _ in ()).throw(RuntimeError("no models today")))
     async with app.run_test(size=(140, 40), notifications=True) as pilot:
-        await pilot.pause()
+        await start_ended(pilot)
         assert "could not start: RuntimeError: no models today" in app.sub_title
         await say(pilot, "support", "module=Billing")
         last = app._notifications.last if hasattr(app._notifications, "last") else list(app._notifications)[-1]
