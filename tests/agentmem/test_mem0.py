@@ -15,6 +15,7 @@ import pytest
 from tests.agentmem.mem0_servers import Mem0Servers, mem0_servers
 from tests.support.openai_server import Canned
 from tests.support.residue import residue
+from tests.ui.helpers import start_ended
 from workbench.agentmem.mem0_config import Mem0Config, mem0_installed
 from workbench.memory import WorkingMemory
 from workbench.runtime import AgentRuntime, ModelConfig, build_models
@@ -223,7 +224,7 @@ async def test_the_app_opened_with_agent_memory_mem0_runs_it_in_the_data_directo
     args = build_parser().parse_args(["--agent-memory", "mem0", *live_options(servers)])
     app = build_app(args, model_config(args))
     async with app.run_test(size=(140, 40)) as pilot:
-        await pilot.pause()
+        await start_ended(pilot)
         assert app.ready, app.sub_title
         memory = mem0_of(app.runtime)
         assert memory.directory == tmp_path / "agent-memory" / "mem0"

@@ -5,7 +5,7 @@ import pytest
 
 from tests.azure.helpers import azure_config
 from tests.support.azure_server import API_KEY, EMBEDDING_DIMENSIONS, TOKEN
-from tests.ui.helpers import say
+from tests.ui.helpers import say, start_ended
 from workbench.cli import build_app, build_parser, model_config, recall_config
 from workbench.recall.config import RecallConfig
 from workbench.recall.embedders import EmbeddingError, LexicalEmbeddingClient
@@ -61,7 +61,7 @@ async def test_the_tui_recalls_through_azure_with_entra_id(azure, monkeypatch):
     assert recall_config(args, model_config(args)).embedding_model == EMBEDDING
     app = build_app(args, model_config(args))
     async with app.run_test(size=(140, 40)) as pilot:
-        await pilot.pause()
+        await start_ended(pilot)
         await say(pilot, "support", "module=Billing")
     embeddings = [r for r in azure.seen if r.path.endswith("/embeddings")]
     assert embeddings and {r.deployment for r in embeddings} == {EMBEDDING}

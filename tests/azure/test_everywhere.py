@@ -7,7 +7,7 @@ from tests.azure.helpers import azure_runtime
 from tests.live.helpers import is_writer, response_format_type
 from tests.support.azure_server import API_KEY, TOKEN
 from tests.support.openai_server import Canned
-from tests.ui.helpers import say
+from tests.ui.helpers import say, start_ended
 from workbench.cli import build_app, build_parser, main, model_config
 
 ROUTE = "/openai/deployments/gpt-4o-mini/chat/completions"
@@ -41,7 +41,7 @@ async def test_the_tui_signs_in_with_entra_id_and_says_where_it_runs(azure, monk
     args = build_parser().parse_args(azure_args(azure))
     app = build_app(args, model_config(args))
     async with app.run_test(size=(140, 40)) as pilot:
-        await pilot.pause()
+        await start_ended(pilot)
         assert app.ready and f"model: {label(azure)} ·" in app.sub_title
         await say(pilot, "support", "module=Billing; database=SQL Server 2022")
         assert {f.key: f.value for f in app.runtime.memory.facts()} == {

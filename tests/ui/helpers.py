@@ -103,6 +103,7 @@ async def start_turn(pilot: Pilot, agent: str, text: str) -> ChatPane:
 async def start_ended(pilot: Pilot) -> None:
     """Wait until the runtime's start, run right after the first frame, has ended (started or failed):
     on a loaded machine that frame may take more than one pause."""
+    await pilot.pause()
     for _ in range(500):
         if not pilot.app.sub_title.startswith("starting:"):
             return

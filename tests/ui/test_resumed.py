@@ -6,7 +6,7 @@ import secrets
 from pathlib import Path
 
 from tests.support.residue import residue
-from tests.ui.helpers import make_persisted_app, release, say
+from tests.ui.helpers import make_persisted_app, release, say, start_ended
 from workbench import cli
 from workbench.persist.sessions import DIRECTORY, PersistedSessions
 from workbench.runtime import AgentRuntime, Mode, ModelConfig, build_models
@@ -52,7 +52,7 @@ async def test_a_second_workbench_persist_shows_each_pane_its_resumed_conversati
     literal = "module=Reporting; database=[bold]PostgreSQL[/bold]"  # markup stays text
     first = cli_app()
     async with first.run_test(size=SIZE) as pilot:
-        await pilot.pause()
+        await start_ended(pilot)
         await say(pilot, "support", literal)
         await say(pilot, "logs", "Where can I find logs?")
         await say(pilot, "support", "module=Billing\nwhich module?")
@@ -61,7 +61,7 @@ async def test_a_second_workbench_persist_shows_each_pane_its_resumed_conversati
 
     second = cli_app()
     async with second.run_test(size=SIZE) as pilot:
-        await pilot.pause()
+        await start_ended(pilot)
         support, logs = shown(second, "support"), shown(second, "logs")
         where = str((tmp_path / DIRECTORY).resolve())
         assert support[0][0] == "notice" and support[0][1].startswith(f"Resumed from {where}, saved ")
@@ -89,19 +89,19 @@ async def test_a_provider_mode_history_resumes_under_provider_mode(tmp_path, mon
     monkeypatch.setenv("WORKBENCH_DATA_DIR", str(tmp_path))
     first = cli_app("--mode", "provider")
     async with first.run_test(size=SIZE) as pilot:
-        await pilot.pause()
+        await start_ended(pilot)
         await say(pilot, "logs", "customer=Contoso")
     release(first)
     second = cli_app("--mode", "provider")
     async with second.run_test(size=SIZE) as pilot:
-        await pilot.pause()
+        await start_ended(pilot)
         assert [k for k, _ in shown(second, "logs")] == ["notice", "user", "agent", "notice"]
         assert shown(second, "logs")[1] == ("user", "customer=Contoso")
         assert shown(second, "support") == []  # it said nothing: no dividers either
     release(second)
     third = cli_app()  # manual mode: the histories were shaped by the other mode, so none is resumed
     async with third.run_test(size=SIZE) as pilot:
-        await pilot.pause()
+        await start_ended(pilot)
         assert shown(third, "logs") == [] and "resumed: 0 message(s), 1 fact(s)" in third.sub_title
     release(third)
 
@@ -116,7 +116,7 @@ async def test_a_long_resumed_conversation_is_bounded_like_a_live_one(tmp_path, 
     release(first)
     second = make_persisted_app(directory)
     async with second.run_test(size=SIZE) as pilot:
-        await pilot.pause()
+        await start_ended(pilot)
         support = shown(second, "support")
         # Ten messages: the latest four between the dividers, six counted in the hidden note.
         assert [k for k, _ in support] == ["notice", "hidden", "user", "agent", "user", "agent", "notice"]
@@ -145,7 +145,7 @@ async def test_after_a_forget_nothing_forgotten_shows_or_is_kept_and_a_restart_b
 
     second = make_persisted_app(directory)
     async with second.run_test(size=SIZE) as pilot:
-        await pilot.pause()
+        await start_ended(pilot)
         assert reporting in pane_texts(second) and billing in pane_texts(second)
         await say(pilot, "logs", "forget module")
         assert not any(v in pane_texts(second) for v in forgotten)
@@ -157,7 +157,7 @@ async def test_after_a_forget_nothing_forgotten_shows_or_is_kept_and_a_restart_b
 
     third = make_persisted_app(directory)
     async with third.run_test(size=SIZE) as pilot:
-        await pilot.pause()
+        await start_ended(pilot)
         assert [t for k, t in shown(third, "support") if k == "user"] == ["Where are the logs?"]
         assert shown(third, "logs") == []
         assert not any(v in pane_texts(third) for v in forgotten)
@@ -171,6 +171,6 @@ async def test_a_pane_shows_no_resumed_history_without_persist():
 
     app = make_app(Mode.MANUAL)
     async with app.run_test(size=SIZE) as pilot:
-        await pilot.pause()
+        await start_ended(pilot)
         assert app.runtime.resumed("support") is None
         assert shown(app, "support") == []
