@@ -137,8 +137,11 @@ def main(args: argparse.Namespace) -> None:
                 started = time.perf_counter()
                 vectors = embedded(texts, kind, args.dimensions)
                 load(db, vectors)
-                print(f"{kind} vectors, {vectors.shape[1]} dimensions, {args.size:,} messages: "
-                      f"embedded and loaded in {time.perf_counter() - started:.0f} s", flush=True)
+                print(
+                    f"{kind} vectors, {vectors.shape[1]} dimensions, {args.size:,} messages: "
+                    f"embedded and loaded in {time.perf_counter() - started:.0f} s",
+                    flush=True,
+                )
                 queries = embedded(bench_queries(args.queries), kind, args.dimensions)
                 exact: dict[str, list[list[tuple[str, float]]]] = {}
                 for scope_name, scope in SCOPES.items():
@@ -159,8 +162,11 @@ def main(args: argparse.Namespace) -> None:
                     )
                     row = db.execute(f"SELECT pg_relation_size('{TABLE}_hnsw')").fetchone()
                     size = row[0] / 1_048_576 if row else 0.0
-                    print(f" {kind} m {m}, ef_construction {ef_construction}: built in "
-                          f"{time.perf_counter() - started:.0f} s, {size:.0f} MiB", flush=True)
+                    print(
+                        f" {kind} m {m}, ef_construction {ef_construction}: built in "
+                        f"{time.perf_counter() - started:.0f} s, {size:.0f} MiB",
+                        flush=True,
+                    )
                     sweep(db, queries, exact, kind, args)
             db.execute(f"DROP TABLE {TABLE}")
 
@@ -174,8 +180,12 @@ if __name__ == "__main__":
         "--builds", nargs="+", default=["16:64", "32:128"], help="m:ef_construction, or m:ef_construction:halfvec"
     )
     parser.add_argument("--ef-search", type=int, nargs="+", default=[40, 100, 200, 400, 1000])
-    parser.add_argument("--scans", nargs="+", choices=["off", "strict_order", "relaxed_order"],
-                        default=["strict_order", "relaxed_order"])
+    parser.add_argument(
+        "--scans",
+        nargs="+",
+        choices=["off", "strict_order", "relaxed_order"],
+        default=["strict_order", "relaxed_order"],
+    )
     parser.add_argument("--queries", type=int, default=100)
     parser.add_argument("--build-memory", default="1GB", help="maintenance_work_mem for the index build")
     parser.add_argument("--postgres", help="a PostgreSQL server with pgvector (default: one started from the wheel)")

@@ -25,6 +25,7 @@ from workbench.runtime.telemetry import TelemetryError, TelemetrySettings, start
 
 if TYPE_CHECKING:
     from workbench.agentmem.mem0_config import Mem0Config
+    from workbench.persist.journal import ForgetJournal
     from workbench.persist.sessions import PersistedSessions
     from workbench.runtime.agents import AgentRuntime
     from workbench.ui.app import WorkbenchApp
@@ -425,8 +426,57 @@ def main(argv: list[str] | None = None) -> int:
         return run_drift_command(args, config)
     if args.command == "qualify":
         return run_qualify_command(args, config)
+    if problem := unfinished_forget(args, config):
+        print(f"workbench: {problem}", file=sys.stderr)
+        return 1
     build_app(args, config).run()
     return 0
+
+
+def stores_on_disk(args: argparse.Namespace, config: ModelConfig) -> tuple[str, ...]:
+    """The stores a forget of this start reaches beyond the process, as the options that open them:
+    what its journal records (`workbench.persist.journal`). Names no password."""
+    stores = ["--persist"] if args.persist else []
+    recall = recall_config(args, config)
+    if (conninfo := recall.postgres) is not None:
+        from workbench.recall.postgres_store import display_location
+
+        stores.append(f"--recall-store {display_location(conninfo)}")
+    elif (path := recall.store_path) is not None and (recall.enabled or path.exists()):
+        stores.append(f"--recall-store {path.resolve()}")
+    memory = agent_memory_config(args, config)
+    if memory.kind is not None:
+        stores.append(f"--agent-memory {memory.kind} --agent-memory-dir {memory.root}")
+    return tuple(stores)
+
+
+def forget_journal(args: argparse.Namespace, config: ModelConfig) -> ForgetJournal | None:
+    """The journal of this start's forgets, when a forget reaches anything on disk."""
+    from workbench.files import data_dir
+    from workbench.persist.journal import FILE_NAME, ForgetJournal
+
+    stores = stores_on_disk(args, config)
+    return ForgetJournal(data_dir() / FILE_NAME, stores) if stores else None
+
+
+def unfinished_forget(args: argparse.Namespace, config: ModelConfig) -> str | None:
+    """Why this start cannot go on because of a forget a crash cut short, in one line: its record
+    cannot be read, or this start does not open every store it was to reach. None when the start can go
+    on (the runtime completes a pending forget before anything else)."""
+    from workbench.files import data_dir
+    from workbench.persist.journal import FILE_NAME, SavedFileError, read_pending
+    from workbench.text import visible
+
+    try:
+        pending = read_pending(data_dir() / FILE_NAME)
+    except SavedFileError as exc:
+        return visible(str(exc))
+    if pending is None or not (missing := pending.missing(stores_on_disk(args, config))):
+        return None
+    return visible(
+        f"a forget of {pending.what} asked at {pending.asked_at:%Y-%m-%d %H:%M} UTC was cut short; start with "
+        f"the options it ran with to complete it: {' '.join(pending.stores)} (missing now: {' '.join(missing)})"
+    )
 
 
 def agent_memory_config(args: argparse.Namespace, chat: ModelConfig) -> AgentMemoryConfig:
@@ -464,6 +514,7 @@ def build_app(args: argparse.Namespace, config: ModelConfig) -> WorkbenchApp:
             recall_on=recall.enabled,
             memories=[built] if built is not None else [],
             histories=persisted,
+            journal=forget_journal(args, config),
         )
         if persisted is not None:
             runtime.forgetting.register(persisted)  # after the agent sessions, whose replacement it follows

@@ -62,8 +62,8 @@ def write_private(path: Path, text: str, *, new: bool = False) -> None:
 
 
 def replace_private(path: Path, text: str) -> None:
-    """Write `text` to `path` as one step: a private work file beside it, flushed to disk, then renamed
-    over it, so a crash leaves the old contents or the new, never half of either."""
+    """Write `text` to `path` as one step: a private work file beside it, flushed to disk, renamed over
+    it, and the folder flushed, so a crash leaves the old contents or the new, never half of either."""
     work = path.with_name(path.name + WORK_SUFFIX)
     write_private(work, text)
     descriptor = os.open(work, os.O_RDONLY)
@@ -72,6 +72,16 @@ def replace_private(path: Path, text: str) -> None:
     finally:
         os.close(descriptor)
     os.replace(work, path)
+    sync_folder(path.parent)
+
+
+def sync_folder(folder: Path) -> None:
+    """Flush the folder's entries to disk, so a rename or a removal in it survives a crash."""
+    descriptor = os.open(folder, os.O_RDONLY)
+    try:
+        os.fsync(descriptor)
+    finally:
+        os.close(descriptor)
 
 
 def erase_file(path: Path) -> None:
@@ -100,3 +110,37 @@ def private_tree(root: Path) -> None:
             file = os.path.join(directory, name)
             if not os.path.islink(file):
                 os.chmod(file, PRIVATE)
+
+
+class InUse(RuntimeError):
+    """Another process holds the lock of a folder this one was asked to use."""
+
+
+class FolderLock:
+    """An exclusive lock on `path` (a lock file, created user-only), held from creation until
+    `release` or the process's end. The holder writes its process id into the file, so a second
+    process is refused naming it (`InUse`). No lock where the platform has no `fcntl` (Windows)."""
+
+    def __init__(self, path: Path, what: str) -> None:
+        self.path = path
+        self._descriptor: int | None = None
+        try:
+            import fcntl
+        except ImportError:
+            return
+        private_file(path)
+        descriptor = os.open(path, os.O_RDWR)
+        try:
+            fcntl.flock(descriptor, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            holder = os.pread(descriptor, 32, 0).decode("ascii", errors="replace").strip() or "unknown"
+            os.close(descriptor)
+            raise InUse(f"{path.parent} is in use by another {what} (process {holder}); quit it first") from None
+        os.ftruncate(descriptor, 0)
+        os.pwrite(descriptor, f"{os.getpid()}\n".encode(), 0)
+        self._descriptor = descriptor
+
+    def release(self) -> None:
+        if self._descriptor is not None:
+            os.close(self._descriptor)
+            self._descriptor = None

@@ -182,7 +182,15 @@ def test_the_sweep_json_shape(capsys):
     assert data["lengths"] == [10, 14] and data["partial"] is False and data["stop"] is None
     assert [run["turns"] for run in data["runs"]] == [10, 14]
     for run in data["runs"]:
-        assert set(run) == {"turns", "seconds", "partial", "policies", "request_chars_by_turn", "unavailable", "failures"}
+        assert set(run) == {
+            "turns",
+            "seconds",
+            "partial",
+            "policies",
+            "request_chars_by_turn",
+            "unavailable",
+            "failures",
+        }
         assert run["unavailable"] == SCRIPTED_UNAVAILABLE
         assert list(run["policies"]) == [p.name for p in POLICIES if p.name not in SCRIPTED_UNAVAILABLE]
         for cell in run["policies"].values():

@@ -112,7 +112,13 @@ def test_accounting_counts_every_call_and_reports_unknown_without_usage(report):
         "recall": {"agent": 10, "writer": 0, "summarizer": 0, "memory": 0, "embeddings": 20},
         "recall_purged": {"agent": 10, "writer": 0, "summarizer": 0, "memory": 0, "embeddings": 20},
         "persisted": {"agent": 10, "writer": 0, "summarizer": 0, "memory": 0, "embeddings": 0},
-        "extracted": {"agent": 10, "writer": 0, "summarizer": 0, "memory": 10, "embeddings": 0},  # one extraction a turn
+        "extracted": {
+            "agent": 10,
+            "writer": 0,
+            "summarizer": 0,
+            "memory": 10,
+            "embeddings": 0,
+        },  # one extraction a turn
     }
     assert all(cost.reported is None for cost in report.accounting.values())
     assert all(cost.estimate == cost.request_chars // 4 for cost in report.accounting.values())
@@ -143,7 +149,13 @@ async def test_a_bad_summary_fails_that_policy_without_replacement(loopback, sum
     assert failure.turn == 1 and reason in failure.reason and "no replacement text" in failure.reason
     # What was measured before the failure is kept, and the policies after it ran.
     assert report.scores["summary"] == {} and set(report.scores["full"]) == {"restart", "scope"}
-    assert report.accounting["summary"].calls == {"agent": 1, "writer": 0, "summarizer": 1, "memory": 0, "embeddings": 0}
+    assert report.accounting["summary"].calls == {
+        "agent": 1,
+        "writer": 0,
+        "summarizer": 1,
+        "memory": 0,
+        "embeddings": 0,
+    }
     assert set(report.scores["recall_purged"]) == {"restart", "scope"}
 
 

@@ -4,6 +4,7 @@ restart would, and the product's forget on them; cell by cell on the built-in mo
 import asyncio
 import os
 import re
+import sqlite3
 
 import pytest
 from agent_framework import Agent, ContextProvider
@@ -14,6 +15,7 @@ from workbench.drift.persisted_policy import PersistedHistoryPolicy
 from workbench.drift.policies import POLICIES
 from workbench.drift.report import render, to_json
 from workbench.persist.sessions import PersistedSessions
+from workbench.persist.state import STATE_FILE
 from workbench.runtime import CallLog, ModelConfig, build_models
 from workbench.runtime.calls import RecordingMiddleware
 
@@ -46,8 +48,8 @@ async def test_every_step_resumes_the_history_from_the_files_and_lets_the_direct
     first_agents = dict(policy.agents)
     PersistedSessions(policy.directory).close()  # free between steps: the workbench has quit
 
-    history = next(policy.directory.glob("history/*.jsonl"))
-    history.write_text(history.read_text().replace("Reporting", "Edited"))  # what the next start will read
+    with sqlite3.connect(policy.directory / STATE_FILE) as edited:  # what the next start will read
+        edited.execute("UPDATE messages SET message = replace(message, 'Reporting', 'Edited')")
     await policy.answer(2, "support", "which module?")
     assert "module=Edited" in sent(calls) and "Reporting" not in sent(calls)
     assert all(policy.agents[r] is not first_agents[r] for r in first_agents)  # built again: a restart

@@ -174,7 +174,10 @@ def test_the_value_first_pattern_finds_and_scrubs_exactly_what_the_look_behind_f
     values: list[str], data: st.DataObject
 ) -> None:
     # Text made of the values (as written, upper- or lower-cased) between random runs of the same characters.
-    piece = st.one_of(st.sampled_from(values).flatmap(lambda v: st.sampled_from([v, v.upper(), v.lower()])), st.text(_CHARS, max_size=3))
+    piece = st.one_of(
+        st.sampled_from(values).flatmap(lambda v: st.sampled_from([v, v.upper(), v.lower()])),
+        st.text(_CHARS, max_size=3),
+    )
     text = "".join(data.draw(st.lists(piece, max_size=8)))
     forget = ForgetPlan("module", frozenset({"module"}), frozenset(values))
     reference = _looked_behind_first(frozenset(form for value in forget.values for form in written(value)))

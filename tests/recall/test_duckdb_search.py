@@ -33,9 +33,26 @@ DIMENSIONS = 16
 # float ranges (3.4028235677973366e38 rounds past the largest float: both paths must refuse it alike),
 # exponents written with a sign, and reprs of 17 digits.
 AWKWARD = [
-    0.0, -0.0, 5e-324, -5e-324, 2.225073858507201e-308, 2.2250738585072014e-308, 1e-310, 1.7976931348623157e308,
-    -1.7976931348623157e308, 1e16, 1e-05, 0.1, 1 / 3, 3.4028234663852886e38, 3.4028235677973366e38, 1.401298464324817e-45,
-    7e-46, 1.1754942106924411e-38, 123456789.12345679, -2.5e-320,
+    0.0,
+    -0.0,
+    5e-324,
+    -5e-324,
+    2.225073858507201e-308,
+    2.2250738585072014e-308,
+    1e-310,
+    1.7976931348623157e308,
+    -1.7976931348623157e308,
+    1e16,
+    1e-05,
+    0.1,
+    1 / 3,
+    3.4028234663852886e38,
+    3.4028235677973366e38,
+    1.401298464324817e-45,
+    7e-46,
+    1.1754942106924411e-38,
+    123456789.12345679,
+    -2.5e-320,
 ]
 
 
@@ -55,7 +72,9 @@ def vector(rng: random.Random) -> list[float]:
 
 def query_vector(rng: random.Random) -> list[float]:
     """A query whose numbers have long reprs, some awkward ones and some signed zeros."""
-    values = [rng.choice([rng.uniform(-1, 1), rng.choice([0.0, -0.0, 1e-300, -7e-310]), 0.0]) for _ in range(DIMENSIONS)]
+    values = [
+        rng.choice([rng.uniform(-1, 1), rng.choice([0.0, -0.0, 1e-300, -7e-310]), 0.0]) for _ in range(DIMENSIONS)
+    ]
     return values if any(values) else [*values[:-1], rng.random() + 0.5]
 
 
@@ -115,7 +134,10 @@ def fallbacks(monkeypatch: pytest.MonkeyPatch) -> list[dict]:
 
 @pytest.fixture
 async def stores(tmp_path: Path):
-    both = [DuckDBStore(connection_string=str(tmp_path / "plain.duckdb")), RecallDuckDBStore(connection_string=str(tmp_path / "fast.duckdb"))]
+    both = [
+        DuckDBStore(connection_string=str(tmp_path / "plain.duckdb")),
+        RecallDuckDBStore(connection_string=str(tmp_path / "fast.duckdb")),
+    ]
     yield both
     for store in both:
         await store.aclose()
@@ -127,7 +149,10 @@ async def test_the_fast_search_returns_what_the_framework_search_returns(stores,
     rows += [row(model, message(200 + i, "support"), vector_of(rows[i])) for i in range(10)]  # exact ties
     rows += [row(model, message(300 + i, "support"), None) for i in range(2)]
     big = 1e300 if model is MODELS["DOUBLE"] else 1e30  # products and norms overflow to infinity
-    rows += [row(model, message(400 + i, "logs"), [big * rng.choice([0.0, 1.0, -1.0, 1.0]) for _ in range(DIMENSIONS)]) for i in range(4)]
+    rows += [
+        row(model, message(400 + i, "logs"), [big * rng.choice([0.0, 1.0, -1.0, 1.0]) for _ in range(DIMENSIONS)])
+        for i in range(4)
+    ]
     await fill(stores, model, rows)
     support = FilterGroup("and", [Filter("application_id", "eq", "app"), Filter("agent_id", "eq", "support")])
     options: list[dict[str, Any]] = [
@@ -152,7 +177,9 @@ async def test_the_fast_search_returns_what_the_framework_search_returns(stores,
     assert fallbacks == []  # every search above ran the fast query
 
 
-async def test_a_vector_whose_norm_underflows_is_left_out_as_the_framework_leaves_it_out(stores, model, fallbacks) -> None:
+async def test_a_vector_whose_norm_underflows_is_left_out_as_the_framework_leaves_it_out(
+    stores, model, fallbacks
+) -> None:
     """DuckDB's cosine distance of such a vector is a finite number; the framework drops the row."""
     small = 1e-200 if model is MODELS["DOUBLE"] else 1e-25  # its square underflows to zero
     tiny = row(model, message(1, "support"), [small] * DIMENSIONS)
@@ -211,9 +238,13 @@ def test_the_query_literal_holds_the_bits_the_bound_parameter_holds(kind: str) -
     rng = random.Random(9)
     field = VectorStoreField("vector", name="v", dimensions=4, type_="float" if kind == "DOUBLE" else "float32")
     vectors = [AWKWARD[i : i + 4] for i in range(0, len(AWKWARD), 4)]
-    vectors += [[struct.unpack("<d", rng.getrandbits(64).to_bytes(8, "little"))[0] for _ in range(4)] for _ in range(40)]
+    vectors += [
+        [struct.unpack("<d", rng.getrandbits(64).to_bytes(8, "little"))[0] for _ in range(4)] for _ in range(40)
+    ]
     vectors += [[rng.uniform(-1, 1) * 10.0 ** rng.randint(-330, 308) for _ in range(4)] for _ in range(40)]
-    vectors += [[rng.uniform(-1, 1) * 10.0 ** rng.randint(-50, 38) for _ in range(4)] for _ in range(80)]  # floats' range
+    vectors += [
+        [rng.uniform(-1, 1) * 10.0 ** rng.randint(-50, 38) for _ in range(4)] for _ in range(80)
+    ]  # floats' range
     connection = duckdb.connect()
     compared = refused = 0
     for values in vectors:
@@ -238,17 +269,35 @@ async def test_scan_finds_every_record_of_a_scope_in_one_query(stores) -> None:
     fast = collection(stores[1])
     await fast.ensure_collection_exists()
     rng = random.Random(1)
-    await fast.upsert([embedded(message(n, ["support", "logs"][n % 2]), vector(rng)) for n in range(40)], generate_vectors=False)
+    await fast.upsert(
+        [embedded(message(n, ["support", "logs"][n % 2]), vector(rng)) for n in range(40)], generate_vectors=False
+    )
     rows = await fast.scan(Filter("agent_id", "eq", "logs"))
     assert sorted(row["key"] for row in rows) == sorted(f"k{n:03}" for n in range(1, 40, 2))
     assert "vector" not in rows[0] and rows[0]["text"].startswith("text ")
-    assert await fast.scan(Filter("agent_id", "eq", "logs"), ("key", "turn")) == [{"key": r["key"], "turn": r["turn"]} for r in rows]
+    assert await fast.scan(Filter("agent_id", "eq", "logs"), ("key", "turn")) == [
+        {"key": r["key"], "turn": r["turn"]} for r in rows
+    ]
 
 
 async def test_a_delete_removes_what_the_framework_delete_removes(stores) -> None:
     """One JSON array parameter instead of one parameter per key: the same rows go, whatever the keys."""
-    awkward = ["it's", '"quoted"', "back\\slash", "[1, 2]", "null", "", "caf\u00e9", "\u4e2d\u6587", "tab\tnew\nline", "\U0001f600"]
-    rows = [row(MODELS["FLOAT"], StoredMessage(key, "t", "user", 1, "t", "app", "support", "ana", "s"), [1.0] * DIMENSIONS) for key in awkward]
+    awkward = [
+        "it's",
+        '"quoted"',
+        "back\\slash",
+        "[1, 2]",
+        "null",
+        "",
+        "caf\u00e9",
+        "\u4e2d\u6587",
+        "tab\tnew\nline",
+        "\U0001f600",
+    ]
+    rows = [
+        row(MODELS["FLOAT"], StoredMessage(key, "t", "user", 1, "t", "app", "support", "ana", "s"), [1.0] * DIMENSIONS)
+        for key in awkward
+    ]
     await fill(stores, MODELS["FLOAT"], rows)
 
     async def left(store: DuckDBStore) -> list[str]:
@@ -275,5 +324,7 @@ async def test_a_search_runs_on_one_thread_per_row_group_at_most_one_per_core(st
     await fill([fast], MODELS["FLOAT"], [row(MODELS["FLOAT"], message(1, "support"), [1.0] * DIMENSIONS)])
     await fast._client.run(lambda connection: connection.execute(f"SET threads = {cores + 1}"))
     await collection(fast).search(vector=[1.0] * DIMENSIONS, top=1)
-    threads = await fast._client.run(lambda connection: connection.execute("SELECT current_setting('threads')").fetchall())
+    threads = await fast._client.run(
+        lambda connection: connection.execute("SELECT current_setting('threads')").fetchall()
+    )
     assert threads == [(1,)]

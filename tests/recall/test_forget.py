@@ -217,6 +217,8 @@ async def test_a_forget_rewrites_the_messages_and_leaves_the_embeddings_index_in
     after = await _file_nodes(postgres_database, messages, vectors, index)
     assert after[0] != before[0] and after[1:] == before[1:]
     embedder = lexical_embedder()
-    found = [hit.record.text for hit in await store.search(embedder.name, (await embedder.embed(["PostgreSQL"]))[0], USER, 5)]
+    found = [
+        hit.record.text for hit in await store.search(embedder.name, (await embedder.embed(["PostgreSQL"]))[0], USER, 5)
+    ]
     assert any("PostgreSQL" in text for text in found) and not any("Zanzibar" in text for text in found)
     await store.close()

@@ -35,7 +35,9 @@ def test_the_environment_names_the_server_when_no_store_is_given(monkeypatch: py
     assert RecallConfig(store="memory").build().store.kind == "in memory"  # --recall-store wins
 
 
-@pytest.mark.parametrize("bad", [f"postgresql://ana:{SECRET}@db/recall?no_such_option=1", f"host=db password={SECRET} stray"])
+@pytest.mark.parametrize(
+    "bad", [f"postgresql://ana:{SECRET}@db/recall?no_such_option=1", f"host=db password={SECRET} stray"]
+)
 def test_a_malformed_connection_string_is_refused_without_quoting_it(bad: str, monkeypatch: pytest.MonkeyPatch) -> None:
     with pytest.raises(ConfigError) as refused:
         RecallConfig(store=bad if bad.startswith("postgresql://") else None)

@@ -21,7 +21,12 @@ def workbench(conninfo: str, user: str) -> RecallSetup:
 
 
 async def say(provider: RecallProvider, name: str, text: str) -> None:
-    agent = Agent(ScriptedChatClient(), f"You are the {name} agent.", name=name, context_providers=[InMemoryHistoryProvider(), provider])
+    agent = Agent(
+        ScriptedChatClient(),
+        f"You are the {name} agent.",
+        name=name,
+        context_providers=[InMemoryHistoryProvider(), provider],
+    )
     await agent.run(Message(role="user", contents=[text]), session=agent.create_session())
 
 

@@ -14,8 +14,11 @@ from agent_framework import Message
 
 from tests.runtime.helpers import facts
 from workbench import cli
-from workbench.persist.format import MEMORY_FILE, SESSIONS_FILE, SavedFileError, read_sessions
-from workbench.persist.sessions import DIRECTORY, InUse, PersistedSessions
+from workbench.files import InUse
+from workbench.persist.format import SavedFileError
+from workbench.persist.legacy import MEMORY_FILE
+from workbench.persist.sessions import DIRECTORY, PersistedSessions
+from workbench.persist.state import STATE_FILE
 from workbench.runtime import AGENT_NAMES, AgentRuntime, Mode, ModelConfig, build_models
 
 CORRECTION = "module=Billing; database=SQL Server 2022; version=2"
@@ -117,7 +120,10 @@ async def test_forget_leaves_no_byte_of_a_forgotten_value_in_any_file(tmp_path, 
     assert report.failures == {} and "persisted sessions" in report.counts
     assert holding(directory, forgotten) == {}
     kept = holding(directory, [v["postgres"], v["contoso"]])
-    assert kept == ({"memory.json": [v["postgres"], v["contoso"]]} if key else {})  # the other facts stay
+    if key:  # the other facts stay: in the database, and in its log when memory was written since
+        assert kept[STATE_FILE] == [v["postgres"], v["contoso"]] and set(kept) <= {STATE_FILE, f"{STATE_FILE}-wal"}
+    else:
+        assert kept == {}
 
     quit_(runtime)
     again = started(directory)  # and a restart brings nothing back
@@ -138,16 +144,17 @@ async def test_a_turn_running_across_a_forget_writes_nothing_to_disk(tmp_path):
     await runtime.forget("symptom")
     await asyncio.wait_for(task, 10)
     assert holding(directory, [secret]) == {}
-    assert [p.name for p in (directory / "history").iterdir()] == []  # the new sessions have said nothing yet
+    assert isinstance(runtime.histories, PersistedSessions)
+    assert runtime.histories.state.session_ids() == []  # the new sessions have said nothing yet
 
 
 async def test_only_the_current_sessions_are_written(tmp_path):
     persisted = PersistedSessions(tmp_path / DIRECTORY)
     runtime = AgentRuntime(persisted.memory, build_models(ModelConfig()), histories=persisted)
-    replaced = read_sessions(tmp_path / DIRECTORY / SESSIONS_FILE)[1]["support"]["session_id"]
+    replaced = persisted.state.sessions()[1]["support"]["session_id"]
     await runtime.forget()
     await persisted.provider("support").save_messages(replaced, [Message(role="user", contents=["symptom=late"])])
-    assert list((tmp_path / DIRECTORY / "history").iterdir()) == []
+    assert persisted.state.session_ids() == []
 
 
 async def test_files_and_directories_are_private_while_the_runtime_runs(tmp_path):
@@ -165,7 +172,7 @@ async def test_files_and_directories_are_private_while_the_runtime_runs(tmp_path
     assert {name for name, mode in modes.items() if mode == 0o600} == {
         str(p.relative_to(directory)) for p in files(directory)
     }
-    assert modes["history"] == 0o700 and len(modes) == 6  # lock, memory.json, sessions.json, history/, 2 sessions
+    assert sorted(modes) == sorted(["lock", STATE_FILE, f"{STATE_FILE}-wal", f"{STATE_FILE}-shm"])
 
 
 async def test_a_new_session_erases_the_file_of_the_one_it_replaces(tmp_path):
@@ -189,7 +196,7 @@ async def test_sessions_saved_under_another_mode_are_not_resumed_and_their_files
     second = started(directory, mode=Mode.PROVIDER)
     assert histories(second) == {name: [] for name in AGENT_NAMES}
     assert facts(second) == {"module": (secret, f"module={secret}")}  # the facts are kept, as on a switch
-    assert holding(directory, [secret]) == {"memory.json": [secret]}
+    assert holding(directory, [secret]) == {STATE_FILE: [secret]}
     assert "resumed: 0 message(s), 1 fact(s)" in second.status.summary
 
 
@@ -216,34 +223,41 @@ VERSION_1 = {
 }
 
 
-async def test_a_memory_file_of_version_1_is_resumed_with_each_facts_own_declaration(tmp_path):
+async def test_a_folder_of_the_version_before_the_database_is_moved_into_it_whole(tmp_path):
+    """memory.json (version 1), sessions.json and the framework's history files become rows of the
+    database, each fact with its own declaration; the old files are erased."""
     directory = tmp_path / DIRECTORY
-    directory.mkdir(mode=0o700)
+    (directory / "history").mkdir(parents=True, mode=0o700)
     (directory / MEMORY_FILE).write_text(json.dumps(VERSION_1))
+    message = Message(role="user", contents=[CORRECTION], message_id="user-1").to_dict()
+    (directory / "history" / "s-1.jsonl").write_text(json.dumps(message) + "\n" + '{"cut off')
+    sessions = {"version": 1, "shape": "manual mode, recall off", "sessions": {"support": {"session_id": "s-1"}}}
+    (directory / "sessions.json").write_text(json.dumps(sessions))
     runtime = started(directory)
     assert [(f.key, f.declaration) for f in runtime.memory.facts()] == [
         ("database", "database=SQL Server 2022"),
         ("module", "module=Billing"),
         ("version", "version=2"),
     ]
+    assert [m[1] for m in histories(runtime)["support"]] == [CORRECTION]  # the line a crash cut off is left out
+    assert sorted(p.name for p in directory.iterdir()) == sorted(
+        ["lock", STATE_FILE, f"{STATE_FILE}-wal", f"{STATE_FILE}-shm"]
+    )
     await runtime.forget("version")
     assert [f.evidence for f in runtime.memory.facts()] == ["database=SQL Server 2022", "module=Billing"]
-    assert json.loads((directory / MEMORY_FILE).read_text())["version"] == 2
     assert holding(directory, ["version=2"]) == {} and holding(directory, ["SQL Server 2022"])
-    assert stat.S_IMODE((directory / MEMORY_FILE).stat().st_mode) == 0o600
 
 
-@pytest.mark.parametrize("name", ["memory.json", "sessions.json"])
-async def test_an_unreadable_saved_file_stops_start_up_with_its_name_and_is_left_as_it_is(tmp_path, name):
+async def test_a_damaged_database_stops_start_up_with_its_name_and_is_left_as_it_is(tmp_path):
     directory = tmp_path / DIRECTORY
     first = started(directory)
     await first.ask("support", "module=Reporting")
     quit_(first)
-    broken = directory / name
-    broken.write_text('{"version": 99}')
-    with pytest.raises(SavedFileError, match=name):
+    broken = directory / STATE_FILE
+    broken.write_bytes(b"\0" * 4096)
+    with pytest.raises(SavedFileError, match=STATE_FILE):
         started(directory)
-    assert broken.read_text() == '{"version": 99}'
+    assert broken.read_bytes() == b"\0" * 4096
     with pytest.raises(SavedFileError):  # not InUse: the failed start let the directory go
         started(directory)
 
@@ -265,7 +279,7 @@ async def test_without_persist_nothing_is_written_and_with_it_the_data_directory
 
 async def test_a_second_workbench_on_the_same_directory_is_refused_while_the_first_runs(tmp_path):
     first = started(tmp_path / DIRECTORY)
-    with pytest.raises(InUse, match="another workbench --persist is using"):
+    with pytest.raises(InUse, match=rf"in use by another workbench --persist \(process {os.getpid()}\)"):
         started(tmp_path / DIRECTORY)
     quit_(first)
     assert started(tmp_path / DIRECTORY).status.persisted is not None

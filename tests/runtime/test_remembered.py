@@ -13,6 +13,7 @@ from workbench.agentmem.extracted import ExtractedMemory
 from workbench.agentmem.files import FileMemory
 from workbench.memory import WorkingMemory
 from workbench.persist.sessions import PersistedSessions
+from workbench.persist.state import STATE_FILE
 from workbench.recall.config import RecallConfig
 from workbench.recall.setup import RecallSetup
 from workbench.runtime import AgentRuntime, CallLog, ModelConfig, WriterKind, build_models
@@ -157,6 +158,8 @@ async def test_persisted_sessions_list_every_file_with_its_size_and_an_escaped_v
         await say(runtime, f"customer={value}; module=Billing")
         await say(runtime, "Where are the logs?", agent="logs")
         remembered = await runtime.remembered()
+        state = ["lock", STATE_FILE, f"{STATE_FILE}-wal", f"{STATE_FILE}-shm"]
+        on_disk = {name: (tmp_path / "sessions" / name).stat().st_size for name in state}  # while it runs
     finally:
         persisted.close()
 
@@ -164,15 +167,16 @@ async def test_persisted_sessions_list_every_file_with_its_size_and_an_escaped_v
     found = system(remembered, "persisted sessions")
     assert found.location == str((tmp_path / "sessions").resolve())
     files = items(found)
-    histories = sorted(name for name in files if name.startswith("history/"))
-    assert sorted(files) == sorted(["lock", "memory.json", "sessions.json", *histories]) and len(histories) == 2
-    on_disk = {name: (tmp_path / "sessions" / name).stat().st_size for name in files}
-    assert {name: item.size for name, item in files.items()} == on_disk and found.size == sum(on_disk.values())
-    whose = sorted(files[name].description.split(":")[0] for name in histories)
-    assert whose == ["the logs agent's history", "the support agent's history"]
-    assert files["memory.json"].keys == ("customer", "module")  # the JSON-escaped value is found
+    assert sorted(files) == sorted(["support", "logs", *state])
+    assert {name: files[name].size for name in state} == on_disk and found.size == sum(on_disk.values())
+    assert [files[a].description for a in ("support", "logs")] == [
+        "the support agent's history: 2 message(s)",
+        "the logs agent's history: 2 message(s)",
+    ]
+    on_file = {k for name in (STATE_FILE, f"{STATE_FILE}-wal") for k in files[name].keys}
+    assert on_file == {"customer", "module"}  # the JSON-escaped value is found in the text of its bytes
     assert remembered.values["customer"] == (value,)
-    support = next(files[n] for n in histories if "support" in files[n].description)
+    support = files["support"]
     assert support.keys == ("customer", "module") and f"customer={value}; module=Billing" in support.content
     assert "resumed" in found.description or "persist" in found.description
 

@@ -9,6 +9,7 @@ from tests.support.residue import residue
 from tests.ui.helpers import make_persisted_app, release, say, start_ended
 from workbench import cli
 from workbench.persist.sessions import DIRECTORY, PersistedSessions
+from workbench.persist.state import STATE_FILE
 from workbench.runtime import AgentRuntime, Mode, ModelConfig, build_models
 from workbench.ui.app import WorkbenchApp
 from workbench.ui.chat import ChatPane, HiddenNote, Notice, UserMessage
@@ -162,7 +163,7 @@ async def test_after_a_forget_nothing_forgotten_shows_or_is_kept_and_a_restart_b
         assert shown(third, "logs") == []
         assert not any(v in pane_texts(third) for v in forgotten)
         assert files_holding(directory, forgotten) == {}
-        assert "memory.json" in files_holding(directory, [contoso])  # the other fact stays
+        assert STATE_FILE in files_holding(directory, [contoso])  # the other fact stays
     release(third)
 
 

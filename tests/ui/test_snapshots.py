@@ -8,6 +8,7 @@ import time
 import pytest
 
 from tests.ui.helpers import FIXED, answer, make_app, make_persisted_app, release, say
+from workbench.persist.state import STATE_FILE
 from workbench.ui.facts import FactTable
 
 WIDE = (140, 40)
@@ -169,7 +170,7 @@ def test_resumed_after_a_restart(snap_compare, tmp_path, monkeypatch, utc):
         persisted.close()
 
     asyncio.run(first_run())
-    os.utime(directory / "sessions.json", (FIXED.timestamp(), FIXED.timestamp()))
+    os.utime(directory / STATE_FILE, (FIXED.timestamp(), FIXED.timestamp()))
     app = make_persisted_app(directory)
     assert snap_compare(app, terminal_size=WIDE)
     release(app)

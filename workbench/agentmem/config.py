@@ -63,9 +63,14 @@ class AgentMemoryConfig:
         them. Mem0 offers none: it extracts and searches on its own."""
         return self.kind in (AgentMemoryKind.FILES, AgentMemoryKind.EXTRACTED)
 
+    @property
+    def root(self) -> Path:
+        """The folder under which the chosen memory keeps its files."""
+        return (self.directory or default_directory()).resolve()
+
     def build(self) -> AgentMemory | None:
         """The memory, or None without `--agent-memory`. Nothing is written until an agent runs."""
-        root = (self.directory or default_directory()).resolve()
+        root = self.root
         if self.kind is AgentMemoryKind.FILES:
             from workbench.agentmem.files import FileMemory
 

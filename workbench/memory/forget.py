@@ -17,6 +17,7 @@ import json
 import re
 from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import dataclass, field, replace
+from datetime import datetime
 from functools import cached_property
 from typing import TYPE_CHECKING, Protocol
 
@@ -190,14 +191,52 @@ class Memory(Protocol):
     def note(self, detail: str, origin: str = "") -> MemoryEvent: ...
 
 
-class Forgetting:
-    """The one place a forget goes through: working memory first (so no earlier ticket can bring a
-    value back), then every registered holder with the same plan, in registration order."""
+@dataclass(frozen=True)
+class PendingForget:
+    """A forget a crash cut short, as its journal recorded it: the key (never a value), when it was
+    asked, and the stores it was to reach (the options that open them)."""
 
-    def __init__(self, memory: Memory) -> None:
+    key: str | None  # None: everything
+    asked_at: datetime
+    stores: tuple[str, ...]
+
+    @property
+    def what(self) -> str:
+        return "everything" if self.key is None else repr(self.key)
+
+    def missing(self, stores: tuple[str, ...]) -> tuple[str, ...]:
+        """The stores it was to reach that `stores` (this start's) do not open."""
+        return tuple(s for s in self.stores if s not in stores)
+
+
+class Journal(Protocol):
+    """Where a forget is recorded while it runs, so a crash cannot leave it half done
+    (`workbench.persist.journal.ForgetJournal`): `begin` returns once the record is durable."""
+
+    def pending(self) -> PendingForget | None: ...
+
+    def begin(self, key: str | None) -> None: ...
+
+    def end(self) -> None: ...
+
+
+JOURNAL = "forget record"  # how a report names the journal when it could not be written
+
+
+class Forgetting:
+    """The one place a forget goes through: recorded in the journal first (when there is one), then
+    working memory (so no earlier ticket can bring a value back), then every registered holder with the
+    same plan, in registration order; the record goes once every holder applied it.
+
+    A forget is a barrier: `settled` returns once every forget asked before it has ended, so a turn
+    asked meanwhile starts after them, on the sessions they leave."""
+
+    def __init__(self, memory: Memory, journal: Journal | None = None) -> None:
         self._memory = memory
+        self._journal = journal
         self._holders: list[Holder] = []
         self._one_at_a_time = asyncio.Lock()
+        self._asked: list[asyncio.Future[ForgetReport]] = []
 
     @property
     def holders(self) -> tuple[str, ...]:
@@ -220,16 +259,42 @@ class Forgetting:
     async def forget(self, key: str | None) -> ForgetReport:
         """Plan, apply to memory, then to every holder, one forget at a time. A forget once asked is
         carried out to the end even if its caller is cancelled: it is never left half done."""
-        return await asyncio.shield(self._forget(key))
+        asked = asyncio.ensure_future(self._forget(key))
+        self._asked.append(asked)
+        asked.add_done_callback(self._asked.remove)
+        return await asyncio.shield(asked)
+
+    async def settled(self) -> None:
+        """Return once every forget asked so far has ended (at once when none is under way); a cancel
+        of the wait leaves them running."""
+        if self._asked:
+            await asyncio.wait([asyncio.shield(f) for f in self._asked])
 
     async def _forget(self, key: str | None) -> ForgetReport:
         async with self._one_at_a_time:
+            unrecorded = self._record(key)
             plan = await self.plan(key)
             outcome = self._memory.forget(plan)
-            return await self._apply(plan, outcome)
+            report = await self._apply(plan, outcome, unrecorded)
+            if self._journal is not None and not report.failures:
+                self._journal.end()
+            return report
 
-    async def _apply(self, plan: ForgetPlan, outcome: Outcome) -> ForgetReport:
+    def _record(self, key: str | None) -> str | None:
+        """Record the forget before anything is touched; why it could not be, if so (the forget goes on:
+        a full disk must not keep a value from being forgotten)."""
+        if self._journal is None:
+            return None
+        try:
+            self._journal.begin(key)
+        except OSError as exc:
+            return clip(f"{type(exc).__name__}: {exc}", _FAILURE_CHARS)
+        return None
+
+    async def _apply(self, plan: ForgetPlan, outcome: Outcome, unrecorded: str | None = None) -> ForgetReport:
         report = ForgetReport(outcome)
+        if unrecorded is not None:
+            report.failures[JOURNAL] = f"a crash during this forget would leave it half done: {unrecorded}"
         for holder in list(self._holders):
             try:
                 removed = report.removed[holder.name] = await holder.forget(plan)

@@ -19,7 +19,7 @@ from workbench.memory.contract import (
     unencodable,
 )
 from workbench.memory.ledger import Reason, ReasonCode
-from workbench.memory.records import FactCandidate, declared_candidates
+from workbench.memory.records import Fact, FactCandidate, declared_candidates
 from workbench.memory.shown import quoted
 
 
@@ -162,3 +162,23 @@ def admissible_as_declared(user_text: str) -> bool:
     candidates = declared_candidates(user_text)
     parsed = parse_message(user_text)
     return not (check_declarations(parsed, candidates) or check_candidates(user_text, candidates))
+
+
+def stored_problem(facts: Sequence[Fact]) -> str | None:
+    """The first rule that stored facts break, in words, or None: what a fact read back (a resumed
+    file) must satisfy, as admission made it. At most five facts, one per allowed key, values and
+    quotations bounded, each quotation holding its value, each fact's own declaration declaring exactly
+    its key with its value, and quotation and declaration parts of one message (one holds the other)."""
+    if len(facts) > MAX_FACTS:
+        return f"{len(facts)} facts; at most {MAX_FACTS}"
+    seen: set[str] = set()
+    for fact in facts:
+        candidate = FactCandidate(key=fact.key, value=fact.value, evidence=fact.evidence)
+        if problem := _candidate_problem(fact.evidence, candidate, seen):
+            return f"{quoted(fact.key, 40)}: {problem.detail}"
+        seen.add(fact.key)
+        if parse_message(fact.declaration).declarations.get(fact.key) != fact.value:
+            return f"{quoted(fact.key, 40)}: its declaration {quoted(fact.declaration, 80)} does not declare its value"
+        if fact.declaration not in fact.evidence and fact.evidence not in fact.declaration:
+            return f"{quoted(fact.key, 40)}: its quotation and its declaration are not parts of one message"
+    return None

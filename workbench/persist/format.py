@@ -1,10 +1,11 @@
-"""The one owner of the saved state's format: two JSON files beside the framework's history files.
+"""The one owner of the saved state's JSON: memory (`SavedMemory`: facts with their provenance, the
+ledger, the epoch and the ticket and event counters) and each agent's `AgentSession.to_dict()`, as the
+state database keeps them in its rows (`state.py`), and as the files of a folder saved before it
+(`memory.json`, `sessions.json`, read once to move them into the database: `legacy.py`).
 
-`memory.json` holds `SavedMemory` (facts with their provenance, the ledger, the epoch and the ticket
-and event counters; a version 1 file is read too, see `MemoryFile`); `sessions.json` holds each
-agent's `AgentSession.to_dict()`. Both carry a format version. A file that is not valid in this
-format is refused with the reason, and never overwritten: nothing is lost because a file was
-hand-edited or written by a newer version."""
+Both carry a format version. What is not valid in this format is refused with the reason, and never
+overwritten: nothing is lost because a file was hand-edited or written by a newer version. Memory read
+back must also satisfy the contract that admitted it (`workbench.memory.rules.stored_problem`)."""
 
 from __future__ import annotations
 
@@ -13,7 +14,7 @@ from typing import Any, Literal, TypeVar
 
 from pydantic import BaseModel, ConfigDict, ValidationError, model_validator
 
-from workbench.files import replace_private
+from workbench.memory.rules import stored_problem
 from workbench.memory.saved import SavedMemory
 
 MEMORY_FILE = "memory.json"
@@ -78,19 +79,12 @@ def _read(path: Path, model: type[_Model]) -> _Model | None:
 
 def read_memory(path: Path) -> SavedMemory | None:
     saved = _read(path, MemoryFile)
+    if saved is not None and (problem := stored_problem(saved.memory.facts)):
+        raise SavedFileError(f"{path} breaks the contract: {problem}")
     return saved.memory if saved is not None else None
-
-
-def write_memory(path: Path, memory: SavedMemory) -> None:
-    replace_private(path, MemoryFile(memory=memory).model_dump_json() + "\n")
 
 
 def read_sessions(path: Path) -> tuple[str, dict[str, dict[str, Any]]]:
     """The shape the sessions were saved under, and each agent's session dict."""
     saved = _read(path, SessionsFile)
     return ("", {}) if saved is None else (saved.shape, {name: s.model_dump() for name, s in saved.sessions.items()})
-
-
-def write_sessions(path: Path, shape: str, sessions: dict[str, dict[str, Any]]) -> None:
-    model = SessionsFile(shape=shape, sessions={name: SessionFile.model_validate(s) for name, s in sessions.items()})
-    replace_private(path, model.model_dump_json() + "\n")

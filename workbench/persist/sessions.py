@@ -3,62 +3,71 @@ holder of the one forget.
 
 Layout under the directory (user-only: 0700 directories, 0600 files, written so from the first byte):
 
-    memory.json          facts with their provenance, the ledger, epoch and counters (format.py)
-    sessions.json        each agent's current `AgentSession.to_dict()` (format.py)
-    history/<id>.jsonl   the framework's `FileHistoryProvider` files, one per current session
+    state.sqlite         the facts with their provenance, the ledger and the counters, each agent's
+                         `AgentSession.to_dict()`, and every message of the agents' current sessions
+                         (state.py); with SQLite's write-ahead log beside it while it is open
+    lock                 held locked while a workbench uses the directory; names its process
 
-memory.json is rewritten after every change of memory, sessions.json whenever the agents' sessions
-change or a turn ends; the history files are appended to by the framework. A history file whose
-session is no longer current (a forget or a switch replaced it) is erased: overwritten, then removed.
-After a forget, every file under the directory is scanned for the forgotten values; one that still
-holds any makes the forget report this holder as not reached."""
+When things are saved:
+- a turn: its messages, and the facts and ledger it left, in one transaction when the agent's history
+  stores the exchange; the sessions when the turn ends, however it ends (with whatever memory changed
+  meanwhile: a batch rejected, a cancel after admission);
+- anything else memory does outside a turn (a note, an abandoned ticket), at once;
+- a forget: memory is written last, once every other holder has applied the plan (the holders run in
+  order and this one is registered last), so a forget cut short by a crash can be planned again from
+  what memory still holds and completed at the next start (`workbench.persist.journal`).
+
+A save that fails (a full disk, a folder made read-only, an I/O error) changes nothing on disk, is
+shown in the header at once and noted in the ledger, and the next save writes everything again. After a
+forget every file under the directory is scanned for the forgotten values; one that still holds any
+makes the forget report this holder as not reached."""
 
 from __future__ import annotations
 
 import asyncio
-import os
+import re
+import sqlite3
 import threading
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import replace
 from datetime import datetime
-from functools import partial
 from pathlib import Path
+from typing import Any
 
 from agent_framework import Agent, AgentSession, HistoryProvider, Message
 
-from workbench.files import WORK_SUFFIX, erase_file, private_dir, private_file
+from workbench.files import WORK_SUFFIX, FolderLock, private_dir
 from workbench.memory import WorkingMemory
 from workbench.memory.forget import ForgetPlan, declared_in
+from workbench.memory.outcome import Outcome, Status
 from workbench.memory.store import utc_now
-from workbench.persist.format import (
-    MEMORY_FILE,
-    SESSIONS_FILE,
-    read_memory,
-    read_sessions,
-    write_memory,
-    write_sessions,
-)
-from workbench.persist.history import PrivateFileHistory
+from workbench.memory.turns import current_turn
+from workbench.persist.history import StateHistory
+from workbench.persist.legacy import move_into
+from workbench.persist.state import STATE_FILE, Saved, StateFile
 from workbench.runtime.remembered import HeldItem, history_text
 from workbench.runtime.view import Persisted
 from workbench.text import clip, json_strings
 
 DIRECTORY = "sessions"  # under the user's data directory
-HISTORY = "history"
-LOCK_FILE = "lock"  # empty; held locked while a workbench uses the directory
+LOCK_FILE = "lock"
+NOT_SAVED = "persist"  # the origin of the ledger's note that a save failed
 _FAILURE_CHARS = 200
 _WHAT = {
-    MEMORY_FILE: "the facts with their provenance, the ledger and the counters",
-    SESSIONS_FILE: "each agent's session (AgentSession.to_dict)",
-    LOCK_FILE: "held locked while a workbench uses the directory; empty",
+    STATE_FILE: "the facts, the ledger, the sessions and their messages (SQLite), as the text in its bytes",
+    "-wal": "SQLite's write-ahead log: the latest changes, until they are written into the database",
+    "-shm": "SQLite's index of its write-ahead log while the database is open",
+    LOCK_FILE: "held locked while a workbench uses the directory; names its process",
 }
+# A run of text in a binary file: what a person would find in it with `strings`.
+_TEXT_RUN = re.compile(r"[^\x00-\x08\x0e-\x1f\x7f\ufffd]{4,}")
 
 
 class PersistedSessions:
     """Both agents' sessions, the facts and the ledger, kept in `directory` and resumed from it.
 
     Give `memory` and the object itself (as `histories`) to the runtime, then register the object
-    with the runtime's `forgetting`. A saved file this version cannot read stops start-up with the
+    with the runtime's `forgetting`, last. A saved file this version cannot read stops start-up with the
     reason and is left as it is. One workbench at a time: a second one on the same directory would
     interleave its writes, and its memory could write back what the other forgot (`InUse`)."""
 
@@ -67,22 +76,27 @@ class PersistedSessions:
 
     def __init__(self, directory: Path, *, ledger_capacity: int = 500, clock: Callable[[], datetime] = utc_now) -> None:
         self.directory = private_dir(directory.expanduser().resolve())
-        self._lock_descriptor = _lock(self.directory / LOCK_FILE)
+        self._folder_lock = FolderLock(self.directory / LOCK_FILE, "workbench --persist")
+        self._state: StateFile | None = None
         try:
-            self._history_dir = private_dir(self.directory / HISTORY)
             for work in self.directory.rglob(f"*{WORK_SUFFIX}"):
-                work.unlink()  # a write interrupted before its rename: the file beside it is whole
-            saved = read_memory(self._memory_file)
-            self._saved_shape, self._saved_sessions = read_sessions(self._sessions_file)
-            saved_at = _modified(self._sessions_file)  # before this run writes it
+                work.unlink()  # a write of an earlier version interrupted before its rename
+            path = self.directory / STATE_FILE
+            saved_at = _modified(path)  # before this run writes it
+            self._state = state = StateFile(path)
+            move_into(state, self.directory)
+            saved = state.memory()
+            self._saved_shape, self._saved_sessions = state.sessions()
         except BaseException:
             self.close()  # start-up stops here; the directory is free again
             raise
-        self._history = PrivateFileHistory(self._history_dir, current=self._is_current)
+        self._history = StateHistory(self)
         self._lock = threading.RLock()
-        self._current: frozenset[Path] = frozenset()
-        self._erased = 0
+        self._current: dict[str, dict[str, Any]] = {}
+        self._shape = self._saved_shape
         self._failure: str | None = None
+        self._unsaved_memory = False  # memory changed since it was last written
+        self._forgetting = False  # a forget is under way: memory is written when it ends, not before
         self.memory = (
             WorkingMemory.restored(saved, ledger_capacity=ledger_capacity, clock=clock)
             if saved is not None
@@ -91,21 +105,20 @@ class PersistedSessions:
         self._resumed = Persisted(
             str(self.directory), facts=len(self.memory.facts()), resumed=saved is not None, saved_at=saved_at
         )
-        self.memory.subscribe(lambda _: self._save_memory())
+        self.memory.subscribe(self._memory_changed)
 
     def close(self) -> None:
         """Let another workbench use the directory (exiting the process does the same)."""
-        if self._lock_descriptor is not None:
-            os.close(self._lock_descriptor)
-            self._lock_descriptor = None
+        if self._state is not None:
+            self._state.close()
+            self._state = None
+        self._folder_lock.release()
 
     @property
-    def _memory_file(self) -> Path:
-        return self.directory / MEMORY_FILE
-
-    @property
-    def _sessions_file(self) -> Path:
-        return self.directory / SESSIONS_FILE
+    def state(self) -> StateFile:
+        if self._state is None:
+            raise RuntimeError(f"the persisted sessions in {self.directory} are closed")
+        return self._state
 
     # -- the runtime's Histories -------------------------------------------------------------
 
@@ -120,85 +133,121 @@ class PersistedSessions:
     def first_session(self, agent: str, built: Agent, shape: str) -> AgentSession:
         saved = self._saved_sessions.get(agent)
         if saved is None or shape != self._saved_shape:
-            return built.create_session()  # its old file is erased when the runtime says which sessions it keeps
+            return built.create_session()  # its old messages are deleted when the runtime says which it keeps
         session = AgentSession.from_dict(saved)
         with self._lock:
-            messages = self._resumed.messages + self._history.count(self._history.file(session.session_id))
+            messages = self._resumed.messages + self.state.count(session.session_id)
             self._resumed = replace(self._resumed, messages=messages, resumed=True)
         return session
 
     def messages(self, agent: str, session: AgentSession) -> list[Message]:
-        return self._history.read(self._history.file(session.session_id))
+        return self.read(session.session_id)
+
+    def read(self, session_id: str | None) -> list[Message]:
+        """A session's messages as saved, oldest first."""
+        return [Message.from_dict(m) for m in self.state.messages(session_id)] if session_id else []
 
     def kept(self, sessions: Mapping[str, AgentSession], shape: str) -> None:
-        """Save the sessions, and erase every history file that belongs to none of them."""
+        """Save the sessions (with memory, when it changed), and delete the messages of every session
+        that is none of them."""
         with self._lock:
-            self._current = frozenset(self._history.file(s.session_id) for s in sessions.values())
-            dicts = {name: s.to_dict() for name, s in sessions.items()}
-            self._saving(lambda: write_sessions(self._sessions_file, shape, dicts))
-            for path in self._history_dir.iterdir():
-                if path not in self._current:
-                    self._saving(partial(erase_file, path))  # a failure is also caught by forget's scan
-                    self._erased += 1
+            self._current = {name: s.to_dict() for name, s in sessions.items()}
+            self._shape = shape
+            ids = frozenset(s.session_id for s in sessions.values())
+            self._save(Saved(shape=shape, sessions=self._current, keep_only=ids))
 
-    def _is_current(self, session_id: str | None) -> bool:
+    def save_turn(self, session_id: str, messages: list[dict[str, Any]]) -> None:
+        """A turn's messages, with the facts and the ledger it left, as one transaction; nothing for a
+        session no agent runs any more (a forget replaced it while the turn ran)."""
         with self._lock:
-            return self._history.file(session_id) in self._current
+            if any(s["session_id"] == session_id for s in self._current.values()):
+                self._save(Saved(messages={session_id: messages}))
 
-    def _save_memory(self) -> None:
-        with self._lock:  # the snapshot is taken and written in one step: a later change is never overwritten
-            self._saving(lambda: write_memory(self._memory_file, self.memory.saved()))
+    def _memory_changed(self, outcome: Outcome) -> None:
+        """Memory settled something. Within a turn it is saved with the turn's messages or when the turn
+        ends; during a forget, when the forget ends; otherwise now."""
+        with self._lock:
+            self._unsaved_memory = True
+            if outcome.status is Status.FORGOTTEN:
+                self._forgetting = True
+            if not (self._forgetting or current_turn.get() is not None):
+                self._save(Saved())
 
-    def _saving(self, write: Callable[[], object]) -> None:
-        """Run `write`; an OSError (disk full, permissions) is shown in the header, not raised into
-        the turn or the memory update that caused the write."""
+    def _save(self, saved: Saved) -> None:
+        """Write `saved` (and memory, when it changed and no forget is under way) as one transaction. A
+        failure is kept for the header and noted in the ledger once, not raised into the turn or the
+        memory update that caused the write; what was not written is written by the next save."""
+        with_memory = self._unsaved_memory and not self._forgetting
+        if with_memory:
+            saved = replace(saved, memory=self.memory.saved())
+        if saved.sessions is None and self._current:
+            saved = replace(saved, shape=self._shape, sessions=self._current)  # the sessions go with every save
         try:
-            write()
-        except OSError as exc:
-            self._failure = clip(f"{type(exc).__name__}: {exc.strerror or exc}", _FAILURE_CHARS)
-        else:
-            self._failure = None
+            self.state.save(saved)
+        except (OSError, sqlite3.Error) as exc:
+            failure = clip(f"{type(exc).__name__}: {exc}", _FAILURE_CHARS)
+            first = self._failure is None
+            self._failure = failure
+            if first:
+                self.memory.note(
+                    f"Not saved: {failure}. Nothing is lost from this run yet; the next save writes everything again.",
+                    origin=NOT_SAVED,
+                )
+            return
+        if with_memory:
+            self._unsaved_memory = False
+        self._failure = None
 
     async def held(self, sessions: Mapping[str, AgentSession]) -> list[HeldItem]:
-        """Every file under the directory with its size: each history file as the messages it holds
-        (naming the agent whose current session it is), the others as written."""
-        agents = {self._history.file(s.session_id): name for name, s in sessions.items()}
+        """Each agent's history as the messages it holds, a history no agent reads, and every file under
+        the directory with its size (the database's memory and sessions as its content)."""
+        agents = {s.session_id: name for name, s in sessions.items()}
         return await asyncio.to_thread(self._held, agents)
 
-    def _held(self, agents: Mapping[Path, str]) -> list[HeldItem]:
+    def _held(self, agents: Mapping[str, str]) -> list[HeldItem]:
         held: list[HeldItem] = []
-        with self._lock:  # no file is rewritten or erased while it is read
+        with self._lock:  # nothing is written while it is read
+            for session_id in sorted(set(self.state.session_ids()) | set(agents), key=lambda s: (s not in agents, s)):
+                messages = self.read(session_id)
+                whose = (
+                    f"the {agents[session_id]} agent's history" if session_id in agents else "a history no agent reads"
+                )
+                held.append(
+                    HeldItem(
+                        "history",
+                        agents.get(session_id, session_id),
+                        f"{whose}: {len(messages):,} message(s)",
+                        history_text(messages),
+                    )
+                )
             for path in sorted(p for p in self.directory.rglob("*") if p.is_file()):
                 name = path.relative_to(self.directory).as_posix()
-                if path.parent == self._history_dir:
-                    messages = self._history.read(path)
-                    whose = f"the {agents[path]} agent's history" if path in agents else "a history no agent reads"
-                    what, content = f"{whose}: {len(messages):,} message(s)", history_text(messages)
-                else:
-                    what = _WHAT.get(path.name, "")
-                    content = path.read_text(encoding="utf-8", errors="replace")
-                held.append(HeldItem("file", name, what, content, path.stat().st_size))
+                what = _WHAT.get(path.name.removeprefix(STATE_FILE) or STATE_FILE, "")
+                held.append(HeldItem("file", name, what, _text_in(path), path.stat().st_size))
         return held
 
     # -- a holder of the one forget ----------------------------------------------------------
 
     async def declared(self, keys: frozenset[str]) -> set[str]:
-        with self._lock:
-            self._erased = 0  # a forget begins with its plan: count the files erased from here on
         return declared_in(self._history_texts(), keys)
 
     async def forget(self, plan: ForgetPlan) -> int:
-        """Runs after memory forgot and the runtime replaced both sessions (which erased their history
-        files): rewrite memory.json from memory as it now is, then scan every file. Returns the files this
-        forget rewrote or erased; raises when a file still holds a forgotten value."""
+        """Runs last, after memory forgot and every other holder applied the plan (the runtime's new
+        sessions deleted the old ones' messages): write memory as it now is, then checkpoint and truncate
+        the write-ahead log, then scan every file. Returns the files written; raises when a file still
+        holds a forgotten value."""
         with self._lock:
-            self._save_memory()
-            done, self._erased = self._erased + 1, 0
+            self._forgetting = False
+            self._save(Saved())
+            if self._failure is not None:
+                raise OSError(f"the forget could not be saved: {self._failure}")
+            self.state.erase_residue()
+            self._resumed = replace(self._resumed, messages=0, facts=0, resumed=False)
             left = self.holding(plan)
         if left:
             names = ", ".join(str(p.relative_to(self.directory)) for p in left[:5])
             raise RuntimeError(f"{len(left)} file(s) under {self.directory} still hold a forgotten value: {names}")
-        return done
+        return 1
 
     def holding(self, plan: ForgetPlan) -> list[Path]:
         """Every file under the directory that holds a forgotten value, as raw text or JSON-escaped."""
@@ -206,8 +255,8 @@ class PersistedSessions:
             return [p for p in sorted(self.directory.rglob("*")) if p.is_file() and _holds(p, plan)]
 
     def _history_texts(self) -> Iterator[str]:
-        for path in sorted(self._history_dir.glob("*.jsonl")):
-            yield from (m.text or "" for m in self._history.read(path))
+        for session_id in self.state.session_ids():
+            yield from (m.text or "" for m in self.read(session_id))
 
 
 def _modified(path: Path) -> datetime | None:
@@ -215,25 +264,9 @@ def _modified(path: Path) -> datetime | None:
     return datetime.fromtimestamp(path.stat().st_mtime).astimezone() if path.exists() else None
 
 
-class InUse(RuntimeError):
-    """Another workbench is using the directory."""
-
-
-def _lock(path: Path) -> int | None:
-    """Hold an exclusive lock on `path` for as long as the returned descriptor is open; InUse when
-    another process holds it. No lock where the platform has no `fcntl` (Windows)."""
-    try:
-        import fcntl
-    except ImportError:
-        return None
-    private_file(path)
-    descriptor = os.open(path, os.O_RDWR)
-    try:
-        fcntl.flock(descriptor, fcntl.LOCK_EX | fcntl.LOCK_NB)
-    except BlockingIOError:
-        os.close(descriptor)
-        raise InUse(f"another workbench --persist is using {path.parent}; quit it first") from None
-    return descriptor
+def _text_in(path: Path) -> str:
+    """Every run of text in the file's bytes, one a line: what it holds, as a raw scan finds it."""
+    return "\n".join(_TEXT_RUN.findall(path.read_bytes().decode("utf-8", errors="replace")))
 
 
 def _holds(path: Path, plan: ForgetPlan) -> bool:

@@ -12,7 +12,7 @@ from dataclasses import dataclass, replace
 from agent_framework import Agent, AgentResponse, AgentResponseUpdate, AgentSession, Message, ResponseStream
 
 from workbench.memory import MemoryTurn, WorkingMemory
-from workbench.memory.forget import ForgetPlan, ForgetReport, Forgetting, TextHolder
+from workbench.memory.forget import ForgetPlan, ForgetReport, Forgetting, Journal, TextHolder
 from workbench.memory.prompt import typed_part, with_block
 from workbench.memory.rules import check_message
 from workbench.runtime import tracing
@@ -64,6 +64,7 @@ class TurnResult:
     reply: str = ""
     usage: Usage | None = None
     error: str = ""
+    unsaved: str | None = None  # why the turn could not be saved (`--persist`), when it could not
 
     @property
     def ok(self) -> bool:
@@ -102,6 +103,7 @@ class AgentRuntime:
         recall_on: bool = False,
         memories: Sequence[AgentMemory] = (),
         histories: Histories | None = None,
+        journal: Journal | None = None,
     ) -> None:
         """`recall` is the retrieved chat-history memory (seed 004), assembled by the caller on the
         same `calls` log; `recall_on` adds its providers to both agents. Even off, a forget reaches it
@@ -109,7 +111,8 @@ class AgentRuntime:
         (Agent Framework's own: memory files, extracted memory, Mem0), always on; each is shown in the
         header and reached by the one forget. `histories` is where the agents' histories live
         (default: in the sessions, gone on exit); the caller registers whatever it keeps elsewhere
-        with `forgetting`, after the agent sessions."""
+        with `forgetting`, after the agent sessions. `journal` records each forget while it runs, when
+        anything is kept on disk (`workbench.persist.journal`)."""
         self.memory = memory
         self.models = models
         self.timeout = timeout
@@ -139,7 +142,9 @@ class AgentRuntime:
         self._first = {name: (slot.session.session_id, len(self.history(name))) for name, slot in self._slots.items()}
         self._sessions_changed()
         # The one forget: memory first, then every holder of text this runtime keeps.
-        self.forgetting = Forgetting(memory)
+        self.forgetting = Forgetting(memory, journal)
+        self._journal = journal
+        self.completed: str | None = None  # a forget a crash cut short, completed at start
         sessions = TextHolder("agent sessions", "message(s)", self._session_texts, self._new_sessions)
         self.forgetting.register(sessions)
         log = TextHolder("call log", "call record(s)", self.calls.texts, lambda _: self.calls.forget())
@@ -238,6 +243,22 @@ class AgentRuntime:
             tracing.forgot(span, report)
             return report
 
+    @property
+    def forget_pending(self) -> bool:
+        """Whether the journal records a forget a crash cut short (`complete_pending` completes it)."""
+        return self._journal is not None and self._journal.pending() is not None
+
+    async def complete_pending(self) -> ForgetReport | None:
+        """Complete the forget a crash cut short, if the journal records one: what start-up does before
+        anything else (before a turn can be asked). Says so in the ledger and the header."""
+        pending = self._journal.pending() if self._journal is not None else None
+        if pending is None:
+            return None
+        report = await self.forget(pending.key)
+        self.completed = f"completed the forget of {pending.what} cut short at {pending.asked_at:%Y-%m-%d %H:%M} UTC"
+        self.memory.note(f"Start-up {self.completed}: {report.describe()}.", origin="forget")
+        return report
+
     def _session_texts(self) -> Iterator[str]:
         for name in AGENT_NAMES:
             yield from (m.text or "" for m in self.history(name))
@@ -252,8 +273,18 @@ class AgentRuntime:
     async def ask(self, name: str, text: str, *, on_text: TextSink | None = None) -> TurnResult:
         """One user turn: ticket at submission, the agent's answer (streamed to `on_text`), then the
         memory update. A failure leaves facts and histories as they were and is returned, not raised;
-        cancellation settles the ticket and propagates."""
-        slot = self._slots[name]
+        cancellation settles the ticket and propagates. A turn asked while a forget is under way starts
+        once it has ended, on the sessions it left. However the turn ends, the sessions are saved (with
+        whatever memory changed meanwhile)."""
+        await self.forgetting.settled()
+        try:
+            result = await self._turn(self._slots[name], name, text, on_text)
+        finally:
+            self._sessions_changed()
+        persisted = self.histories.persisted
+        return replace(result, unsaved=persisted.failure) if persisted is not None and persisted.failure else result
+
+    async def _turn(self, slot: _Slot, name: str, text: str, on_text: TextSink | None) -> TurnResult:
         for memory_system in (*([self.recall] if self.recall is not None else []), *self.memories):
             memory_system.turn_started(name)
         with tracing.turn(name, str(self.mode), text) as span, self.memory.open_turn(text, origin=name) as opened:
@@ -277,7 +308,6 @@ class AgentRuntime:
                 return TurnResult(name, turn, error=detail)
             opened.ending = "the context provider saw no user input to extract"
             tracing.turn_answered(span, response.text or "")
-            self._sessions_changed()  # the providers may have changed the session's state
             return TurnResult(name, turn, reply=response.text or "", usage=usage_from_details(response.usage_details))
 
     async def _read(
@@ -328,6 +358,7 @@ class AgentRuntime:
             on.location if on else None,
             tuple(f"{m.name}: {m.describe()}" for m in self.memories),
             self.histories.persisted,
+            self.completed,
         )
 
     async def remembered(self) -> Remembered:

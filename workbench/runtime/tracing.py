@@ -138,9 +138,7 @@ def admission(outcome: Outcome) -> None:
     if events and events[0].turn is not None:
         attributes["workbench.turn.number"] = events[0].turn
     if sensitive():
-        attributes["workbench.admission.facts"] = [
-            _text(f"{e.key}={e.value}") for e in events if e.value is not None
-        ]
+        attributes["workbench.admission.facts"] = [_text(f"{e.key}={e.value}") for e in events if e.value is not None]
     with _span(ADMISSION, attributes):
         pass
 

@@ -124,9 +124,11 @@ class RuntimeStatus:
     recall_file: str | None = None
     memories: tuple[str, ...] = ()  # the other memories both agents run, each "name: description"
     persisted: Persisted | None = None  # with --persist
+    completed: str | None = None  # a forget a crash cut short, completed at start
 
     def _parts(self) -> list[tuple[str, str]]:
-        parts = [("model", self.model), ("mode", str(self.mode)), ("writer", self.writer)]
+        parts = [("forget", self.completed)] if self.completed else []
+        parts += [("model", self.model), ("mode", str(self.mode)), ("writer", self.writer)]
         parts += [("recall", self.recall)] if self.recall else []
         parts += [("memory", m) for m in self.memories]
         if self.persisted is None:
@@ -142,7 +144,7 @@ class RuntimeStatus:
     def compact(self) -> str:
         """The summary's values without their labels (recall's and persistence's kept: their values
         alone say little), for a narrow header."""
-        labelled = ("recall", "resumed", "persist")
+        labelled = ("recall", "resumed", "persist", "forget")
         return " · ".join(f"{label}: {value}" if label in labelled else value for label, value in self._parts())
 
     def explained(self) -> str:

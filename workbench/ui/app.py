@@ -63,7 +63,11 @@ class WorkbenchApp(TurnFlow):
             with Container(id="panes"):
                 for agent, (title, placeholder, hint) in PANES.items():
                     yield ChatPane(
-                        agent, title=title, placeholder=placeholder, hint=hint, scheduler=self.scheduler,
+                        agent,
+                        title=title,
+                        placeholder=placeholder,
+                        hint=hint,
+                        scheduler=self.scheduler,
                         focused=f"#{agent} " in (self.AUTO_FOCUS or ""),  # drawn focused from the first frame
                     )
             yield FactPanel()

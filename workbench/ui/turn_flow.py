@@ -71,9 +71,22 @@ class TurnFlow(App[None]):
             self.notify(self._start_error, title="Start-up failed", severity="error", timeout=30, markup=False)
             self.log.error("start-up failed", exc)
         else:
-            self._connect()
+            if self._runtime.forget_pending:  # completed before anything else: no turn can be asked meanwhile
+                self.sub_title = "starting: completing a forget that was cut short ..."
+                self.run_worker(self._complete_pending(), name="completing a forget", exit_on_error=False)
+            else:
+                self._connect()
         finally:
             settle_the_heap()  # also ends the command's hold on the collector (`workbench.heap`)
+
+    async def _complete_pending(self) -> None:
+        report = await self.runtime.complete_pending()
+        self._connect()
+        if report is not None:
+            title = f"Start-up {self.runtime.completed}"
+            self.notify(
+                report.describe(), title=title, severity="error" if report.failures else "information", markup=False
+            )
 
     def _connect(self) -> None:
         from workbench.session.controller import SessionController

@@ -1,0 +1,228 @@
+"""The one owner of the persisted state's file: one SQLite database holding the facts with their
+provenance, the ledger and the counters, each agent's session, and every message of the agents'
+current sessions.
+
+One file, so that what belongs together is written together: a turn's messages, the facts and the
+ledger it left, and the sessions go to disk in one transaction, and after a crash at any instant the
+file holds the turn entirely or not at all (SQLite's write-ahead log, `synchronous=FULL`: a commit
+is on disk when it returns). `secure_delete` overwrites deleted rows with zeros, and after a forget
+the write-ahead log is checkpointed into the database and truncated (`erase_residue`), so no byte of
+the file or its log keeps a value that was deleted. Text is stored as SQLite stores it (UTF-8), and
+each row's JSON as pydantic writes it: a raw scan of the files finds a value as typed or as JSON
+escapes it.
+
+A file this version cannot read (not a database, damaged, a newer format, a row that does not parse,
+memory that breaks the contract) is refused with its name and why, and never written."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+import threading
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from pydantic import ValidationError
+
+from workbench.files import private_file
+from workbench.memory.rules import stored_problem
+from workbench.memory.saved import SavedMemory
+from workbench.persist.format import MemoryFile, SavedFileError, SessionFile
+
+STATE_FILE = "state.sqlite"
+FORMAT = 1
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS meta (name TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS memory (id INTEGER PRIMARY KEY CHECK (id = 1), saved TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS sessions (agent TEXT PRIMARY KEY, session TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS messages (
+    session_id TEXT NOT NULL, seq INTEGER NOT NULL, message TEXT NOT NULL, PRIMARY KEY (session_id, seq)
+);
+"""
+
+
+@dataclass(frozen=True)
+class Saved:
+    """What one transaction writes: any of memory, the sessions (with their shape), sessions' new
+    messages (by session id), which sessions' messages are kept (the others' are deleted), and whether
+    this is the move of an earlier version's files (`legacy.py`)."""
+
+    memory: SavedMemory | None = None
+    shape: str | None = None
+    sessions: Mapping[str, dict[str, Any]] | None = None
+    messages: Mapping[str, Sequence[dict[str, Any]]] = field(default_factory=dict)
+    keep_only: frozenset[str] | None = None
+    moved: bool = False
+
+
+class StateFile:
+    """The database at `path`, opened (created user-only if missing) and checked. Thread-safe: every
+    read and write takes one lock, and each `save` is one transaction."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self._lock = threading.RLock()
+        created = not path.exists() or path.stat().st_size == 0  # empty: created, then stopped before a byte
+        if created:
+            private_file(path)  # user-only from its first byte; SQLite keeps the mode for its companions
+        try:
+            self._db = sqlite3.connect(path, check_same_thread=False, isolation_level=None)
+        except sqlite3.Error as exc:
+            raise self._refused(exc) from None
+        try:
+            self._open(created)
+        except BaseException:
+            self._db.close()
+            raise
+
+    def _open(self, created: bool) -> None:
+        try:
+            mode = self._db.execute("PRAGMA journal_mode=WAL").fetchone()
+            if mode is None or str(mode[0]).lower() != "wal":
+                raise SavedFileError(f"{self.path}: SQLite could not use its write-ahead log here ({mode})")
+            self._db.execute("PRAGMA synchronous=FULL")
+            self._db.execute("PRAGMA secure_delete=ON")
+            (check,) = self._db.execute("PRAGMA quick_check").fetchone()
+            if check != "ok":
+                raise SavedFileError(f"{self.path} is damaged ({check}); move it away to start afresh")
+            with self._transaction():
+                for statement in _SCHEMA.split(";"):
+                    if statement.strip():
+                        self._db.execute(statement)
+                found = self._db.execute("SELECT value FROM meta WHERE name = 'format'").fetchone()
+                if found is None and created:
+                    self._db.execute("INSERT INTO meta VALUES ('format', ?)", (str(FORMAT),))
+            if not created and (found is None or found[0] != str(FORMAT)):
+                raise SavedFileError(
+                    f"{self.path} is not a saved workbench state this version can read "
+                    f"(format {found[0] if found else 'missing'}, this version reads {FORMAT})"
+                )
+        except sqlite3.Error as exc:
+            raise self._refused(exc) from None
+
+    def _refused(self, exc: sqlite3.Error) -> SavedFileError:
+        return SavedFileError(
+            f"{self.path} cannot be read as a saved workbench state ({exc}); move it away to start afresh"
+        )
+
+    def close(self) -> None:
+        with self._lock:
+            self._db.close()
+
+    @contextmanager
+    def _transaction(self) -> Iterator[None]:
+        with self._lock:
+            self._db.execute("BEGIN IMMEDIATE")
+            try:
+                yield
+            except BaseException:
+                self._db.execute("ROLLBACK")
+                raise
+            self._db.execute("COMMIT")
+
+    # -- reading ---------------------------------------------------------------------------------
+
+    def memory(self) -> SavedMemory | None:
+        """Memory as last saved, checked by the rules that admitted it; None when none was saved."""
+        row = self._one("SELECT saved FROM memory WHERE id = 1")
+        if row is None:
+            return None
+        try:
+            saved = MemoryFile.model_validate_json(row).memory
+        except ValidationError as exc:
+            raise SavedFileError(f"{self.path}: the saved memory does not parse ({_first(exc)})") from None
+        if problem := stored_problem(saved.facts):
+            raise SavedFileError(f"{self.path}: the saved memory breaks the contract: {problem}")
+        return saved
+
+    def sessions(self) -> tuple[str, dict[str, dict[str, Any]]]:
+        """The shape the sessions were saved under, and each agent's session dict."""
+        shape = self._one("SELECT value FROM meta WHERE name = 'shape'") or ""
+        with self._lock:
+            rows = self._db.execute("SELECT agent, session FROM sessions").fetchall()
+        sessions: dict[str, dict[str, Any]] = {}
+        for agent, text in rows:
+            try:
+                sessions[agent] = SessionFile.model_validate_json(text).model_dump()
+            except ValidationError as exc:
+                problem = f"the {agent} agent's saved session does not parse ({_first(exc)})"
+                raise SavedFileError(f"{self.path}: {problem}") from None
+        return shape, sessions
+
+    def messages(self, session_id: str) -> list[dict[str, Any]]:
+        """A session's messages as `Message.to_dict()` wrote them, oldest first."""
+        with self._lock:
+            rows = self._db.execute(
+                "SELECT message FROM messages WHERE session_id = ? ORDER BY seq", (session_id,)
+            ).fetchall()
+        try:
+            return [json.loads(text) for (text,) in rows]
+        except ValueError as exc:
+            raise SavedFileError(f"{self.path}: a message of session {session_id} does not parse ({exc})") from None
+
+    def count(self, session_id: str) -> int:
+        with self._lock:
+            (n,) = self._db.execute("SELECT count(*) FROM messages WHERE session_id = ?", (session_id,)).fetchone()
+        return int(n)
+
+    def session_ids(self) -> list[str]:
+        """Every session whose messages the file holds."""
+        with self._lock:
+            return [s for (s,) in self._db.execute("SELECT DISTINCT session_id FROM messages ORDER BY session_id")]
+
+    def moved(self) -> bool:
+        """Whether an earlier version's files were moved into this database (`legacy.py`)."""
+        return self._one("SELECT value FROM meta WHERE name = 'moved'") == "1"
+
+    def _one(self, sql: str) -> str | None:
+        with self._lock:
+            row = self._db.execute(sql).fetchone()
+        return None if row is None else str(row[0])
+
+    # -- writing ---------------------------------------------------------------------------------
+
+    def save(self, saved: Saved) -> None:
+        """Everything `saved` holds, as one transaction: on disk entirely when this returns, or not at
+        all (the error is raised: sqlite3.Error, or OSError). Messages it deletes leave no earlier copy
+        in the log either (`erase_residue`)."""
+        deleted = 0
+        with self._transaction():
+            if saved.memory is not None:
+                text = MemoryFile(memory=saved.memory).model_dump_json()
+                self._db.execute("INSERT OR REPLACE INTO memory VALUES (1, ?)", (text,))
+            if saved.sessions is not None:
+                self._db.execute("DELETE FROM sessions")
+                for agent, session in saved.sessions.items():
+                    text = SessionFile.model_validate(session).model_dump_json()
+                    self._db.execute("INSERT INTO sessions VALUES (?, ?)", (agent, text))
+                self._db.execute("INSERT OR REPLACE INTO meta VALUES ('shape', ?)", (saved.shape or "",))
+            for session_id, messages in saved.messages.items():
+                (last,) = self._db.execute(
+                    "SELECT coalesce(max(seq), 0) FROM messages WHERE session_id = ?", (session_id,)
+                ).fetchone()
+                rows = [(session_id, last + i, json.dumps(m)) for i, m in enumerate(messages, 1)]
+                self._db.executemany("INSERT INTO messages VALUES (?, ?, ?)", rows)
+            if saved.keep_only is not None:
+                kept = sorted(saved.keep_only)
+                marks = ",".join("?" * len(kept))
+                deleted = self._db.execute(f"DELETE FROM messages WHERE session_id NOT IN ({marks})", kept).rowcount
+            if saved.moved:
+                self._db.execute("INSERT OR REPLACE INTO meta VALUES ('moved', '1')")
+        if deleted:
+            self.erase_residue()
+
+    def erase_residue(self) -> None:
+        """Write the log into the database and truncate it, so no earlier version of a deleted row is
+        left in either file (deleted rows themselves were overwritten: `secure_delete`)."""
+        with self._lock:
+            busy, _, _ = self._db.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()
+        if busy:
+            raise sqlite3.OperationalError(f"{self.path}: the write-ahead log could not be checkpointed")
+
+
+def _first(exc: ValidationError) -> str:
+    error = exc.errors()[0]
+    return f"{'.'.join(map(str, error['loc'])) or 'row'}: {error['msg']}"
