@@ -46,12 +46,11 @@ from workbench.persist.history import StateHistory
 from workbench.persist.legacy import move_into
 from workbench.persist.state import STATE_FILE, Saved, StateFile
 from workbench.runtime.remembered import HeldItem, history_text
-from workbench.runtime.view import Persisted
+from workbench.runtime.view import NOT_SAVED, Persisted
 from workbench.text import clip, json_strings
 
 DIRECTORY = "sessions"  # under the user's data directory
 LOCK_FILE = "lock"
-NOT_SAVED = "persist"  # the origin of the ledger's note that a save failed
 _FAILURE_CHARS = 200
 _WHAT = {
     STATE_FILE: "the facts, the ledger, the sessions and their messages (SQLite), as the text in its bytes",
@@ -96,6 +95,7 @@ class PersistedSessions:
         self._shape = self._saved_shape
         self._failure: str | None = None
         self._unsaved_memory = False  # memory changed since it was last written
+        self._unsaved_messages: dict[str, list[dict[str, Any]]] = {}  # messages a failed save did not write
         self._forgetting = False  # a forget is under way: memory is written when it ends, not before
         self.memory = (
             WorkingMemory.restored(saved, ledger_capacity=ledger_capacity, clock=clock)
@@ -182,12 +182,17 @@ class PersistedSessions:
             saved = replace(saved, memory=self.memory.saved())
         if saved.sessions is None and self._current:
             saved = replace(saved, shape=self._shape, sessions=self._current)  # the sessions go with every save
+        current = {s["session_id"] for s in self._current.values()}
+        waiting = {sid: [*self._unsaved_messages.get(sid, []), *saved.messages.get(sid, [])] for sid in current}
+        saved = replace(saved, messages={sid: messages for sid, messages in waiting.items() if messages})
         try:
             self.state.save(saved)
         except (OSError, sqlite3.Error) as exc:
             failure = clip(f"{type(exc).__name__}: {exc}", _FAILURE_CHARS)
             first = self._failure is None
             self._failure = failure
+            # Written, in order, by the next save that succeeds.
+            self._unsaved_messages = {sid: list(m) for sid, m in saved.messages.items()}
             if first:
                 self.memory.note(
                     f"Not saved: {failure}. Nothing is lost from this run yet; the next save writes everything again.",
@@ -196,6 +201,7 @@ class PersistedSessions:
             return
         if with_memory:
             self._unsaved_memory = False
+        self._unsaved_messages = {}
         self._failure = None
 
     async def held(self, sessions: Mapping[str, AgentSession]) -> list[HeldItem]:

@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from workbench.files import data_dir
 from workbench.recall.postgres_names import ENVIRONMENT, is_connection_url
 from workbench.runtime.config import ConfigError, ModelConfig, check_deployment, server_url
 
@@ -15,6 +16,11 @@ if TYPE_CHECKING:
     from workbench.runtime.calls import CallLog
 
 MEMORY_STORE = "memory"
+FILE_NAME = "recall.duckdb"  # the DuckDB store's file in the user's data directory, by default
+
+
+def default_path() -> Path:
+    return data_dir() / FILE_NAME
 
 
 @dataclass(frozen=True)
@@ -85,8 +91,6 @@ class RecallConfig:
         """The DuckDB file, or None for the in-memory or a PostgreSQL store."""
         if self.store == MEMORY_STORE or self.postgres is not None:
             return None
-        from workbench.recall.duckdb_file import default_path
-
         return Path(self.store).expanduser() if self.store else default_path()
 
     @property

@@ -30,11 +30,10 @@ from agent_framework import BaseVectorStore
 # The framework's column types and SQL quoting, so a converted column is what it would create.
 from agent_framework_duckdb._vector_store import _column_type, _identifier
 
-from workbench.files import data_dir
+from workbench.recall.config import default_path
 from workbench.recall.duckdb_search import ROW_GROUP_ROWS, RecallDuckDBStore, threads_for
 from workbench.recall.records import vector_field
 
-FILE_NAME = "recall.duckdb"
 DATABASE = "recall"  # the file's name inside the product's connection
 _REWRITE_SUFFIX = ".rewrite"
 _ATTACHED = "erased_copy"
@@ -45,10 +44,6 @@ _VECTOR = "vector"  # the records' vector column (records.py)
 # for every column the connection writes: none but the vectors is a FLOAT, and the integers that RLE
 # would otherwise suit are bit-packed as well.
 _UNCOMPRESSED_FLOATS = "alp,alprd,rle"
-
-
-def default_path() -> Path:
-    return data_dir() / FILE_NAME
 
 
 def spill_directory(path: Path) -> Path:

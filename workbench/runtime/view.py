@@ -33,6 +33,7 @@ RECALL_MEANING = (
 # The origins of the writer's notes in the ledger, which the app titles in words.
 WRITER_FAILING = "writer failing"
 WRITER_SWITCHED = "writer switched"
+NOT_SAVED = "persist"  # the origin of the ledger's note that a save of the persisted sessions failed
 
 
 @dataclass(frozen=True)

@@ -311,6 +311,12 @@ class ChatPane(Vertical):
             await self._end_turn(reply, (answer or AgentAnswer(text)) if shown else None)
             if shown and outcome.refused is not None:
                 await self.batch_refused(outcome.refused)
+            if shown and outcome.result.unsaved is not None:
+                await self.notice(
+                    f"This turn was NOT saved: {visible(outcome.result.unsaved)}. It is kept in this run; the next "
+                    "save that succeeds writes it.",
+                    kind="error",
+                )
             if shown and outcome.recalled:
                 agents = " and ".join(sorted({r.agent for r in outcome.recalled}))
                 await self.notice(

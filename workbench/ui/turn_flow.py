@@ -11,10 +11,11 @@ from typing import TYPE_CHECKING, Any
 
 from textual import events, on
 from textual.app import App
+from textual.notifications import SeverityLevel
 from textual.worker import Worker, WorkerState
 
 from workbench.memory import EventKind
-from workbench.runtime.view import WRITER_FAILING, WRITER_SWITCHED
+from workbench.runtime.view import NOT_SAVED, WRITER_FAILING, WRITER_SWITCHED
 from workbench.ui import intentions
 from workbench.ui.chat import ChatPane
 from workbench.ui.composer import Composer
@@ -31,7 +32,12 @@ if TYPE_CHECKING:
 
 FACT_PANEL = "fact panel"  # the scheduler's lane of the panel's views
 
-NOTE_TITLES = {"recall": "Recall", WRITER_FAILING: "The writer keeps failing", WRITER_SWITCHED: "Writer"}
+NOTE_TITLES = {
+    "recall": "Recall",
+    WRITER_FAILING: "The writer keeps failing",
+    WRITER_SWITCHED: "Writer",
+    NOT_SAVED: "Not saved",
+}
 
 
 class TurnFlow(App[None]):
@@ -213,7 +219,9 @@ class TurnFlow(App[None]):
             self.show_status()
         for note in (n for n in notes if n.origin != "forget"):  # what a forget reached: the ledger says it
             title = NOTE_TITLES.get(note.origin, "Writer format")
-            self.notify(note.describe(), title=title, markup=False, timeout=15 if note.origin == WRITER_FAILING else 5)
+            timeout = 15 if note.origin in (WRITER_FAILING, NOT_SAVED) else 5
+            severity: SeverityLevel = "error" if note.origin == NOT_SAVED else "information"
+            self.notify(note.describe(), title=title, severity=severity, markup=False, timeout=timeout)
         await self.scheduler.now(FACT_PANEL)
         self.query_one(FactPanel).show(MemoryView.after(message.update))
 
