@@ -14,7 +14,8 @@ import statistics
 import time
 
 from workbench.memory import Extraction, WorkingMemory, declared_candidates
-from workbench.runtime import AgentRuntime, ModelConfig, build_models
+from workbench.runtime import ModelConfig, build_models
+from workbench.session.assemble import assemble
 
 MESSAGES = [
     "module=Reporting; database=PostgreSQL",
@@ -41,7 +42,7 @@ def host_turn_us(turns: int) -> list[float]:
 
 
 async def scripted_turn_us(turns: int) -> list[float]:
-    runtime = AgentRuntime(WorkingMemory(), build_models(ModelConfig()))
+    runtime = assemble(build_models(ModelConfig())).runtime
     samples = []
     for i in range(turns):
         start = time.perf_counter_ns()

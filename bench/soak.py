@@ -17,8 +17,8 @@ import gc
 import resource
 import time
 
-from workbench.memory import WorkingMemory
-from workbench.runtime import AGENT_NAMES, AgentRuntime, Mode, ModelConfig, build_models
+from workbench.runtime import AGENT_NAMES, Mode, ModelConfig, build_models
+from workbench.session.assemble import assemble
 
 CHECKPOINTS = (100, 250, 500, 750, 1000)
 
@@ -40,7 +40,7 @@ def peak_mib() -> float:
 
 
 async def soak(turns: int, forget_every: int, mode: Mode) -> None:
-    runtime = AgentRuntime(WorkingMemory(), build_models(ModelConfig()), mode=mode)
+    runtime = assemble(build_models(ModelConfig()), mode=mode).runtime
     checkpoints = sorted({c for c in CHECKPOINTS if c <= turns} | {turns})
     print(f"soak: {turns} turns, {mode} mode, both agents in turn, a forget every {forget_every} turns")
     header = (

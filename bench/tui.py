@@ -24,8 +24,9 @@ from textual.app import App, ComposeResult
 from textual.widgets import Footer, Header, Static
 
 import workbench
-from workbench.memory import MemoryTurn, WorkingMemory
-from workbench.runtime import AgentRuntime, ModelConfig, TurnResult, build_models
+from workbench.memory import MemoryTurn
+from workbench.runtime import ModelConfig, TurnResult, build_models
+from workbench.session.assemble import assemble
 from workbench.session.controller import TurnOutcome
 from workbench.ui.app import WorkbenchApp
 from workbench.ui.messages import Streamed, TurnEnded, TurnStarted
@@ -35,7 +36,7 @@ SIZE = (140, 40)
 
 
 def make_app() -> WorkbenchApp:
-    return WorkbenchApp(AgentRuntime(WorkingMemory(), build_models(ModelConfig())))
+    return WorkbenchApp(assemble(build_models(ModelConfig())))
 
 
 class BareApp(App[None]):

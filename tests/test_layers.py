@@ -149,3 +149,19 @@ def test_no_opentelemetry_sdk_or_exporter_is_loaded_unless_traces_are_on():
     )
     out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True).stdout
     assert out.split() == []
+
+
+def test_holders_of_text_are_registered_by_the_one_assembly_only():
+    """Whoever adds a memory finds the one list in `workbench/session/assemble.py`. The drift lab's
+    policies still run forgets of their own over the memories they build (not yet through it)."""
+    import re
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parent.parent / "workbench"
+    registering = re.compile(r"forgetting\.register\(|\bForgetting\(")
+    found = sorted(str(p.relative_to(root)) for p in root.rglob("*.py") if registering.search(p.read_text()))
+    lab = ["drift/agentmem_policy.py", "drift/mem0_policy.py", "drift/persisted_policy.py", "drift/policies.py"]
+    assert found == sorted(["session/assemble.py", "runtime/agents.py", *lab])  # the runtime makes the Forgetting
+    assembly = (root / "session" / "assemble.py").read_text()
+    runtime = (root / "runtime" / "agents.py").read_text()
+    assert "forgetting.register(" in assembly and "forgetting.register(" not in runtime

@@ -27,7 +27,7 @@ if TYPE_CHECKING:
     from workbench.agentmem.mem0_config import Mem0Config
     from workbench.persist.journal import ForgetJournal
     from workbench.persist.sessions import PersistedSessions
-    from workbench.runtime.agents import AgentRuntime
+    from workbench.session.controller import SessionController
     from workbench.ui.app import WorkbenchApp
 
 
@@ -494,17 +494,15 @@ def build_app(args: argparse.Namespace, config: ModelConfig) -> WorkbenchApp:
     """The TUI as `workbench` opens it: the window first, the agent runtime right after."""
     from workbench.ui.app import WorkbenchApp
 
-    def start() -> AgentRuntime:
-        from workbench.memory import WorkingMemory
-        from workbench.runtime import AgentRuntime, CallLog, build_models
+    def start() -> SessionController:
+        from workbench.runtime import CallLog, build_models
+        from workbench.session.assemble import assemble
 
         recall = recall_config(args, config)
         agent_memory = agent_memory_config(args, config)
         built = agent_memory.build()
         calls = CallLog()  # recall's embeddings requests are logged beside the model calls
-        persisted = open_persisted() if args.persist else None
-        runtime = AgentRuntime(
-            persisted.memory if persisted else WorkingMemory(),
+        return assemble(
             build_models(config, function_calls=recall.on_demand or (agent_memory.calls_functions and config.is_live)),
             mode=Mode(args.mode),
             writer=WriterKind(args.writer),
@@ -513,12 +511,9 @@ def build_app(args: argparse.Namespace, config: ModelConfig) -> WorkbenchApp:
             recall=recall.build(calls),
             recall_on=recall.enabled,
             memories=[built] if built is not None else [],
-            histories=persisted,
+            persisted=open_persisted() if args.persist else None,
             journal=forget_journal(args, config),
         )
-        if persisted is not None:
-            runtime.forgetting.register(persisted)  # after the agent sessions, whose replacement it follows
-        return runtime
 
     return WorkbenchApp(start=start)
 

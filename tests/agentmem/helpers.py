@@ -3,20 +3,20 @@ from __future__ import annotations
 import stat
 from pathlib import Path
 
-from workbench.memory import WorkingMemory
 from workbench.runtime import AgentRuntime, ModelConfig, WriterKind, build_models
 from workbench.runtime.memories import AgentMemory
+from workbench.session.assemble import assemble
 
 
 def live_runtime(base_url: str, memory: AgentMemory) -> AgentRuntime:
     """Both agents on the loopback server, the framework's function-invocation loop on, facts by the host."""
     config = ModelConfig(model="loopback-model", base_url=base_url, timeout=30.0, max_retries=0)
     models = build_models(config, function_calls=True)
-    return AgentRuntime(WorkingMemory(), models, writer=WriterKind.HOST, timeout=30.0, memories=[memory])
+    return assemble(models, writer=WriterKind.HOST, timeout=30.0, memories=[memory]).runtime
 
 
 def scripted_runtime(memory: AgentMemory) -> AgentRuntime:
-    return AgentRuntime(WorkingMemory(), build_models(ModelConfig()), writer=WriterKind.HOST, memories=[memory])
+    return assemble(build_models(ModelConfig()), writer=WriterKind.HOST, memories=[memory]).runtime
 
 
 def files_holding(root: Path, value: str) -> list[str]:

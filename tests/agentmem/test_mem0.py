@@ -17,9 +17,9 @@ from tests.support.openai_server import Canned
 from tests.support.residue import residue
 from tests.ui.helpers import start_ended
 from workbench.agentmem.mem0_config import Mem0Config, mem0_installed
-from workbench.memory import WorkingMemory
 from workbench.runtime import AgentRuntime, ModelConfig, build_models
 from workbench.runtime.config import ConfigError, Mode, WriterKind
+from workbench.session.assemble import assemble
 
 # Not pytest.importorskip: importing mem0 writes its config.json under MEM0_DIR (default ~/.mem0),
 # so the check must not import it; the memory imports it itself, into the test's directory.
@@ -61,7 +61,7 @@ def config(servers: Mem0Servers, directory: Path) -> Mem0Config:
 async def runtime(servers: Mem0Servers, tmp_path: Path) -> AsyncIterator[AgentRuntime]:
     memory = mem0_memory(servers, tmp_path / "mem0")
     models = build_models(ModelConfig(model="loopback-model", base_url=servers.chat.base_url, max_retries=0))
-    yield AgentRuntime(WorkingMemory(), models, mode=Mode.PROVIDER, writer=WriterKind.HOST, memories=[memory])
+    yield assemble(models, mode=Mode.PROVIDER, writer=WriterKind.HOST, memories=[memory]).runtime
     await memory.close()
 
 
@@ -136,14 +136,14 @@ async def test_every_file_and_folder_is_the_users_only(runtime, tmp_path):
 async def test_memories_survive_a_restart_and_a_forget_reaches_an_earlier_runs_files(servers, tmp_path):
     first = mem0_memory(servers, tmp_path / "mem0")
     models = build_models(ModelConfig(model="loopback-model", base_url=servers.chat.base_url, max_retries=0))
-    runtime = AgentRuntime(WorkingMemory(), models, mode=Mode.PROVIDER, writer=WriterKind.HOST, memories=[first])
+    runtime = assemble(models, mode=Mode.PROVIDER, writer=WriterKind.HOST, memories=[first]).runtime
     assert (await runtime.ask("support", "customer=Contoso")).ok
     await first.close()
 
     second = mem0_memory(servers, tmp_path / "mem0")
     try:
         assert [m.content for m in await second.memories()] == ["The user's customer is Contoso"]
-        later = AgentRuntime(WorkingMemory(), models, mode=Mode.PROVIDER, writer=WriterKind.HOST, memories=[second])
+        later = assemble(models, mode=Mode.PROVIDER, writer=WriterKind.HOST, memories=[second]).runtime
         await later.forget("customer")  # this run's facts never held it: Mem0's own files tell the plan
         assert await second.memories() == []
         assert files_holding(tmp_path / "mem0", "Contoso") == []
@@ -238,7 +238,7 @@ async def test_the_app_opened_with_agent_memory_mem0_runs_it_in_the_data_directo
 async def test_what_is_remembered_lists_mem0s_memories_and_files_with_the_keys_they_hold(servers, tmp_path):
     first = mem0_memory(servers, tmp_path / "mem0")
     models = build_models(ModelConfig(model="loopback-model", base_url=servers.chat.base_url, max_retries=0))
-    runtime = AgentRuntime(WorkingMemory(), models, mode=Mode.PROVIDER, writer=WriterKind.HOST, memories=[first])
+    runtime = assemble(models, mode=Mode.PROVIDER, writer=WriterKind.HOST, memories=[first]).runtime
     assert (await runtime.ask("support", "customer=Contoso; priority=P2")).ok
     (mem0,) = [s for s in (await runtime.remembered()).systems if s.name == "Mem0"]
     assert mem0.location == str(tmp_path / "mem0")
@@ -254,7 +254,7 @@ async def test_what_is_remembered_lists_mem0s_memories_and_files_with_the_keys_t
 
     # A later run's facts know nothing: the messages Mem0 kept still say which memory holds which key.
     second = mem0_memory(servers, tmp_path / "mem0")
-    later = AgentRuntime(WorkingMemory(), models, mode=Mode.PROVIDER, writer=WriterKind.HOST, memories=[second])
+    later = assemble(models, mode=Mode.PROVIDER, writer=WriterKind.HOST, memories=[second]).runtime
     try:
         remembered = await later.remembered()
         (mem0,) = [s for s in remembered.systems if s.name == "Mem0"]

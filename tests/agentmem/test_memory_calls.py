@@ -20,11 +20,11 @@ from workbench import cli
 from workbench.agentmem.base import EXTRACTION_CALL, MEM0_CALL, MEM0_EMBEDDINGS_CALL
 from workbench.agentmem.extracted import ExtractedMemory
 from workbench.drift import run_drift
-from workbench.memory import WorkingMemory
 from workbench.runtime import AgentRuntime, ModelConfig, Usage, build_models
 from workbench.runtime.config import Mode, WriterKind
 from workbench.runtime.scripted import EXTRACTION_PROMPT_START
 from workbench.runtime.usage import total_usage
+from workbench.session.assemble import assemble
 
 
 def is_extraction(body: dict[str, Any]) -> bool:
@@ -77,9 +77,7 @@ async def test_a_cut_off_or_timed_out_extraction_is_recorded_and_the_turn_still_
 
     config = ModelConfig(model="loopback-model", base_url=loopback.base_url, timeout=0.5, max_retries=0)
     models = build_models(config, function_calls=True)
-    slow = AgentRuntime(
-        WorkingMemory(), models, writer=WriterKind.HOST, timeout=0.5, memories=[ExtractedMemory(tmp_path / "slow")]
-    )
+    slow = assemble(models, writer=WriterKind.HOST, timeout=0.5, memories=[ExtractedMemory(tmp_path / "slow")]).runtime
     loopback.state.responder = lambda body: Canned(text='{"memories": []}', delay=1.5) if is_extraction(body) else None
     assert (await slow.ask("support", "module=Billing")).ok  # the framework skips an extraction that failed
     extraction = slow.last_turn_calls("support")[1]
@@ -130,7 +128,7 @@ def servers():
 def mem0_runtime(servers: Mem0Servers, directory: Path) -> AgentRuntime:
     models = build_models(ModelConfig(model="loopback-model", base_url=servers.chat.base_url, max_retries=0))
     memory = mem0_memory(servers, directory)
-    return AgentRuntime(WorkingMemory(), models, mode=Mode.PROVIDER, writer=WriterKind.HOST, memories=[memory])
+    return assemble(models, mode=Mode.PROVIDER, writer=WriterKind.HOST, memories=[memory]).runtime
 
 
 @needs_mem0

@@ -1,8 +1,8 @@
 from tests.support.azure_server import API_KEY
-from workbench.memory import WorkingMemory
 from workbench.runtime import AgentRuntime, Mode, ModelConfig, build_models
 from workbench.runtime.azure import TokenProvider
 from workbench.runtime.config import AzureTarget
+from workbench.session.assemble import assemble
 
 
 def azure_config(
@@ -29,4 +29,4 @@ def azure_runtime(
     endpoint: str, mode: Mode = Mode.MANUAL, *, credential: TokenProvider | None = None, **options
 ) -> AgentRuntime:
     models = build_models(azure_config(endpoint, **options), credential=credential)
-    return AgentRuntime(WorkingMemory(), models, mode=mode, timeout=30.0)
+    return assemble(models, mode=mode, timeout=30.0).runtime

@@ -11,9 +11,9 @@ import types
 from tests.azure.helpers import azure_runtime
 from tests.support.azure_server import TOKEN
 from workbench.cli import build_parser, model_config
-from workbench.memory import WorkingMemory
-from workbench.runtime import AgentRuntime, build_models
+from workbench.runtime import build_models
 from workbench.runtime.config import ModelConfig
+from workbench.session.assemble import assemble
 
 FIRST = "module=Reporting; database=PostgreSQL"
 
@@ -81,7 +81,7 @@ def entra_config(azure, monkeypatch, *options: str) -> ModelConfig:
 async def test_default_azure_credential_signs_in_once_and_sends_a_bearer_token(azure, monkeypatch):
     config = entra_config(azure, monkeypatch)
     assert config.api_key is None
-    runtime = AgentRuntime(WorkingMemory(), build_models(config), timeout=30.0)
+    runtime = assemble(build_models(config), timeout=30.0).runtime
     for text in (FIRST, "module=Billing"):
         assert (await runtime.ask("support", text)).ok
     assert azure.identity_requests == ["https://cognitiveservices.azure.com"]  # one sign-in, then cached
@@ -93,7 +93,7 @@ async def test_default_azure_credential_signs_in_once_and_sends_a_bearer_token(a
 async def test_a_failed_sign_in_is_one_line_and_changes_nothing(azure, monkeypatch):
     config = entra_config(azure, monkeypatch)
     azure.identity_failure = "Identity not found"
-    runtime = AgentRuntime(WorkingMemory(), build_models(config), timeout=30.0)
+    runtime = assemble(build_models(config), timeout=30.0).runtime
     result = await runtime.ask("support", FIRST)
     assert not result.ok and "\n" not in result.error
     assert result.error.startswith("Entra ID sign-in failed")

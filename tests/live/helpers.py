@@ -1,16 +1,19 @@
-from workbench.memory import WorkingMemory
+from typing import Any
+
 from workbench.runtime import AgentRuntime, Mode, ModelConfig, build_models
 from workbench.runtime.config import WriterFormat
+from workbench.session.assemble import assemble
+from workbench.session.controller import SessionController
 
 
-def live_runtime(
+def live_session(
     base_url: str,
     writer_format: str | None = None,
     *,
     timeout: float = 30.0,
     retries: int = 0,
     mode: Mode = Mode.MANUAL,
-) -> AgentRuntime:
+) -> SessionController:
     config = ModelConfig(
         model="loopback-model",
         base_url=base_url,
@@ -18,7 +21,11 @@ def live_runtime(
         max_retries=retries,
         writer_format=WriterFormat(writer_format) if writer_format else None,
     )
-    return AgentRuntime(WorkingMemory(), build_models(config), mode=mode, timeout=timeout)
+    return assemble(build_models(config), mode=mode, timeout=timeout)
+
+
+def live_runtime(base_url: str, writer_format: str | None = None, **options: Any) -> AgentRuntime:
+    return live_session(base_url, writer_format, **options).runtime
 
 
 def is_writer(body) -> bool:

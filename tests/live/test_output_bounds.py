@@ -7,10 +7,11 @@ import json
 from tests.live.helpers import is_writer
 from tests.support.openai_server import Canned
 from workbench.cli import main
-from workbench.memory import EventKind, ReasonCode, WorkingMemory
+from workbench.memory import EventKind, ReasonCode
 from workbench.runtime import AgentRuntime, ModelConfig, build_models
 from workbench.runtime.bounds import ReplyBound, writer_max_tokens
 from workbench.runtime.config import DEFAULT_MAX_TOKENS
+from workbench.session.assemble import assemble
 
 # Unbounded, a rambling reply takes 3,600 x 0.01 s = 36 s: far past every --timeout below.
 RAMBLE = 0.01
@@ -20,7 +21,7 @@ def runtime(base_url: str, *, max_tokens: int = DEFAULT_MAX_TOKENS, timeout: flo
     config = ModelConfig(
         model="loopback-model", base_url=base_url, timeout=timeout, max_retries=0, max_tokens=max_tokens
     )
-    return AgentRuntime(WorkingMemory(), build_models(config), timeout=timeout)
+    return assemble(build_models(config), timeout=timeout).runtime
 
 
 async def test_every_request_carries_its_bound_under_both_names(loopback):

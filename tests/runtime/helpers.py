@@ -1,16 +1,17 @@
 from workbench.memory import WorkingMemory
 from workbench.runtime import AgentRuntime, Mode, ModelConfig, WriterKind, build_models
+from workbench.session.assemble import assemble
 
 
 def scripted(mode: Mode = Mode.MANUAL, *, delay: float = 0.0, timeout: float = 30.0, writer=WriterKind.MODEL):
     memory = WorkingMemory()
     models = build_models(ModelConfig(timeout=timeout), scripted_delay=delay)
-    return AgentRuntime(memory, models, mode=mode, writer=writer, timeout=timeout)
+    return assemble(models, memory=memory, mode=mode, writer=writer, timeout=timeout).runtime
 
 
 def live(base_url: str, mode: Mode = Mode.MANUAL, *, timeout: float = 30.0, writer=WriterKind.MODEL):
     config = ModelConfig(model="loopback-model", base_url=base_url, timeout=timeout, max_retries=0)
-    return AgentRuntime(WorkingMemory(), build_models(config), mode=mode, writer=writer, timeout=timeout)
+    return assemble(build_models(config), mode=mode, writer=writer, timeout=timeout).runtime
 
 
 def facts(runtime: AgentRuntime) -> dict[str, tuple[str, str]]:

@@ -18,6 +18,7 @@ from workbench.recall.config import RecallConfig
 from workbench.recall.setup import RecallSetup
 from workbench.runtime import AGENT_NAMES, AgentRuntime, CallLog, CallRecord, Mode, ModelConfig, build_models
 from workbench.runtime.memories import AgentMemory
+from workbench.session.assemble import assemble
 
 SECRET = "Zanzibar-7731"
 SAID = f"module={SECRET}"
@@ -25,15 +26,15 @@ SAID = f"module={SECRET}"
 
 def with_recall(mode: Mode, memories: list[AgentMemory] | None = None) -> AgentRuntime:
     calls = CallLog()
-    return AgentRuntime(
-        WorkingMemory(ledger_capacity=10_000),
+    return assemble(
         build_models(ModelConfig()),
+        memory=WorkingMemory(ledger_capacity=10_000),
         mode=mode,
         calls=calls,
         recall=RecallConfig(store="memory").build(calls),
         recall_on=True,
         memories=memories or [],
-    )
+    ).runtime
 
 
 async def recalled_texts(runtime: AgentRuntime) -> list[str]:

@@ -17,11 +17,16 @@ from workbench.persist.sessions import DIRECTORY, PersistedSessions
 from workbench.persist.state import STATE_FILE, StateFile
 from workbench.runtime import AgentRuntime, ModelConfig, build_models
 from workbench.runtime.view import NOT_SAVED
+from workbench.session.assemble import assemble
+
+
+class Crash(BaseException):
+    """The process ends while the holders apply a forget's plan: memory on disk is not written yet."""
 
 
 def journaled(directory, journal) -> AgentRuntime:
     persisted = PersistedSessions(directory)
-    runtime = AgentRuntime(persisted.memory, build_models(ModelConfig()), histories=persisted, journal=journal)
+    runtime = assemble(build_models(ModelConfig()), persisted=persisted, journal=journal).runtime
     return runtime
 
 
@@ -58,9 +63,6 @@ async def test_a_forget_cut_short_is_completed_by_the_next_start_before_anything
     assert (await runtime.ask("support", f"customer={v['contoso']}; module=Billing")).ok
     assert (await runtime.ask("logs", f"Where is {v['contoso']}?")).ok
 
-    class Crash(BaseException):
-        """The process ends while the holders apply the plan: memory on disk is not written yet."""
-
     def crash(plan):
         raise Crash
 
@@ -73,7 +75,6 @@ async def test_a_forget_cut_short_is_completed_by_the_next_start_before_anything
     quit_(runtime)
 
     again = journaled(directory, journal)
-    again.forgetting.register(again.histories)  # type: ignore[arg-type]
     assert again.forget_pending
     report = await again.complete_pending()
     assert report is not None and report.failures == {}
@@ -167,3 +168,13 @@ async def test_a_turn_asked_while_a_forget_runs_starts_after_it_and_is_kept(tmp_
     assert next(m.text for m in runtime.history("support")) == "Which customer?" or runtime.history("support")[
         0
     ].text.endswith("Which customer?")
+
+
+async def test_the_headers_resume_counts_go_with_a_forget(tmp_path):
+    first = started(tmp_path / DIRECTORY)
+    assert (await first.ask("support", "customer=Contoso; module=Billing")).ok
+    quit_(first)
+    second = started(tmp_path / DIRECTORY)
+    assert "resumed: 2 message(s), 2 fact(s)" in second.status.summary
+    await second.forget("customer")
+    assert "resumed" not in second.status.summary and "persist: on" in second.status.summary

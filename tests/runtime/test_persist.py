@@ -20,6 +20,7 @@ from workbench.persist.legacy import MEMORY_FILE
 from workbench.persist.sessions import DIRECTORY, PersistedSessions
 from workbench.persist.state import STATE_FILE
 from workbench.runtime import AGENT_NAMES, AgentRuntime, Mode, ModelConfig, build_models
+from workbench.session.assemble import assemble
 
 CORRECTION = "module=Billing; database=SQL Server 2022; version=2"
 
@@ -27,10 +28,7 @@ CORRECTION = "module=Billing; database=SQL Server 2022; version=2"
 def started(directory: Path, *, delay: float = 0.0, mode: Mode = Mode.MANUAL) -> AgentRuntime:
     """What `workbench --persist` assembles, on `directory`."""
     persisted = PersistedSessions(directory)
-    runtime = AgentRuntime(
-        persisted.memory, build_models(ModelConfig(), scripted_delay=delay), mode=mode, histories=persisted
-    )
-    runtime.forgetting.register(persisted)
+    runtime = assemble(build_models(ModelConfig(), scripted_delay=delay), persisted=persisted, mode=mode).runtime
     return runtime
 
 
@@ -150,7 +148,7 @@ async def test_a_turn_running_across_a_forget_writes_nothing_to_disk(tmp_path):
 
 async def test_only_the_current_sessions_are_written(tmp_path):
     persisted = PersistedSessions(tmp_path / DIRECTORY)
-    runtime = AgentRuntime(persisted.memory, build_models(ModelConfig()), histories=persisted)
+    runtime = assemble(build_models(ModelConfig()), persisted=persisted).runtime
     replaced = persisted.state.sessions()[1]["support"]["session_id"]
     await runtime.forget()
     await persisted.provider("support").save_messages(replaced, [Message(role="user", contents=["symptom=late"])])
@@ -268,7 +266,7 @@ async def test_without_persist_nothing_is_written_and_with_it_the_data_directory
         args = cli.build_parser().parse_args(options)
         start = cli.build_app(args, cli.model_config(args))._start
         assert start is not None
-        runtime = start()
+        runtime = start().runtime
         assert (await runtime.ask("support", "module=Reporting")).ok
         assert ("persisted sessions" in runtime.forgetting.holders) == bool(options)
         written = files(tmp_path / "data") if (tmp_path / "data").exists() else []

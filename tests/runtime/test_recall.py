@@ -6,12 +6,12 @@ from pathlib import Path
 import pytest
 
 from workbench.cli import build_parser, recall_config
-from workbench.memory import WorkingMemory
 from workbench.recall.config import RecallConfig
 from workbench.recall.duckdb_file import companion_files
 from workbench.recall.setup import RecallSetup
 from workbench.recall.store import RecallStore
 from workbench.runtime import AgentRuntime, CallLog, ConfigError, ModelConfig, WriterKind, build_models
+from workbench.session.assemble import assemble
 
 SECRET = "Zanzibar-Orchid-7731"
 
@@ -19,9 +19,9 @@ SECRET = "Zanzibar-Orchid-7731"
 def runtime_on(path: Path, *, on: bool = True) -> AgentRuntime:
     calls = CallLog()
     recall = RecallConfig(store=str(path)).build(calls)
-    return AgentRuntime(
-        WorkingMemory(), build_models(ModelConfig()), writer=WriterKind.HOST, calls=calls, recall=recall, recall_on=on
-    )
+    return assemble(
+        build_models(ModelConfig()), writer=WriterKind.HOST, calls=calls, recall=recall, recall_on=on
+    ).runtime
 
 
 def store_of(runtime: AgentRuntime) -> RecallStore:

@@ -11,13 +11,13 @@ from tests.agentmem.helpers import live_runtime, say, scripted_runtime
 from tests.support.openai_server import memory_file_writer
 from workbench.agentmem.extracted import ExtractedMemory
 from workbench.agentmem.files import FileMemory
-from workbench.memory import WorkingMemory
 from workbench.persist.sessions import PersistedSessions
 from workbench.persist.state import STATE_FILE
 from workbench.recall.config import RecallConfig
 from workbench.recall.setup import RecallSetup
 from workbench.runtime import AgentRuntime, CallLog, ModelConfig, WriterKind, build_models
 from workbench.runtime.remembered import HeldItem, Remembered, RememberedSystem, describe_size
+from workbench.session.assemble import assemble
 
 SEED = "module=Reporting; database=PostgreSQL"
 CORRECTION = "module=Billing; database=SQL Server 2022"
@@ -111,14 +111,9 @@ async def duckdb_recall(tmp_path):
 
 async def test_recall_on_a_duckdb_file_shows_its_count_location_and_size(tmp_path, duckdb_recall):
     calls = CallLog()
-    runtime = AgentRuntime(
-        WorkingMemory(),
-        build_models(ModelConfig()),
-        writer=WriterKind.HOST,
-        calls=calls,
-        recall=duckdb_recall(calls),
-        recall_on=True,
-    )
+    runtime = assemble(
+        build_models(ModelConfig()), writer=WriterKind.HOST, calls=calls, recall=duckdb_recall(calls), recall_on=True
+    ).runtime
     remembered = await runtime.remembered()
     assert system(remembered, "recall store").items == ()  # on, nothing stored yet
 
@@ -135,13 +130,13 @@ async def test_recall_on_a_duckdb_file_shows_its_count_location_and_size(tmp_pat
 async def test_recall_off_still_lists_an_earlier_runs_store_which_a_forget_reaches(duckdb_recall):
     calls = CallLog()
     first = duckdb_recall(calls)
-    runtime = AgentRuntime(
-        WorkingMemory(), build_models(ModelConfig()), calls=calls, recall=first, recall_on=True, writer=WriterKind.HOST
-    )
+    runtime = assemble(
+        build_models(ModelConfig()), calls=calls, recall=first, recall_on=True, writer=WriterKind.HOST
+    ).runtime
     await say(runtime, "customer=Contoso")
     await first.store.close()
 
-    later = AgentRuntime(WorkingMemory(), build_models(ModelConfig()), recall=duckdb_recall(), recall_on=False)
+    later = assemble(build_models(ModelConfig()), recall=duckdb_recall(), recall_on=False).runtime
     recall = system(await later.remembered(), "recall store")
     assert recall.description.startswith("off (an earlier run's store)")
     assert recall.keys == ("customer",)  # this run's facts never knew it: the store's own text declares it
@@ -151,8 +146,7 @@ async def test_recall_off_still_lists_an_earlier_runs_store_which_a_forget_reach
 
 async def test_persisted_sessions_list_every_file_with_its_size_and_an_escaped_value(tmp_path):
     persisted = PersistedSessions(tmp_path / "sessions")
-    runtime = AgentRuntime(persisted.memory, build_models(ModelConfig()), histories=persisted)
-    runtime.forgetting.register(persisted)
+    runtime = assemble(build_models(ModelConfig()), persisted=persisted).runtime
     value = 'O"Brien \\ Sons'  # written escaped in every JSON file
     try:
         await say(runtime, f"customer={value}; module=Billing")
@@ -264,4 +258,4 @@ def test_sizes_read_as_a_person_reads_them(size, shown):
 
 
 def scripted_runtime_without_memories() -> AgentRuntime:
-    return AgentRuntime(WorkingMemory(), build_models(ModelConfig()), writer=WriterKind.HOST)
+    return assemble(build_models(ModelConfig()), writer=WriterKind.HOST).runtime

@@ -10,6 +10,7 @@ import pytest
 from tests.runtime.helpers import facts
 from workbench.memory import EventKind, WorkingMemory
 from workbench.runtime import AGENT_NAMES, AgentRuntime, Mode, ModelConfig, WriterKind, build_models
+from workbench.session.assemble import assemble
 
 APPLIED = (EventKind.ADMITTED, EventKind.REPLACED)
 SETTLING = (EventKind.REJECTED, EventKind.STALE, EventKind.NOTHING_DECLARED, EventKind.ABANDONED)
@@ -17,7 +18,7 @@ SETTLING = (EventKind.REJECTED, EventKind.STALE, EventKind.NOTHING_DECLARED, Eve
 
 def runtime_for(mode: Mode, *, delay: float = 0.0, writer: WriterKind = WriterKind.MODEL) -> AgentRuntime:
     memory = WorkingMemory(ledger_capacity=1_000_000)  # every event of the run stays readable
-    return AgentRuntime(memory, build_models(ModelConfig(), scripted_delay=delay), mode=mode, writer=writer)
+    return assemble(build_models(ModelConfig(), scripted_delay=delay), memory=memory, mode=mode, writer=writer).runtime
 
 
 def settlements(runtime: AgentRuntime) -> Counter[int]:

@@ -13,10 +13,10 @@ from opentelemetry.exporter.otlp.proto.common.trace_encoder import encode_spans
 from opentelemetry.sdk.trace import ReadableSpan, TracerProvider
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 
-from workbench.memory import WorkingMemory
 from workbench.recall.config import RecallConfig
 from workbench.runtime import AgentRuntime, CallLog, ModelConfig, WriterKind, build_models
 from workbench.runtime.telemetry import ENDPOINT_VARIABLES, TelemetrySettings, start_telemetry
+from workbench.session.assemble import assemble
 
 # Every value and every word a user typed in these tests: none may reach a span by default.
 DATABASE = "Quartzbase-Ultra-9931"
@@ -61,9 +61,7 @@ def spans(exporter: InMemorySpanExporter) -> Callable[[], list[ReadableSpan]]:
 def runtime(*, recall: bool = False, writer: WriterKind = WriterKind.MODEL) -> AgentRuntime:
     calls = CallLog()
     setup = RecallConfig(store="memory").build(calls) if recall else None
-    return AgentRuntime(
-        WorkingMemory(), build_models(ModelConfig()), writer=writer, calls=calls, recall=setup, recall_on=recall
-    )
+    return assemble(build_models(ModelConfig()), writer=writer, calls=calls, recall=setup, recall_on=recall).runtime
 
 
 def named(found: list[ReadableSpan], name: str) -> list[ReadableSpan]:
@@ -152,9 +150,7 @@ async def test_a_refused_batch_reports_its_reason_codes_and_counts(spans) -> Non
 
 
 async def test_a_failed_turn_is_an_error_span_that_names_the_failure_type_only(spans) -> None:
-    rt = AgentRuntime(
-        WorkingMemory(), build_models(ModelConfig(model="m", base_url="http://127.0.0.1:9/v1", max_retries=0))
-    )
+    rt = assemble(build_models(ModelConfig(model="m", base_url="http://127.0.0.1:9/v1", max_retries=0))).runtime
     result = await rt.ask("support", f"module={MODULE}")
     assert not result.ok
     found = spans()

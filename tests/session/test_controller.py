@@ -14,10 +14,10 @@ from agent_framework import HistoryProvider, InMemoryHistoryProvider
 
 from tests.support.residue import residue
 from workbench.drift import load_chronology_file, run_drift
-from workbench.memory import WorkingMemory
 from workbench.memory.forget import ForgetReport
-from workbench.runtime import AgentRuntime, MemoryUpdate, ModelConfig, build_models
+from workbench.runtime import MemoryUpdate, ModelConfig, build_models
 from workbench.runtime.histories import InMemoryHistories
+from workbench.session.assemble import assemble
 from workbench.session.controller import SessionController
 
 CORRECTION = "module=Billing; database=SQL Server 2022; version=2"
@@ -25,7 +25,7 @@ SIX_KEYS = "priority=P9; module=A; database=B; version=C; environment=D; custome
 
 
 def session() -> SessionController:
-    return SessionController(AgentRuntime(WorkingMemory(), build_models(ModelConfig())))
+    return assemble(build_models(ModelConfig()))
 
 
 async def test_every_holder_of_text_is_registered_with_the_one_forget():
@@ -80,7 +80,7 @@ class SlowHistories(InMemoryHistories):
 
 async def test_a_forget_while_a_turn_runs_reaches_the_batches_that_turn_already_settled():
     histories = SlowHistories()
-    controller = SessionController(AgentRuntime(WorkingMemory(), build_models(ModelConfig()), histories=histories))
+    controller = assemble(build_models(ModelConfig()), histories=histories)
     version, module = f"V-{secrets.token_hex(4)}", f"Billing-{secrets.token_hex(4)}"
     reports: list[ForgetReport] = []
 
@@ -140,7 +140,7 @@ async def test_a_turn_brings_back_its_own_batches_and_the_listeners_get_the_othe
 async def test_a_turn_cancelled_after_its_facts_were_admitted_is_told_apart():
     """Esc while history saves (after extraction): the batch stays; the pane must not say nothing was stored."""
     histories = SlowHistories()
-    controller = SessionController(AgentRuntime(WorkingMemory(), build_models(ModelConfig()), histories=histories))
+    controller = assemble(build_models(ModelConfig()), histories=histories)
     asking = asyncio.create_task(controller.ask("support", "module=Billing"))
 
     async def escape() -> None:

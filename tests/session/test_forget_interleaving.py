@@ -13,14 +13,15 @@ from tests.runtime.test_tickets import assert_every_ticket_settled_once, steps
 from tests.support.openai_server import Canned
 from tests.support.residue import residue
 from workbench.memory import EventKind, WorkingMemory
-from workbench.runtime import AGENT_NAMES, AgentRuntime, ModelConfig, build_models
+from workbench.runtime import AGENT_NAMES, ModelConfig, build_models
+from workbench.session.assemble import assemble
 from workbench.session.controller import SessionController, TurnOutcome
 
 KEYS = pytest.mark.parametrize("key", [None, "module"], ids=["all", "module"])
 
 
 def session(config: ModelConfig | None = None) -> SessionController:
-    runtime = AgentRuntime(WorkingMemory(ledger_capacity=10_000), build_models(config or ModelConfig()))
+    runtime = assemble(build_models(config or ModelConfig()), memory=WorkingMemory(ledger_capacity=10_000)).runtime
     return SessionController(runtime)
 
 

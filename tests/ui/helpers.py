@@ -5,7 +5,8 @@ from textual import events
 from textual.pilot import Pilot
 
 from workbench.memory import WorkingMemory
-from workbench.runtime import AgentRuntime, CallLog, Mode, ModelConfig, build_models
+from workbench.runtime import CallLog, Mode, ModelConfig, build_models
+from workbench.session.assemble import assemble
 from workbench.ui.app import WorkbenchApp
 from workbench.ui.chat import ChatPane
 
@@ -15,8 +16,7 @@ FIXED = datetime(2026, 11, 30, 9, 15, 0, tzinfo=UTC)
 def make_app(mode: Mode = Mode.MANUAL, *, delay: float = 0.0) -> WorkbenchApp:
     """The real app on the built-in model, with a fixed clock so recorded times never change."""
     memory = WorkingMemory(clock=lambda: FIXED)
-    runtime = AgentRuntime(memory, build_models(ModelConfig(), scripted_delay=delay), mode=mode)
-    return WorkbenchApp(runtime)
+    return WorkbenchApp(assemble(build_models(ModelConfig(), scripted_delay=delay), memory=memory, mode=mode))
 
 
 async def say(pilot: Pilot, agent: str, text: str, *, typed: bool = False) -> None:
@@ -62,7 +62,7 @@ def make_recall_app(*, on: bool = True) -> WorkbenchApp:
     memory = WorkingMemory(clock=lambda: FIXED)
     calls = CallLog()
     recall = RecallConfig(store="memory").build(calls)
-    return WorkbenchApp(AgentRuntime(memory, build_models(ModelConfig()), calls=calls, recall=recall, recall_on=on))
+    return WorkbenchApp(assemble(build_models(ModelConfig()), memory=memory, calls=calls, recall=recall, recall_on=on))
 
 
 def make_persisted_app(directory: Path, mode: Mode = Mode.MANUAL) -> WorkbenchApp:
@@ -70,9 +70,7 @@ def make_persisted_app(directory: Path, mode: Mode = Mode.MANUAL) -> WorkbenchAp
     from workbench.persist.sessions import PersistedSessions
 
     persisted = PersistedSessions(directory, clock=lambda: FIXED)
-    runtime = AgentRuntime(persisted.memory, build_models(ModelConfig()), mode=mode, histories=persisted)
-    runtime.forgetting.register(persisted)
-    return WorkbenchApp(runtime)
+    return WorkbenchApp(assemble(build_models(ModelConfig()), persisted=persisted, mode=mode))
 
 
 def release(app: WorkbenchApp) -> None:

@@ -8,8 +8,9 @@ from textual.widgets import DataTable, Static
 
 from tests.support.openai_server import Canned
 from tests.ui.helpers import make_app, say, start_ended, start_turn
-from workbench.memory import EventKind, WorkingMemory
-from workbench.runtime import AgentRuntime, Mode, ModelConfig, build_models
+from workbench.memory import EventKind
+from workbench.runtime import Mode, ModelConfig, build_models
+from workbench.session.assemble import assemble
 from workbench.ui.app import WorkbenchApp
 from workbench.ui.chat import Notice, UserMessage
 from workbench.ui.replies import AgentAnswer
@@ -54,7 +55,7 @@ async def test_an_empty_message_does_nothing():
 
 async def test_a_model_error_shows_in_the_pane_and_the_ledger_and_the_app_keeps_working(loopback):
     config = ModelConfig(model="loopback-model", base_url=loopback.base_url, max_retries=0)
-    app = WorkbenchApp(AgentRuntime(WorkingMemory(), build_models(config), mode=Mode.PROVIDER))
+    app = WorkbenchApp(assemble(build_models(config), mode=Mode.PROVIDER))
     async with app.run_test(size=(140, 40)) as pilot:
         loopback.enqueue(Canned(status=500, body={"error": {"message": "boom"}}))
         await say(pilot, "support", "module=Billing")
@@ -156,14 +157,14 @@ async def test_the_drift_screen_runs_without_blocking_and_goes_back():
 
 
 async def test_a_writer_format_step_down_shows_in_the_header_and_the_ledger(loopback):
-    from tests.live.helpers import is_writer, live_runtime, response_format_type
+    from tests.live.helpers import is_writer, live_session, response_format_type
 
     loopback.state.responder = lambda body: (
         Canned(status=500, body={"error": {"message": "response_format json_schema unsupported"}})
         if is_writer(body) and response_format_type(body) == "json_schema"
         else None
     )
-    app = WorkbenchApp(live_runtime(loopback.base_url, "auto"))
+    app = WorkbenchApp(live_session(loopback.base_url, "auto"))
     async with app.run_test(size=(160, 40)) as pilot:
         assert "writer: json_schema (auto)" in app.sub_title
         await say(pilot, "support", "module=Billing")
@@ -230,12 +231,12 @@ async def test_a_narrow_header_keeps_mode_and_writer_in_view():
 async def test_a_writer_that_keeps_failing_is_said_once_and_the_palette_switches_to_the_host_parse(loopback):
     """SmolLM2 invented keys on every declaring turn. After three such rejections in a row the app
     says so once, and a palette entry switches the writer to the host's parse for the session."""
-    from tests.live.helpers import is_writer, live_runtime
+    from tests.live.helpers import is_writer, live_session
     from workbench.memory import EventKind
 
     invented = '{"facts": [{"key": "product", "value": "Life,", "evidence": "Life,"}]}'
     loopback.state.responder = lambda body: Canned(text=invented) if is_writer(body) else None
-    app = WorkbenchApp(live_runtime(loopback.base_url, "json_schema"))
+    app = WorkbenchApp(live_session(loopback.base_url, "json_schema"))
     async with app.run_test(size=(160, 40)) as pilot:
         titles = lambda: {c.title for c in app.get_system_commands(app.screen)}  # noqa: E731
         for value in ("A", "B", "C"):

@@ -5,8 +5,8 @@ from textual.widgets import Static
 
 from tests.support.openai_server import Canned
 from tests.ui.helpers import say
-from workbench.memory import WorkingMemory
-from workbench.runtime import AgentRuntime, ModelConfig, build_models
+from workbench.runtime import ModelConfig, build_models
+from workbench.session.assemble import assemble
 from workbench.ui.app import WorkbenchApp
 from workbench.ui.chat import Notice
 
@@ -15,7 +15,7 @@ ECHO = "bad input \x1b]0;pwned\x07\x1b[2J [bold red]loud[/] \u202eevil"
 
 async def test_a_server_error_with_escape_sequences_is_shown_as_text(loopback):
     config = ModelConfig(model="loopback-model", base_url=loopback.base_url, max_retries=0)
-    app = WorkbenchApp(AgentRuntime(WorkingMemory(), build_models(config)))
+    app = WorkbenchApp(assemble(build_models(config)))
     async with app.run_test(size=(160, 40), notifications=True) as pilot:
         loopback.enqueue(Canned(status=400, body={"error": {"message": ECHO}}))
         await say(pilot, "support", "module=Billing")

@@ -19,8 +19,9 @@ from tests.ui.helpers import FIXED, answer, make_app, say
 from tests.ui.test_small_terminal import README, footer_keys
 from workbench.agentmem.extracted import ExtractedMemory
 from workbench.memory import WorkingMemory
-from workbench.runtime import AgentRuntime, ModelConfig, build_models
+from workbench.runtime import ModelConfig, build_models
 from workbench.runtime.remembered import HeldItem, Remembered, RememberedSystem
+from workbench.session.assemble import assemble
 from workbench.ui.app import WorkbenchApp
 from workbench.ui.confirm import ConfirmForget
 from workbench.ui.facts import ForgetRequested
@@ -182,8 +183,9 @@ async def test_the_screen_follows_a_turn_that_ends_while_it_is_open():
 
 def extracted_app(root) -> WorkbenchApp:
     memory = ExtractedMemory(root)
-    runtime = AgentRuntime(WorkingMemory(clock=lambda: FIXED), build_models(ModelConfig()), memories=[memory])
-    return WorkbenchApp(runtime)
+    return WorkbenchApp(
+        assemble(build_models(ModelConfig()), memory=WorkingMemory(clock=lambda: FIXED), memories=[memory])
+    )
 
 
 async def test_forgetting_an_item_from_the_screen_leaves_no_trace_in_the_app_nor_on_disk(tmp_path):

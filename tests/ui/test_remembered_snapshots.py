@@ -33,6 +33,7 @@ from workbench.persist.sessions import PersistedSessions
 from workbench.recall.config import RecallConfig
 from workbench.runtime import AgentRuntime, CallLog, Mode, ModelConfig, WriterKind, build_models
 from workbench.runtime.remembered import HeldItem, Remembered
+from workbench.session.assemble import assemble
 
 SIZES = {"normal": (120, 40), "80x24": (80, 24)}
 SEED = "module=Reporting; database=PostgreSQL"
@@ -90,9 +91,9 @@ def folder() -> Iterator[Path]:
 
 
 def scripted(**options) -> AgentRuntime:
-    return AgentRuntime(
-        WorkingMemory(clock=lambda: FIXED), build_models(ModelConfig()), writer=WriterKind.HOST, **options
-    )
+    return assemble(
+        build_models(ModelConfig()), memory=WorkingMemory(clock=lambda: FIXED), writer=WriterKind.HOST
+    ).runtime
 
 
 async def conversation(runtime: AgentRuntime) -> Remembered:
@@ -125,8 +126,7 @@ def recall(root: Path) -> Remembered:
 
 def persist(root: Path) -> Remembered:
     persisted = PersistedSessions(root / "sessions")
-    runtime = AgentRuntime(persisted.memory, build_models(ModelConfig()), writer=WriterKind.HOST, histories=persisted)
-    runtime.forgetting.register(persisted)
+    runtime = assemble(build_models(ModelConfig()), persisted=persisted, writer=WriterKind.HOST).runtime
     try:
         return asyncio.run(conversation(runtime))
     finally:
@@ -149,9 +149,13 @@ def mem0(root: Path) -> Remembered:
     with mem0_servers() as servers:
         memory = Mem0Memory(config(servers, root / "mem0"))
         models = build_models(ModelConfig(model="loopback-model", base_url=servers.chat.base_url, max_retries=0))
-        runtime = AgentRuntime(
-            WorkingMemory(clock=lambda: FIXED), models, mode=Mode.PROVIDER, writer=WriterKind.HOST, memories=[memory]
-        )
+        runtime = assemble(
+            models,
+            memory=WorkingMemory(clock=lambda: FIXED),
+            mode=Mode.PROVIDER,
+            writer=WriterKind.HOST,
+            memories=[memory],
+        ).runtime
 
         async def run() -> Remembered:
             try:

@@ -2,6 +2,7 @@
 dividers, as typed and as answered, bounded like a live one; a forget clears it like live messages,
 and nothing forgotten comes back at the next start (the files and the panes' text are scanned)."""
 
+import contextlib
 import secrets
 from pathlib import Path
 
@@ -10,7 +11,8 @@ from tests.ui.helpers import make_persisted_app, release, say, start_ended
 from workbench import cli
 from workbench.persist.sessions import DIRECTORY, PersistedSessions
 from workbench.persist.state import STATE_FILE
-from workbench.runtime import AgentRuntime, Mode, ModelConfig, build_models
+from workbench.runtime import Mode, ModelConfig, build_models
+from workbench.session.assemble import assemble
 from workbench.ui.app import WorkbenchApp
 from workbench.ui.chat import ChatPane, HiddenNote, Notice, UserMessage
 from workbench.ui.replies import AgentAnswer
@@ -138,7 +140,7 @@ async def test_after_a_forget_nothing_forgotten_shows_or_is_kept_and_a_restart_b
     # The first run without a screen: an earlier app would stay reachable from the next one through the
     # test's event loop (Textual's print capture), which the residue scan would walk into.
     persisted = PersistedSessions(directory)
-    runtime = AgentRuntime(persisted.memory, build_models(ModelConfig()), histories=persisted)
+    runtime = assemble(build_models(ModelConfig()), persisted=persisted).runtime
     assert (await runtime.ask("support", f"module={reporting}; customer={contoso}")).ok
     assert (await runtime.ask("logs", f"module={billing}")).ok
     persisted.close()
@@ -175,3 +177,39 @@ async def test_a_pane_shows_no_resumed_history_without_persist():
         await start_ended(pilot)
         assert app.runtime.resumed("support") is None
         assert shown(app, "support") == []
+
+
+async def test_a_forget_cut_short_is_completed_before_the_panes_take_a_turn(tmp_path):
+    """The next start completes it first: the header says so, the ledger too, and nothing forgotten
+    is on screen or on disk."""
+    from tests.runtime.test_durable import Crash
+    from workbench.memory.forget import TextHolder
+    from workbench.persist.journal import FILE_NAME, ForgetJournal
+    from workbench.runtime import ModelConfig, build_models
+    from workbench.session.assemble import assemble
+
+    directory, journal = tmp_path / DIRECTORY, ForgetJournal(tmp_path / FILE_NAME, ("--persist",))
+    contoso = f"Contoso-{secrets.token_hex(4)}"
+    first = assemble(build_models(ModelConfig()), persisted=PersistedSessions(directory), journal=journal)
+    assert (await first.ask("support", f"customer={contoso}; module=Billing")).result.ok
+
+    def crash(plan):
+        raise Crash
+
+    first.runtime.forgetting.register(TextHolder("the crash", "item(s)", lambda: [], crash))
+    with contextlib.suppress(Crash):
+        await first.forget("customer")
+    first.runtime.histories.close()  # type: ignore[attr-defined]
+
+    app = WorkbenchApp(
+        start=lambda: assemble(build_models(ModelConfig()), persisted=PersistedSessions(directory), journal=journal)
+    )
+    async with app.run_test(size=SIZE) as pilot:
+        await start_ended(pilot)
+        await app.workers.wait_for_complete()
+        await pilot.pause()
+        assert app.ready and "completed the forget of 'customer'" in app.sub_title
+        assert contoso not in pane_texts(app) and residue([contoso], app) == {}
+        assert not (tmp_path / FILE_NAME).exists()
+        assert not any(contoso.encode() in p.read_bytes() for p in directory.rglob("*") if p.is_file())
+    release(app)

@@ -9,6 +9,7 @@ import pytest
 
 from tests.ui.helpers import FIXED, answer, make_app, make_persisted_app, release, say
 from workbench.persist.state import STATE_FILE
+from workbench.session.assemble import assemble
 from workbench.ui.facts import FactTable
 
 WIDE = (140, 40)
@@ -157,14 +158,14 @@ def utc(monkeypatch):
 def test_resumed_after_a_restart(snap_compare, tmp_path, monkeypatch, utc):
     """A second `workbench --persist`: each pane shows what its agent resumed, between two dividers."""
     from workbench.persist.sessions import PersistedSessions
-    from workbench.runtime import AgentRuntime, ModelConfig, build_models
+    from workbench.runtime import ModelConfig, build_models
 
     monkeypatch.setenv("HOME", str(tmp_path))  # the divider writes the home directory as ~
     directory = tmp_path / "data" / "sessions"
 
     async def first_run() -> None:
         persisted = PersistedSessions(directory, clock=lambda: FIXED)
-        runtime = AgentRuntime(persisted.memory, build_models(ModelConfig()), histories=persisted)
+        runtime = assemble(build_models(ModelConfig()), persisted=persisted).runtime
         for agent, text in (("support", SEED), ("logs", "Where can I find logs?"), ("support", CORRECTION)):
             assert (await runtime.ask(agent, text)).ok
         persisted.close()

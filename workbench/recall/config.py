@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from workbench.files import data_dir
+from workbench.recall.paths import default_path
 from workbench.recall.postgres_names import ENVIRONMENT, is_connection_url
 from workbench.runtime.config import ConfigError, ModelConfig, check_deployment, server_url
 
@@ -16,11 +16,6 @@ if TYPE_CHECKING:
     from workbench.runtime.calls import CallLog
 
 MEMORY_STORE = "memory"
-FILE_NAME = "recall.duckdb"  # the DuckDB store's file in the user's data directory, by default
-
-
-def default_path() -> Path:
-    return data_dir() / FILE_NAME
 
 
 @dataclass(frozen=True)

@@ -30,8 +30,8 @@ from agent_framework import BaseVectorStore
 # The framework's column types and SQL quoting, so a converted column is what it would create.
 from agent_framework_duckdb._vector_store import _column_type, _identifier
 
-from workbench.recall.config import default_path
 from workbench.recall.duckdb_search import ROW_GROUP_ROWS, RecallDuckDBStore, threads_for
+from workbench.recall.paths import default_path
 from workbench.recall.records import vector_field
 
 DATABASE = "recall"  # the file's name inside the product's connection

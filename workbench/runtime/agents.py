@@ -12,7 +12,7 @@ from dataclasses import dataclass, replace
 from agent_framework import Agent, AgentResponse, AgentResponseUpdate, AgentSession, Message, ResponseStream
 
 from workbench.memory import MemoryTurn, WorkingMemory
-from workbench.memory.forget import ForgetPlan, ForgetReport, Forgetting, Journal, TextHolder
+from workbench.memory.forget import ForgetPlan, ForgetReport, Forgetting, Holder, Journal, TextHolder
 from workbench.memory.prompt import typed_part, with_block
 from workbench.memory.rules import check_message
 from workbench.runtime import tracing
@@ -110,8 +110,7 @@ class AgentRuntime:
         (an earlier run may have left a store). `memories` are the other memories both agents run
         (Agent Framework's own: memory files, extracted memory, Mem0), always on; each is shown in the
         header and reached by the one forget. `histories` is where the agents' histories live
-        (default: in the sessions, gone on exit); the caller registers whatever it keeps elsewhere
-        with `forgetting`, after the agent sessions. `journal` records each forget while it runs, when
+        (default: in the sessions, gone on exit). `journal` records each forget while it runs, when
         anything is kept on disk (`workbench.persist.journal`)."""
         self.memory = memory
         self.models = models
@@ -141,16 +140,20 @@ class AgentRuntime:
         # The sessions start-up began with, and how many messages each held then (ids and counts: no text).
         self._first = {name: (slot.session.session_id, len(self.history(name))) for name, slot in self._slots.items()}
         self._sessions_changed()
-        # The one forget: memory first, then every holder of text this runtime keeps.
+        # The one forget: memory first, then every holder of text, registered by the one assembly
+        # (`workbench.session.assemble`), this runtime's `holders` among them.
         self.forgetting = Forgetting(memory, journal)
         self._journal = journal
         self.completed: str | None = None  # a forget a crash cut short, completed at start
+
+    @property
+    def holders(self) -> tuple[Holder, ...]:
+        """The holders of text this runtime keeps, in the order a forget reaches them: both agents'
+        sessions (replaced by new ones), the call log, the recall store (even off: an earlier run may
+        have left one), then each other memory."""
         sessions = TextHolder("agent sessions", "message(s)", self._session_texts, self._new_sessions)
-        self.forgetting.register(sessions)
         log = TextHolder("call log", "call record(s)", self.calls.texts, lambda _: self.calls.forget())
-        self.forgetting.register(log)
-        for memory_system in (*([recall] if recall is not None else []), *self.memories):
-            self.forgetting.register(memory_system)
+        return (sessions, log, *([self.recall] if self.recall is not None else []), *self.memories)
 
     def _build(self, name: str, *, resume: bool = False) -> _Slot:
         extractor = WorkingMemoryProvider(

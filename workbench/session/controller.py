@@ -4,19 +4,19 @@ the app turns key presses into these calls and draws what they return."""
 from __future__ import annotations
 
 import json
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
 from workbench.files import write_private
-from workbench.memory.forget import TextHolder
+from workbench.memory.forget import ForgetPlan, Holder, TextHolder, declared_in
 from workbench.memory.rules import check_message
 from workbench.session.transcript import Transcript
 
 if TYPE_CHECKING:
     from workbench.drift import Chronology
-    from workbench.memory.forget import ForgetPlan, ForgetReport, Holder
+    from workbench.memory.forget import ForgetReport
     from workbench.runtime import AgentRuntime, Mode, TurnResult, Usage
     from workbench.runtime.remembered import Remembered
     from workbench.runtime.view import MemoryUpdate, RecalledMessage
@@ -51,22 +51,53 @@ class Exported:
     probes: int
 
 
+class UndoHistory(Protocol):
+    """What a user interface's input keeps of what was typed and sent (its undo steps)."""
+
+    def undo_texts(self) -> list[str]: ...
+
+    def forget_undo(self) -> int: ...
+
+
+@dataclass
+class Drafts:
+    """The inputs' undo histories as a holder of text: they keep every message sent (and what was typed
+    and deleted). The assembly registers it; a user interface attaches where its inputs are."""
+
+    name = "input undo"
+    unit = "edit(s) cleared"
+    inputs: Callable[[], Iterable[UndoHistory]] = lambda: ()
+
+    def attach(self, inputs: Callable[[], Iterable[UndoHistory]]) -> None:
+        self.inputs = inputs
+
+    async def declared(self, keys: frozenset[str]) -> set[str]:
+        return declared_in((text for i in self.inputs() for text in i.undo_texts()), keys)
+
+    async def forget(self, plan: ForgetPlan) -> int:
+        # Undo steps are pieces of typing, not whole texts a plan could scrub: every one of them goes.
+        return sum(i.forget_undo() for i in self.inputs())
+
+
 class SessionController:
-    """One session: the runtime and the transcript the drift lab replays. Every holder of text the
-    app keeps (the transcript and the batches of turns still running here, input undo in the app) is
-    registered with the runtime's one forget, so a forget from anywhere reaches all of them."""
+    """One session: the runtime, the transcript the drift lab replays, the batches of turns still
+    running here and the inputs' drafts. Built by the one assembly (`workbench.session.assemble`), which
+    registers every holder of text with the one forget, these (`holders`) among them."""
 
     def __init__(self, runtime: AgentRuntime) -> None:
         self.runtime = runtime
         self.transcript = Transcript()
-        runtime.forgetting.register(self.transcript)
+        self.drafts = Drafts()
         self._asking: dict[str, list[MemoryUpdate]] = {}
         self._applied_unfinished: set[str] = set()
-        runtime.forgetting.register(
-            TextHolder("turns in flight", "held batch(es) redacted", self._held_texts, self._redact_held)
-        )
         self._listeners: list[Listener] = []
         self._unsubscribe = runtime.subscribe(self._settled)
+
+    @property
+    def holders(self) -> tuple[Holder, ...]:
+        """The holders of text the session keeps, in the order a forget reaches them."""
+        in_flight = TextHolder("turns in flight", "held batch(es) redacted", self._held_texts, self._redact_held)
+        return (self.transcript, in_flight, self.drafts)
 
     def subscribe(self, listener: Listener) -> Callable[[], None]:
         """Call `listener` with each settled batch that no `ask` returns (a forget, a note, a cancelled
@@ -94,10 +125,6 @@ class SessionController:
             count += len(batches)
             batches[:] = [update.redacted(plan) for update in batches]
         return count
-
-    def register(self, holder: Holder) -> Callable[[], None]:
-        """Another holder of text (the app's inputs keep what was sent in their undo history)."""
-        return self.runtime.forgetting.register(holder)
 
     @staticmethod
     def refusal(text: str) -> str | None:

@@ -27,7 +27,7 @@ from workbench.ui.turn_flow import TurnFlow
 from workbench.ui.typing import PauseScheduler, TypingClock
 
 if TYPE_CHECKING:
-    from workbench.runtime import AgentRuntime
+    from workbench.session.controller import SessionController
 
 
 class WorkbenchApp(TurnFlow):
@@ -47,8 +47,10 @@ class WorkbenchApp(TurnFlow):
         Binding("ctrl+q", "quit", "Quit", id="quit"),
     ]
 
-    def __init__(self, runtime: AgentRuntime | None = None, *, start: Callable[[], AgentRuntime] | None = None) -> None:
-        super().__init__(runtime, start=start)
+    def __init__(
+        self, session: SessionController | None = None, *, start: Callable[[], SessionController] | None = None
+    ) -> None:
+        super().__init__(session, start=start)
         install_paste_guard()
         # Where the user last typed: finished answers and a turn's facts are drawn in a pause in typing elsewhere.
         self.typing = TypingClock()

@@ -43,41 +43,41 @@ NOTE_TITLES = {
 class TurnFlow(App[None]):
     """The part of the workbench app that runs turns through the session (the app is its subclass)."""
 
-    _runtime: AgentRuntime | None = None
+    _built: SessionController | None = None
     _session: SessionController | None = None
     _start_error: str | None = None
     scheduler: PauseScheduler
 
-    def __init__(self, runtime: AgentRuntime | None, *, start: Callable[[], AgentRuntime] | None) -> None:
-        """Give a runtime, or `start`, which builds one right after the first frame, so the
-        window opens before Agent Framework and pydantic have loaded."""
-        if (runtime is None) == (start is None):
-            raise ValueError("give the app a runtime, or a way to start one")
+    def __init__(self, session: SessionController | None, *, start: Callable[[], SessionController] | None) -> None:
+        """Give an assembled session (`workbench.session.assemble`), or `start`, which assembles one
+        right after the first frame, so the window opens before Agent Framework and pydantic have loaded."""
+        if (session is None) == (start is None):
+            raise ValueError("give the app a session, or a way to start one")
         super().__init__()
-        self._runtime, self._start = runtime, start
+        self._built, self._start = session, start
         self._disconnect: list[Callable[[], None]] = []
 
     def start_runtime(self) -> None:
-        """Connect the runtime given, or start one right after the first frame."""
-        if self._runtime is not None:
+        """Connect the session given, or start one right after the first frame."""
+        if self._built is not None:
             self._connect()
         else:
             self.sub_title = "starting: loading the agent runtime ..."
             self.call_after_refresh(self._start_runtime)
 
     def _start_runtime(self) -> None:
-        """Right after the first frame: build the runtime (keys typed meanwhile wait in the terminal).
+        """Right after the first frame: assemble the session (keys typed meanwhile wait in the terminal).
         A thread would not help: the imports hold the GIL, and compete with the UI for it."""
         assert self._start is not None
         try:
-            self._runtime = self._start()
+            self._built = built = self._start()
         except Exception as exc:
             self._start_error = error_line(exc)
             self.sub_title = f"could not start: {self._start_error}"
             self.notify(self._start_error, title="Start-up failed", severity="error", timeout=30, markup=False)
             self.log.error("start-up failed", exc)
         else:
-            if self._runtime.forget_pending:  # completed before anything else: no turn can be asked meanwhile
+            if built.runtime.forget_pending:  # completed before anything else: no turn can be asked meanwhile
                 self.sub_title = "starting: completing a forget that was cut short ..."
                 self.run_worker(self._complete_pending(), name="completing a forget", exit_on_error=False)
             else:
@@ -86,21 +86,21 @@ class TurnFlow(App[None]):
             settle_the_heap()  # also ends the command's hold on the collector (`workbench.heap`)
 
     async def _complete_pending(self) -> None:
-        report = await self.runtime.complete_pending()
+        assert self._built is not None
+        runtime = self._built.runtime
+        report = await runtime.complete_pending()
         self._connect()
         if report is not None:
-            title = f"Start-up {self.runtime.completed}"
+            title = f"Start-up {runtime.completed}"
             self.notify(
                 report.describe(), title=title, severity="error" if report.failures else "information", markup=False
             )
 
     def _connect(self) -> None:
-        from workbench.session.controller import SessionController
-        from workbench.ui.input_undo import input_undo  # with the runtime: the one forget's holder of drafts
-
-        self._session = session = SessionController(self.runtime)
-        composers = lambda: self.query(Composer)  # noqa: E731
-        self._disconnect = [session.register(input_undo(composers)), session.subscribe(self._settled)]
+        assert self._built is not None
+        self._session = session = self._built
+        session.drafts.attach(lambda: self.query(Composer))
+        self._disconnect = [session.subscribe(self._settled)]
         self.show_status()
         intentions.show_resumed(self)
         self.query_one(FactPanel).view = MemoryView(self.runtime.snapshot())
@@ -114,9 +114,7 @@ class TurnFlow(App[None]):
 
     @property
     def runtime(self) -> AgentRuntime:
-        if self._runtime is None:
-            raise RuntimeError("the agent runtime is not running")
-        return self._runtime
+        return self.session.runtime
 
     @property
     def session(self) -> SessionController:

@@ -1,0 +1,74 @@
+"""The one assembly: a running workbench built from what a start asks for, and the one place where
+holders of user or model text are registered with the one forget. The CLI, the TUI and the tests
+build through it; a test fails when a holder is registered anywhere else (`tests/test_layers.py`).
+
+The holders, in the order a forget reaches them:
+
+1. the agents' sessions: replaced by new, empty ones (with `--persist` their saved messages go too);
+2. the call log;
+3. the recall store, even when recall is off (an earlier run may have left one);
+4. each other memory the agents run (memory files, extracted memory, Mem0);
+5. the transcript the drift lab replays, the batches of turns still running, the inputs' drafts;
+6. the persisted sessions, last: memory on disk is written once every other holder applied the plan,
+   so a forget cut short by a crash can be planned again at the next start (`workbench.persist.journal`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
+from workbench.memory import WorkingMemory
+from workbench.runtime.agents import AgentRuntime
+from workbench.runtime.calls import CallLog
+from workbench.runtime.config import Mode, WriterKind
+from workbench.session.controller import SessionController
+
+if TYPE_CHECKING:
+    from workbench.memory.forget import Journal
+    from workbench.persist.sessions import PersistedSessions
+    from workbench.runtime.histories import Histories
+    from workbench.runtime.memories import AgentMemory
+    from workbench.runtime.models import ModelSet
+
+
+def assemble(
+    models: ModelSet,
+    *,
+    memory: WorkingMemory | None = None,
+    mode: Mode = Mode.MANUAL,
+    writer: WriterKind = WriterKind.MODEL,
+    timeout: float = 120.0,
+    calls: CallLog | None = None,
+    recall: AgentMemory | None = None,
+    recall_on: bool = False,
+    memories: Sequence[AgentMemory] = (),
+    persisted: PersistedSessions | None = None,
+    histories: Histories | None = None,
+    journal: Journal | None = None,
+) -> SessionController:
+    """The session over a runtime of both agents, every holder registered. `memory` defaults to the
+    persisted sessions' (with `persisted`) or a new one; `histories` is another store of the agents'
+    histories that holds no text of its own beyond the sessions'; the other options are the runtime's
+    (`AgentRuntime`). `recall` and `memories` are built by the caller on the same `calls` log."""
+    if persisted is not None and histories is not None:
+        raise ValueError("the persisted sessions are the agents' histories")
+    if persisted is not None and memory is not None and memory is not persisted.memory:
+        raise ValueError("the persisted sessions bring their own memory")
+    runtime = AgentRuntime(
+        persisted.memory if persisted is not None else memory or WorkingMemory(),
+        models,
+        mode=mode,
+        writer=writer,
+        timeout=timeout,
+        calls=calls,
+        recall=recall,
+        recall_on=recall_on,
+        memories=memories,
+        histories=persisted if persisted is not None else histories,
+        journal=journal,
+    )
+    session = SessionController(runtime)
+    for holder in (*runtime.holders, *session.holders, *([persisted] if persisted is not None else [])):
+        runtime.forgetting.register(holder)
+    return session
