@@ -1,5 +1,6 @@
 """Every package ships, and so do the stylesheets: a non-editable install looks like a checkout."""
 
+import re
 import tomllib
 from pathlib import Path
 
@@ -37,7 +38,7 @@ def test_entra_id_sign_in_is_an_extra_never_a_requirement():
     project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
     assert "azure-identity" not in _names(project["dependencies"], "")
     assert "azure-identity" in _names(project["optional-dependencies"]["azure"], "azure")
-    installed = requires("workbench") or []
+    installed = requires("agent-memory-workbench") or []
     assert "azure-identity" not in _names(installed, "")
     assert "azure-identity" in _names(installed, "azure")
 
@@ -51,6 +52,46 @@ def test_the_opentelemetry_sdk_and_exporter_are_an_extra_never_a_requirement():
     otel = {"opentelemetry-sdk", "opentelemetry-exporter-otlp-proto-http"}
     assert not otel & _names(project["dependencies"], "")
     assert otel <= _names(project["optional-dependencies"]["otel"], "otel")
-    installed = requires("workbench") or []
+    installed = requires("agent-memory-workbench") or []
     assert not otel & _names(installed, "")
     assert otel <= _names(installed, "otel")
+
+
+# "workbench" on PyPI is someone else's package: an install hint naming it would install that.
+_FOREIGN_EXTRA = re.compile(rb"(?<![\w.-])workbench\[")
+_NOT_OURS = {".git", ".venv", "venv", "__pycache__", "build", "dist", ".pytest_cache", ".hypothesis", ".ruff_cache"}
+
+
+def _repository_files() -> list[Path]:
+    return [
+        path
+        for path in ROOT.rglob("*")
+        if path.is_file()
+        and not _NOT_OURS & set(path.relative_to(ROOT).parts)
+        and not any(part.endswith(".egg-info") for part in path.relative_to(ROOT).parts)
+    ]
+
+
+def test_no_text_names_the_unrelated_workbench_distribution():
+    """Hints, messages and docs name this distribution with its extra ("agent-memory-workbench" and then
+    the extra in brackets) or a clone's `.[mem0]`, never PyPI's unrelated package with an extra."""
+    files = _repository_files()
+    assert ROOT / "README.md" in files and ROOT / "workbench" / "cli.py" in files
+    found = [
+        f"{path.relative_to(ROOT)}:{number}"
+        for path in files
+        for number, line in enumerate(path.read_bytes().splitlines(), 1)
+        if _FOREIGN_EXTRA.search(line)
+    ]
+    assert found == []
+
+
+def test_the_distribution_has_a_name_of_its_own():
+    """The command and the import package stay `workbench`; the distribution is not PyPI's `workbench`."""
+    from importlib.metadata import entry_points
+
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
+    assert project["name"] == "agent-memory-workbench"
+    assert project["scripts"] == {"workbench": "workbench.command:main"}
+    (script,) = entry_points(group="console_scripts", name="workbench")
+    assert script.dist is not None and script.dist.name == "agent-memory-workbench"

@@ -200,7 +200,8 @@ def add_agent_memory_options(parser: argparse.ArgumentParser) -> None:
         help="files: the model writes memory files with file_memory_* functions (FileMemoryProvider; needs a "
         "model that calls functions); extracted: a model call after each turn extracts topic memories into "
         "MEMORY.md and topic files (MemoryContextProvider); mem0: Mem0 run locally extracts memories after "
-        'each turn and finds them by embeddings (needs --model, --embedding-model and pip install "workbench[mem0]")',
+        "each turn and finds them by embeddings (needs --model, --embedding-model and "
+        'pip install "agent-memory-workbench[mem0]")',
     )
     group.add_argument(
         "--agent-memory-dir",

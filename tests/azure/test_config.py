@@ -12,7 +12,7 @@ from workbench.runtime.config import DEFAULT_AZURE_API_VERSION, AzureTarget
 ENDPOINT = "https://contoso.openai.azure.com"
 NO_AUTH = (
     "Azure OpenAI needs a key or an Entra ID sign-in: set AZURE_OPENAI_API_KEY, or install azure-identity "
-    '(pip install "workbench[azure]") and sign in (az login) for DefaultAzureCredential'
+    '(pip install "agent-memory-workbench[azure]") and sign in (az login) for DefaultAzureCredential'
 )
 
 
@@ -43,9 +43,7 @@ def test_the_seed_environment_names_the_deployment_and_version(key, monkeypatch)
     config = ModelConfig.from_options(azure_endpoint=ENDPOINT)
     assert config.azure is not None and (config.model, config.azure.api_version) == ("gpt-4o-mini", "2024-06-01")
     chosen = ModelConfig.from_options(azure_endpoint=ENDPOINT, api_version="2025-04-01-preview").azure
-    assert chosen is not None and chosen.api_version == (
-        "2025-04-01-preview"
-    )
+    assert chosen is not None and chosen.api_version == ("2025-04-01-preview")
 
 
 def test_the_environment_alone_never_leaves_the_built_in_model(key, monkeypatch):
