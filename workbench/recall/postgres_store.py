@@ -45,9 +45,9 @@ from agent_framework import (
     SearchResults,
     SearchType,
     SecretString,
+    SupportsGetEmbeddings,
     VectorStoreCollectionDefinition,
 )
-from agent_framework._vectors import EmbeddingClient, Vector  # the framework's own signature types, not exported
 from agent_framework.exceptions import IntegrationException
 from agent_framework_postgres import PostgresCollection, PostgresStore
 from pgvector import Vector as PgVector
@@ -190,7 +190,7 @@ class RecallPostgresCollection(Collection):
         search_type: SearchType,
         filter: Filter | FilterGroup | None = None,
         values: Any | None = None,
-        vector: Vector | None = None,
+        vector: Sequence[float | int] | bytes | bytearray | None = None,
         top: int = 3,
         skip: int = 0,
         include_vectors: bool = False,
@@ -306,7 +306,7 @@ class RecallPostgresStore(PostgresStore):
         *,
         definition: VectorStoreCollectionDefinition | None = None,
         collection_name: str | None = None,
-        embedding_generator: EmbeddingClient | None = None,
+        embedding_generator: SupportsGetEmbeddings[Any, Any, Any] | None = None,
     ) -> RecallPostgresCollection:
         if definition is not None or embedding_generator is not None:
             raise NotImplementedError("recall collections take the registered model and supplied vectors")
