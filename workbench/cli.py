@@ -260,7 +260,7 @@ def build_parser() -> argparse.ArgumentParser:
     drift.add_argument(
         "--chronology",
         metavar="FILE",
-        help="run this chronology file (the format is in the README) instead of the built-in one",
+        help="run this chronology file (the format is in docs/drift-lab.md) instead of the built-in one",
     )
     drift.add_argument(
         "--sweep",
