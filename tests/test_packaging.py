@@ -1,5 +1,6 @@
 """Every package ships, and so do the stylesheets: a non-editable install looks like a checkout."""
 
+import os
 import re
 import tomllib
 from pathlib import Path
@@ -59,17 +60,27 @@ def test_the_opentelemetry_sdk_and_exporter_are_an_extra_never_a_requirement():
 
 # "workbench" on PyPI is someone else's package: an install hint naming it would install that.
 _FOREIGN_EXTRA = re.compile(rb"(?<![\w.-])workbench\[")
-_NOT_OURS = {".git", ".venv", "venv", "__pycache__", "build", "dist", ".pytest_cache", ".hypothesis", ".ruff_cache"}
+_NOT_OURS = {
+    ".git",
+    ".venv",
+    "venv",
+    "__pycache__",
+    "build",
+    "dist",
+    ".pytest_cache",
+    ".hypothesis",
+    ".ruff_cache",
+    ".mypy_cache",
+}
 
 
 def _repository_files() -> list[Path]:
-    return [
-        path
-        for path in ROOT.rglob("*")
-        if path.is_file()
-        and not _NOT_OURS & set(path.relative_to(ROOT).parts)
-        and not any(part.endswith(".egg-info") for part in path.relative_to(ROOT).parts)
-    ]
+    """Every file of the checkout, without descending into environments, caches or build output."""
+    found = []
+    for folder, folders, files in os.walk(ROOT):
+        folders[:] = [f for f in folders if f not in _NOT_OURS and not f.endswith(".egg-info")]
+        found += [Path(folder) / name for name in files]
+    return found
 
 
 def test_no_text_names_the_unrelated_workbench_distribution():
