@@ -201,7 +201,8 @@ def add_agent_memory_options(parser: argparse.ArgumentParser) -> None:
         help="files: the model writes memory files with file_memory_* functions (FileMemoryProvider; needs a "
         "model that calls functions); extracted: a model call after each turn extracts topic memories into "
         "MEMORY.md and topic files (MemoryContextProvider); mem0: Mem0 run locally extracts memories after "
-        'each turn and finds them by embeddings (needs --model, --embedding-model and pip install "workbench[mem0]")',
+        "each turn and finds them by embeddings (needs --model, --embedding-model and "
+        'pip install "agent-memory-workbench[mem0]")',
     )
     group.add_argument(
         "--agent-memory-dir",
@@ -260,7 +261,7 @@ def build_parser() -> argparse.ArgumentParser:
     drift.add_argument(
         "--chronology",
         metavar="FILE",
-        help="run this chronology file (the format is in the README) instead of the built-in one",
+        help="run this chronology file (the format is in docs/drift-lab.md) instead of the built-in one",
     )
     drift.add_argument(
         "--sweep",

@@ -23,7 +23,9 @@ from workbench.session.assemble import assemble
 
 # Not pytest.importorskip: importing mem0 writes its config.json under MEM0_DIR (default ~/.mem0),
 # so the check must not import it; the memory imports it itself, into the test's directory.
-needs_mem0 = pytest.mark.skipif(not mem0_installed(), reason='Mem0 is an optional extra: pip install "workbench[mem0]"')
+needs_mem0 = pytest.mark.skipif(
+    not mem0_installed(), reason='Mem0 is an optional extra: pip install "agent-memory-workbench[mem0]"'
+)
 
 
 @pytest.fixture

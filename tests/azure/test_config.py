@@ -12,7 +12,7 @@ from workbench.runtime.config import DEFAULT_AZURE_API_VERSION, AzureTarget
 ENDPOINT = "https://contoso.openai.azure.com"
 NO_AUTH = (
     "Azure OpenAI needs a key or an Entra ID sign-in: set AZURE_OPENAI_API_KEY, or install azure-identity "
-    '(pip install "workbench[azure]") and sign in (az login) for DefaultAzureCredential'
+    '(pip install "agent-memory-workbench[azure]") and sign in (az login) for DefaultAzureCredential'
 )
 
 

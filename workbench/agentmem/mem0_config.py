@@ -10,7 +10,7 @@ from pathlib import Path
 
 from workbench.runtime.config import ConfigError, ModelConfig
 
-MEM0_EXTRA = 'pip install "workbench[mem0]"'
+MEM0_EXTRA = 'pip install "agent-memory-workbench[mem0]"'
 DIR_NAME = "mem0"
 
 

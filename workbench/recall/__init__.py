@@ -7,5 +7,5 @@ nothing here depends on a particular store: DuckDB lives in `workbench.recall.du
 import warnings
 
 # The framework marks its vector stores experimental and warns once, on stderr, which would land in
-# the middle of the TUI. The versions are pinned and the README says the API is experimental.
+# the middle of the TUI. The versions are pinned and docs/recall.md says the API is experimental.
 warnings.filterwarnings("ignore", message=r"\[VECTOR_STORES\]")

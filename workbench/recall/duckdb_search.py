@@ -36,9 +36,14 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 import duckdb
-from agent_framework import SearchResults, VectorStoreCollectionDefinition, VectorStoreField
-from agent_framework._vector_filters import FilterExpression
-from agent_framework._vectors import EmbeddingClient
+from agent_framework import (
+    Filter,
+    FilterGroup,
+    SearchResults,
+    SupportsGetEmbeddings,
+    VectorStoreCollectionDefinition,
+    VectorStoreField,
+)
 from agent_framework_duckdb import DuckDBCollection, DuckDBStore
 
 # The framework's own SQL quoting, filter compiler and vector validation, so both searches accept,
@@ -79,7 +84,7 @@ def vector_literal(values: list[float], field: VectorStoreField) -> str:
 class RecallDuckDBCollection(DuckDBCollection[Any, Any]):
     """A DuckDB collection whose cosine search DuckDB runs at the speed of a plain scan."""
 
-    async def scan(self, filter: FilterExpression | None, fields: Sequence[str] = ()) -> list[dict[str, Any]]:
+    async def scan(self, filter: Filter | FilterGroup | None, fields: Sequence[str] = ()) -> list[dict[str, Any]]:
         """Every record matching `filter`, its `fields` or all but vectors, in one query (no order, no pages)."""
         columns = list(fields) or self._columns(include_vectors=False)
         predicate, parameters = _FilterCompiler(self.definition).compile(filter)
@@ -180,7 +185,7 @@ class RecallDuckDBStore(DuckDBStore):
         *,
         definition: VectorStoreCollectionDefinition | None = None,
         collection_name: str | None = None,
-        embedding_generator: EmbeddingClient | None = None,
+        embedding_generator: SupportsGetEmbeddings[Any, Any, Any] | None = None,
     ) -> RecallDuckDBCollection:
         return RecallDuckDBCollection(
             record_type,

@@ -17,18 +17,17 @@ from copy import deepcopy
 from dataclasses import dataclass, field
 from typing import Any
 
-from agent_framework import InMemoryStore, SearchResults
-from agent_framework._in_memory import (  # the framework's own validation, so both searches refuse alike
+from agent_framework import (
     InMemoryCollection,
-    _numeric_vector,
-    _validate_in_memory_filter,
-)
-from agent_framework._vectors import (
-    EmbeddingClient,
+    InMemoryStore,
+    SearchResults,
+    SupportsGetEmbeddings,
     VectorStoreCollectionDefinition,
-    _evaluate_filter,
-    _validate_vector_dimensions,
 )
+
+# The framework's own validation and filter evaluation, so both searches refuse and match alike.
+from agent_framework._in_memory import _numeric_vector, _validate_in_memory_filter
+from agent_framework._vectors import _evaluate_filter, _validate_vector_dimensions
 
 _COSINE = ("cosine_distance", "DEFAULT")
 
@@ -191,7 +190,7 @@ class PreparedInMemoryStore(InMemoryStore):
         *,
         definition: VectorStoreCollectionDefinition | None = None,
         collection_name: str | None = None,
-        embedding_generator: EmbeddingClient | None = None,
+        embedding_generator: SupportsGetEmbeddings[Any, Any, Any] | None = None,
     ) -> PreparedInMemoryCollection:
         plain = super().get_collection(
             record_type, definition=definition, collection_name=collection_name, embedding_generator=embedding_generator

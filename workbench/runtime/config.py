@@ -17,7 +17,7 @@ from workbench.text import hides
 # The newest generally available Azure OpenAI inference API version: it has structured output
 # (json_schema) and streamed usage. Previews come and go; a GA version stays.
 DEFAULT_AZURE_API_VERSION = "2024-10-21"
-AZURE_EXTRA = 'pip install "workbench[azure]"'
+AZURE_EXTRA = 'pip install "agent-memory-workbench[azure]"'
 # The most tokens an agent's or the summarizer's reply may have (--max-tokens): a long answer fits,
 # and a small model that loops is cut off in seconds instead of filling its context.
 DEFAULT_MAX_TOKENS = 1024

@@ -88,7 +88,8 @@ def start_telemetry(settings: TelemetrySettings, *, exporters: Sequence[SpanExpo
         )
     except ImportError as exc:
         raise TelemetryError(
-            f"traces cannot start: {exc.msg} (pip install 'workbench[otel]' brings the SDK and the OTLP/HTTP exporter)"
+            f"traces cannot start: {exc.msg} (pip install 'agent-memory-workbench[otel]' brings the SDK and "
+            "the OTLP/HTTP exporter)"
         ) from exc
     except ValueError as exc:
         raise TelemetryError(f"traces cannot start: {exc}") from exc
