@@ -13,7 +13,7 @@ def runtime(*options: str):
     args = cli.build_parser().parse_args(list(options))
     start = cli.build_app(args, cli.model_config(args))._start
     assert start is not None
-    return start()
+    return start().runtime
 
 
 def test_each_choice_builds_its_memory_for_both_agents(tmp_path):

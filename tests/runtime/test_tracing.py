@@ -171,11 +171,21 @@ async def test_a_forget_span_names_the_key_and_counts_per_holder_never_the_value
     attributes = dict(forget.attributes or {})
     assert attributes["workbench.forget.keys"] == ("database",)
     assert attributes["workbench.forget.everything"] is False
-    assert attributes["workbench.forget.reached"] == ("agent sessions", "call log", "recall store")
+    assert attributes["workbench.forget.reached"] == (
+        "agent sessions",
+        "call log",
+        "recall store",
+        "transcript",
+        "turns in flight",
+        "input undo",
+    )
     assert {k: v for k, v in attributes.items() if k.startswith("workbench.forget.removed.")} == {
         "workbench.forget.removed.agent_sessions": report.removed["agent sessions"],
         "workbench.forget.removed.call_log": report.removed["call log"],
         "workbench.forget.removed.recall_store": report.removed["recall store"],
+        "workbench.forget.removed.transcript": 0,
+        "workbench.forget.removed.turns_in_flight": 0,
+        "workbench.forget.removed.input_undo": 0,
     }
     assert report.removed["recall store"] == 2  # the message and the reply that quoted it
     assert attributes["workbench.forget.not_reached"] == ()

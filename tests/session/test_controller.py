@@ -16,6 +16,7 @@ from tests.support.residue import residue
 from workbench.drift import load_chronology_file, run_drift
 from workbench.memory.forget import ForgetReport
 from workbench.runtime import MemoryUpdate, ModelConfig, build_models
+from workbench.runtime.config import WriterKind
 from workbench.runtime.histories import InMemoryHistories
 from workbench.session.assemble import assemble
 from workbench.session.controller import SessionController
@@ -29,7 +30,13 @@ def session() -> SessionController:
 
 
 async def test_every_holder_of_text_is_registered_with_the_one_forget():
-    assert session().runtime.forgetting.holders == ("agent sessions", "call log", "transcript", "turns in flight")
+    assert session().runtime.forgetting.holders == (
+        "agent sessions",
+        "call log",
+        "transcript",
+        "turns in flight",
+        "input undo",
+    )
 
 
 async def test_the_export_after_forget_version_keeps_sql_server_2022_whole(tmp_path: Path):
@@ -39,7 +46,7 @@ async def test_the_export_after_forget_version_keeps_sql_server_2022_whole(tmp_p
     assert rejected.result.ok and "P9" not in {f.value for f in controller.runtime.memory.facts()}
     await controller.ask("logs", "Which database is affected?")
     report = await controller.forget("version")
-    assert set(report.counts) == {"agent sessions", "call log", "transcript", "turns in flight"}
+    assert set(report.counts) == {"agent sessions", "call log", "transcript", "turns in flight", "input undo"}
     assert not report.failures
     await controller.forget("priority")  # P9 was never admitted: a rejected batch declared it
 
@@ -154,3 +161,18 @@ async def test_a_turn_cancelled_after_its_facts_were_admitted_is_told_apart():
     assert [f.value for f in controller.runtime.memory.facts()] == ["Billing"]
     assert (await controller.ask("support", "Anything else?")).result.ok
     assert not controller.applied_unfinished("support")
+
+
+async def test_the_forget_preview_is_the_forgets_own_plan_with_what_the_holders_declare():
+    """A rejected batch's value is known only to the holders' texts; the preview asks the same plan the
+    forget applies, so a fact whose value holds it is named before the question is answered."""
+    controller = assemble(build_models(ModelConfig()), writer=WriterKind.HOST)
+    assert (await controller.ask("support", "priority=P9; colour=teal")).refused  # unknown key: rejected
+    assert (await controller.ask("support", "module=Billing; log=/var/log/P9/export.log")).result.ok
+    preview = await controller.forget_preview(["priority"])
+    assert (preview.removed, preview.also, preview.kept) == (("log",), ("log",), 1)
+    assert preview.reaches[:2] == ("agent sessions", "call log") and "transcript" in preview.reaches
+    await controller.forget("priority")
+    assert [f.key for f in controller.runtime.memory.facts()] == ["module"]
+    everything = await controller.forget_preview(None)
+    assert (everything.keys, everything.removed, everything.kept) == (None, ("module",), 0)

@@ -21,8 +21,7 @@ KEYS = pytest.mark.parametrize("key", [None, "module"], ids=["all", "module"])
 
 
 def session(config: ModelConfig | None = None) -> SessionController:
-    runtime = assemble(build_models(config or ModelConfig()), memory=WorkingMemory(ledger_capacity=10_000)).runtime
-    return SessionController(runtime)
+    return assemble(build_models(config or ModelConfig()), memory=WorkingMemory(ledger_capacity=10_000))
 
 
 class Values:

@@ -92,7 +92,7 @@ def folder() -> Iterator[Path]:
 
 def scripted(**options) -> AgentRuntime:
     return assemble(
-        build_models(ModelConfig()), memory=WorkingMemory(clock=lambda: FIXED), writer=WriterKind.HOST
+        build_models(ModelConfig()), memory=WorkingMemory(clock=lambda: FIXED), writer=WriterKind.HOST, **options
     ).runtime
 
 

@@ -45,6 +45,19 @@ class TurnOutcome:
 
 
 @dataclass(frozen=True)
+class ForgetPreview:
+    """What a forget will remove, before it is asked: `keys` None for everything; `removed` every fact
+    that goes, `also` those of them not asked for (their values hold a forgotten one), `kept` how many
+    facts stay, `reaches` every holder of text it empties or scrubs, in the order it reaches them."""
+
+    keys: tuple[str, ...] | None
+    removed: tuple[str, ...]
+    also: tuple[str, ...]
+    kept: int
+    reaches: tuple[str, ...]
+
+
+@dataclass(frozen=True)
 class Exported:
     path: str
     steps: int
@@ -174,6 +187,21 @@ class SessionController:
             left = memory.plan(key).kept(left)
         kept = {f.key for f in left}
         return tuple(f.key for f in facts if f.key not in kept and f.key not in keys)
+
+    async def forget_preview(self, keys: Sequence[str] | None) -> ForgetPreview:
+        """What forgetting `keys` (None: everything) will remove, asked of the one forget's own plan
+        (`Forgetting.plan`: memory's values and every value the holders' texts declare), which the forget
+        then applies: the facts that go, the other facts among them (their values hold a forgotten one),
+        how many stay, and every holder it reaches."""
+        forgetting = self.runtime.forgetting
+        facts = self.runtime.memory.facts()
+        left = facts
+        for key in keys if keys is not None else [None]:
+            left = (await forgetting.plan(key)).kept(left)
+        kept = {f.key for f in left}
+        gone = tuple(f.key for f in facts if f.key not in kept)
+        also = tuple(k for k in gone if keys is not None and k not in keys)
+        return ForgetPreview(None if keys is None else tuple(keys), gone, also, len(left), forgetting.holders)
 
     async def forget(self, key: str | None) -> ForgetReport:
         return await self.runtime.forget(key)
