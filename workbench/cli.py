@@ -425,7 +425,14 @@ def main(argv: list[str] | None = None) -> int:
         return run_drift_command(args, config)
     if args.command == "qualify":
         return run_qualify_command(args, config)
-    build_app(args, config).run()
+    from workbench.opening import StartFailed
+
+    try:
+        app = build_app(args, config)
+    except StartFailed as exc:
+        print(f"workbench: {exc}", file=sys.stderr)
+        return 1
+    app.run()
     return 0
 
 
@@ -441,18 +448,25 @@ def agent_memory_config(args: argparse.Namespace, chat: ModelConfig) -> AgentMem
 
 
 def build_app(args: argparse.Namespace, config: ModelConfig) -> WorkbenchApp:
-    """The TUI as `workbench` opens it: the window first, the agent runtime right after."""
+    """The TUI as `workbench` opens it: what the options ask it to keep or reach is opened first
+    (StartFailed, one line, when it cannot be: `workbench.opening`), then the window, then the agent
+    runtime right after its first frame."""
+    from workbench.opening import open_for_start
     from workbench.ui.app import WorkbenchApp
+
+    recall = recall_config(args, config)
+    agent_memory = agent_memory_config(args, config)
+    opened = open_for_start(
+        persisted=open_persisted if args.persist else None, agent_memory=agent_memory, recall=recall
+    )
 
     def start() -> AgentRuntime:
         from workbench.memory import WorkingMemory
         from workbench.runtime import AgentRuntime, CallLog, build_models
 
-        recall = recall_config(args, config)
-        agent_memory = agent_memory_config(args, config)
         built = agent_memory.build()
         calls = CallLog()  # recall's embeddings requests are logged beside the model calls
-        persisted = open_persisted() if args.persist else None
+        persisted = opened.persisted
         runtime = AgentRuntime(
             persisted.memory if persisted else WorkingMemory(),
             build_models(config, function_calls=recall.on_demand or (agent_memory.calls_functions and config.is_live)),
@@ -460,7 +474,7 @@ def build_app(args: argparse.Namespace, config: ModelConfig) -> WorkbenchApp:
             writer=WriterKind(args.writer),
             timeout=config.timeout,
             calls=calls,
-            recall=recall.build(calls),
+            recall=recall.build(calls, store=opened.recall_store),
             recall_on=recall.enabled,
             memories=[built] if built is not None else [],
             histories=persisted,
@@ -474,7 +488,8 @@ def build_app(args: argparse.Namespace, config: ModelConfig) -> WorkbenchApp:
 
 def open_persisted() -> PersistedSessions:
     """The persisted sessions in the user's data directory; SavedFileError when a file there cannot be
-    read (start-up stops with the reason and the file is left as it is)."""
+    read, InUse when another workbench holds them, OSError when the folder cannot be opened (start-up
+    stops with the reason in one line and the files are left as they are)."""
     from workbench.files import data_dir
     from workbench.persist.sessions import DIRECTORY, PersistedSessions
 

@@ -50,7 +50,6 @@ class RecallSetup:
     def location(self) -> str | None:
         return self.store.location
 
-
     def providers(self, agent: str) -> list[ContextProvider]:
         return [self.provider(agent)]
 
