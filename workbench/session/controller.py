@@ -148,6 +148,15 @@ class SessionController:
         kept = {f.key for f in left}
         return tuple(f.key for f in facts if f.key not in kept and f.key not in keys)
 
+    def forget_reaches(self) -> tuple[str, ...]:
+        """The memories a forget empties or removes values from beside working memory and both agents'
+        histories, by name: the persisted sessions (--persist), the recall store while recall is on,
+        and each other memory the agents run (memory files, extracted memory, Mem0)."""
+        runtime = self.runtime
+        persisted = ["persisted sessions"] if runtime.histories.persisted is not None else []
+        recall = [runtime.recall.name] if runtime.recall is not None and runtime.recall_on else []
+        return (*persisted, *recall, *(m.name for m in runtime.memories))
+
     async def forget(self, key: str | None) -> ForgetReport:
         return await self.runtime.forget(key)
 
