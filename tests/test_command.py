@@ -37,3 +37,17 @@ def test_a_command_without_a_window_runs_with_the_collector_on(monkeypatch, name
     monkeypatch.setattr(cli, f"run_{name}_command", run)
     assert command.main([name]) == 0
     assert seen == [True]
+
+
+def test_output_whose_reader_went_away_ends_quietly_as_a_unix_tool_does():
+    """`workbench drift --json | head -c 10`: the reader is gone before the report is written."""
+    import subprocess
+    import sys
+
+    drift = subprocess.Popen(
+        [sys.executable, "-m", "workbench", "drift", "--json"], stdout=subprocess.PIPE, stderr=subprocess.PIPE
+    )
+    assert drift.stdout is not None and drift.stderr is not None
+    drift.stdout.close()  # as head does once it has its 10 bytes, here before the report is written
+    stderr = drift.stderr.read()
+    assert (drift.wait(), stderr) == (command.READER_GONE, b"")

@@ -430,7 +430,14 @@ def main(argv: list[str] | None = None) -> int:
     if problem := unfinished_forget(args, config):
         print(f"workbench: {problem}", file=sys.stderr)
         return 1
-    build_app(args, config).run()
+    from workbench.opening import StartFailed
+
+    try:
+        app = build_app(args, config)
+    except StartFailed as exc:
+        print(f"workbench: {exc}", file=sys.stderr)
+        return 1
+    app.run()
     return 0
 
 
@@ -492,15 +499,22 @@ def agent_memory_config(args: argparse.Namespace, chat: ModelConfig) -> AgentMem
 
 
 def build_app(args: argparse.Namespace, config: ModelConfig) -> WorkbenchApp:
-    """The TUI as `workbench` opens it: the window first, the agent runtime right after."""
+    """The TUI as `workbench` opens it: what the options ask it to keep or reach is opened first
+    (StartFailed, one line, when it cannot be: `workbench.opening`), then the window, then the agent
+    runtime right after its first frame."""
+    from workbench.opening import open_for_start
     from workbench.ui.app import WorkbenchApp
+
+    recall = recall_config(args, config)
+    agent_memory = agent_memory_config(args, config)
+    opened = open_for_start(
+        persisted=open_persisted if args.persist else None, agent_memory=agent_memory, recall=recall
+    )
 
     def start() -> SessionController:
         from workbench.runtime import CallLog, build_models
         from workbench.session.assemble import assemble
 
-        recall = recall_config(args, config)
-        agent_memory = agent_memory_config(args, config)
         built = agent_memory.build()
         calls = CallLog()  # recall's embeddings requests are logged beside the model calls
         return assemble(
@@ -509,10 +523,10 @@ def build_app(args: argparse.Namespace, config: ModelConfig) -> WorkbenchApp:
             writer=WriterKind(args.writer),
             timeout=config.timeout,
             calls=calls,
-            recall=recall.build(calls),
+            recall=recall.build(calls, store=opened.recall_store),
             recall_on=recall.enabled,
             memories=[built] if built is not None else [],
-            persisted=open_persisted() if args.persist else None,
+            persisted=opened.persisted,
             journal=forget_journal(args, config),
         )
 
@@ -521,7 +535,8 @@ def build_app(args: argparse.Namespace, config: ModelConfig) -> WorkbenchApp:
 
 def open_persisted() -> PersistedSessions:
     """The persisted sessions in the user's data directory; SavedFileError when a file there cannot be
-    read (start-up stops with the reason and the file is left as it is)."""
+    read, InUse when another workbench holds them, OSError when the folder cannot be opened (start-up
+    stops with the reason in one line and the files are left as they are)."""
     from workbench.files import data_dir
     from workbench.persist.sessions import DIRECTORY, PersistedSessions
 

@@ -1,14 +1,26 @@
 """The `workbench` command. Its first step holds Python's cyclic collector off, before any import
 (`workbench.heap`): the TUI settles the heap once its runtime has loaded, the other commands release
-it before they run (`workbench.cli.main`)."""
+it before they run (`workbench.cli.main`). Output piped into a reader that stops early (`| head`) ends
+the command quietly, as it ends a Unix tool."""
 
 from __future__ import annotations
 
+import os
+import sys
+
 from workbench.heap import hold_collections
+
+# 128 + SIGPIPE: the status a shell reports for a tool a closed pipe stopped (`yes | head`).
+READER_GONE = 141
 
 
 def main(argv: list[str] | None = None) -> int:
     hold_collections()
     from workbench.cli import main as run  # after the hold: these imports are start-up's first objects
 
-    return run(argv)
+    try:
+        return run(argv)
+    except BrokenPipeError:
+        # Python flushes stdout once more at exit, which would fail and print again: /dev/null takes it.
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return READER_GONE

@@ -2,12 +2,16 @@
 
 The one owner of that rule for whole files written at once (exports, saved state); stores that keep
 their own files (the recall database, persisted histories) create them through `private_file` and
-their directories through `private_dir`."""
+their directories through `private_dir`. A mode is only ever tightened, never loosened: a folder
+the user made read-only is refused (`FolderRefused`), not made writable again. Also the one owner
+of "one process per folder" (`FolderLock`)."""
 
 from __future__ import annotations
 
 import os
+import stat
 import sys
+import weakref
 from pathlib import Path
 
 PRIVATE = 0o600
@@ -33,12 +37,31 @@ def home_relative(path: str) -> str:
     return "~" + path[len(home) :] if home != "/" and (path == home or path.startswith(home + os.sep)) else path
 
 
+class FolderRefused(PermissionError):
+    """A folder the product would write into, refused as it is: its mode is the user's to change."""
+
+
 def private_dir(path: Path) -> Path:
-    """Create `path` (and its parents) if missing and make it user-only; returns it. A parent it
-    creates (the data directory, say) is user-only too; an existing one is left as it is."""
+    """Create `path` (and its parents) user-only if missing; returns it. A parent it creates (the data
+    directory, say) is user-only too; an existing parent is left as it is. An existing `path` keeps its
+    owner's bits: FolderRefused when the owner cannot read, write or enter it (the user made it
+    read-only); what group and others may do is taken away (every folder the product keeps is
+    user-only), never given."""
     path.parent.mkdir(mode=PRIVATE_DIR, parents=True, exist_ok=True)
-    path.mkdir(mode=PRIVATE_DIR, exist_ok=True)
-    path.chmod(PRIVATE_DIR)
+    try:
+        path.mkdir(mode=PRIVATE_DIR)
+    except FileExistsError:
+        mode = path.stat().st_mode
+        if not stat.S_ISDIR(mode):
+            raise FolderRefused(f"{path} is not a folder; workbench keeps files there: choose another path") from None
+        if os.name == "posix" and stat.S_IMODE(mode) & 0o700 != 0o700:
+            raise FolderRefused(
+                f"{path} is read-only (mode {stat.S_IMODE(mode):04o}) and workbench writes there; it was left as "
+                "it is: make it writable (chmod u+rwx) or choose another folder"
+            ) from None
+        _tighten(str(path))
+    else:
+        path.chmod(PRIVATE_DIR)  # created here: the umask may have taken an owner bit
     return path
 
 
@@ -100,47 +123,73 @@ def erase_file(path: Path) -> None:
 
 
 def private_tree(root: Path) -> None:
-    """Make every directory under `root` user-only (0700) and every file in it user-only (0600):
-    for stores that write their own files with the process umask (Agent Framework's memory files)."""
+    """Take every permission of group and others from `root`, each directory under it and each file
+    in it: for stores that write their own files with the process umask (Agent Framework's memory
+    files, Mem0's). Only tightens: an owner's bit is never added (a folder the user made read-only
+    stays so)."""
     if not root.is_dir():
         return
     for directory, _, files in os.walk(root):
-        os.chmod(directory, PRIVATE_DIR)
+        _tighten(directory)
         for name in files:
             file = os.path.join(directory, name)
             if not os.path.islink(file):
-                os.chmod(file, PRIVATE)
+                _tighten(file)
+
+
+def _tighten(path: str) -> None:
+    mode = stat.S_IMODE(os.stat(path).st_mode)
+    if mode & 0o077:
+        os.chmod(path, mode & 0o700)
 
 
 class InUse(RuntimeError):
-    """Another process holds the lock of a folder this one was asked to use."""
+    """Another process holds the lock on what this one was asked to open."""
 
 
 class FolderLock:
-    """An exclusive lock on `path` (a lock file, created user-only), held from creation until
-    `release` or the process's end. The holder writes its process id into the file, so a second
-    process is refused naming it (`InUse`). No lock where the platform has no `fcntl` (Windows)."""
+    """An exclusive lock held through a lock file for as long as this object lives (or until
+    `release`); the process exiting, however it ends, lets it go. The lock file (user-only) holds the
+    holder's PID, so a second process is told which one holds it. No lock where the platform has no
+    `fcntl` (Windows)."""
 
     def __init__(self, path: Path, what: str) -> None:
+        """Lock `path` (created if missing) for `what` ("the persisted sessions in DIR"); InUse, naming
+        the holder's PID, when another process holds it, or another lock of this process does."""
         self.path = path
         self._descriptor: int | None = None
         try:
             import fcntl
         except ImportError:
             return
-        private_file(path)
-        descriptor = os.open(path, os.O_RDWR)
+        descriptor = os.open(path, os.O_RDWR | os.O_CREAT, PRIVATE)
         try:
+            os.fchmod(descriptor, PRIVATE)
             fcntl.flock(descriptor, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
-            holder = os.pread(descriptor, 32, 0).decode("ascii", errors="replace").strip() or "unknown"
+            holder = _holder(descriptor)
             os.close(descriptor)
-            raise InUse(f"{path.parent} is in use by another {what} (process {holder}); quit it first") from None
+            raise InUse(f"another workbench ({holder}) is using {what}; quit it first") from None
+        except BaseException:
+            os.close(descriptor)
+            raise
         os.ftruncate(descriptor, 0)
-        os.pwrite(descriptor, f"{os.getpid()}\n".encode(), 0)
+        os.write(descriptor, f"{os.getpid()}\n".encode())
         self._descriptor = descriptor
+        self._closer = weakref.finalize(self, os.close, descriptor)
+
+    @property
+    def held(self) -> bool:
+        return self._descriptor is not None
 
     def release(self) -> None:
+        """Let another process take it (the file stays, with the PID of its last holder)."""
         if self._descriptor is not None:
-            os.close(self._descriptor)
             self._descriptor = None
+            self._closer()
+
+
+def _holder(descriptor: int) -> str:
+    """Who holds the lock, from the PID its holder wrote ("PID unknown" in the instant before it does)."""
+    text = os.pread(descriptor, 32, 0).decode("ascii", errors="replace").strip()
+    return f"PID {text}" if text.isdigit() else "PID unknown"

@@ -1,6 +1,8 @@
 """`--agent-memory` gives both agents the memory, in the data directory or --agent-memory-dir, with the
 framework's function loop on for a live model; without it nothing is added and nothing is written."""
 
+import os
+
 import pytest
 
 from workbench import cli
@@ -25,10 +27,13 @@ def test_each_choice_builds_its_memory_for_both_agents(tmp_path):
     extracted = runtime("--agent-memory", "extracted", "--agent-memory-dir", str(tmp_path))
     assert isinstance(extracted.memories[0], ExtractedMemory)
     assert runtime().memories == ()
-    # Each memory's folder exists, user-only; no file is written before an agent runs.
+    # Each memory's folder exists, user-only; no file is written before an agent runs but the lock
+    # that keeps a second workbench out, holding this process's id.
     assert sorted(tmp_path.iterdir()) == [tmp_path / "extracted", tmp_path / "files"]
     assert {p.stat().st_mode & 0o777 for p in tmp_path.iterdir()} == {0o700}
-    assert [p for p in tmp_path.rglob("*") if p.is_file()] == []
+    locks = sorted(p for p in tmp_path.rglob("*") if p.is_file())
+    assert locks == [tmp_path / "extracted" / "lock", tmp_path / "files" / "lock"]
+    assert {(p.read_text(), p.stat().st_mode & 0o777) for p in locks} == {(f"{os.getpid()}\n", 0o600)}
 
 
 def test_the_default_folder_is_in_the_users_data_directory(monkeypatch, tmp_path):
@@ -57,9 +62,9 @@ def test_a_live_model_gets_the_function_loop(monkeypatch, tmp_path):
         "--agent-memory",
         "files",
         "--agent-memory-dir",
-        str(tmp_path),
+        str(tmp_path / "live"),
     )
-    runtime("--agent-memory", "files", "--agent-memory-dir", str(tmp_path))
+    runtime("--agent-memory", "files", "--agent-memory-dir", str(tmp_path / "scripted"))
     assert asked == [True, False]
 
 

@@ -277,7 +277,7 @@ async def test_without_persist_nothing_is_written_and_with_it_the_data_directory
 
 async def test_a_second_workbench_on_the_same_directory_is_refused_while_the_first_runs(tmp_path):
     first = started(tmp_path / DIRECTORY)
-    with pytest.raises(InUse, match=rf"in use by another workbench --persist \(process {os.getpid()}\)"):
+    with pytest.raises(InUse, match=rf"another workbench \(PID {os.getpid()}\) is using the persisted sessions in"):
         started(tmp_path / DIRECTORY)
     quit_(first)
     assert started(tmp_path / DIRECTORY).status.persisted is not None

@@ -112,3 +112,53 @@ async def test_the_question_and_the_notice_name_a_fact_that_goes_too():
         await answer(pilot, "y")
         assert keys(app) == ["customer"]
         assert any("Forgot module and log (its value held one)" in n.message for n in app._notifications)
+
+
+def consequence(app: WorkbenchApp) -> str:
+    return str(app.screen.query_one("#consequence").render())
+
+
+async def test_the_question_names_every_memory_a_forget_empties(tmp_path):
+    from workbench.agentmem.files import FileMemory
+    from workbench.memory import WorkingMemory
+    from workbench.recall.config import RecallConfig
+    from workbench.runtime import CallLog, ModelConfig, build_models
+    from workbench.session.assemble import assemble
+
+    calls = CallLog()
+    session = assemble(
+        build_models(ModelConfig()),
+        memory=WorkingMemory(),
+        calls=calls,
+        recall=RecallConfig(store="memory").build(calls),
+        recall_on=True,
+        memories=[FileMemory(tmp_path / "files")],
+    )
+    app = WorkbenchApp(session)
+    async with app.run_test(size=(140, 40)) as pilot:
+        await say(pilot, "support", "customer=Contoso; module=Billing")
+        await pilot.press("f8")
+        await drawn(pilot)
+        assert consequence(app).startswith(
+            "Working memory, the recall store and the memory files will be emptied and both agents' histories"
+        )
+        await answer(pilot, "n")
+        await say(pilot, "support", "forget customer")  # typed: the same question as a click
+        await drawn(pilot)
+        assert "It is also removed from the recall store and the memory files." in consequence(app)
+        await answer(pilot, "n")
+        assert keys(app) == ["customer", "module"]
+
+
+async def test_without_other_memories_the_question_names_working_memory_and_the_histories():
+    app = make_app()
+    async with app.run_test(size=(140, 40)) as pilot:
+        await say(pilot, "support", "customer=Contoso")
+        await say(pilot, "support", "forget")
+        await drawn(pilot)
+        assert consequence(app) == (
+            "Working memory will be emptied and both agents' histories replaced by new, empty sessions. "
+            "This cannot be undone."
+        )
+        await answer(pilot, "y")
+        assert keys(app) == []

@@ -4,7 +4,7 @@ import json
 
 from textual.widgets import Input, SelectionList
 
-from tests.ui.helpers import make_app, say
+from tests.ui.helpers import answer, make_app, say
 from workbench.drift import lab, load_chronology_file, run_drift
 from workbench.runtime import ModelConfig, build_models
 from workbench.runtime.calls import CallLog
@@ -33,6 +33,7 @@ async def test_export_from_both_panes_with_a_forget_replays_the_same_requests(tm
         # A forget empties the call log (its records quote the forgotten value): read it before.
         before_forget = blocks(app.runtime.calls, {"support", "logs"})
         await say(pilot, "support", "forget customer", typed=True)
+        await answer(pilot, "y")
         assert app.runtime.calls.records() == []
         await say(pilot, "logs", "Where can I find logs?")
         await say(pilot, "support", "Which module and database are affected?")

@@ -168,6 +168,7 @@ async def test_one_panel_update_per_settled_batch(monkeypatch):
         await say(pilot, "support", "customer=Contoso; module=Billing; database=Oracle; version=7; log=/x")
         await say(pilot, "logs", "environment=production")  # admits one and evicts one: one batch
         await say(pilot, "support", "forget")
+        await answer(pilot, "y")
         kinds = [[e.kind for e in view.batch] for view in renders]
         # The forget, then what it reached (counts per holder), as two settled batches.
         assert kinds == [

@@ -6,7 +6,7 @@ import secrets
 import pytest
 
 from tests.support.residue import residue
-from tests.ui.helpers import make_app, say
+from tests.ui.helpers import answer, make_app, say
 from workbench.runtime import Mode
 
 
@@ -33,7 +33,7 @@ async def test_forget_all_in_the_app_leaves_no_residue(mode):
         values = [reporting, billing, postgres, contoso]
         assert set(residue(values, app)) == set(values)  # the search sees them before the forget
         await say(pilot, "support", "forget", typed=True)
-        await pilot.pause()
+        await answer(pilot, "y")
         assert residue(values, app) == {}
         assert not app.runtime.memory.facts()
 
@@ -46,6 +46,6 @@ async def test_forget_one_fact_in_the_app_keeps_the_others():
         await say(pilot, "support", f"module={reporting}; database={postgres}")
         await say(pilot, "logs", f"module={billing}")
         await say(pilot, "logs", "forget module")
-        await pilot.pause()
+        await answer(pilot, "y")
         found = residue([reporting, billing, postgres], app)
         assert set(found) == {postgres}

@@ -5,7 +5,7 @@ holder kept a forgotten value (a new holder of text that is not registered fails
 import secrets
 
 from tests.support.residue import residue
-from tests.ui.helpers import make_app, make_recall_app, say
+from tests.ui.helpers import answer, make_app, make_recall_app, say
 from workbench.ui.composer import Composer
 
 HOLDERS = ("agent sessions", "call log", "transcript", "turns in flight", "input undo")
@@ -32,6 +32,7 @@ async def test_a_forget_of_one_key_leaves_no_value_of_it_anywhere_in_the_app_inp
         logs.clear()
         assert {billing, typed} <= set(residue([billing, typed], app))
         await say(pilot, "logs", "forget module")
+        await answer(pilot, "y")
         assert residue([billing, typed], app) == {}
         assert set(residue([contoso], app)) == {contoso}  # the other fact stays
         assert all(not c.history.undo_stack for c in app.query(Composer))

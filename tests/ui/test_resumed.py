@@ -7,7 +7,7 @@ import secrets
 from pathlib import Path
 
 from tests.support.residue import residue
-from tests.ui.helpers import make_persisted_app, release, say, start_ended
+from tests.ui.helpers import answer, make_persisted_app, release, say, start_ended
 from workbench import cli
 from workbench.persist.sessions import DIRECTORY, PersistedSessions
 from workbench.persist.state import STATE_FILE
@@ -151,6 +151,7 @@ async def test_after_a_forget_nothing_forgotten_shows_or_is_kept_and_a_restart_b
         await start_ended(pilot)
         assert reporting in pane_texts(second) and billing in pane_texts(second)
         await say(pilot, "logs", "forget module")
+        await answer(pilot, "y")
         assert not any(v in pane_texts(second) for v in forgotten)
         assert all(k == "notice" for a in ("support", "logs") for k, _ in shown(second, a))  # "History replaced"
         assert residue(forgotten, second) == {}

@@ -3,7 +3,7 @@ tmux send-keys) must be handled in the order they were typed: Enter sends everyt
 
 from textual import events
 
-from tests.ui.helpers import make_app
+from tests.ui.helpers import answer, make_app
 
 
 def burst(text: str) -> list[events.Key]:
@@ -37,6 +37,7 @@ async def test_a_sent_message_cannot_be_undone_back_into_the_input():
         await pilot.pause()
         await pilot.press(*"forget symptom", "enter")
         await pilot.pause()
+        await answer(pilot, "y")
         await pilot.press("ctrl+z", "ctrl+z", "ctrl+z")
         await pilot.pause()
         assert "ZQXV9931" not in prompt.text

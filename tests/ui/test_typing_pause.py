@@ -8,8 +8,9 @@ from textual import events
 from textual.widget import Widget
 from textual.widgets import Static
 
-from tests.ui.helpers import make_app
+from tests.ui.helpers import answer, make_app
 from workbench.ui.chat import ChatPane
+from workbench.ui.confirm import ConfirmForget
 from workbench.ui.facts import FactTable
 from workbench.ui.replies import AgentAnswer, AgentReply
 from workbench.ui.typing import TypingClock
@@ -124,7 +125,9 @@ async def test_a_turns_facts_reach_the_panel_in_a_pause_and_a_forget_draws_every
         logs.prompt.clear()
         app.post_message(events.Paste("forget customer"))  # typed in the logs pane while still "typing"
         await pilot.pause()
-        await pilot.press("enter")  # typed, so not confirmed: a command the user wrote out
+        await pilot.press("enter")  # typed: asked as a click is
+        await until(lambda: isinstance(app.screen, ConfirmForget), pilot)
+        await answer(pilot, "y")
         await until(lambda: panel_keys(app) == ["module"], pilot)
         assert "Contoso" not in str(app.query_one("#ledger", Static).render())
         assert "Reporting" in str(app.query_one("#ledger", Static).render()) and not app.scheduler.waiting("fact panel")
@@ -156,6 +159,8 @@ async def test_a_forget_while_an_answer_waits_clears_that_turn_from_the_pane():
         app.post_message(events.Paste("forget customer"))
         await pilot.pause()
         await pilot.press("enter")
+        await until(lambda: isinstance(app.screen, ConfirmForget), pilot)
+        await answer(pilot, "y")
         await until(lambda: not app.runtime.snapshot().facts, pilot)
         watch.stop_typing()
         await until(lambda: not support.busy, pilot)

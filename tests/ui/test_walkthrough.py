@@ -94,13 +94,30 @@ async def test_keeping_a_fact_in_the_confirmation_changes_nothing():
         assert len(app.runtime.history("support")) == 2
 
 
-async def test_typed_forget_commands_work_without_a_dialog():
+async def test_typed_forget_commands_ask_the_same_question_as_a_click():
     app = make_app()
     async with app.run_test(size=(140, 40)) as pilot:
         await say(pilot, "logs", "module=Billing; database=SQL Server 2022")
         await say(pilot, "logs", "forget module")
+        question = app.screen
+        assert isinstance(question, ConfirmForget) and (question.keys, question.held) == (
+            ("module",),
+            {"module": ("Billing",)},
+        )
+        await answer(pilot, "n")
+        assert [f.key for f in app.runtime.memory.facts()] == ["database", "module"]
+        await say(pilot, "logs", "forget module")
+        await answer(pilot, "y")
         assert [f.key for f in app.runtime.memory.facts()] == ["database"]
-        await say(pilot, "support", "forget password")
-        assert [f.key for f in app.runtime.memory.facts()] == ["database"]
+        await say(pilot, "support", "forget password")  # not a key: refused, nothing asked
+        assert not isinstance(app.screen, ConfirmForget) and [f.key for f in app.runtime.memory.facts()] == ["database"]
         await say(pilot, "support", "forget")
+        question = app.screen
+        assert isinstance(question, ConfirmForget) and question.keys is None
+        assert app.runtime.memory.facts() != ()
+        await answer(pilot, "y")
         assert app.runtime.memory.facts() == ()
+        await say(pilot, "support", "forget customer")  # no fact holds it: still asked, a history may
+        question = app.screen
+        assert isinstance(question, ConfirmForget) and question.held == {"customer": ()}
+        await answer(pilot, "n")

@@ -65,23 +65,29 @@ class AgentMemoryConfig:
 
     @property
     def root(self) -> Path:
-        """The folder under which the chosen memory keeps its files."""
+        """The folder `--agent-memory-dir` names (the chosen memory keeps its files in a folder under it)."""
         return (self.directory or default_directory()).resolve()
+
+    @property
+    def folder(self) -> Path | None:
+        """The folder the chosen memory keeps its files in, named after the choice (None without one)."""
+        if self.kind is None:
+            return None
+        return self.root / self.kind.value
 
     def build(self) -> AgentMemory | None:
         """The memory, or None without `--agent-memory`. Nothing is written until an agent runs."""
-        root = self.root
-        if self.kind is AgentMemoryKind.FILES:
+        folder = self.folder
+        if self.kind is AgentMemoryKind.FILES and folder is not None:
             from workbench.agentmem.files import FileMemory
 
-            return FileMemory(root / "files")
-        if self.kind is AgentMemoryKind.EXTRACTED:
+            return FileMemory(folder)
+        if self.kind is AgentMemoryKind.EXTRACTED and folder is not None:
             from workbench.agentmem.extracted import ExtractedMemory
 
-            return ExtractedMemory(root / "extracted")
-        if self.kind is AgentMemoryKind.MEM0 and self.mem0 is not None:
+            return ExtractedMemory(folder)
+        if self.kind is AgentMemoryKind.MEM0 and self.mem0 is not None and folder is not None:
             from workbench.agentmem.mem0 import Mem0Memory
-            from workbench.agentmem.mem0_config import DIR_NAME
 
-            return Mem0Memory(replace(self.mem0, directory=root / DIR_NAME))
+            return Mem0Memory(replace(self.mem0, directory=folder))
         return None

@@ -23,7 +23,7 @@ from agent_framework import (
 from agent_framework._harness._file_access import _store_write_lock  # the lock the file_memory_* tools take
 
 from workbench.agentmem.base import USER_ID, FileBackedMemory
-from workbench.files import erase_file, private_dir, private_file, write_private
+from workbench.files import erase_file, private_dir, private_file, private_tree, write_private
 from workbench.memory.forget import ForgetPlan
 from workbench.runtime.remembered import HeldItem
 
@@ -51,7 +51,7 @@ class PrivateFileStore(FileSystemAgentFileStore):
 
     async def create_directory(self, path: str) -> None:
         await super().create_directory(path)
-        private_dir(self.root_path / path)
+        private_tree(self.root_path / path)  # the framework made it with the umask's mode
 
 
 class WatchedFileMemoryProvider(FileMemoryProvider):

@@ -31,6 +31,7 @@ from typing import TYPE_CHECKING, Any
 
 from workbench.agentmem.base import MEM0_CALL, MEM0_EMBEDDINGS_CALL, USER_ID
 from workbench.agentmem.mem0_calls import RecordedOpenAI, recording_for
+from workbench.files import private_dir, private_file, private_tree
 from workbench.memory.forget import ForgetPlan, declared_in
 from workbench.runtime.remembered import HeldItem
 from workbench.runtime.view import RecalledMessage
@@ -64,16 +65,6 @@ def _import_mem0(directory: Path) -> None:
 
     if telemetry.MEM0_TELEMETRY or main.MEM0_TELEMETRY:
         raise RuntimeError("mem0 was imported with its telemetry on before workbench could turn it off")
-
-
-def _private(directory: Path) -> None:
-    """Every file under `directory` user-only, every folder too (Qdrant and SQLite create theirs with
-    the umask's mode; the directory itself is 0700 from the start)."""
-    for root, folders, files in os.walk(directory):
-        for name in folders:
-            Path(root, name).chmod(0o700)
-        for name in files:
-            Path(root, name).chmod(0o600)
 
 
 def sqlite_files(directory: Path) -> Iterator[Path]:
@@ -111,10 +102,7 @@ class Mem0Memory:
         """Mem0 on this directory: created user-only if new, Qdrant's local mode, SQLite history."""
         if self._memory is not None:
             return self._memory
-        from workbench.files import private_file
-
-        self.directory.mkdir(mode=0o700, parents=True, exist_ok=True)
-        self.directory.chmod(0o700)
+        private_dir(self.directory)
         private_file(self.directory / HISTORY_FILE)  # SQLite takes an empty file as a new database
         _import_mem0(self.directory)
         from mem0 import AsyncMemory
@@ -142,7 +130,7 @@ class Mem0Memory:
         memory.embedding_model.client = RecordedOpenAI(
             embed_client, self.config.embedding_model, purpose=MEM0_EMBEDDINGS_CALL
         )
-        _private(self.directory)
+        private_tree(self.directory)
         self._memory = memory
         return memory
 
@@ -317,7 +305,7 @@ class Mem0Memory:
                 connection.execute("VACUUM")
             finally:
                 connection.close()
-        _private(self.directory)
+        private_tree(self.directory)
 
     async def close(self) -> None:
         """Release the files (Qdrant's local mode locks its folder against a second client)."""
@@ -365,7 +353,7 @@ def _provider(owner: Mem0Memory, agent: str) -> ContextProvider:
                 self.mem0_client = owner.open()
                 with recording_for(agent):
                     await super().after_run(agent=agent, session=session, context=context, state=state)
-            await asyncio.to_thread(_private, owner.directory)
+            await asyncio.to_thread(private_tree, owner.directory)
 
     agent_name = agent
     return WorkbenchMem0Provider(

@@ -11,7 +11,6 @@ from pathlib import Path
 from workbench.runtime.config import ConfigError, ModelConfig
 
 MEM0_EXTRA = 'pip install "agent-memory-workbench[mem0]"'
-DIR_NAME = "mem0"
 
 
 def mem0_installed() -> bool:

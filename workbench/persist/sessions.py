@@ -75,7 +75,7 @@ class PersistedSessions:
 
     def __init__(self, directory: Path, *, ledger_capacity: int = 500, clock: Callable[[], datetime] = utc_now) -> None:
         self.directory = private_dir(directory.expanduser().resolve())
-        self._folder_lock = FolderLock(self.directory / LOCK_FILE, "workbench --persist")
+        self._folder_lock = FolderLock(self.directory / LOCK_FILE, f"the persisted sessions in {self.directory}")
         self._state: StateFile | None = None
         try:
             for work in self.directory.rglob(f"*{WORK_SUFFIX}"):

@@ -13,6 +13,7 @@ from workbench.runtime.config import ConfigError, ModelConfig, check_deployment,
 
 if TYPE_CHECKING:
     from workbench.recall.setup import RecallSetup
+    from workbench.recall.store import RecallStore
     from workbench.runtime.calls import CallLog
 
 MEMORY_STORE = "memory"
@@ -96,25 +97,15 @@ class RecallConfig:
             return self.store if is_connection_url(self.store) else None
         return os.environ.get(ENVIRONMENT) or None
 
-    def build(self, calls: CallLog | None = None) -> RecallSetup:
-        """The store (opened at first use) and the embedder, its calls recorded in `calls` (the
-        runtime's log). Loads Agent Framework; DuckDB only for a file, psycopg only for PostgreSQL.
-        A malformed connection string is a ConfigError naming none of it."""
+    def build(self, calls: CallLog | None = None, *, store: RecallStore | None = None) -> RecallSetup:
+        """The store (`store` when start-up opened it, else this config's, opened at first use) and the
+        embedder, its calls recorded in `calls` (the runtime's log). Loads Agent Framework; DuckDB only
+        for a file, psycopg only for PostgreSQL."""
         from workbench.recall.embedders import build_azure_embedder, build_embedder, logged_embedder
         from workbench.recall.setup import RecallSetup
-        from workbench.recall.store import RecallStore
 
-        path, conninfo = self.store_path, self.postgres
-        if conninfo is not None:
-            from workbench.recall.postgres_store import PostgresBackend
-
-            store = RecallStore(PostgresBackend(conninfo))
-        elif path is None:
-            store = RecallStore()
-        else:
-            from workbench.recall.duckdb_file import DuckDBBackend
-
-            store = RecallStore(DuckDBBackend(path))
+        if store is None:
+            store = self.make_store()
         if self.azure is not None and self.embedding_model is not None:
             embedder = build_azure_embedder(self.embedding_model, self.azure)
         else:
@@ -124,3 +115,19 @@ class RecallConfig:
         if calls is not None:
             logged_embedder(embedder, calls)
         return RecallSetup(store, embedder, on_demand=self.on_demand)
+
+    def make_store(self) -> RecallStore:
+        """The store this config names, not opened yet. A malformed connection string is a
+        ConfigError naming none of it."""
+        from workbench.recall.store import RecallStore
+
+        path, conninfo = self.store_path, self.postgres
+        if conninfo is not None:
+            from workbench.recall.postgres_store import PostgresBackend
+
+            return RecallStore(PostgresBackend(conninfo))
+        if path is None:
+            return RecallStore()
+        from workbench.recall.duckdb_file import DuckDBBackend
+
+        return RecallStore(DuckDBBackend(path))

@@ -44,6 +44,7 @@ _VECTOR = "vector"  # the records' vector column (records.py)
 # for every column the connection writes: none but the vectors is a FLOAT, and the integers that RLE
 # would otherwise suit are bit-packed as well.
 _UNCOMPRESSED_FLOATS = "alp,alprd,rle"
+_HEADERS = 3 * 4096  # a DuckDB file's main header and its two database headers, before the first block
 
 
 def spill_directory(path: Path) -> Path:
@@ -163,7 +164,9 @@ class DuckDBBackend:
             connection = connect(self.path)
             if created:
                 self.path.chmod(0o600)
-            elif stale_vectors(connection, DATABASE):
+            else:
+                _check_whole(connection, self.path)
+            if not created and stale_vectors(connection, DATABASE):
                 connection.close()
                 try:
                     rewrite_file(self.path)
@@ -194,6 +197,21 @@ class DuckDBBackend:
 
     def size_on_disk(self) -> int | None:
         return sum(p.stat().st_size for p in (self.path, *companion_files(self.path)) if p.exists())
+
+
+def _check_whole(connection: duckdb.DuckDBPyConnection, path: Path) -> None:
+    """RuntimeError (the connection closed) when the file is shorter than the blocks its header counts:
+    DuckDB opens a truncated file and fails only when a query reaches a missing block."""
+    row = connection.execute(
+        "SELECT block_size, total_blocks FROM pragma_database_size() WHERE database_name = ?", [DATABASE]
+    ).fetchone()
+    need = _HEADERS + int(row[0]) * int(row[1]) if row else 0
+    if (size := path.stat().st_size) < need:
+        connection.close()
+        raise RuntimeError(
+            f"The recall file {path} is truncated: {size:,} bytes, where its blocks take {need:,}; "
+            "the file was left as it was"
+        )
 
 
 def stale_vectors(connection: duckdb.DuckDBPyConnection, database: str) -> dict[str, str]:

@@ -77,6 +77,7 @@ EF_SEARCH = 150
 # first candidates did not hold enough records of the scope (`_inner_search`).
 SEARCH_SETTINGS = {"hnsw.ef_search": str(EF_SEARCH), "hnsw.iterative_scan": "off"}
 _GO_ON = "SET LOCAL hnsw.iterative_scan = strict_order"
+CONNECT_TIMEOUT = 5  # seconds a start waits for the server before it says it cannot reach it
 
 
 def vectors_table(collection: str) -> str:
@@ -109,6 +110,21 @@ def display_location(conninfo: str) -> str:
     socket = f"?host={host}" if host.startswith("/") else ""  # a Unix socket's directory
     server = "" if socket else f"{host}{port}"
     return f"postgresql://{user}{secret}{'@' if user or secret else ''}{server}/{parts.get('dbname') or ''}{socket}"
+
+
+def check_reachable(conninfo: str, timeout: int = CONNECT_TIMEOUT) -> None:
+    """Connect once and close, giving up after `timeout` seconds (a server that never answers, a port
+    that accepts and stays silent). ConnectionError with the server as `display_location` shows it and
+    the driver's own reason ("Connection refused", "connection timeout expired"), its first line, with
+    any password written as ***."""
+    try:
+        psycopg.connect(conninfo, connect_timeout=timeout).close()
+    except psycopg.Error as error:
+        reason = next((line.strip() for line in str(error).splitlines() if line.strip()), type(error).__name__)
+        password = str(conninfo_to_dict(conninfo).get("password") or "")
+        if password:
+            reason = reason.replace(password, "***")
+        raise ConnectionError(f"PostgreSQL at {display_location(conninfo)}: {reason}") from None
 
 
 class RecallPostgresCollection(Collection):

@@ -141,6 +141,11 @@ class RecallStore:
     def exists(self) -> bool:
         return self._store is not None or self.backend.exists()
 
+    def open(self) -> None:
+        """Open the store now rather than at first use, so that a start finds out whether it can (a
+        DuckDB file that is corrupt, truncated, unreadable or held by another process raises here)."""
+        self._vector_store()
+
     def _vector_store(self) -> BaseVectorStore:
         if self._store is None:
             store = self.backend.open()

@@ -203,6 +203,15 @@ class SessionController:
         also = tuple(k for k in gone if keys is not None and k not in keys)
         return ForgetPreview(None if keys is None else tuple(keys), gone, also, len(left), forgetting.holders)
 
+    def forget_reaches(self) -> tuple[str, ...]:
+        """The memories a forget empties or removes values from beside working memory and both agents'
+        histories, by name: the persisted sessions (--persist), the recall store while recall is on,
+        and each other memory the agents run (memory files, extracted memory, Mem0)."""
+        runtime = self.runtime
+        persisted = ["persisted sessions"] if runtime.histories.persisted is not None else []
+        recall = [runtime.recall.name] if runtime.recall is not None and runtime.recall_on else []
+        return (*persisted, *recall, *(m.name for m in runtime.memories))
+
     async def forget(self, key: str | None) -> ForgetReport:
         return await self.runtime.forget(key)
 

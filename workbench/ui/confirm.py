@@ -45,14 +45,17 @@ class ConfirmForget(ModalScreen[bool]):
         *,
         kept: int = 0,
         also: Sequence[str] = (),
+        reaches: Sequence[str] = (),
     ) -> None:
         """`keys` to forget (None: everything), `held` the values of each that the question names,
-        `kept` how many facts stay, `also` the other facts that go because their value holds one."""
+        `kept` how many facts stay, `also` the other facts that go because their value holds one,
+        `reaches` the memories it reaches beside working memory and both histories ("recall store")."""
         super().__init__(classes="modal")
         self.keys = tuple(keys) if keys is not None else None
         self.held = {key: tuple(values) for key, values in (held or {}).items()}
         self.kept = kept
         self.also = tuple(also)
+        self.reaches = tuple(reaches)
         self.shown_at = float("inf")
 
     def _question(self, keys: tuple[str, ...]) -> Text:
@@ -76,18 +79,23 @@ class ConfirmForget(ModalScreen[bool]):
                 goes = "goes too: its value holds" if len(self.also) == 1 else "go too: each value holds"
                 others = f" {', '.join(self.also)} {goes} a value forgotten here.{others}"
             one = len(self.keys) == 1 and len(self.held.get(self.keys[0], ())) <= 1
+            where = (
+                f" {'It is' if one else 'They are'} also removed from {_listed(self.reaches)}." if self.reaches else ""
+            )
             consequence = (
                 "Both agents' histories will be replaced by new, empty sessions, so neither can bring the "
-                f"value back.{others} This cannot be undone."
+                f"value back.{where}{others} This cannot be undone."
                 if one
                 else "Every memory that holds these values forgets them, and both agents' histories will be "
-                f"replaced by new, empty sessions, so neither can bring them back.{others} This cannot be undone."
+                "replaced by new, empty sessions, so neither can bring them back."
+                f"{where}{others} This cannot be undone."
             )
         else:
             what = Text("Forget every fact?", "bold")
+            emptied = _listed(("working memory", *self.reaches))
             consequence = (
-                "Working memory will be emptied and both agents' histories replaced by new, empty sessions. "
-                "This cannot be undone."
+                f"{emptied[0].upper()}{emptied[1:]} will be emptied and both agents' histories replaced by new, "
+                "empty sessions. This cannot be undone."
             )
         with Vertical(id="dialog"):
             with VerticalScroll(id="question-scroll", can_focus=False):
@@ -138,3 +146,9 @@ class ConfirmForget(ModalScreen[bool]):
         self.held = {}
         self.query_one("#question", Static).update("")
         self.dismiss(answer)
+
+
+def _listed(names: Sequence[str]) -> str:
+    """("working memory", "recall store", "Mem0") -> "working memory, the recall store and Mem0"."""
+    shown = [name if name[:1].isupper() or name == "working memory" else f"the {name}" for name in names]
+    return shown[0] if len(shown) == 1 else f"{', '.join(shown[:-1])} and {shown[-1]}"

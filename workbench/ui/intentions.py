@@ -42,8 +42,11 @@ async def console(app: TurnFlow, pane: ChatPane, command: ShowMemory | Forget) -
             severity="error",
             markup=False,
         )
-    else:
-        await forget(app, None if command.key is None else [command.key])
+    elif command.key is None:
+        ask_to_forget(app, None)
+    else:  # asked even when no fact holds the key now: its values may be in a history or another memory
+        values = [f.value for f in app.runtime.snapshot().facts if f.key == command.key]
+        ask_to_forget(app, [command.key], {command.key: values})
 
 
 def ask_to_forget(app: TurnFlow, keys: Sequence[str] | None, held: Mapping[str, Sequence[str]] | None = None) -> None:
@@ -64,7 +67,8 @@ def ask_to_forget(app: TurnFlow, keys: Sequence[str] | None, held: Mapping[str, 
 
     also = app.session.also_forgotten(keys) if keys is not None else ()
     kept = len(facts) - len(facts.keys() & set(keys if keys is not None else facts)) - len(also)
-    app.push_screen(ConfirmForget(keys, held, kept=kept, also=also), callback=confirmed)
+    reaches = app.session.forget_reaches()
+    app.push_screen(ConfirmForget(keys, held, kept=kept, also=also, reaches=reaches), callback=confirmed)
 
 
 async def forget(app: TurnFlow, keys: Sequence[str] | None) -> None:

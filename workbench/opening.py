@@ -1,0 +1,105 @@
+"""What `workbench` opens before its window: everything it was asked to keep on disk or reach on a
+server, opened, checked and locked, so that a start that cannot open it ends with one line on stderr
+and a non-zero exit before any TUI, never a window with no agents in it.
+
+- the persisted sessions (`--persist`): read, and locked by their own store;
+- the agent-memory folder (`--agent-memory`, Mem0's too): created user-only, or refused when the user
+  made it read-only or open to others, and locked;
+- recall's store (`--recall`): a DuckDB file locked and opened (corrupt, truncated, unreadable, held by
+  another program: it says so here); a PostgreSQL server connected to once, within CONNECT_TIMEOUT.
+
+Light to import: a store's modules load only when it was asked for, so a plain `workbench` opens its
+window as fast as before."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, TypeVar
+
+from workbench.files import FolderLock, private_dir
+from workbench.text import clip, visible
+
+if TYPE_CHECKING:
+    from workbench.agentmem.config import AgentMemoryConfig
+    from workbench.persist.sessions import PersistedSessions
+    from workbench.recall.config import RecallConfig
+    from workbench.recall.store import RecallStore
+
+LOCK_FILE = "lock"  # in a folder the product keeps; beside a file it keeps, its name + ".lock"
+_LINE_CHARS = 400
+T = TypeVar("T")
+
+
+class StartFailed(Exception):
+    """What could not be opened and why, in one line of visible text."""
+
+
+@dataclass
+class Opened:
+    """What a start opened, for the runtime's build: held (and locked) until `close` or exit."""
+
+    persisted: PersistedSessions | None = None
+    recall_store: RecallStore | None = None  # a DuckDB store opened here; None: the config's own
+    locks: list[FolderLock] = field(default_factory=list)
+
+    def close(self) -> None:
+        """Let another process open them (the process ending does the same)."""
+        if self.persisted is not None:
+            self.persisted.close()
+        for lock in self.locks:
+            lock.release()
+
+
+def open_for_start(
+    *,
+    persisted: Callable[[], PersistedSessions] | None,
+    agent_memory: AgentMemoryConfig,
+    recall: RecallConfig,
+) -> Opened:
+    """Open what the options ask for (`persisted` opens the persisted sessions when --persist asked);
+    StartFailed with one line when any of it cannot be, and whatever was opened before is let go."""
+    opened = Opened()
+    try:
+        if persisted is not None:
+            opened.persisted = _step("the persisted sessions", persisted)
+        if (folder := agent_memory.folder) is not None:
+            _step("the agent memory", lambda: private_dir(folder))
+            opened.locks.append(_step("the agent memory", lambda: FolderLock(folder / LOCK_FILE, str(folder))))
+        if recall.enabled:
+            _open_recall(recall, opened)
+    except BaseException:
+        opened.close()
+        raise
+    return opened
+
+
+def _open_recall(recall: RecallConfig, opened: Opened) -> None:
+    if (conninfo := recall.postgres) is not None:
+        from workbench.recall.postgres_store import check_reachable
+
+        _step("the recall store", lambda: check_reachable(conninfo))
+    elif (path := recall.store_path) is not None:
+        path = path.expanduser().resolve()
+        _step("the recall file", lambda: path.parent.mkdir(mode=0o700, parents=True, exist_ok=True))
+        lock = path.with_name(path.name + ".lock")
+        opened.locks.append(_step("the recall file", lambda: FolderLock(lock, str(path))))
+        store = recall.make_store()
+        _step("the recall store", store.open)
+        opened.recall_store = store
+
+
+def _step(what: str, open_: Callable[[], T]) -> T:
+    """`open_()`, or StartFailed naming `what` and the reason when it raises."""
+    try:
+        return open_()
+    except Exception as exc:
+        raise StartFailed(visible(clip(f"{what} could not be opened: {_reason(exc)}", _LINE_CHARS))) from exc
+
+
+def _reason(exc: Exception) -> str:
+    """The error's own words, first line only; an OSError as its file and the system's reason."""
+    if isinstance(exc, OSError) and exc.strerror and exc.filename:
+        return f"{exc.filename}: {exc.strerror}"
+    text = next((line.strip() for line in str(exc).splitlines() if line.strip()), "")
+    return text or type(exc).__name__
