@@ -48,7 +48,8 @@ class TurnOutcome:
 class ForgetPreview:
     """What a forget will remove, before it is asked: `keys` None for everything; `removed` every fact
     that goes, `also` those of them not asked for (their values hold a forgotten one), `kept` how many
-    facts stay, `reaches` every holder of text it empties or scrubs, in the order it reaches them."""
+    facts stay, `reaches` the memories it empties or removes values from beside working memory and both
+    agents' histories (the persisted sessions, the recall store while recall is on, the other memories)."""
 
     keys: tuple[str, ...] | None
     removed: tuple[str, ...]
@@ -177,40 +178,24 @@ class SessionController:
         unknown (a failed or cancelled call was made, and what it used is not known)."""
         return self.runtime.usage(agent)
 
-    def also_forgotten(self, keys: Sequence[str]) -> tuple[str, ...]:
-        """The other facts a forget of `keys` takes too, by memory's own plan: each whose value holds a
-        forgotten value whole (what the holders' texts declared may widen the plan when it runs)."""
-        memory = self.runtime.memory
-        facts = memory.facts()
-        left = facts
-        for key in keys:
-            left = memory.plan(key).kept(left)
-        kept = {f.key for f in left}
-        return tuple(f.key for f in facts if f.key not in kept and f.key not in keys)
-
     async def forget_preview(self, keys: Sequence[str] | None) -> ForgetPreview:
         """What forgetting `keys` (None: everything) will remove, asked of the one forget's own plan
         (`Forgetting.plan`: memory's values and every value the holders' texts declare), which the forget
         then applies: the facts that go, the other facts among them (their values hold a forgotten one),
-        how many stay, and every holder it reaches."""
-        forgetting = self.runtime.forgetting
-        facts = self.runtime.memory.facts()
+        how many stay, and the memories it empties or removes values from beside working memory and
+        both agents' histories."""
+        runtime = self.runtime
+        facts = runtime.memory.facts()
         left = facts
         for key in keys if keys is not None else [None]:
-            left = (await forgetting.plan(key)).kept(left)
+            left = (await runtime.forgetting.plan(key)).kept(left)
         kept = {f.key for f in left}
         gone = tuple(f.key for f in facts if f.key not in kept)
         also = tuple(k for k in gone if keys is not None and k not in keys)
-        return ForgetPreview(None if keys is None else tuple(keys), gone, also, len(left), forgetting.holders)
-
-    def forget_reaches(self) -> tuple[str, ...]:
-        """The memories a forget empties or removes values from beside working memory and both agents'
-        histories, by name: the persisted sessions (--persist), the recall store while recall is on,
-        and each other memory the agents run (memory files, extracted memory, Mem0)."""
-        runtime = self.runtime
         persisted = ["persisted sessions"] if runtime.histories.persisted is not None else []
         recall = [runtime.recall.name] if runtime.recall is not None and runtime.recall_on else []
-        return (*persisted, *recall, *(m.name for m in runtime.memories))
+        reaches = (*persisted, *recall, *(m.name for m in runtime.memories))
+        return ForgetPreview(None if keys is None else tuple(keys), gone, also, len(left), reaches)
 
     async def forget(self, key: str | None) -> ForgetReport:
         return await self.runtime.forget(key)

@@ -121,9 +121,9 @@ class WorkbenchApp(TurnFlow):
     # -- keys and the palette ----------------------------------------------------------------------
 
     @on(ForgetRequested)
-    def _forget_requested(self, request: ForgetRequested) -> None:
+    async def _forget_requested(self, request: ForgetRequested) -> None:
         if not self._unavailable():
-            intentions.ask_to_forget(self, request.keys, request.held)
+            await intentions.ask_to_forget(self, request.keys, request.held)
 
     def action_forget_all(self) -> None:
         self.post_message(ForgetRequested(None))

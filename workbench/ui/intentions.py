@@ -43,13 +43,15 @@ async def console(app: TurnFlow, pane: ChatPane, command: ShowMemory | Forget) -
             markup=False,
         )
     elif command.key is None:
-        ask_to_forget(app, None)
+        await ask_to_forget(app, None)
     else:  # asked even when no fact holds the key now: its values may be in a history or another memory
         values = [f.value for f in app.runtime.snapshot().facts if f.key == command.key]
-        ask_to_forget(app, [command.key], {command.key: values})
+        await ask_to_forget(app, [command.key], {command.key: values})
 
 
-def ask_to_forget(app: TurnFlow, keys: Sequence[str] | None, held: Mapping[str, Sequence[str]] | None = None) -> None:
+async def ask_to_forget(
+    app: TurnFlow, keys: Sequence[str] | None, held: Mapping[str, Sequence[str]] | None = None
+) -> None:
     """Ask before forgetting `keys` (None: everything), one question at a time; forget only on the
     answer Forget. Without `held` the keys are facts' (the fact panel's), named with their values; a
     key no longer stored then asks nothing."""
@@ -65,10 +67,11 @@ def ask_to_forget(app: TurnFlow, keys: Sequence[str] | None, held: Mapping[str, 
         if answer:
             await forget(app, keys)
 
-    also = app.session.also_forgotten(keys) if keys is not None else ()
-    kept = len(facts) - len(facts.keys() & set(keys if keys is not None else facts)) - len(also)
-    reaches = app.session.forget_reaches()
-    app.push_screen(ConfirmForget(keys, held, kept=kept, also=also, reaches=reaches), callback=confirmed)
+    preview = await app.session.forget_preview(keys)  # the forget's own plan: the holders' texts are read
+    if any(isinstance(s, ConfirmForget) for s in app.screen_stack):
+        return  # another question came first meanwhile
+    question = ConfirmForget(keys, held, kept=preview.kept, also=preview.also, reaches=preview.reaches)
+    app.push_screen(question, callback=confirmed)
 
 
 async def forget(app: TurnFlow, keys: Sequence[str] | None) -> None:
