@@ -38,8 +38,9 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
+from workbench.files import PrivateFiles
 from workbench.memory import WorkingMemory
-from workbench.recall.duckdb_file import DuckDBBackend, PrivateFiles, connect
+from workbench.recall.duckdb_file import DuckDBBackend, connect
 from workbench.recall.embedders import LexicalEmbeddingClient, lexical_embedder
 from workbench.recall.postgres_store import PostgresBackend, vectors_table
 from workbench.recall.provider import Recalled, recalled_block

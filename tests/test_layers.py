@@ -165,3 +165,14 @@ def test_holders_of_text_are_registered_by_the_one_assembly_only():
     assembly = (root / "session" / "assemble.py").read_text()
     runtime = (root / "runtime" / "agents.py").read_text()
     assert "forgetting.register(" in assembly and "forgetting.register(" not in runtime
+
+
+def test_file_modes_and_the_umask_have_one_owner():
+    """workbench/files.py owns file privacy: nothing else sets a mode by number or changes the umask."""
+    import re
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parent.parent / "workbench"
+    modes = re.compile(r"\bos\.umask\(|chmod\(0o|mode=0o|\b0o[67]00\b")
+    found = {str(p.relative_to(root)): modes.findall(p.read_text()) for p in root.rglob("*.py")}
+    assert {name: hits for name, hits in found.items() if hits and name != "files.py"} == {}

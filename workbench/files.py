@@ -3,15 +3,19 @@
 The one owner of that rule for whole files written at once (exports, saved state); stores that keep
 their own files (the recall database, persisted histories) create them through `private_file` and
 their directories through `private_dir`. A mode is only ever tightened, never loosened: a folder
-the user made read-only is refused (`FolderRefused`), not made writable again. Also the one owner
-of "one process per folder" (`FolderLock`)."""
+the user made read-only is refused (`FolderRefused`), not made writable again. Stores that create
+files on threads of their own (DuckDB's log and spill files) hold `PrivateFiles`, the process umask
+tightened while they are open. Also the one owner of "one process per folder" (`FolderLock`)."""
 
 from __future__ import annotations
 
 import os
 import stat
 import sys
+import threading
 import weakref
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 PRIVATE = 0o600
@@ -193,3 +197,44 @@ def _holder(descriptor: int) -> str:
     """Who holds the lock, from the PID its holder wrote ("PID unknown" in the instant before it does)."""
     text = os.pread(descriptor, 32, 0).decode("ascii", errors="replace").strip()
     return f"PID {text}" if text.isdigit() else "PID unknown"
+
+
+class PrivateFiles:
+    """Keeps the process umask at least as strict as 0o077 while any holder needs it: for stores that
+    create files on threads of their own with no setting for their mode.
+
+    DuckDB creates its write-ahead log on the first write after each checkpoint and deletes it at
+    the checkpoint (a log made ahead with mode 0600 is deleted and created anew with the default
+    mode), on whichever thread commits, and has no setting for its mode or place; its spill files
+    are the same. The umask is the one control of the mode such a file is created with. POSIX keeps
+    it per process, so while a DuckDB store is open every file this process creates is user-only:
+    the product's rule for every file it writes anyway. The umask is only ever tightened, never
+    loosened, and restored when the last holder lets go; nothing else in workbench changes it."""
+
+    _lock = threading.Lock()
+    _holders = 0
+    _saved = 0
+
+    @classmethod
+    def acquire(cls) -> None:
+        with cls._lock:
+            if cls._holders == 0:
+                cls._saved = os.umask(0o077)
+                os.umask(cls._saved | 0o077)
+            cls._holders += 1
+
+    @classmethod
+    def release(cls) -> None:
+        with cls._lock:
+            cls._holders -= 1
+            if cls._holders == 0:
+                os.umask(cls._saved)
+
+    @classmethod
+    @contextmanager
+    def held(cls) -> Iterator[None]:
+        cls.acquire()
+        try:
+            yield
+        finally:
+            cls.release()

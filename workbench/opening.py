@@ -81,7 +81,7 @@ def _open_recall(recall: RecallConfig, opened: Opened) -> None:
         _step("the recall store", lambda: check_reachable(conninfo))
     elif (path := recall.store_path) is not None:
         path = path.expanduser().resolve()
-        _step("the recall file", lambda: path.parent.mkdir(mode=0o700, parents=True, exist_ok=True))
+        _step("the recall file", lambda: private_dir(path.parent))
         lock = path.with_name(path.name + ".lock")
         opened.locks.append(_step("the recall file", lambda: FolderLock(lock, str(path))))
         store = recall.make_store()

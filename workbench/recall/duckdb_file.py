@@ -19,9 +19,6 @@ from __future__ import annotations
 import os
 import re
 import shutil
-import threading
-from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
 
 import duckdb
@@ -30,6 +27,7 @@ from agent_framework import BaseVectorStore
 # The framework's column types and SQL quoting, so a converted column is what it would create.
 from agent_framework_duckdb._vector_store import _column_type, _identifier
 
+from workbench.files import PRIVATE, PrivateFiles, private_dir
 from workbench.recall.duckdb_search import ROW_GROUP_ROWS, RecallDuckDBStore, threads_for
 from workbench.recall.paths import default_path
 from workbench.recall.records import vector_field
@@ -55,46 +53,6 @@ def spill_directory(path: Path) -> Path:
 def companion_files(path: Path) -> list[Path]:
     """The files DuckDB may keep beside the database, and a rewrite's work file."""
     return [path.with_name(path.name + suffix) for suffix in (".wal", _REWRITE_SUFFIX, _REWRITE_SUFFIX + ".wal")]
-
-
-class PrivateFiles:
-    """Keeps the process umask at least as strict as 0o077 while any holder needs it.
-
-    DuckDB creates its write-ahead log on the first write after each checkpoint and deletes it at
-    the checkpoint (a log made ahead with mode 0600 is deleted and created anew with the default
-    mode), on whichever thread commits, and has no setting for its mode or place; its spill files
-    are the same. The umask is the one control of the mode such a file is created with. POSIX keeps
-    it per process, so while a DuckDB store is open every file this process creates is user-only:
-    the product's rule for every file it writes anyway. The umask is only ever tightened, never
-    loosened, and restored when the last holder lets go; nothing else in workbench changes it."""
-
-    _lock = threading.Lock()
-    _holders = 0
-    _saved = 0
-
-    @classmethod
-    def acquire(cls) -> None:
-        with cls._lock:
-            if cls._holders == 0:
-                cls._saved = os.umask(0o077)
-                os.umask(cls._saved | 0o077)
-            cls._holders += 1
-
-    @classmethod
-    def release(cls) -> None:
-        with cls._lock:
-            cls._holders -= 1
-            if cls._holders == 0:
-                os.umask(cls._saved)
-
-    @classmethod
-    @contextmanager
-    def held(cls) -> Iterator[None]:
-        cls.acquire()
-        try:
-            yield
-        finally:
-            cls.release()
 
 
 def connect(path: Path) -> duckdb.DuckDBPyConnection:
@@ -156,14 +114,14 @@ class DuckDBBackend:
     def open(self) -> BaseVectorStore:
         """The store on the file; a new file is created private to the user (it holds their words). A
         file whose vectors are not of the records' type is rewritten with them converted, first."""
-        self.path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+        private_dir(self.path.parent)
         for leftover in companion_files(self.path)[1:]:
             leftover.unlink(missing_ok=True)  # a rewrite interrupted before its atomic rename
         with PrivateFiles.held():
             created = not self.path.exists()
             connection = connect(self.path)
             if created:
-                self.path.chmod(0o600)
+                self.path.chmod(PRIVATE)
             else:
                 _check_whole(connection, self.path)
             if not created and stale_vectors(connection, DATABASE):
@@ -241,7 +199,7 @@ def rewrite_file(path: Path) -> None:
         for work in companion_files(path)[1:]:
             work.unlink(missing_ok=True)  # the unfinished copy; the file itself is untouched
         raise
-    fresh.chmod(0o600)
+    fresh.chmod(PRIVATE)
     os.replace(fresh, path)
     path.with_name(path.name + ".wal").unlink(missing_ok=True)
 
