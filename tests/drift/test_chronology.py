@@ -160,8 +160,9 @@ async def test_each_policy_keeps_one_history_per_agent_and_the_facts_are_shared(
     # Five user turns (the forget-only step calls nothing): support saw 3 messages, logs 2.
     assert [s is None for s in report.sizes["full"]] == [False, False, False, False, True, False]
     logs = {name: cells["logs"] for name, cells in report.scores.items()}
-    # The logs agent's history holds only what was said to it; the facts hold both agents' declarations.
-    assert logs["full"].current == {"module": False, "database": False, "log": True}
+    # The logs agent's history holds only what was said to it (no database); the facts hold both agents'
+    # declarations. "Billing" is held all the same: the log path holds "billing" whole, and case is folded.
+    assert logs["full"].current == {"module": True, "database": False, "log": True}
     assert logs["facts"].current == {"module": True, "database": True, "log": True}
     assert logs["facts"].answer_score.expected == {"/var/log/billing.log": True}
     module = {name: cells["module"] for name, cells in report.scores.items()}

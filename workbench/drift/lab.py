@@ -12,6 +12,7 @@ from workbench.agentmem.mem0_config import Mem0Config
 from workbench.drift.agentmem_policy import NEEDS_LOOP, NEEDS_MODEL
 from workbench.drift.catalog import build_policies
 from workbench.drift.chronology import FORGET_ALL, Chronology, Expectation, load_chronology
+from workbench.drift.compare import Haystack
 from workbench.drift.mem0_policy import MEM0_NEEDS_MODEL, NEEDS_EMBEDDINGS
 from workbench.drift.policies import Policy, PolicyFailed, PolicyInfo
 from workbench.heap import paced_garbage_collection
@@ -26,8 +27,8 @@ from workbench.runtime.usage import Usage, estimate_tokens, total_usage
 
 @dataclass(frozen=True)
 class AnswerScore:
-    """Which expected texts an answer contains and which forbidden ones it revived, compared
-    case-insensitively. Exact text, no judge."""
+    """Which expected texts an answer contains and which forbidden ones it revived, by the lab's one
+    comparison rule (`workbench.drift.compare`). Exact text, no judge."""
 
     expected: dict[str, bool]
     forbidden: dict[str, bool]
@@ -127,15 +128,11 @@ def request_text(call: CallRecord) -> str:
     return "\n".join([call.instructions, *(m.text for m in call.messages)])
 
 
-def _contains(text: str, needle: str) -> bool:
-    return needle.casefold() in text.casefold()
-
-
 def score(text: str, expected: Expectation, answer: str) -> ProbeScore:
-    """Presence checks on the request as sent and on the answer: no model judges, no winner is named."""
-
-    def has(value: str) -> bool:
-        return value in text
+    """Presence checks on the request as sent and on the answer, both by the one comparison rule
+    (`workbench.drift.compare`): no model judges, no winner is named."""
+    has = Haystack(text).holds
+    said = Haystack(answer).holds
 
     return ProbeScore(
         request_chars=len(text),
@@ -145,8 +142,8 @@ def score(text: str, expected: Expectation, answer: str) -> ProbeScore:
         forgotten={v: has(v) for values in expected.forgotten.values() for v in values},
         answer=answer,
         answer_score=AnswerScore(
-            expected={t: _contains(answer, t) for t in expected.expect},
-            forbidden={t: _contains(answer, t) for t in expected.forbid},
+            expected={t: said(t) for t in expected.expect},
+            forbidden={t: said(t) for t in expected.forbid},
         ),
     )
 

@@ -19,8 +19,9 @@ from workbench.text import clip
 
 TITLES = {p.name: p.title for p in POLICIES}
 NOTE = (
-    "Cells say what each request contained and what each answer said, checked by exact text: no model "
-    "judged them and no policy is ranked. Only bounded facts, retrieved history purged by the product's "
+    "Cells say what each request contained and what each answer said, checked by exact text under one rule "
+    "for both (case, whitespace and Unicode forms folded; a value counts only whole: docs/scoring.md): no "
+    "model judged them and no policy is ranked. Only bounded facts, retrieved history purged by the product's "
     "forget, and Agent Framework's memories (the product's forget rewrites their files) can forget one "
     "key; the other policies received the user's request to forget as "
     "words. Retrieved history here uses the built-in lexical embedder (word overlap, not meaning). A "
