@@ -192,3 +192,27 @@ def test_expectations_take_only_what_the_apps_admission_would_take():
     }
     (expectation,) = parse_chronology(story).expectations
     assert expectation.current == {"module": "Reporting"} and expectation.superseded == {}
+
+
+def test_a_probe_about_the_prohibition_expects_it_and_may_list_paraphrases():
+    data = story(
+        {"say": "constraint=no restarts on Fridays; database=PostgreSQL"},
+        {"say": "database=SQL Server 2022"},
+        {"say": "Can we restart the database?", "probe": "r", "about_prohibition": True, "expect_any": ["not today"]},
+        {"say": "Can we restart now?", "probe": "given", "about_prohibition": True, "expect": ["no"]},
+        prohibition_key="constraint",
+    )
+    derived, given = parse_chronology(data).expectations
+    assert (derived.expect, derived.expect_any, derived.forbid) == (
+        (),
+        ("no restarts on Fridays", "not today"),
+        ("PostgreSQL",),
+    )
+    assert "prohibition" in derived.why and derived.derived
+    assert (given.expect, given.expect_any, given.why) == (("no",), (), "given in the chronology")
+    assert parse_chronology(parse_chronology(data).to_file()).expectations == (derived, given)
+    del data["prohibition_key"]
+    with pytest.raises(ChronologyError, match="'prohibition_key'"):
+        parse_chronology(data)
+    with pytest.raises(ChronologyError, match="'expect_any' belongs to a probe"):
+        parse_chronology(story({"say": "hello", "expect_any": ["x"]}, {"say": "Which module?", "probe": "m"}))

@@ -55,8 +55,13 @@ def test_json_output_shape(capsys):
         "forgotten",
         "answer",
         "answer_expected",
+        "answer_expected_any",
         "answer_forbidden",
     }
+    restart = data["probes"][0]
+    assert restart["about_prohibition"] is True and restart["expect"] == []
+    assert restart["expect_any"][0] == "no downtime during business hours" and "business hours" in restart["why"]
+    assert set(data["matrix"]["full"]["restart"]["answer_expected_any"]) == set(restart["expect_any"])
     assert data["probes"][1]["expect"] == ["SQL Server 2022", "Billing"] and data["probes"][1]["derived"] is True
     assert data["matrix"]["full"]["scope"]["answer_forbidden"] == {
         "Contoso": True,
@@ -182,7 +187,15 @@ def test_the_sweep_json_shape(capsys):
     assert data["lengths"] == [10, 14] and data["partial"] is False and data["stop"] is None
     assert [run["turns"] for run in data["runs"]] == [10, 14]
     for run in data["runs"]:
-        assert set(run) == {"turns", "seconds", "partial", "policies", "request_chars_by_turn", "unavailable", "failures"}
+        assert set(run) == {
+            "turns",
+            "seconds",
+            "partial",
+            "policies",
+            "request_chars_by_turn",
+            "unavailable",
+            "failures",
+        }
         assert run["unavailable"] == SCRIPTED_UNAVAILABLE
         assert list(run["policies"]) == [p.name for p in POLICIES if p.name not in SCRIPTED_UNAVAILABLE]
         for cell in run["policies"].values():

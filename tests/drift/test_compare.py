@@ -44,3 +44,18 @@ def test_the_same_sentence_counts_the_same_in_the_request_and_in_the_answer():
     assert cell.superseded["PostgreSQL"] is True
     assert cell.answer_score.forbidden["PostgreSQL"] is True
     assert cell.current["constraint"] is True
+
+
+@pytest.mark.parametrize(
+    ("answer", "held"),
+    [
+        ("No downtime during business hours.", True),  # what SmolLM2's "last 3 turns" said, scored 0/1 in red
+        ("No, not during business hours.", True),  # a paraphrase the chronology lists
+        ("Yes.", False),  # what "extracted memory" said, scored as good
+        ("Yes, restart SQL Server 2022 now.", False),
+    ],
+)
+def test_the_restart_probe_expects_the_prohibition(answer, held):
+    assert RESTART.about_prohibition and RESTART.expect == () and RESTART.forbid == ("PostgreSQL",)
+    assert RESTART.expect_any[0] == "no downtime during business hours"
+    assert score("", RESTART, answer).answer_score.any_found is held

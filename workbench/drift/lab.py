@@ -32,6 +32,12 @@ class AnswerScore:
 
     expected: dict[str, bool]
     forbidden: dict[str, bool]
+    expected_any: dict[str, bool] = field(default_factory=dict)  # any one of these counts (a paraphrase)
+
+    @property
+    def any_found(self) -> bool | None:
+        """Whether the answer holds any of the `expect_any` texts; None when the probe lists none."""
+        return any(self.expected_any.values()) if self.expected_any else None
 
     @property
     def missing(self) -> list[str]:
@@ -144,6 +150,7 @@ def score(text: str, expected: Expectation, answer: str) -> ProbeScore:
         answer_score=AnswerScore(
             expected={t: said(t) for t in expected.expect},
             forbidden={t: said(t) for t in expected.forbid},
+            expected_any={t: said(t) for t in expected.expect_any},
         ),
     )
 

@@ -52,7 +52,13 @@ MATRIX_COLUMNS = (
     "forgotten held (resurrection)",
     "request chars",
 )
-ANSWER_COLUMNS = ("policy", "expected texts in the answer", "forbidden texts revived", "answer")
+ANSWER_COLUMNS = (
+    "policy",
+    "expected texts in the answer",
+    "any of these (one counts)",
+    "forbidden texts revived",
+    "answer",
+)
 COST_COLUMNS = (
     "policy",
     "agent calls",
@@ -120,6 +126,16 @@ def _found(found: dict[str, bool], *, wanted: bool) -> Text:
     return Text(f"{len(hits)}/{len(found)}: {listed}", "green" if good else "bold red")
 
 
+def _any(found: dict[str, bool]) -> Text:
+    """Whether the answer holds any one of the probe's `expect_any` texts, and which."""
+    if not found:
+        return Text("none to check", "dim")
+    hits = [text for text, present in found.items() if present]
+    if not hits:
+        return Text(f"none of {len(found)}", "bold red")
+    return Text(f"yes: {visible(', '.join(hits))}", "green")
+
+
 def _texts(texts: tuple[str, ...]) -> str:
     """Check texts as typed: `"SQL Server 2022", "Billing"`, or `nothing`."""
     return ", ".join(quoted(t) for t in texts) if texts else "nothing"
@@ -129,10 +145,20 @@ def answer_tables(report: DriftReport, *, answer_chars: int = 160) -> list[Table
     """Per probe: what came back, checked by exact text against expect/forbid (the answer matrix)."""
     tables = []
     for expected in report.chronology.expectations:
-        source = "derived from the keys the question names" if expected.derived else "given in the chronology"
+        source = (
+            (
+                "derived from the prohibition and the keys the question names"
+                if expected.about_prohibition
+                else "derived from the keys the question names"
+            )
+            if expected.derived
+            else "given in the chronology"
+        )
+        any_of = f" · any of {_texts(expected.expect_any)}" if expected.expect_any else ""
         table = titled_table(
             f"probe {quoted(expected.probe)}: what {report.model} answered (that model's answers, not a verdict) · "
-            f"expect {_texts(expected.expect)} · forbid {_texts(expected.forbid)} ({source})",
+            f"expect {_texts(expected.expect)}{any_of} · forbid {_texts(expected.forbid)} ({source}). "
+            f"Why: {visible(expected.why)}",
             ANSWER_COLUMNS if report.live else ANSWER_COLUMNS[:-1],
         )
         for policy in POLICIES:
@@ -143,6 +169,7 @@ def answer_tables(report: DriftReport, *, answer_chars: int = 160) -> list[Table
             table.add_row(
                 policy.title,
                 _found(cell.answer_score.expected, wanted=True),
+                _any(cell.answer_score.expected_any),
                 _found(cell.answer_score.forbidden, wanted=False),
                 *([literal(cell.answer, limit=answer_chars)] if report.live else []),
             )
@@ -278,8 +305,11 @@ def to_json(report: DriftReport) -> dict[str, Any]:
                 "prohibition": e.prohibition,
                 "forgotten": e.forgotten,
                 "expect": list(e.expect),
+                "expect_any": list(e.expect_any),
                 "forbid": list(e.forbid),
                 "derived": e.derived,
+                "about_prohibition": e.about_prohibition,
+                "why": e.why,
             }
             for e in report.chronology.expectations
         ],
@@ -293,6 +323,7 @@ def to_json(report: DriftReport) -> dict[str, Any]:
                     "forgotten": cell.forgotten,
                     "answer": clip(cell.answer, MAX_SHOWN_CHARS),
                     "answer_expected": cell.answer_score.expected,
+                    "answer_expected_any": cell.answer_score.expected_any,
                     "answer_forbidden": cell.answer_score.forbidden,
                 }
                 for probe, cell in probes.items()
