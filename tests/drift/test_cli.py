@@ -31,12 +31,17 @@ def test_json_output_shape(capsys):
         "stop",
         "failures",
         "unavailable",
+        "intake",
+        "warnings",
         "policies",
         "probes",
         "matrix",
         "accounting",
         "request_chars_by_turn",
     }
+    assert data["warnings"] == {}
+    assert data["intake"]["facts"]["batches"] > 0 and data["intake"]["facts"]["batches_rejected"] == 0
+    assert not any(i["received_nothing"] for i in data["intake"].values())
     assert data["partial"] is False and data["stop"] is None and data["failures"] == {}
     assert data["turns"] == 12 and data["live"] is False and data["model"].startswith("scripted")
     names = [p["name"] for p in data["policies"]]
@@ -160,11 +165,22 @@ def test_answers_that_revive_a_superseded_value_are_scored_as_revived(loopback, 
         else Canned(text="It is PostgreSQL, in the Reporting module.")
     )
     code = main(["drift", "--chronology", str(path), "--model", "m", "--base-url", loopback.base_url, "--json"])
-    data = json.loads(capsys.readouterr().out)
+    captured = capsys.readouterr()
+    data = json.loads(captured.out)
     assert code == 0 and data["chronology"] == "mine"
     db, _ = data["probes"]
     assert (db["expect"], db["forbid"], db["derived"]) == (["SQL Server 2022"], ["PostgreSQL"], True)
-    for name in WITHOUT_EMBEDDINGS:
+    # The same prose answered every extraction prompt: the extracted memory received nothing, so it is a
+    # failed policy with the first reason, and the framework's warnings are in the report, not on stderr.
+    assert data["matrix"]["extracted"] == {}
+    assert "memory calls failed or stored nothing" in data["failures"]["extracted"]["reason"]
+    assert "invalid JSON" in data["failures"]["extracted"]["reason"]
+    assert data["intake"]["extracted"]["extractions_failed"] == data["intake"]["extracted"]["memory_calls"] > 0
+    [warning] = data["warnings"]["extracted"]
+    assert warning["message"].startswith("Skipping memory extraction: extractor returned invalid JSON")
+    assert warning["count"] == data["intake"]["extracted"]["memory_calls"]
+    assert "Skipping" not in captured.err
+    for name in (n for n in WITHOUT_EMBEDDINGS if n != "extracted"):
         assert data["matrix"][name]["db"]["answer_expected"] == {"SQL Server 2022": False}
         assert data["matrix"][name]["db"]["answer_forbidden"] == {"PostgreSQL": True}  # revived
         assert data["matrix"][name]["given"]["answer_expected"] == {"billing": False}

@@ -92,6 +92,16 @@ def _missing(report: DriftReport, name: str) -> Text:
     return literal(f"failed at turn {failure.turn:,}: {failure.reason}", "bold red", limit=MAX_SHOWN_CHARS)
 
 
+def _policy(report: DriftReport, name: str, title: str) -> Text:
+    """A row's policy cell: its title, and why its memory's cells are empty when it received nothing."""
+    intake = report.intake.get(name)
+    if intake is None or not intake.received_nothing or name in report.failures:
+        return Text(title)
+    cell = Text(title + "\n")
+    cell.append_text(literal(intake.describe(), "yellow", limit=MAX_SHOWN_CHARS))
+    return cell
+
+
 def matrix_tables(report: DriftReport) -> list[Table]:
     """Per probe: what each policy's request contained (the request matrix)."""
     tables = []
@@ -100,13 +110,14 @@ def matrix_tables(report: DriftReport) -> list[Table]:
         table = titled_table(f"probe {quoted(expected.probe)}{agent}: {expected.question}", MATRIX_COLUMNS)
         for policy in POLICIES:
             cell = _cell(report, policy.name, expected.probe)
+            title = _policy(report, policy.name, policy.title)
             if cell is None:
-                table.add_row(policy.title, _missing(report, policy.name))
+                table.add_row(title, _missing(report, policy.name))
                 continue
             held = sum(cell.current.values())
             missing = f" (missing: {', '.join(cell.current_missing)})" if cell.current_missing else ""
             table.add_row(
-                policy.title,
+                title,
                 Text(f"{held}/{len(cell.current)}{missing}", "green" if not missing else "yellow"),
                 _held(cell.superseded),
                 _mark(cell.prohibition, good=True),
@@ -163,11 +174,12 @@ def answer_tables(report: DriftReport, *, answer_chars: int = 160) -> list[Table
         )
         for policy in POLICIES:
             cell = _cell(report, policy.name, expected.probe)
+            title = _policy(report, policy.name, policy.title)
             if cell is None:
-                table.add_row(policy.title, _missing(report, policy.name))
+                table.add_row(title, _missing(report, policy.name))
                 continue
             table.add_row(
-                policy.title,
+                title,
                 _found(cell.answer_score.expected, wanted=True),
                 _any(cell.answer_score.expected_any),
                 _found(cell.answer_score.forbidden, wanted=False),
@@ -182,14 +194,17 @@ def accounting_table(report: DriftReport, *, timing: bool = True) -> Table:
     columns = COST_COLUMNS if timing else COST_COLUMNS[:-1]
     table = titled_table(f"cost over {report.chronology.turns} turns{partial} · model: {report.model}", columns)
     for policy in POLICIES:
-        cost = report.accounting.get(policy.name)
+        name = policy.name
+        cost = report.accounting.get(name)
         if cost is None:
-            table.add_row(policy.title, _missing(report, policy.name))
+            table.add_row(policy.title, _missing(report, name))
             continue
-        kept = report.retained[policy.name]
-        failure = report.failures.get(policy.name)
+        kept = report.retained[name]
+        failure = report.failures.get(name)
         table.add_row(
-            f"{policy.title} (failed at turn {failure.turn:,})" if failure else policy.title,
+            Text(f"{policy.title} (failed at turn {failure.turn:,})")
+            if failure
+            else _policy(report, name, policy.title),
             str(cost.calls["agent"]),
             str(cost.calls["writer"]),
             str(cost.calls["summarizer"]),
@@ -221,6 +236,16 @@ def failure_lines(report: DriftReport) -> list[str]:
         "turn on are not measured"
         for name, failure in report.failures.items()
         if name != stopped
+    ]
+
+
+def warning_lines(report: DriftReport) -> list[str]:
+    """What the libraries warned during each policy's run, one line per kind of warning, with its count."""
+    return [
+        f"{TITLES.get(name, name)}: the library warned {w.count:,} time{'' if w.count == 1 else 's'}"
+        f"{'' if w.first_turn is None else f' (first at turn {w.first_turn:,})'}: {w.message}"
+        for name, warned in report.warnings.items()
+        for w in warned.values()
     ]
 
 
@@ -260,6 +285,7 @@ def render(report: DriftReport, *, timing: bool = True, chart: bool = True) -> G
     if line := stop_line(report):
         parts.append(Text(line, "bold red"))
     parts += [literal(line, "red", limit=MAX_SHOWN_CHARS) for line in failure_lines(report)]
+    parts += [literal(line, "yellow", limit=MAX_SHOWN_CHARS) for line in warning_lines(report)]
     parts += [*matrix_tables(report), *answer_tables(report), accounting_table(report, timing=timing)]
     if chart:
         parts.append(size_chart(report))
@@ -283,6 +309,32 @@ def failures_json(report: DriftReport) -> dict[str, Any]:
     return {name: {"turn": f.turn, "reason": f.reason} for name, f in report.failures.items()}
 
 
+def intake_json(report: DriftReport) -> dict[str, Any]:
+    return {
+        name: {
+            "batches": i.batches,
+            "batches_rejected": i.batches_rejected,
+            "memory_calls": i.memory_calls,
+            "extractions_failed": i.extractions_failed,
+            "stored": i.stored,
+            "recalled": i.recalled,
+            "received_nothing": i.received_nothing,
+            "why": clip(i.describe(), MAX_SHOWN_CHARS),
+        }
+        for name, i in report.intake.items()
+    }
+
+
+def warnings_json(report: DriftReport) -> dict[str, Any]:
+    return {
+        name: [
+            {"message": clip(w.message, MAX_SHOWN_CHARS), "count": w.count, "first_turn": w.first_turn}
+            for w in warned.values()
+        ]
+        for name, warned in report.warnings.items()
+    }
+
+
 def to_json(report: DriftReport) -> dict[str, Any]:
     return {
         "chronology": report.chronology.name,
@@ -294,6 +346,8 @@ def to_json(report: DriftReport) -> dict[str, Any]:
         "stop": stop_json(report),
         "failures": failures_json(report),
         "unavailable": report.unavailable,
+        "intake": intake_json(report),
+        "warnings": warnings_json(report),
         "policies": [{"name": p.name, "title": p.title, "keeps": p.keeps} for p in POLICIES],
         "probes": [
             {
