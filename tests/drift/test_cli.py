@@ -90,7 +90,11 @@ def test_json_output_shape(capsys):
             "reported_tokens",
             "retained_history",
             "seconds",
+            "framework_seconds",
         }
+        assert 0 <= cost["framework_seconds"] <= cost["seconds"]
+        # Only the framework's providers that re-read their files are timed as its share.
+        assert (cost["framework_seconds"] > 0) is (name in ("persisted", "extracted")), name
         assert cost["reported_tokens"] is None  # the built-in model reports nothing: unknown, not zero
         assert cost["estimated_tokens"] == cost["request_chars"] // 4
 

@@ -16,7 +16,13 @@ from workbench.drift.chronology import FORGET_ALL, Chronology, Expectation, load
 from workbench.drift.compare import Haystack
 from workbench.drift.mem0_policy import MEM0_NEEDS_MODEL, NEEDS_EMBEDDINGS
 from workbench.drift.policies import Policy, PolicyFailed, PolicyInfo, Received
-from workbench.drift.tally import LabCallLog, LibraryWarning, library_warnings, skipped_extractions
+from workbench.drift.tally import (
+    LabCallLog,
+    LibraryWarning,
+    framework_time,
+    library_warnings,
+    skipped_extractions,
+)
 from workbench.heap import paced_garbage_collection
 from workbench.memory import MemoryTurn
 from workbench.memory.turns import acting_for
@@ -73,6 +79,7 @@ class Accounting:
     request_chars: int
     reported: Usage | None
     seconds: float
+    framework_seconds: float = 0.0  # of `seconds`, in the framework's providers that re-read their files
 
     @property
     def estimate(self) -> int:
@@ -238,8 +245,13 @@ async def run_drift(
         if (missing := needs(policy.info, models, mem0)) is not None:
             report.unavailable[policy.info.name] = missing
     running = [""]
+    framework: dict[str, float] = {}
     try:
-        with paced_garbage_collection(), library_warnings(report.warnings, running):
+        with (
+            paced_garbage_collection(),
+            library_warnings(report.warnings, running),
+            framework_time(framework, running),
+        ):
             started = time.perf_counter()
             in_a_row = 0
             for policy in policies:
@@ -265,6 +277,7 @@ async def run_drift(
                     request_chars=calls.chars[name],
                     reported=calls.total(name),
                     seconds=time.perf_counter() - policy_started,
+                    framework_seconds=framework.get(name, 0.0),
                 )
                 _take_intake(report, policy, calls)
                 retained = policy.retained()

@@ -215,9 +215,16 @@ def accounting_table(report: DriftReport, *, timing: bool = True) -> Table:
             describe_usage(cost.reported),
             f"{kept.messages} message{'' if kept.messages == 1 else 's'}, {kept.chars:,} chars"
             + ("" if kept.on_disk is None else f"; {kept.on_disk:,} bytes on disk"),
-            *([f"{cost.seconds:.2f} s"] if timing else []),
+            *([_lab_time(cost.seconds, cost.framework_seconds)] if timing else []),
         )
     return table
+
+
+def _lab_time(seconds: float, framework: float) -> str:
+    """A policy's time, with the framework's share where it is most of it."""
+    if framework > seconds / 2:
+        return f"{seconds:.2f} s ({framework:.2f} s in the framework's providers)"
+    return f"{seconds:.2f} s"
 
 
 def stop_line(report: DriftReport) -> str | None:
@@ -398,6 +405,7 @@ def to_json(report: DriftReport) -> dict[str, Any]:
                     "bytes_on_disk": report.retained[name].on_disk,
                 },
                 "seconds": round(cost.seconds, 3),
+                "framework_seconds": round(cost.framework_seconds, 3),
             }
             for name, cost in report.accounting.items()
         },

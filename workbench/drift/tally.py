@@ -9,10 +9,15 @@ from __future__ import annotations
 
 import logging
 import threading
+import time
 from collections import Counter
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass, field
+from typing import Any
+
+from agent_framework import FileHistoryProvider, MemoryContextProvider
 
 from workbench.agentmem.base import MEMORY_CALLS
 from workbench.memory.turns import current_turn
@@ -113,3 +118,46 @@ def skipped_extractions(warnings: dict[str, LibraryWarning]) -> tuple[int, str]:
     ]
     skipped.sort(key=lambda w: w.first_turn or 0)
     return sum(w.count for w in skipped), skipped[0].message if skipped else ""
+
+
+# The framework's providers that read and write their whole files every turn: their time is the
+# framework's cost, shown beside the lab's time instead of hidden in it. MemoryContextProvider's
+# after_run includes its extraction call to the model.
+FRAMEWORK_PARTS: tuple[tuple[type, tuple[str, ...]], ...] = (
+    (FileHistoryProvider, ("get_messages", "save_messages")),
+    (MemoryContextProvider, ("before_run", "after_run")),
+)
+
+
+_inside: ContextVar[bool] = ContextVar("workbench_drift_framework_part", default=False)
+
+
+@contextmanager
+def framework_time(into: dict[str, float], policy: list[str]) -> Iterator[None]:
+    """While the block runs, the seconds spent in FRAMEWORK_PARTS are added to `into[policy[0]]` (the
+    policy running); afterwards the classes are as they were."""
+    originals: list[tuple[type, str, Any]] = []
+
+    def timed(original: Any) -> Any:
+        async def run(*args: Any, **kwargs: Any) -> Any:
+            if _inside.get():  # one part calling another is timed once
+                return await original(*args, **kwargs)
+            started, token = time.perf_counter(), _inside.set(True)
+            try:
+                return await original(*args, **kwargs)
+            finally:
+                _inside.reset(token)
+                into[policy[0]] = into.get(policy[0], 0.0) + time.perf_counter() - started
+
+        return run
+
+    for cls, names in FRAMEWORK_PARTS:
+        for name in names:
+            original = cls.__dict__[name]
+            originals.append((cls, name, original))
+            setattr(cls, name, timed(original))
+    try:
+        yield
+    finally:
+        for cls, name, original in originals:
+            setattr(cls, name, original)
