@@ -3,6 +3,7 @@ said. A stop keeps everything measured before it."""
 
 from __future__ import annotations
 
+import gc
 import time
 from collections import Counter
 from collections.abc import Callable
@@ -283,6 +284,8 @@ async def run_drift(
                 retained = policy.retained()
                 chars = sum(len(m.text or "") for m in retained)
                 report.retained[name] = Retained(len(retained), chars, policy.on_disk())
+                calls.latest_agent.pop(name, None)
+                gc.collect()  # this policy's garbage goes before the next policy's run adds its own
                 if report.stop:
                     break
             report.seconds = time.perf_counter() - started
@@ -354,7 +357,7 @@ async def _replay(
     for number, step in enumerate(story.steps, 1):
         if progress is not None:
             progress(policy.info.title, number, story.turns)
-        before = calls.latest(origin=name, purpose="agent")
+        before = calls.latest_agent.get(name)
         try:
             with acting_for(MemoryTurn(0, number, step.say or "", name)):  # labels the step's calls
                 if step.forget:
@@ -368,7 +371,7 @@ async def _replay(
         if answer is None:
             sizes.append(None)
             continue
-        call = calls.latest(origin=name, purpose="agent")
+        call = calls.latest_agent.get(name)
         assert call is not None and call is not before
         sizes.append(call.request_chars)
         if step.probe:

@@ -23,9 +23,8 @@ from workbench.agentmem.base import MEMORY_CALLS
 from workbench.memory.turns import current_turn
 from workbench.runtime.calls import CallLog, CallRecord
 
-# Calls kept whole: more than one step of any policy makes (an agent call, its memory's and
-# embeddings calls), so the probe's agent request is still there when it is scored.
-KEPT_CALLS = 64
+# Calls kept whole besides each policy's latest agent call (`latest_agent`, what a probe scores).
+KEPT_CALLS = 8
 # The libraries whose warnings a lab run takes into its report instead of letting them reach stderr.
 LIBRARY_LOGGERS = ("agent_framework", "mem0")
 # How the framework says an extraction stored nothing (agent_framework._harness._memory): the call
@@ -41,6 +40,7 @@ class LabCallLog(CallLog):
 
     capacity: int = KEPT_CALLS
     calls: dict[str, Counter[str]] = field(default_factory=dict)
+    latest_agent: dict[str, CallRecord] = field(default_factory=dict)
     chars: Counter[str] = field(default_factory=Counter)
     memory_failed: Counter[str] = field(default_factory=Counter)
     first_failure: dict[str, tuple[int | None, str]] = field(default_factory=dict)
@@ -51,6 +51,8 @@ class LabCallLog(CallLog):
         with self._tally_lock:
             self.calls.setdefault(record.origin, Counter())[record.purpose] += 1
             self.chars[record.origin] += record.request_chars
+            if purpose == "agent":
+                self.latest_agent[record.origin] = record
         return record
 
     def fail(self, record: CallRecord, exc: BaseException) -> None:
