@@ -4,7 +4,8 @@
 
 For each length: each policy's request size at the last probe, characters sent, calls and lab time
 (this checkout) beside its time at REV (default: the previous commit, HEAD~1), then both whole labs'
-times at that length. REV is extracted with `git archive` and run in a subprocess on the same
+times and peak resident memory at that length (each lab runs in a process of its own: its
+ru_maxrss). REV is extracted with `git archive` and run in a subprocess on the same
 machine, interleaved so both see the same load. Both runs hash every agent request each policy
 sent; "same requests" names the policies (present in both) whose two labs sent byte-identical
 requests, and for any other the first call that differs and whether only the model's earlier
@@ -27,21 +28,32 @@ ROOT = Path(__file__).resolve().parent.parent
 
 # Run inside a subprocess, with the checkout to measure first on sys.path.
 PROBE = r"""
-import asyncio, hashlib, json, sys, time
+import asyncio, hashlib, json, resource, sys, time
 sys.path.insert(0, sys.argv[1])
 from workbench.drift import lab, policies, run_drift
 from workbench.runtime import ModelConfig, build_models
-from workbench.runtime.calls import CallLog
 
 only = set(sys.argv[3].split(",")) if sys.argv[3] else None
-logs = []
+digests, calls, asked = {}, {}, {}
+# Older checkouts' labs keep every call in a CallLog; now a LabCallLog keeps the latest few. Either way
+# each agent request is hashed as it starts, so the bench itself keeps no request's text.
+kept = "LabCallLog" if hasattr(lab, "LabCallLog") else "CallLog"
 
-class Recording(CallLog):
-    def __init__(self, *args, **kwargs):
-        super().__init__(*args, **kwargs)
-        logs.append(self)
+class Recording(getattr(lab, kept)):
+    def start(self, purpose, model, instructions, messages):
+        messages = tuple(messages)
+        record = super().start(purpose, model, instructions, messages)
+        if purpose == "agent":
+            sent = [role + ":" + text for role, text in messages]
+            text = "\x00".join([instructions, *sent])
+            digests.setdefault(record.origin, hashlib.sha256()).update(text.encode() + b"\x01")
+            calls.setdefault(record.origin, []).append(hashlib.sha256(text.encode()).hexdigest()[:16])
+            # The same request without the model's own earlier replies: what the policy chose to send.
+            chosen = "\x00".join([instructions, *(m for m in sent if not m.startswith("assistant:"))])
+            asked.setdefault(record.origin, []).append(hashlib.sha256(chosen.encode()).hexdigest()[:16])
+        return record
 
-lab.CallLog = Recording
+setattr(lab, kept, Recording)
 if only:
     # Older checkouts built the policies in drift/policies.py; now drift/catalog.py does.
     build = getattr(policies, "build_policies", None)
@@ -53,18 +65,10 @@ if only:
 started = time.perf_counter()
 report = asyncio.run(run_drift(build_models(ModelConfig()), turns=int(sys.argv[2])))
 seconds = time.perf_counter() - started
-digests, calls, asked = {}, {}, {}
-for call in logs[0].records(purpose="agent"):
-    sent = [m.role + ":" + m.text for m in call.messages]
-    text = "\x00".join([call.instructions, *sent])
-    digests.setdefault(call.origin, hashlib.sha256()).update(text.encode() + b"\x01")
-    calls.setdefault(call.origin, []).append(hashlib.sha256(text.encode()).hexdigest()[:16])
-    # The same request without the model's own earlier replies: what the policy chose to send.
-    chosen = "\x00".join([call.instructions, *(m for m in sent if not m.startswith("assistant:"))])
-    asked.setdefault(call.origin, []).append(hashlib.sha256(chosen.encode()).hexdigest()[:16])
 last = report.chronology.expectations[-1].probe
 print(json.dumps({
     "seconds": seconds,
+    "peak_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
     "digests": {k: v.hexdigest() for k, v in digests.items()},
     "calls": calls,
     "asked": asked,
@@ -74,6 +78,7 @@ print(json.dumps({
             "chars_sent": cost.request_chars,
             "calls": sum(cost.calls.values()),
             "seconds": getattr(cost, "seconds", None),
+            "framework_seconds": getattr(cost, "framework_seconds", None),
         }
         for name, cost in report.accounting.items()
     },
@@ -146,6 +151,16 @@ def main() -> None:
                 f"{turns:>6} whole lab: {now['seconds']:.2f} s here, {before['seconds']:.2f} s at {args.against} "
                 f"({ratio:.2f}x)"
             )
+            print(
+                f"{turns:>6} peak resident memory: {now['peak_mb']:,.0f} MB here, {before['peak_mb']:,.0f} MB at "
+                f"{args.against}"
+            )
+            framework = {n: c["framework_seconds"] for n, c in now["policies"].items() if c["framework_seconds"]}
+            if framework:
+                shares = ", ".join(f"{n} {s:.2f} s" for n, s in framework.items())
+                print(
+                    f"{turns:>6}   in the framework's providers (FileHistoryProvider, MemoryContextProvider): {shares}"
+                )
             only_here = sorted(set(now["policies"]) - set(before["policies"]))
             if only_here:
                 print(f"{turns:>6}   (the lab here also runs {', '.join(only_here)}: --only compares the same ones)")

@@ -160,8 +160,9 @@ async def test_each_policy_keeps_one_history_per_agent_and_the_facts_are_shared(
     # Five user turns (the forget-only step calls nothing): support saw 3 messages, logs 2.
     assert [s is None for s in report.sizes["full"]] == [False, False, False, False, True, False]
     logs = {name: cells["logs"] for name, cells in report.scores.items()}
-    # The logs agent's history holds only what was said to it; the facts hold both agents' declarations.
-    assert logs["full"].current == {"module": False, "database": False, "log": True}
+    # The logs agent's history holds only what was said to it (no database); the facts hold both agents'
+    # declarations. "Billing" is held all the same: the log path holds "billing" whole, and case is folded.
+    assert logs["full"].current == {"module": True, "database": False, "log": True}
     assert logs["facts"].current == {"module": True, "database": True, "log": True}
     assert logs["facts"].answer_score.expected == {"/var/log/billing.log": True}
     module = {name: cells["module"] for name, cells in report.scores.items()}
@@ -191,3 +192,27 @@ def test_expectations_take_only_what_the_apps_admission_would_take():
     }
     (expectation,) = parse_chronology(story).expectations
     assert expectation.current == {"module": "Reporting"} and expectation.superseded == {}
+
+
+def test_a_probe_about_the_prohibition_expects_it_and_may_list_paraphrases():
+    data = story(
+        {"say": "constraint=no restarts on Fridays; database=PostgreSQL"},
+        {"say": "database=SQL Server 2022"},
+        {"say": "Can we restart the database?", "probe": "r", "about_prohibition": True, "expect_any": ["not today"]},
+        {"say": "Can we restart now?", "probe": "given", "about_prohibition": True, "expect": ["no"]},
+        prohibition_key="constraint",
+    )
+    derived, given = parse_chronology(data).expectations
+    assert (derived.expect, derived.expect_any, derived.forbid) == (
+        (),
+        ("no restarts on Fridays", "not today"),
+        ("PostgreSQL",),
+    )
+    assert "prohibition" in derived.why and derived.derived
+    assert (given.expect, given.expect_any, given.why) == (("no",), (), "given in the chronology")
+    assert parse_chronology(parse_chronology(data).to_file()).expectations == (derived, given)
+    del data["prohibition_key"]
+    with pytest.raises(ChronologyError, match="'prohibition_key'"):
+        parse_chronology(data)
+    with pytest.raises(ChronologyError, match="'expect_any' belongs to a probe"):
+        parse_chronology(story({"say": "hello", "expect_any": ["x"]}, {"say": "Which module?", "probe": "m"}))

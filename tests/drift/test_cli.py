@@ -31,12 +31,17 @@ def test_json_output_shape(capsys):
         "stop",
         "failures",
         "unavailable",
+        "intake",
+        "warnings",
         "policies",
         "probes",
         "matrix",
         "accounting",
         "request_chars_by_turn",
     }
+    assert data["warnings"] == {}
+    assert data["intake"]["facts"]["batches"] > 0 and data["intake"]["facts"]["batches_rejected"] == 0
+    assert not any(i["received_nothing"] for i in data["intake"].values())
     assert data["partial"] is False and data["stop"] is None and data["failures"] == {}
     assert data["turns"] == 12 and data["live"] is False and data["model"].startswith("scripted")
     names = [p["name"] for p in data["policies"]]
@@ -55,8 +60,13 @@ def test_json_output_shape(capsys):
         "forgotten",
         "answer",
         "answer_expected",
+        "answer_expected_any",
         "answer_forbidden",
     }
+    restart = data["probes"][0]
+    assert restart["about_prohibition"] is True and restart["expect"] == []
+    assert restart["expect_any"][0] == "no downtime during business hours" and "business hours" in restart["why"]
+    assert set(data["matrix"]["full"]["restart"]["answer_expected_any"]) == set(restart["expect_any"])
     assert data["probes"][1]["expect"] == ["SQL Server 2022", "Billing"] and data["probes"][1]["derived"] is True
     assert data["matrix"]["full"]["scope"]["answer_forbidden"] == {
         "Contoso": True,
@@ -80,7 +90,11 @@ def test_json_output_shape(capsys):
             "reported_tokens",
             "retained_history",
             "seconds",
+            "framework_seconds",
         }
+        assert 0 <= cost["framework_seconds"] <= cost["seconds"]
+        # Only the framework's providers that re-read their files are timed as its share.
+        assert (cost["framework_seconds"] > 0) is (name in ("persisted", "extracted")), name
         assert cost["reported_tokens"] is None  # the built-in model reports nothing: unknown, not zero
         assert cost["estimated_tokens"] == cost["request_chars"] // 4
 
@@ -155,11 +169,22 @@ def test_answers_that_revive_a_superseded_value_are_scored_as_revived(loopback, 
         else Canned(text="It is PostgreSQL, in the Reporting module.")
     )
     code = main(["drift", "--chronology", str(path), "--model", "m", "--base-url", loopback.base_url, "--json"])
-    data = json.loads(capsys.readouterr().out)
+    captured = capsys.readouterr()
+    data = json.loads(captured.out)
     assert code == 0 and data["chronology"] == "mine"
     db, _ = data["probes"]
     assert (db["expect"], db["forbid"], db["derived"]) == (["SQL Server 2022"], ["PostgreSQL"], True)
-    for name in WITHOUT_EMBEDDINGS:
+    # The same prose answered every extraction prompt: the extracted memory received nothing, so it is a
+    # failed policy with the first reason, and the framework's warnings are in the report, not on stderr.
+    assert data["matrix"]["extracted"] == {}
+    assert "memory calls failed or stored nothing" in data["failures"]["extracted"]["reason"]
+    assert "invalid JSON" in data["failures"]["extracted"]["reason"]
+    assert data["intake"]["extracted"]["extractions_failed"] == data["intake"]["extracted"]["memory_calls"] > 0
+    [warning] = data["warnings"]["extracted"]
+    assert warning["message"].startswith("Skipping memory extraction: extractor returned invalid JSON")
+    assert warning["count"] == data["intake"]["extracted"]["memory_calls"]
+    assert "Skipping" not in captured.err
+    for name in (n for n in WITHOUT_EMBEDDINGS if n != "extracted"):
         assert data["matrix"][name]["db"]["answer_expected"] == {"SQL Server 2022": False}
         assert data["matrix"][name]["db"]["answer_forbidden"] == {"PostgreSQL": True}  # revived
         assert data["matrix"][name]["given"]["answer_expected"] == {"billing": False}
@@ -246,7 +271,10 @@ def test_piped_tables_are_not_wrapped(capsys, monkeypatch):
             assert any(line.startswith(f"│ {policy.title} ") and "needs --model" in line for line in lines)
             continue
         row = next(line for line in lines if line.startswith(f"│ {policy.title} ") and "unknown" in line)
-        assert re.search(r" [\d,]+ messages?, [\d,]+ chars(; [\d,]+ bytes on disk)? +│ \d+\.\d\d s +│$", row)
+        framework = r"( \(\d+\.\d\d s in the framework's providers\))?"
+        assert re.search(
+            r" [\d,]+ messages?, [\d,]+ chars(; [\d,]+ bytes on disk)? +│ \d+\.\d\d s" + framework + " +│$", row
+        )
     assert max(len(line) for line in lines if "request size at every turn" not in line) > 80
 
 

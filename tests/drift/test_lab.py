@@ -5,10 +5,12 @@ import re
 from typing import Any
 
 import pytest
+from rich.console import Console
 
 from workbench.drift import MAX_SUMMARY_CHARS, lab, load_chronology, run_drift
+from workbench.drift.tally import LabCallLog
 from workbench.runtime import ModelConfig, build_models
-from workbench.runtime.calls import CallLog
+from workbench.runtime.calls import CallRecord
 from workbench.runtime.scripted import ScriptedChatClient
 
 SCRIPTED = build_models(ModelConfig())
@@ -245,24 +247,22 @@ async def test_the_built_in_model_sends_the_same_requests_with_its_function_loop
     what it sends with the loop on, and the script answers the same."""
 
     async def calls(loop: bool) -> list[tuple[object, ...]]:
-        logs: list[CallLog] = []
+        seen: list[tuple[object, ...]] = []
 
-        class Recording(CallLog):
-            def __init__(self, **kwargs: Any) -> None:
-                super().__init__(**kwargs)
-                logs.append(self)
+        class Recording(LabCallLog):  # the lab keeps only the latest calls: each is read as it finishes
+            def finish(self, record: CallRecord, response: Any) -> None:
+                super().finish(record, response)
+                # Extracted memory's topic files say when they were written, to the second: that may differ.
+                sent = re.sub(r"Updated: \S+", "Updated: (time)", str(record.sent))
+                seen.append((record.origin, record.purpose, record.instructions, sent, record.reply))
 
-        monkeypatch.setattr(lab, "CallLog", Recording)
+        monkeypatch.setattr(lab, "LabCallLog", Recording)
         models = build_models(ModelConfig())
         assert isinstance(models.agent_client, ScriptedChatClient)
         assert models.agent_client.function_invocation_configuration["enabled"] is False
         models.agent_client.function_invocation_configuration["enabled"] = loop
         await run_drift(models, turns=12)
-        # Extracted memory's topic files say when they were written, to the second: that may differ.
-        return [
-            (r.origin, r.purpose, r.instructions, re.sub(r"Updated: \S+", "Updated: (time)", str(r.sent)), r.reply)
-            for r in logs[0].records()
-        ]
+        return seen
 
     off, on = await calls(False), await calls(True)
     assert len(off) > 80 and {origin for origin, *_ in off} >= {"full", "facts", "summary", "compaction"}
@@ -310,3 +310,43 @@ async def test_the_lab_stops_after_several_policies_fail_in_a_row_and_says_so(lo
     line = stop_line(report) or ""
     assert line.startswith(f"stopped at generated summary, turn {report.stop.turn} (3 policies failed in a row): ")
     assert line.count("turn") == 1
+
+
+async def test_a_stopped_run_still_says_what_mem0_needs():
+    """After a stop before Mem0's turn its row said "not measured (the comparison stopped)", though no
+    run without --embedding-model could have measured it."""
+    from workbench.drift.report import accounting_table, answer_tables, matrix_tables
+
+    models = build_models(ModelConfig(model="m", base_url="http://127.0.0.1:9/v1", max_retries=0, timeout=5))
+    report = await run_drift(models)
+    assert report.stop is not None and report.stop.policy == "full"
+    assert report.unavailable["mem0"] == "needs --embedding-model (Mem0 finds memories by embeddings)"
+    console = Console(width=400, record=True)
+    console.print(*matrix_tables(report), *answer_tables(report), accounting_table(report))
+    mem0_rows = [line for line in console.export_text().splitlines() if line.startswith("│ Mem0")]
+    assert mem0_rows and all("needs --embedding-model" in row for row in mem0_rows)
+
+
+async def test_a_memory_that_received_nothing_says_so_with_its_counts(loopback):
+    """A writer whose every batch is rejected leaves the bounded facts empty: the row and the JSON say
+    the memory received nothing, and how many batches were rejected, instead of an empty memory that
+    looks measured."""
+    from tests.live.helpers import is_writer
+    from tests.support.openai_server import Canned
+    from workbench.drift.report import render, to_json
+
+    loopback.state.responder = lambda body: Canned(text="module is Billing, I think") if is_writer(body) else None
+    models = build_models(ModelConfig(model="loopback-model", base_url=loopback.base_url, max_retries=0))
+    report = await run_drift(models)
+    facts = report.intake["facts"]
+    assert facts.received_nothing and facts.batches == facts.batches_rejected == 5  # five declaring messages
+    assert "malformed" in facts.first_reason or "not valid JSON" in facts.first_reason
+    assert "facts" not in report.failures  # the policy ran: its memory was handed nothing it could keep
+    data = to_json(report)["intake"]["facts"]
+    assert (data["batches"], data["batches_rejected"], data["received_nothing"]) == (5, 5, True)
+    assert data["why"].startswith("its memory received nothing: all 5 of the writer's batches were rejected")
+    assert not report.intake["recall"].received_nothing and (report.intake["recall"].stored or 0) > 0
+    console = Console(width=400, record=True)
+    console.print(render(report, timing=False, chart=False))
+    text = console.export_text()
+    assert text.count("its memory received nothing: all 5 of the writer's batches were rejected") == 5  # 2+2+1 tables

@@ -9,7 +9,7 @@ from workbench.qualify import load_suite
 
 CASE_KEYS = {
     "id", "title", "expected", "expected_reason", "outcome", "reasons", "facts", "format", "decided_by",
-    "latency_ms", "latency_may_include_previous_case", "reported_tokens", "passed", "detail",
+    "latency_ms", "latency_may_include_previous_case", "reported_tokens", "passed", "detail", "model_outcome",
 }  # fmt: skip
 
 
@@ -89,10 +89,13 @@ def test_a_garbage_server_is_reported_with_reasons(loopback, capsys):
     by_id = {c["id"]: c for c in data["cases"]}
     assert by_id["single"]["outcome"] == "rejected" and by_id["single"]["reasons"] == ["malformed_output"]
     assert "not valid JSON" in by_id["single"]["detail"] and not by_id["single"]["passed"]
-    # Rejected, but for the garbage, not for the contract's reason: that is not a pass.
-    assert by_id["six-keys"]["outcome"] == "rejected" and by_id["six-keys"]["reasons"] == ["malformed_output"]
-    assert not by_id["six-keys"]["passed"]
-    assert data["passed"] == 0
+    # The host rejects six keys from the message alone: the garbage reply does not decide it, and is shown.
+    for case in ("six-keys", "unknown-key"):
+        assert by_id[case]["passed"] and by_id[case]["decided_by"] == "host"
+        assert by_id[case]["model_outcome"] == "rejected (malformed_output)"
+        assert "the model's reply did not decide this case" in by_id[case]["detail"]
+    assert by_id["six-keys"]["reasons"] == ["too_many_facts"] and by_id["unknown-key"]["reasons"] == ["unknown_key"]
+    assert data["passed"] == 0 and data["host_checks"] == {"passed": 2, "total": 2}
     assert data["reported_tokens"] is not None  # the loopback server reports usage
 
 
@@ -152,4 +155,53 @@ def test_the_table_says_what_to_do_next_and_that_a_case_after_a_timeout_may_incl
     assert [i for i, c in by_id.items() if c["latency_may_include_previous_case"]] == ["question"]
     assert main(args) == 3
     out = " ".join(capsys.readouterr().out.split())
-    assert "may include the previous case's time" in out and "What to do next: run with --writer host" in out
+    assert "may include the previous request's time" in out and "What to do next: run with --writer host" in out
+
+
+def test_host_decided_cases_pass_when_the_reply_times_out_and_the_next_latency_is_marked(loopback, capsys):
+    """SmolLM2 with --timeout 3: host-decided 0/2, because a timed-out call was abandoned before the
+    message-alone checks ran. The host decides them whatever the reply, including none."""
+    slow = ("product=Suite", "password=hunter2")
+    loopback.state.responder = lambda body: (
+        Canned(delay=1.5) if is_writer(body) and any(m in json.dumps(body["messages"]) for m in slow) else None
+    )
+    args = ["qualify", "--json", "--model", "loopback-model", "--base-url", loopback.base_url, "--timeout", "1"]
+    assert main(args) == 0
+    data = json.loads(capsys.readouterr().out)
+    by_id = {c["id"]: c for c in data["cases"]}
+    assert data["host_checks"] == {"passed": 2, "total": 2} and data["qualified"] is True
+    for case in ("six-keys", "unknown-key"):
+        assert by_id[case]["model_outcome"] == "abandoned" and "timed out" in by_id[case]["detail"]
+    assert [i for i, c in by_id.items() if c["latency_may_include_previous_case"]] == ["unknown-key", "unicode"]
+
+
+def test_a_timed_out_format_probe_marks_the_first_cases_latency(loopback, capsys):
+    """The last format probe (prompt: no response_format) times out: the first case may include its time."""
+    delayed: list[bool] = []
+
+    def responder(body):
+        if is_writer(body) and "response_format" not in body and not delayed:
+            delayed.append(True)
+            return Canned(delay=1.5)
+        return None
+
+    loopback.state.responder = responder
+    args = ["qualify", "--json", "--model", "loopback-model", "--base-url", loopback.base_url, "--timeout", "1"]
+    main(args)
+    data = json.loads(capsys.readouterr().out)
+    assert "timed out" in data["formats"]["prompt"]
+    assert [c["id"] for c in data["cases"] if c["latency_may_include_previous_case"]] == ["single"]
+
+
+def test_usage_reported_with_a_cut_off_reply_is_kept(loopback, capsys):
+    """A reply cut off at the token limit fails the case, but the server reported what it used: that is
+    the case's usage, not unknown."""
+    loopback.state.responder = lambda body: (
+        Canned(text='{"facts": [', finish_reason="length", usage={"prompt_tokens": 321, "completion_tokens": 64})
+        if is_writer(body) and "module=Billing;" in json.dumps(body["messages"])
+        else None
+    )
+    assert main(["qualify", "--json", "--model", "loopback-model", "--base-url", loopback.base_url]) == 3
+    by_id = {c["id"]: c for c in json.loads(capsys.readouterr().out)["cases"]}
+    assert not by_id["multiple"]["passed"] and "cut off" in by_id["multiple"]["detail"]
+    assert by_id["multiple"]["reported_tokens"] == {"input": 321, "output": 64}

@@ -66,7 +66,7 @@ async def test_a_model_error_shows_in_the_pane_and_the_ledger_and_the_app_keeps_
         assert "HTTP 500" in str(app.query_one("#ledger", Static).render())
         await say(pilot, "support", "module=Billing")
         assert [f.value for f in app.runtime.memory.facts()] == ["Billing"]
-        assert "since start: 2 turns · " in (app.pane("support").border_subtitle or "")
+        assert (app.pane("support").border_subtitle or "").startswith("2 turns · ")
         # The failed call was made, and what it used is not known: the total is unknown, never a count
         # that leaves it out (it was 0 in / 0 out plus the second turn's).
         assert (app.pane("support").border_subtitle or "").endswith("tokens unknown")
@@ -78,7 +78,7 @@ async def test_escape_cancels_a_running_turn():
         pane = await start_turn(pilot, "support", "module=Billing")
         assert pane.turns == 1 and pane.busy and pane.query_one(".working").display
         # No call has reported anything yet: nothing says the provider counted 0 in / 0 out.
-        assert pane.border_subtitle == "since start: 1 turn · tokens unknown"
+        assert pane.border_subtitle == "1 turn · tokens unknown"  # at 140 columns the words go first
         await pilot.press("escape")
         await app.workers.wait_for_complete()
         await pilot.pause()
@@ -257,3 +257,22 @@ async def test_a_writer_that_keeps_failing_is_said_once_and_the_palette_switches
         assert [f.value for f in app.runtime.memory.facts()] == ["Billing"]
         assert sum(1 for body in loopback.requests if is_writer(body)) == writer_calls
         assert "Use the host parse as the writer" not in titles()
+
+
+async def test_the_panes_footer_never_cuts_its_token_count():
+    """At 140 columns the footer read "since start: 1 turn · tokens un…": the words go first."""
+    from workbench.runtime.usage import Usage
+
+    app = make_app()
+    async with app.run_test(size=(140, 40)) as pilot:
+        pane = app.pane("support")
+        pane.turns = 1
+        await pilot.pause()
+        assert pane.border_subtitle == "1 turn · tokens unknown"
+        pane.usage = Usage(123_456, 7_890)
+        await pilot.pause()
+        assert pane.border_subtitle == "123,456 in / 7,890 out tokens"
+        assert len(pane.border_subtitle) <= pane.size.width - 4
+        await pilot.resize_terminal(240, 40)
+        await pilot.pause()
+        assert pane.border_subtitle == "since start: 1 turn · 123,456 in / 7,890 out tokens"

@@ -28,6 +28,7 @@ MAX_STEPS = 100_000
 # the built-in model, 2,000 about two minutes; 100,000 ran on past a minute and 845 MB unfinished.
 MAX_TURNS = 2_000
 _ECHO_CHARS = 40
+MAX_WHY_CHARS = 400
 
 
 class ChronologyError(ValueError):
@@ -58,7 +59,10 @@ class StepFile(BaseModel):
     forget: str | None = None
     probe: Annotated[str, Field(min_length=1, max_length=MAX_PROBE_ID_CHARS)] | None = None
     expect: Annotated[list[CheckText], Field(max_length=MAX_CHECK_TEXTS)] | None = None
+    expect_any: Annotated[list[CheckText], Field(min_length=1, max_length=MAX_CHECK_TEXTS)] | None = None
     forbid: Annotated[list[CheckText], Field(max_length=MAX_CHECK_TEXTS)] | None = None
+    about_prohibition: bool | None = None
+    why: Annotated[str, Field(min_length=1, max_length=MAX_WHY_CHARS)] | None = None
 
     @field_validator("say")
     @classmethod
@@ -83,7 +87,7 @@ class StepFile(BaseModel):
             raise _rule("probe", "a probe needs a question in 'say'")
         if self.say is None and self.forget is None:
             raise _rule("say", "a step needs a message in 'say', a 'forget', or both")
-        for name in ("expect", "forbid"):
+        for name in ("expect", "expect_any", "forbid", "about_prohibition", "why"):
             if getattr(self, name) is not None and self.probe is None:
                 raise _rule(name, f"'{name}' belongs to a probe: add 'probe' to this step")
         if self.probe is not None and self.say is not None and declares_anything(self.say):
@@ -102,6 +106,12 @@ class ChronologyFile(BaseModel):
     filler: Annotated[str, Field(max_length=MAX_MESSAGE_CHARS - 20)] = ""
     fillers_after: Annotated[int, Field(ge=0)] = 0
     steps: Annotated[list[StepFile], Field(min_length=1, max_length=MAX_STEPS)]
+
+    @model_validator(mode="after")
+    def _prohibition_named(self) -> ChronologyFile:
+        if self.prohibition_key is None and any(s.about_prohibition for s in self.steps):
+            raise _rule("prohibition_key", "a probe about the prohibition needs the chronology's 'prohibition_key'")
+        return self
 
     @field_validator("prohibition_key")
     @classmethod
@@ -242,13 +252,18 @@ class Step:
     agent: str = "support"
     expect: tuple[str, ...] | None = None
     forbid: tuple[str, ...] | None = None
+    expect_any: tuple[str, ...] | None = None
+    about_prohibition: bool = False
+    why: str | None = None
 
 
 @dataclass(frozen=True)
 class Expectation:
     """What the chronology implies at one probe, from the user's own declarations, and the texts its
     answer should and should not contain (given in the file, or derived from the keys the question
-    names: their current values expected, their superseded and forgotten values forbidden)."""
+    names: their current values expected, their superseded and forgotten values forbidden). A probe
+    about the prohibition expects the prohibition instead: its value in force, or any of the probe's
+    `expect_any` (a paraphrase). `why` says in words why these texts."""
 
     probe: str
     question: str
@@ -260,6 +275,9 @@ class Expectation:
     expect: tuple[str, ...] = ()
     forbid: tuple[str, ...] = ()
     derived: bool = False
+    expect_any: tuple[str, ...] = ()
+    about_prohibition: bool = False
+    why: str = ""
 
 
 @dataclass(frozen=True)
@@ -301,6 +319,9 @@ class Chronology:
                 probe=s.probe,
                 expect=list(s.expect) if s.expect is not None else None,
                 forbid=list(s.forbid) if s.forbid is not None else None,
+                expect_any=list(s.expect_any) if s.expect_any is not None else None,
+                about_prohibition=s.about_prohibition or None,
+                why=s.why,
             )
             for s in self.steps
         ]
@@ -360,9 +381,13 @@ def _expectation(
     forgotten: dict[str, list[str]],
 ) -> Expectation:
     derived = step.expect is None and step.forbid is None
+    prohibition = current.get(chronology.prohibition_key) if chronology.prohibition_key else None
+    keys = named_keys(question)
+    expect_any = step.expect_any or ()
+    if step.about_prohibition and prohibition is not None and derived:
+        expect_any = tuple(dict.fromkeys((prohibition, *expect_any)))
     if derived:
-        keys = named_keys(question)
-        expect = tuple(current[k] for k in keys if k in current)
+        expect = () if step.about_prohibition else tuple(current[k] for k in keys if k in current)
         forbid = tuple(
             dict.fromkeys(v for k in keys for v in (*superseded.get(k, ()), *forgotten.get(k, ())) if v not in expect)
         )
@@ -375,12 +400,31 @@ def _expectation(
         agent=step.agent,
         current=dict(current),
         superseded={k: tuple(v) for k, v in superseded.items() if v},
-        prohibition=current.get(chronology.prohibition_key) if chronology.prohibition_key else None,
+        prohibition=prohibition,
         forgotten={k: tuple(v) for k, v in forgotten.items() if v},
         expect=expect,
         forbid=forbid,
         derived=derived,
+        expect_any=expect_any,
+        about_prohibition=step.about_prohibition,
+        why=step.why or _why(chronology, step, keys, derived, prohibition),
     )
+
+
+def _why(chronology: Chronology, step: Step, keys: list[str], derived: bool, prohibition: str | None) -> str:
+    """Why a probe expects and forbids what it does, in words, when its step does not say."""
+    if not derived:
+        return "given in the chronology"
+    named = ", ".join(keys) or "no key"
+    forbids = f"the superseded and forgotten values of the keys the question names ({named}) are forbidden"
+    if step.about_prohibition:
+        if prohibition is None:
+            return f"it asks about the prohibition, but none is in force here; {forbids}"
+        return (
+            f"it asks about the prohibition ({chronology.prohibition_key} in force): the answer should state it, "
+            f"in its words or one of the texts listed; {forbids}"
+        )
+    return f"the current values of the keys the question names ({named}) are expected; {forbids}"
 
 
 def parse_chronology(data: object, source: str = "chronology") -> Chronology:
@@ -400,6 +444,9 @@ def parse_chronology(data: object, source: str = "chronology") -> Chronology:
             s.agent,
             tuple(s.expect) if s.expect is not None else None,
             tuple(s.forbid) if s.forbid is not None else None,
+            tuple(s.expect_any) if s.expect_any is not None else None,
+            bool(s.about_prohibition),
+            s.why,
         )
         for s in parsed.steps
     )

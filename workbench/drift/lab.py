@@ -3,7 +3,9 @@ said. A stop keeps everything measured before it."""
 
 from __future__ import annotations
 
+import gc
 import time
+from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
@@ -12,25 +14,39 @@ from workbench.agentmem.mem0_config import Mem0Config
 from workbench.drift.agentmem_policy import NEEDS_LOOP, NEEDS_MODEL
 from workbench.drift.catalog import build_policies
 from workbench.drift.chronology import FORGET_ALL, Chronology, Expectation, load_chronology
+from workbench.drift.compare import Haystack
 from workbench.drift.mem0_policy import MEM0_NEEDS_MODEL, NEEDS_EMBEDDINGS
-from workbench.drift.policies import Policy, PolicyFailed, PolicyInfo
+from workbench.drift.policies import Policy, PolicyFailed, PolicyInfo, Received
+from workbench.drift.tally import (
+    LabCallLog,
+    LibraryWarning,
+    framework_time,
+    library_warnings,
+    skipped_extractions,
+)
 from workbench.heap import paced_garbage_collection
 from workbench.memory import MemoryTurn
 from workbench.memory.turns import acting_for
-from workbench.runtime.calls import CallLog, CallRecord
+from workbench.runtime.calls import CallRecord
 from workbench.runtime.failures import cannot_reach, explain_failure
 from workbench.runtime.models import ModelSet
 from workbench.runtime.scripted import SCRIPTED_LABEL
-from workbench.runtime.usage import Usage, estimate_tokens, total_usage
+from workbench.runtime.usage import Usage, estimate_tokens
 
 
 @dataclass(frozen=True)
 class AnswerScore:
-    """Which expected texts an answer contains and which forbidden ones it revived, compared
-    case-insensitively. Exact text, no judge."""
+    """Which expected texts an answer contains and which forbidden ones it revived, by the lab's one
+    comparison rule (`workbench.drift.compare`). Exact text, no judge."""
 
     expected: dict[str, bool]
     forbidden: dict[str, bool]
+    expected_any: dict[str, bool] = field(default_factory=dict)  # any one of these counts (a paraphrase)
+
+    @property
+    def any_found(self) -> bool | None:
+        """Whether the answer holds any of the `expect_any` texts; None when the probe lists none."""
+        return any(self.expected_any.values()) if self.expected_any else None
 
     @property
     def missing(self) -> list[str]:
@@ -64,6 +80,7 @@ class Accounting:
     request_chars: int
     reported: Usage | None
     seconds: float
+    framework_seconds: float = 0.0  # of `seconds`, in the framework's providers that re-read their files
 
     @property
     def estimate(self) -> int:
@@ -75,6 +92,47 @@ class Retained:
     messages: int
     chars: int
     on_disk: int | None = None  # bytes of the files the policy's memory keeps; None: it keeps none
+
+
+@dataclass(frozen=True)
+class Intake:
+    """What a policy's memory was handed over the run, where it has one that can refuse or fail: the
+    writer's batches the host settled (bounded facts), its own model calls (extraction, consolidation,
+    Mem0's) and how many failed or stored nothing, the messages stored and recalled (retrieved history).
+    A policy whose memory received nothing says so beside its cells, with these counts."""
+
+    batches: int = 0
+    batches_rejected: int = 0
+    memory_calls: int = 0
+    extractions_failed: int = 0  # memory calls that failed, and extractions the framework skipped
+    stored: int | None = None
+    recalled: int | None = None
+    first_reason: str = ""
+
+    @property
+    def received_nothing(self) -> bool:
+        return (
+            (self.batches > 0 and self.batches_rejected == self.batches)
+            or (self.memory_calls > 0 and self.extractions_failed >= self.memory_calls)
+            or self.stored == 0
+            or self.recalled == 0
+        )
+
+    def describe(self) -> str:
+        """Why the memory received nothing, with the counts (empty when it received something)."""
+        if not self.received_nothing:
+            return ""
+        parts = []
+        if self.batches and self.batches_rejected == self.batches:
+            parts.append(f"all {self.batches:,} of the writer's batches were rejected")
+        if self.memory_calls and self.extractions_failed >= self.memory_calls:
+            parts.append(f"all {self.memory_calls:,} of its memory calls failed or stored nothing")
+        if self.stored == 0:
+            parts.append("no message was stored")
+        elif self.recalled == 0:
+            parts.append("no message was recalled")
+        first = f"; the first: {self.first_reason}" if self.first_reason else ""
+        return f"its memory received nothing: {', '.join(parts)}{first}"
 
 
 @dataclass(frozen=True)
@@ -117,6 +175,9 @@ class DriftReport:
     failures: dict[str, Failure] = field(default_factory=dict)
     stop: Stop | None = None
     unavailable: dict[str, str] = field(default_factory=dict)  # policy: why it did not run with this model
+    intake: dict[str, Intake] = field(default_factory=dict)
+    # What the libraries logged as warnings during each policy's run, by kind (not on stderr).
+    warnings: dict[str, dict[str, LibraryWarning]] = field(default_factory=dict)
 
     @property
     def partial(self) -> bool:
@@ -127,15 +188,11 @@ def request_text(call: CallRecord) -> str:
     return "\n".join([call.instructions, *(m.text for m in call.messages)])
 
 
-def _contains(text: str, needle: str) -> bool:
-    return needle.casefold() in text.casefold()
-
-
 def score(text: str, expected: Expectation, answer: str) -> ProbeScore:
-    """Presence checks on the request as sent and on the answer: no model judges, no winner is named."""
-
-    def has(value: str) -> bool:
-        return value in text
+    """Presence checks on the request as sent and on the answer, both by the one comparison rule
+    (`workbench.drift.compare`): no model judges, no winner is named."""
+    has = Haystack(text).holds
+    said = Haystack(answer).holds
 
     return ProbeScore(
         request_chars=len(text),
@@ -145,8 +202,9 @@ def score(text: str, expected: Expectation, answer: str) -> ProbeScore:
         forgotten={v: has(v) for values in expected.forgotten.values() for v in values},
         answer=answer,
         answer_score=AnswerScore(
-            expected={t: _contains(answer, t) for t in expected.expect},
-            forbidden={t: _contains(answer, t) for t in expected.forbid},
+            expected={t: said(t) for t in expected.expect},
+            forbidden={t: said(t) for t in expected.forbid},
+            expected_any={t: said(t) for t in expected.expect_any},
         ),
     )
 
@@ -181,18 +239,26 @@ async def run_drift(
     story = chronology or load_chronology()
     if turns is not None:
         story = story.stretched(turns)
-    calls = CallLog(capacity=1_000_000)
+    calls = LabCallLog()
     policies = build_policies(models, calls, mem0=mem0)
     report = DriftReport(story, models.agent_label, live=models.agent_label != SCRIPTED_LABEL)
+    for policy in policies:  # known before any runs: a stop does not hide what a policy needs
+        if (missing := needs(policy.info, models, mem0)) is not None:
+            report.unavailable[policy.info.name] = missing
+    running = [""]
+    framework: dict[str, float] = {}
     try:
-        with paced_garbage_collection():
+        with (
+            paced_garbage_collection(),
+            library_warnings(report.warnings, running),
+            framework_time(framework, running),
+        ):
             started = time.perf_counter()
             in_a_row = 0
             for policy in policies:
                 policy_started = time.perf_counter()
-                name = policy.info.name
-                if (missing := needs(policy.info, models, mem0)) is not None:
-                    report.unavailable[name] = missing
+                name = running[0] = policy.info.name
+                if name in report.unavailable:
                     continue
                 report.scores[name], report.sizes[name] = {}, []
                 try:
@@ -206,18 +272,20 @@ async def run_drift(
                     elif in_a_row >= MAX_FAILURES_IN_A_ROW:
                         cause = f"{in_a_row} policies failed in a row"
                         report.stop = Stop(name, failed.turn, failed.reason, cause)
-                records = calls.records(origin=name)
+                made = calls.calls.get(name, Counter[str]())
                 report.accounting[name] = Accounting(
-                    calls={
-                        kind: sum(1 for r in records if r.purpose in purposes) for kind, purposes in CALL_KINDS.items()
-                    },
-                    request_chars=sum(r.request_chars for r in records),
-                    reported=total_usage(r.usage if r.finished else None for r in records),
+                    calls={kind: sum(made[p] for p in purposes) for kind, purposes in CALL_KINDS.items()},
+                    request_chars=calls.chars[name],
+                    reported=calls.total(name),
                     seconds=time.perf_counter() - policy_started,
+                    framework_seconds=framework.get(name, 0.0),
                 )
+                _take_intake(report, policy, calls)
                 retained = policy.retained()
                 chars = sum(len(m.text or "") for m in retained)
                 report.retained[name] = Retained(len(retained), chars, policy.on_disk())
+                calls.latest_agent.pop(name, None)
+                gc.collect()  # this policy's garbage goes before the next policy's run adds its own
                 if report.stop:
                     break
             report.seconds = time.perf_counter() - started
@@ -225,6 +293,37 @@ async def run_drift(
         for policy in policies:
             await policy.close()
     return report
+
+
+def _take_intake(report: DriftReport, policy: Policy, calls: LabCallLog) -> None:
+    """What the policy's memory was handed; a memory whose every call failed or stored nothing is a
+    failed policy (its cells would show an empty memory as if measured), with the first reason."""
+    name = policy.info.name
+    received = policy.received()
+    memory_calls = sum(calls.calls.get(name, Counter[str]())[p] for p in MEMORY_CALLS)
+    skipped, first_skipped = skipped_extractions(report.warnings.get(name, {}))
+    failed_turn, first_failed = calls.first_failure.get(name, (None, ""))
+    if received is None and not memory_calls:
+        return
+    received = received or Received()
+    intake = Intake(
+        batches=received.batches,
+        batches_rejected=received.batches_rejected,
+        memory_calls=memory_calls,
+        extractions_failed=calls.memory_failed[name] + skipped,
+        stored=received.stored,
+        recalled=received.recalled,
+        first_reason=received.first_reason or first_failed or first_skipped,
+    )
+    report.intake[name] = intake
+    if memory_calls and intake.extractions_failed >= memory_calls and name not in report.failures:
+        turn = failed_turn or min((w.first_turn or 1 for w in report.warnings.get(name, {}).values()), default=1)
+        report.failures[name] = Failure(
+            turn,
+            f"every one of its {memory_calls:,} memory calls failed or stored nothing, so its memory received "
+            f"nothing; the first: {intake.first_reason}",
+        )
+        report.scores[name] = {}
 
 
 def needs(info: PolicyInfo, models: ModelSet, mem0: Mem0Config | None) -> str | None:
@@ -247,7 +346,7 @@ class _Failed(Exception):
 async def _replay(
     policy: Policy,
     story: Chronology,
-    calls: CallLog,
+    calls: LabCallLog,
     models: ModelSet,
     report: DriftReport,
     progress: Progress | None,
@@ -258,7 +357,7 @@ async def _replay(
     for number, step in enumerate(story.steps, 1):
         if progress is not None:
             progress(policy.info.title, number, story.turns)
-        before = calls.latest(origin=name, purpose="agent")
+        before = calls.latest_agent.get(name)
         try:
             with acting_for(MemoryTurn(0, number, step.say or "", name)):  # labels the step's calls
                 if step.forget:
@@ -272,7 +371,7 @@ async def _replay(
         if answer is None:
             sizes.append(None)
             continue
-        call = calls.latest(origin=name, purpose="agent")
+        call = calls.latest_agent.get(name)
         assert call is not None and call is not before
         sizes.append(call.request_chars)
         if step.probe:

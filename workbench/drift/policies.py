@@ -7,6 +7,7 @@ bounded facts, the purged retrieved history, Agent Framework's memories (agentme
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -26,7 +27,7 @@ from agent_framework import (
     apply_compaction,
 )
 
-from workbench.memory import WorkingMemory
+from workbench.memory import Outcome, Status, WorkingMemory
 from workbench.memory.forget import Forgetting
 
 WINDOW_TURNS = 3
@@ -34,6 +35,18 @@ MAX_SUMMARY_CHARS = 700
 SUMMARIZER_INSTRUCTIONS = f"""You are the summarizer agent. Update the conversation summary with the new exchange.
 Keep every key=value the user declared, one per line, with its latest value, and every prohibition.
 Write at most {MAX_SUMMARY_CHARS} characters. The summary is unverified: it authorizes nothing."""
+
+
+@dataclass(frozen=True)
+class Received:
+    """What a policy's memory was handed over a run, where it can refuse it: the writer's batches the
+    host settled (bounded facts), or the messages stored for recall. The lab adds the memory's own calls."""
+
+    batches: int = 0
+    batches_rejected: int = 0  # rejected by the host's checks, or abandoned (the writer's call failed)
+    first_reason: str = ""
+    stored: int | None = None  # messages stored for recall; None: not a memory that stores messages
+    recalled: int | None = None  # messages recalled into requests, over every turn
 
 
 class PolicyFailed(Exception):
@@ -204,6 +217,10 @@ class Policy:
         """Bytes of the files this policy's memory keeps, or None when it keeps none on disk."""
         return None
 
+    def received(self) -> Received | None:
+        """What this policy's memory was handed (see Received), or None when nothing can be refused."""
+        return None
+
     def retained(self) -> list[Message]:
         return [
             message
@@ -256,6 +273,21 @@ class FactsPolicy(Policy):
         super().__init__(info, agents)
         self.memory = memory
         self.forgetting = Forgetting(memory)  # the facts policy keeps no history: memory is all it holds
+        self.batches = Counter[str]()
+        self.first_reason = ""
+        memory.subscribe(self._settled)
+
+    def _settled(self, outcome: Outcome) -> None:
+        """Counts the writer's batches as the host settles them (a forget or a note is no batch)."""
+        if outcome.status in (Status.REJECTED, Status.ABANDONED):
+            self.batches["rejected"] += 1
+            self.first_reason = self.first_reason or outcome.events[0].describe()
+        elif outcome.status in (Status.APPLIED, Status.STALE):
+            self.batches["taken"] += 1
+
+    def received(self) -> Received:
+        rejected = self.batches["rejected"]
+        return Received(rejected + self.batches["taken"], rejected, self.first_reason)
 
     async def answer(self, turn: int, agent: str, text: str) -> str:
         with self.memory.open_turn(text, self.info.name):

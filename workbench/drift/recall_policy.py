@@ -5,14 +5,15 @@ other purges it with the product's forget."""
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Callable, Sequence
 
-from agent_framework import Agent, ContextProvider, Message
+from agent_framework import Agent, AgentSession, ContextProvider, Message
 
-from workbench.drift.policies import NoHistoryProvider, Policy, PolicyInfo
+from workbench.drift.policies import NoHistoryProvider, Policy, PolicyInfo, Received
 from workbench.memory import WorkingMemory
 from workbench.recall.embedders import lexical_embedder, logged_embedder
-from workbench.recall.provider import RecallProvider
+from workbench.recall.provider import Recalled, RecallProvider
 from workbench.recall.records import RecallScope, StoredMessage
 from workbench.recall.store import RecallStore
 from workbench.runtime.agents import AGENT_NAMES, INSTRUCTIONS
@@ -25,11 +26,17 @@ class RecallPolicy(Policy):
     """One policy's agents over their own in-memory vector store (the lab never touches the user's file)."""
 
     def __init__(
-        self, info: PolicyInfo, agents: dict[str, Agent], store: RecallStore, kept: list[StoredMessage]
+        self,
+        info: PolicyInfo,
+        agents: dict[str, Agent],
+        store: RecallStore,
+        kept: list[StoredMessage],
+        tally: Counter[str],
     ) -> None:
         super().__init__(info, agents)
         self.store = store
         self.kept = kept  # what the store holds, kept current by the provider and by forget
+        self.tally = tally  # messages ever stored and recalled (a purge leaves `kept` shorter)
         self.purges = info.name == "recall_purged"
         self.planner = WorkingMemory()  # holds no fact: plans a forget from what the store declared
 
@@ -40,6 +47,9 @@ class RecallPolicy(Policy):
 
     def retained(self) -> list[Message]:
         return [Message(role=r.role, contents=[r.text]) for r in self.kept]
+
+    def received(self) -> Received:
+        return Received(stored=self.tally["stored"], recalled=self.tally["recalled"])
 
 
 # policy name, context providers, instructions
@@ -52,7 +62,17 @@ def build_recall_policies(infos: Sequence[PolicyInfo], agent: AgentFactory, call
     embedder = logged_embedder(lexical_embedder(), calls)
     policies: list[Policy] = []
     for info in infos:
-        store, kept = RecallStore(), list[StoredMessage]()
+        store, kept, tally = RecallStore(), list[StoredMessage](), Counter[str]()
+
+        def on_store(
+            records: list[StoredMessage], kept: list[StoredMessage] = kept, tally: Counter[str] = tally
+        ) -> None:
+            kept.extend(records)
+            tally["stored"] += len(records)
+
+        def on_recall(_: AgentSession, recalled: list[Recalled], tally: Counter[str] = tally) -> None:
+            tally["recalled"] += len(recalled)
+
         agents = {
             role: agent(
                 info.name,
@@ -63,12 +83,13 @@ def build_recall_policies(infos: Sequence[PolicyInfo], agent: AgentFactory, call
                         embedder,
                         storage_scope=RecallScope("drift-lab", role, "drift-user"),
                         search_scope=SCOPE,
-                        on_store=kept.extend,
+                        on_store=on_store,
+                        on_recall=on_recall,
                     ),
                 ],
                 INSTRUCTIONS[role],
             )
             for role in AGENT_NAMES
         }
-        policies.append(RecallPolicy(info, agents, store, kept))
+        policies.append(RecallPolicy(info, agents, store, kept, tally))
     return policies

@@ -19,8 +19,9 @@ from workbench.text import clip
 
 TITLES = {p.name: p.title for p in POLICIES}
 NOTE = (
-    "Cells say what each request contained and what each answer said, checked by exact text: no model "
-    "judged them and no policy is ranked. Only bounded facts, retrieved history purged by the product's "
+    "Cells say what each request contained and what each answer said, checked by exact text under one rule "
+    "for both (case, whitespace and Unicode forms folded; a value counts only whole: docs/scoring.md): no "
+    "model judged them and no policy is ranked. Only bounded facts, retrieved history purged by the product's "
     "forget, and Agent Framework's memories (the product's forget rewrites their files) can forget one "
     "key; the other policies received the user's request to forget as "
     "words. Retrieved history here uses the built-in lexical embedder (word overlap, not meaning). A "
@@ -51,7 +52,13 @@ MATRIX_COLUMNS = (
     "forgotten held (resurrection)",
     "request chars",
 )
-ANSWER_COLUMNS = ("policy", "expected texts in the answer", "forbidden texts revived", "answer")
+ANSWER_COLUMNS = (
+    "policy",
+    "expected texts in the answer",
+    "any of these (one counts)",
+    "forbidden texts revived",
+    "answer",
+)
 COST_COLUMNS = (
     "policy",
     "agent calls",
@@ -85,6 +92,16 @@ def _missing(report: DriftReport, name: str) -> Text:
     return literal(f"failed at turn {failure.turn:,}: {failure.reason}", "bold red", limit=MAX_SHOWN_CHARS)
 
 
+def _policy(report: DriftReport, name: str, title: str) -> Text:
+    """A row's policy cell: its title, and why its memory's cells are empty when it received nothing."""
+    intake = report.intake.get(name)
+    if intake is None or not intake.received_nothing or name in report.failures:
+        return Text(title)
+    cell = Text(title + "\n")
+    cell.append_text(literal(intake.describe(), "yellow", limit=MAX_SHOWN_CHARS))
+    return cell
+
+
 def matrix_tables(report: DriftReport) -> list[Table]:
     """Per probe: what each policy's request contained (the request matrix)."""
     tables = []
@@ -93,13 +110,14 @@ def matrix_tables(report: DriftReport) -> list[Table]:
         table = titled_table(f"probe {quoted(expected.probe)}{agent}: {expected.question}", MATRIX_COLUMNS)
         for policy in POLICIES:
             cell = _cell(report, policy.name, expected.probe)
+            title = _policy(report, policy.name, policy.title)
             if cell is None:
-                table.add_row(policy.title, _missing(report, policy.name))
+                table.add_row(title, _missing(report, policy.name))
                 continue
             held = sum(cell.current.values())
             missing = f" (missing: {', '.join(cell.current_missing)})" if cell.current_missing else ""
             table.add_row(
-                policy.title,
+                title,
                 Text(f"{held}/{len(cell.current)}{missing}", "green" if not missing else "yellow"),
                 _held(cell.superseded),
                 _mark(cell.prohibition, good=True),
@@ -119,6 +137,16 @@ def _found(found: dict[str, bool], *, wanted: bool) -> Text:
     return Text(f"{len(hits)}/{len(found)}: {listed}", "green" if good else "bold red")
 
 
+def _any(found: dict[str, bool]) -> Text:
+    """Whether the answer holds any one of the probe's `expect_any` texts, and which."""
+    if not found:
+        return Text("none to check", "dim")
+    hits = [text for text, present in found.items() if present]
+    if not hits:
+        return Text(f"none of {len(found)}", "bold red")
+    return Text(f"yes: {visible(', '.join(hits))}", "green")
+
+
 def _texts(texts: tuple[str, ...]) -> str:
     """Check texts as typed: `"SQL Server 2022", "Billing"`, or `nothing`."""
     return ", ".join(quoted(t) for t in texts) if texts else "nothing"
@@ -128,20 +156,32 @@ def answer_tables(report: DriftReport, *, answer_chars: int = 160) -> list[Table
     """Per probe: what came back, checked by exact text against expect/forbid (the answer matrix)."""
     tables = []
     for expected in report.chronology.expectations:
-        source = "derived from the keys the question names" if expected.derived else "given in the chronology"
+        source = (
+            (
+                "derived from the prohibition and the keys the question names"
+                if expected.about_prohibition
+                else "derived from the keys the question names"
+            )
+            if expected.derived
+            else "given in the chronology"
+        )
+        any_of = f" · any of {_texts(expected.expect_any)}" if expected.expect_any else ""
         table = titled_table(
             f"probe {quoted(expected.probe)}: what {report.model} answered (that model's answers, not a verdict) · "
-            f"expect {_texts(expected.expect)} · forbid {_texts(expected.forbid)} ({source})",
+            f"expect {_texts(expected.expect)}{any_of} · forbid {_texts(expected.forbid)} ({source}). "
+            f"Why: {visible(expected.why)}",
             ANSWER_COLUMNS if report.live else ANSWER_COLUMNS[:-1],
         )
         for policy in POLICIES:
             cell = _cell(report, policy.name, expected.probe)
+            title = _policy(report, policy.name, policy.title)
             if cell is None:
-                table.add_row(policy.title, _missing(report, policy.name))
+                table.add_row(title, _missing(report, policy.name))
                 continue
             table.add_row(
-                policy.title,
+                title,
                 _found(cell.answer_score.expected, wanted=True),
+                _any(cell.answer_score.expected_any),
                 _found(cell.answer_score.forbidden, wanted=False),
                 *([literal(cell.answer, limit=answer_chars)] if report.live else []),
             )
@@ -154,14 +194,17 @@ def accounting_table(report: DriftReport, *, timing: bool = True) -> Table:
     columns = COST_COLUMNS if timing else COST_COLUMNS[:-1]
     table = titled_table(f"cost over {report.chronology.turns} turns{partial} · model: {report.model}", columns)
     for policy in POLICIES:
-        cost = report.accounting.get(policy.name)
+        name = policy.name
+        cost = report.accounting.get(name)
         if cost is None:
-            table.add_row(policy.title, _missing(report, policy.name))
+            table.add_row(policy.title, _missing(report, name))
             continue
-        kept = report.retained[policy.name]
-        failure = report.failures.get(policy.name)
+        kept = report.retained[name]
+        failure = report.failures.get(name)
         table.add_row(
-            f"{policy.title} (failed at turn {failure.turn:,})" if failure else policy.title,
+            Text(f"{policy.title} (failed at turn {failure.turn:,})")
+            if failure
+            else _policy(report, name, policy.title),
             str(cost.calls["agent"]),
             str(cost.calls["writer"]),
             str(cost.calls["summarizer"]),
@@ -172,9 +215,16 @@ def accounting_table(report: DriftReport, *, timing: bool = True) -> Table:
             describe_usage(cost.reported),
             f"{kept.messages} message{'' if kept.messages == 1 else 's'}, {kept.chars:,} chars"
             + ("" if kept.on_disk is None else f"; {kept.on_disk:,} bytes on disk"),
-            *([f"{cost.seconds:.2f} s"] if timing else []),
+            *([_lab_time(cost.seconds, cost.framework_seconds)] if timing else []),
         )
     return table
+
+
+def _lab_time(seconds: float, framework: float) -> str:
+    """A policy's time, with the framework's share where it is most of it."""
+    if framework > seconds / 2:
+        return f"{seconds:.2f} s ({framework:.2f} s in the framework's providers)"
+    return f"{seconds:.2f} s"
 
 
 def stop_line(report: DriftReport) -> str | None:
@@ -193,6 +243,16 @@ def failure_lines(report: DriftReport) -> list[str]:
         "turn on are not measured"
         for name, failure in report.failures.items()
         if name != stopped
+    ]
+
+
+def warning_lines(report: DriftReport) -> list[str]:
+    """What the libraries warned during each policy's run, one line per kind of warning, with its count."""
+    return [
+        f"{TITLES.get(name, name)}: the library warned {w.count:,} time{'' if w.count == 1 else 's'}"
+        f"{'' if w.first_turn is None else f' (first at turn {w.first_turn:,})'}: {w.message}"
+        for name, warned in report.warnings.items()
+        for w in warned.values()
     ]
 
 
@@ -232,6 +292,7 @@ def render(report: DriftReport, *, timing: bool = True, chart: bool = True) -> G
     if line := stop_line(report):
         parts.append(Text(line, "bold red"))
     parts += [literal(line, "red", limit=MAX_SHOWN_CHARS) for line in failure_lines(report)]
+    parts += [literal(line, "yellow", limit=MAX_SHOWN_CHARS) for line in warning_lines(report)]
     parts += [*matrix_tables(report), *answer_tables(report), accounting_table(report, timing=timing)]
     if chart:
         parts.append(size_chart(report))
@@ -255,6 +316,32 @@ def failures_json(report: DriftReport) -> dict[str, Any]:
     return {name: {"turn": f.turn, "reason": f.reason} for name, f in report.failures.items()}
 
 
+def intake_json(report: DriftReport) -> dict[str, Any]:
+    return {
+        name: {
+            "batches": i.batches,
+            "batches_rejected": i.batches_rejected,
+            "memory_calls": i.memory_calls,
+            "extractions_failed": i.extractions_failed,
+            "stored": i.stored,
+            "recalled": i.recalled,
+            "received_nothing": i.received_nothing,
+            "why": clip(i.describe(), MAX_SHOWN_CHARS),
+        }
+        for name, i in report.intake.items()
+    }
+
+
+def warnings_json(report: DriftReport) -> dict[str, Any]:
+    return {
+        name: [
+            {"message": clip(w.message, MAX_SHOWN_CHARS), "count": w.count, "first_turn": w.first_turn}
+            for w in warned.values()
+        ]
+        for name, warned in report.warnings.items()
+    }
+
+
 def to_json(report: DriftReport) -> dict[str, Any]:
     return {
         "chronology": report.chronology.name,
@@ -266,6 +353,8 @@ def to_json(report: DriftReport) -> dict[str, Any]:
         "stop": stop_json(report),
         "failures": failures_json(report),
         "unavailable": report.unavailable,
+        "intake": intake_json(report),
+        "warnings": warnings_json(report),
         "policies": [{"name": p.name, "title": p.title, "keeps": p.keeps} for p in POLICIES],
         "probes": [
             {
@@ -277,8 +366,11 @@ def to_json(report: DriftReport) -> dict[str, Any]:
                 "prohibition": e.prohibition,
                 "forgotten": e.forgotten,
                 "expect": list(e.expect),
+                "expect_any": list(e.expect_any),
                 "forbid": list(e.forbid),
                 "derived": e.derived,
+                "about_prohibition": e.about_prohibition,
+                "why": e.why,
             }
             for e in report.chronology.expectations
         ],
@@ -292,6 +384,7 @@ def to_json(report: DriftReport) -> dict[str, Any]:
                     "forgotten": cell.forgotten,
                     "answer": clip(cell.answer, MAX_SHOWN_CHARS),
                     "answer_expected": cell.answer_score.expected,
+                    "answer_expected_any": cell.answer_score.expected_any,
                     "answer_forbidden": cell.answer_score.forbidden,
                 }
                 for probe, cell in probes.items()
@@ -312,6 +405,7 @@ def to_json(report: DriftReport) -> dict[str, Any]:
                     "bytes_on_disk": report.retained[name].on_disk,
                 },
                 "seconds": round(cost.seconds, 3),
+                "framework_seconds": round(cost.framework_seconds, 3),
             }
             for name, cost in report.accounting.items()
         },

@@ -19,11 +19,12 @@ NOTE = (
     "nothing about other messages. Tokens are as the provider reported them, or unknown."
 )
 HOST_DECIDED = (
-    "host-decided: the host rejects this message from the message alone, whatever the model replies (an "
-    "empty reply passes), so it is reported apart and does not score the model"
+    "host-decided: the host rejects this message from the message alone, whatever the model replies (empty, "
+    "malformed or none before the timeout), so the verdict is the host's, reported apart, and does not score the model"
 )
 AFTER_TIMEOUT = (
-    "* may include the previous case's time: that case timed out and the server may still have been generating for it"
+    "* may include the previous request's time: it timed out (a case, or the last format probe) and the server "
+    "may still have been generating for it"
 )
 SELF_CHECK = (
     "NOT A QUALIFICATION: no model was asked. Without --model the writer is the built-in script, a "
@@ -55,6 +56,8 @@ def render(report: QualifyReport) -> Group:
     for result in report.results:
         expected = result.case.expect + (f" ({result.case.reason})" if result.case.reason else "")
         outcome = result.outcome + (f" ({', '.join(result.reasons)})" if result.reasons else "")
+        if result.model_outcome and result.model_outcome != outcome:
+            outcome += f"; the model's reply: {result.model_outcome}"
         cases.add_row(
             literal(f"{result.case.id}: {result.case.title}"),
             "host" if result.host_decided else "model",
@@ -140,6 +143,7 @@ def to_json(report: QualifyReport) -> dict[str, Any]:
                 "facts": r.facts,
                 "format": r.writer_format,
                 "decided_by": "host" if r.host_decided else "model",
+                "model_outcome": r.model_outcome or None,
                 "latency_ms": round(r.latency_ms, 1),
                 "latency_may_include_previous_case": r.after_timeout,
                 "reported_tokens": usage(r.usage),

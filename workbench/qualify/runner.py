@@ -45,7 +45,10 @@ class CaseResult:
     detail: str = ""
     host_decided: bool = False  # the host rejects this message whatever the model says: it scores no model
     timed_out: bool = False
-    after_timeout: bool = False  # the server may still have been generating for the previous case
+    after_timeout: bool = False  # the server may still have been generating for the previous request
+    # What the model's reply led to, where the host decided the case from the message alone (then the
+    # outcome above is the host's, and this does not change the verdict).
+    model_outcome: str = ""
 
     @property
     def passed(self) -> bool:
@@ -95,10 +98,12 @@ class QualifyReport:
         return total_usage(r.usage for r in self.results)
 
 
-async def probe_formats(models: ModelSet, text: str, timeout: float) -> dict[str, str]:
+async def probe_formats(models: ModelSet, text: str, timeout: float) -> tuple[dict[str, str], bool]:
     """Which request formats the server accepts, one plain request each: "accepted", "refused"
-    (the server rejected the format itself), or the failure in one line."""
+    (the server rejected the format itself), or the failure in one line; and whether the last probe
+    timed out (the server may still be generating for it when the first case is asked)."""
     found = {}
+    timed_out = False
     for writer_format in CONCRETE_FORMATS:
         writer = ModelWriter(
             models.writer_client,
@@ -108,24 +113,27 @@ async def probe_formats(models: ModelSet, text: str, timeout: float) -> dict[str
             writer_format=writer_format,
             bound=models.bound,
         )
+        timed_out = False
         try:
             await writer.propose(text)
             found[str(writer_format)] = "accepted"
         except MalformedOutput:
             found[str(writer_format)] = "accepted (reply not a valid extraction)"
         except Exception as exc:
+            timed_out = _timed_out(exc)
             found[str(writer_format)] = (
                 "refused by the server"
                 if rejects_request_format(exc)
                 else explain_failure(exc, base_url=models.base_url, secrets=models.secrets)
             )
-    return found
+    return found, timed_out
 
 
 def reported_usage(records: list[CallRecord]) -> Usage | None:
     """What the provider reported for these calls: the sum over those it answered (a refused format
-    probe has nothing to report), or unknown when any answered call reported nothing, or none was answered."""
-    answered = [r for r in records if r.finished]
+    probe has nothing to report; a reply cut off at the token limit was answered, with its usage), or
+    unknown when any answered call reported nothing, or none was answered."""
+    answered = [r for r in records if r.finished or r.usage is not None]
     return total_usage(r.usage for r in answered) if answered else None
 
 
@@ -153,22 +161,28 @@ def _summary(outcome: Outcome, memory: WorkingMemory, turn: MemoryTurn) -> tuple
     return {Status.APPLIED: "admitted"}.get(outcome.status, str(outcome.status)), reasons, facts
 
 
-def host_decided(case: Case) -> bool:
-    """Whether the host's checks give the expected outcome whatever extraction the model returns: an
-    empty one, the exact one, or an invented fact. Such a case (six keys, an unknown key) is rejected
-    from the message alone, so passing it says nothing about the model."""
+Decision = tuple[str, tuple[str, ...], dict[str, str]]  # outcome, reasons, facts
+
+
+def host_decision(case: Case) -> Decision | None:
+    """What the host decides from the message alone, when its checks give the expected outcome whatever
+    extraction the model returns (an empty one, the exact one, or an invented fact); else None. Such a
+    case (six keys, an unknown key) is decided by the host, so passing it says nothing about the model,
+    and a reply that is malformed, empty or never came does not change it."""
     replies: tuple[list[FactCandidate], ...] = (
         [],
         declared_candidates(case.message),
         [FactCandidate(key="product", value="x", evidence="x")],
     )
+    decisions = []
     for candidates in replies:
         memory = _prepared(case)
         with memory.open_turn(case.message, "host-check") as opened:
             outcome = memory.admit(opened.ticket, candidates)
-        if not _as_expected(case, *_summary(outcome, memory, opened.ticket)):
-            return False
-    return True
+        decisions.append(_summary(outcome, memory, opened.ticket))
+        if not _as_expected(case, *decisions[-1]):
+            return None
+    return decisions[1]  # as the host words it for the message's own declarations
 
 
 def _timed_out(exc: BaseException) -> bool:
@@ -201,6 +215,13 @@ async def _run_case(case: Case, writer: ModelWriter, calls: CallLog, models: Mod
     latency = (time.perf_counter() - started) * 1000
     event = outcome.events[0]
     shown, reasons, facts = _summary(outcome, memory, turn)
+    detail = detail or (event.describe() if event.kind is EventKind.REJECTED else "")
+    model_outcome = ""
+    if (decided := host_decision(case)) is not None:
+        model_outcome = shown + (f" ({', '.join(reasons)})" if reasons else "")
+        if (shown, reasons, facts) != decided:
+            detail = f"the model's reply did not decide this case: {detail or model_outcome}"
+        shown, reasons, facts = decided
     return CaseResult(
         case=case,
         outcome=shown,
@@ -209,9 +230,10 @@ async def _run_case(case: Case, writer: ModelWriter, calls: CallLog, models: Mod
         writer_format=str(writer.format),
         latency_ms=latency,
         usage=reported_usage(calls.records(origin=origin)),
-        detail=detail or (event.describe() if event.kind is EventKind.REJECTED else ""),
-        host_decided=host_decided(case),
+        detail=detail,
+        host_decided=decided is not None,
         timed_out=timed_out,
+        model_outcome=model_outcome,
     )
 
 
@@ -233,10 +255,11 @@ async def run_qualify(
     )
     report = QualifyReport(suite, models.writer_label, str(models.writer_format), self_check=models.scripted)
     steps = len(suite.cases) + (0 if report.self_check else 1)
+    probe_timed_out = False
     if not report.self_check:  # the built-in script has no server whose formats could be probed
         if progress is not None:
             progress("probing request formats", 1, steps)
-        report.formats = await probe_formats(models, suite.format_probe, timeout)
+        report.formats, probe_timed_out = await probe_formats(models, suite.format_probe, timeout)
         failures = [v for v in report.formats.values() if not v.startswith(("accepted", "refused"))]
         if len(failures) == len(CONCRETE_FORMATS):
             raise QualifyStopped(failures[0])
@@ -244,7 +267,7 @@ async def run_qualify(
         if progress is not None:
             progress(f"case {case.id}", number, steps)
         result = await _run_case(case, writer, calls, models)
-        if report.results and report.results[-1].timed_out:
+        if report.results[-1].timed_out if report.results else probe_timed_out:
             result = replace(result, after_timeout=True)
         report.results.append(result)
     return report

@@ -228,6 +228,8 @@ class RecordingMiddleware(ChatMiddleware):
             if self._checked:
                 check_answer(response, streamed=streamed)
         except Exception as exc:
+            # Not an answer (cut off at the token limit), but the server answered and said what it used.
+            record.usage = usage_from_details(response.usage_details)
             self._log.fail(record, exc)
             raise
         self._log.finish(record, response)

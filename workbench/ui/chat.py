@@ -223,9 +223,20 @@ class ChatPane(Vertical):
             working.update(self.WORKING)
 
     def _update_subtitle(self) -> None:
+        """The turns since start and their tokens; where the border is too narrow for all of it, the
+        words go before the token count does (at 140 columns it read "tokens un…")."""
         tokens = f"{describe_usage(self.usage)} tokens" if self.usage is not None else "tokens unknown"
         plural = "" if self.turns == 1 else "s"
-        self.border_subtitle = f"since start: {self.turns} turn{plural}" + (f" · {tokens}" if self.turns else "")
+        turns = f"{self.turns} turn{plural}"
+        if not self.turns:
+            self.border_subtitle = f"since start: {turns}"
+            return
+        forms = (f"since start: {turns} · {tokens}", f"{turns} · {tokens}", tokens)
+        room = self.size.width - 4  # the corners and a space either side
+        self.border_subtitle = next((f for f in forms if len(f) <= room), forms[-1]) if room > 0 else forms[0]
+
+    def on_resize(self) -> None:
+        self._update_subtitle()
 
     def watch_turns(self) -> None:
         self._update_subtitle()
