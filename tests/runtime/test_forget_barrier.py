@@ -9,8 +9,8 @@ import pytest
 
 from tests.runtime.test_persist import quit_, started
 from workbench.memory import WorkingMemory
+from workbench.memory.forget import ForgetReport
 from workbench.runtime import AGENT_NAMES, AgentRuntime, ModelConfig, TurnResult, build_models
-from workbench.runtime.agents import ForgetReport
 
 TURNS = 200
 KEYS = ("customer", "module", "database", "customer", "module", "database", "customer", None)
