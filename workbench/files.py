@@ -7,6 +7,7 @@ their directories through `private_dir`."""
 from __future__ import annotations
 
 import os
+import stat
 import sys
 from pathlib import Path
 
@@ -33,12 +34,29 @@ def home_relative(path: str) -> str:
     return "~" + path[len(home) :] if home != "/" and (path == home or path.startswith(home + os.sep)) else path
 
 
+class ReadOnlyFolder(PermissionError):
+    """A folder the product was asked to write in that its owner made read-only (the message says what
+    to do)."""
+
+
 def private_dir(path: Path) -> Path:
     """Create `path` (and its parents) if missing and make it user-only; returns it. A parent it
-    creates (the data directory, say) is user-only too; an existing one is left as it is."""
+    creates (the data directory, say) is user-only too; an existing one is left as it is. An existing
+    `path` is made user-only by taking bits away, never by adding one: a folder its owner made
+    read-only (`chmod 500`) is refused (`ReadOnlyFolder`) and left as it is."""
     path.parent.mkdir(mode=PRIVATE_DIR, parents=True, exist_ok=True)
-    path.mkdir(mode=PRIVATE_DIR, exist_ok=True)
-    path.chmod(PRIVATE_DIR)
+    try:
+        path.mkdir(mode=PRIVATE_DIR)
+    except FileExistsError:
+        mode = stat.S_IMODE(path.stat().st_mode)
+        if mode & PRIVATE_DIR != PRIVATE_DIR:
+            raise ReadOnlyFolder(
+                f"{path} is read-only for you (mode {mode:04o}); make it writable (chmod 700) or use another folder"
+            ) from None
+        if mode != PRIVATE_DIR:
+            path.chmod(PRIVATE_DIR)
+    else:
+        path.chmod(PRIVATE_DIR)  # whatever the umask took away
     return path
 
 

@@ -14,7 +14,7 @@ from agent_framework import Message
 
 from tests.runtime.helpers import facts
 from workbench import cli
-from workbench.files import InUse
+from workbench.files import InUse, ReadOnlyFolder
 from workbench.persist.format import SavedFileError
 from workbench.persist.legacy import MEMORY_FILE
 from workbench.persist.sessions import DIRECTORY, PersistedSessions
@@ -173,6 +173,20 @@ async def test_files_and_directories_are_private_while_the_runtime_runs(tmp_path
         str(p.relative_to(directory)) for p in files(directory)
     }
     assert sorted(modes) == sorted(["lock", STATE_FILE, f"{STATE_FILE}-wal", f"{STATE_FILE}-shm"])
+
+
+def test_a_folder_made_read_only_is_refused_and_left_as_it_is(tmp_path):
+    """The start used to make a `chmod 500` folder 0700 again, silently, and write into it."""
+    directory = tmp_path / DIRECTORY
+    quit_(started(directory))
+    directory.chmod(0o500)
+    try:
+        with pytest.raises(ReadOnlyFolder, match=r"read-only for you \(mode 0500\); make it writable"):
+            PersistedSessions(directory)
+        assert stat.S_IMODE(directory.stat().st_mode) == 0o500
+    finally:
+        directory.chmod(0o700)
+    PersistedSessions(directory).close()  # writable again: it starts
 
 
 async def test_a_new_session_erases_the_file_of_the_one_it_replaces(tmp_path):
