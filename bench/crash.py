@@ -1,7 +1,7 @@
 """Crash bench, run on demand: SIGKILL the product at every step of a forget and of a turn's save, then
 restart it and check the two promises.
 
-    python bench/crash.py [--scenario forget-key forget-all turn] [--random N] [--keep DIR]
+    python bench/crash.py [--scenario forget-key forget-all turn legacy] [--random N] [--keep DIR]
 
 Each run is a child process over a fresh data directory (`WORKBENCH_DATA_DIR`) with every memory on
 (`--persist --recall --agent-memory extracted`, the built-in scripted model; Mem0 needs a live model and
@@ -9,7 +9,10 @@ an embedding model, so it is not run here), assembled as the CLI assembles it (`
 `cli.unfinished_forget`, `cli.build_app(...)._start()`, then `complete_pending` as the TUI does before it
 connects), driven without Textual. The child declares `database=Oracle`, then
 `customer=Contoso-<tag>; module=Billing`, asks `Where is Contoso-<tag>?`, and (by scenario) forgets
-`customer` or everything; in the `turn` scenario it is killed while the declaring turn is saved.
+`customer` or everything; in the `turn` scenario it is killed while the declaring turn is saved. In
+the `legacy` scenario the data directory holds a folder the version before the state database saved
+(`memory.json`, `sessions.json`, `history/<id>.jsonl`), and the child is killed while its start moves
+it into the database: after the restart every fact and message of it must be there, and no old file.
 
 The child counts the steps of that stretch: each call of an I/O entry point (`os.write`, `os.fsync`,
 `os.replace`, `os.rename`, `os.unlink`, `os.remove`, `os.rmdir`, `os.ftruncate`, `os.open` for writing,
@@ -59,7 +62,8 @@ from pathlib import Path
 from typing import Any
 
 OPTIONS = ["--persist", "--recall", "--agent-memory", "extracted"]
-SCENARIOS = ("forget-key", "forget-all", "turn")
+SCENARIOS = ("forget-key", "forget-all", "turn", "legacy")
+LEGACY_FILES = ("memory.json", "sessions.json", "history")
 QUESTION = "Which customer is this for?"
 _WRITE_FLAGS = os.O_WRONLY | os.O_RDWR | os.O_CREAT | os.O_TRUNC | os.O_APPEND
 
@@ -217,7 +221,12 @@ async def run_child(scenario: str, tag: str, kill_at: int) -> None:
         emit(event="recorded")
 
     ForgetJournal.begin = recorded  # type: ignore[method-assign,assignment]
+    steps.armed = scenario == "legacy"  # the move happens as the persisted sessions open
     runtime = start_runtime()
+    if scenario == "legacy":
+        steps.armed = False
+        emit(event="done", steps=steps.labels)
+        return
     await runtime.complete_pending()
     await ask(runtime, "logs", "database=Oracle")
     steps.armed = scenario == "turn"
@@ -234,6 +243,14 @@ async def run_child(scenario: str, tag: str, kill_at: int) -> None:
     emit(event="done", steps=steps.labels)
 
 
+async def prepare(tag: str) -> None:
+    """A run the `legacy` scenario's folder is made of: facts, and messages on both agents."""
+    runtime = start_runtime()
+    await ask(runtime, "logs", "database=Oracle")
+    await ask(runtime, "support", f"customer=Contoso-{tag}; module=Billing")
+    await ask(runtime, "support", f"Where is Contoso-{tag}?")
+
+
 async def run_check(scenario: str) -> None:
     runtime = start_runtime()
     report = await runtime.complete_pending()
@@ -241,10 +258,11 @@ async def run_check(scenario: str) -> None:
     first = len(runtime.calls.records())
     if scenario == "turn":
         await runtime.forget("customer")
+    histories = {agent: [m.text or "" for m in runtime.history(agent)] for agent in ("support", "logs")}
     for agent in ("support", "logs"):
         await runtime.ask(agent, QUESTION)
     sent = [text for record in runtime.calls.records()[first:] for _, text in (("", record.instructions), *record.sent)]
-    emit(event="requests", texts=sent, facts=facts_of(runtime))
+    emit(event="requests", texts=sent, facts=facts_of(runtime), histories=histories)
 
 
 # -- the parent: kill, restart, check ---------------------------------------------------------
@@ -281,8 +299,58 @@ def files_holding(data: Path, value: str) -> list[str]:
     return found
 
 
+def legacy_folder(root: Path, tag: str) -> Path:
+    """A data directory whose sessions folder is as the version before the state database left it: the
+    product saves a run, and its rows are written out as that version's files."""
+    from workbench.persist.format import MemoryFile, SessionsFile
+    from workbench.persist.sessions import DIRECTORY
+    from workbench.persist.state import STATE_FILE, StateFile
+
+    data = root / "legacy-folder"
+    run = child(data, "--child", "prepare", tag, "0")
+    _, err = run.communicate(timeout=300)
+    if run.returncode != 0:
+        sys.exit(f"could not prepare the earlier version's folder:\n{err}")
+    folder = data / DIRECTORY
+    state = StateFile(folder / STATE_FILE)
+    memory, (shape, sessions) = state.memory(), state.sessions()
+    assert memory is not None
+    (folder / "history").mkdir(mode=0o700)
+    for session in sessions.values():
+        lines = "".join(json.dumps(m) + "\n" for m in state.messages(session["session_id"]))
+        (folder / "history" / f"{session['session_id']}.jsonl").write_text(lines)
+    state.close()
+    for path in folder.glob(f"{STATE_FILE}*"):
+        path.unlink()
+    (folder / "memory.json").write_text(MemoryFile(memory=memory).model_dump_json())
+    (folder / "sessions.json").write_text(SessionsFile(shape=shape, sessions=sessions).model_dump_json())  # type: ignore[arg-type]
+    return data
+
+
+def judge_legacy(data: Path, expected: dict[str, Any]) -> tuple[bool, str]:
+    """After a kill during the move: the old folder's facts and messages are all there, and no old file."""
+    check = child(data, "--check", "legacy")
+    out, err = check.communicate(timeout=300)
+    after = events(out)
+    if check.returncode != 0 or not any(e["event"] == "requests" for e in after):
+        refused = [e["why"] for e in after if e["event"] == "refused"]
+        return False, f"restart failed (exit {check.returncode}): {refused or err.strip().splitlines()[-1:]}"
+    requests = next(e for e in after if e["event"] == "requests")
+    problems = []
+    if requests["facts"] != expected["facts"]:
+        problems.append(f"facts {requests['facts']} != {expected['facts']}")
+    if requests["histories"] != expected["histories"]:
+        problems.append("a history differs from the old folder's")
+    left = [name for name in LEGACY_FILES if (data / "sessions" / name).exists()]
+    if left:
+        problems.append(f"old files left: {left}")
+    return not problems, "; ".join(problems) or "moved whole"
+
+
 def judge(scenario: str, tag: str, killed: list[dict[str, Any]], data: Path) -> tuple[bool, str]:
     """Restart over `data` and check both promises; (passed, what was found)."""
+    if scenario == "legacy":
+        return judge_legacy(data, json.loads((data.parent / "legacy-expected.json").read_text()))
     value = f"Contoso-{tag}"
     check = child(data, "--check", scenario)
     out, err = check.communicate(timeout=300)
@@ -325,8 +393,17 @@ def judge(scenario: str, tag: str, killed: list[dict[str, Any]], data: Path) -> 
     return not problems, "; ".join(problems) or note or "ok"
 
 
+def fresh(scenario: str, name: str, root: Path) -> Path:
+    """A fresh data directory for one run (for `legacy`, a copy of the old version's folder)."""
+    data = Path(tempfile.mkdtemp(prefix=f"{scenario}-{name}-", dir=root))
+    if scenario == "legacy":
+        data.rmdir()
+        shutil.copytree(root / "legacy-folder", data)
+    return data
+
+
 def run_point(scenario: str, tag: str, kill_at: int, root: Path) -> tuple[bool, str, str]:
-    data = Path(tempfile.mkdtemp(prefix=f"{scenario}-{kill_at}-", dir=root))
+    data = fresh(scenario, str(kill_at), root)
     run = child(data, "--child", scenario, tag, str(kill_at))
     out, err = run.communicate(timeout=300)
     killed = events(out)
@@ -342,7 +419,14 @@ def run_point(scenario: str, tag: str, kill_at: int, root: Path) -> tuple[bool, 
 
 
 def dry_run(scenario: str, tag: str, root: Path) -> tuple[list[str], float]:
-    data = Path(tempfile.mkdtemp(prefix=f"{scenario}-dry-", dir=root))
+    if scenario == "legacy":
+        legacy_folder(root, tag)
+        expected = fresh(scenario, "expected", root)
+        check = child(expected, "--check", "legacy")
+        found = [line for line in check.communicate()[0].splitlines() if '"requests"' in line]
+        (root / "legacy-expected.json").write_text(found[0])
+        shutil.rmtree(expected)
+    data = fresh(scenario, "dry", root)
     started = time.perf_counter()
     run = child(data, "--child", scenario, tag, "0")
     out, err = run.communicate(timeout=300)
@@ -356,7 +440,7 @@ def dry_run(scenario: str, tag: str, root: Path) -> tuple[list[str], float]:
 
 def random_point(scenario: str, tag: str, rng: random.Random, root: Path) -> tuple[bool, str, str]:
     """Kill at a random instant after the child says the span (the forget, or the declaring turn) began."""
-    data = Path(tempfile.mkdtemp(prefix=f"{scenario}-random-", dir=root))
+    data = fresh(scenario, "random", root)
     run = child(data, "--child", scenario, tag, "0")
     assert run.stdout is not None
     lines: list[str] = []
@@ -390,6 +474,9 @@ def main() -> int:
     args = parser.parse_args()
     if args.child:
         scenario, tag, kill_at = args.child
+        if scenario == "prepare":
+            asyncio.run(prepare(tag))
+            return 0
         asyncio.run(run_child(scenario, tag, int(kill_at)))
         return 0
     if args.check:
