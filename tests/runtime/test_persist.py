@@ -285,6 +285,21 @@ async def test_a_move_killed_before_the_old_history_folder_went_removes_it_next_
     assert not (directory / "history").exists()
 
 
+@pytest.mark.parametrize("row", ['{"foo": 1}', '{"type": "message", "role": 5, "contents": 7}'])
+async def test_a_hand_edited_message_row_stops_start_up_with_the_files_name(tmp_path, row):
+    """A row that is JSON but not a message stopped start-up with a bare TypeError, naming nothing."""
+    directory = tmp_path / DIRECTORY
+    first = started(directory)
+    assert (await first.ask("support", "module=Reporting")).ok
+    quit_(first)
+    edited = sqlite3.connect(directory / STATE_FILE)
+    edited.execute("UPDATE messages SET message = ? WHERE seq = 1", (row,))
+    edited.commit()
+    edited.close()
+    with pytest.raises(SavedFileError, match=rf"{STATE_FILE}: a message of session .* is not a saved message"):
+        started(directory)
+
+
 async def test_a_damaged_database_stops_start_up_with_its_name_and_is_left_as_it_is(tmp_path):
     directory = tmp_path / DIRECTORY
     first = started(directory)
