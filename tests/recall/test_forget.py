@@ -3,6 +3,7 @@ for the bytes."""
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 
 import psycopg
@@ -140,6 +141,32 @@ async def test_deleting_alone_leaves_the_value_in_the_file(tmp_path: Path) -> No
     assert [r for r in await store.records(USER) if "Zanzibar" in r.text] == []
     assert b"Zanzibar-Orchid-7731" in _raw_bytes(path)
     await store.close()
+
+
+@pytest.mark.parametrize("forget", ["key", "all"])
+async def test_a_forget_completed_after_a_crash_erases_what_the_cut_short_one_deleted(
+    tmp_path: Path, forget: str
+) -> None:
+    """Killed after its delete and before the rewrite, a forget left the deleted row's bytes in the file;
+    completed at the next start it finds nothing left to delete, and still rewrites the file."""
+    path = tmp_path / "recall.duckdb"
+    store = RecallStore(DuckDBBackend(path))
+    support = seat(store, "support")
+    await support.say("customer=Zanzibar-Orchid-7731")
+    await support.say("database=PostgreSQL")
+    await store.close()
+    collection = (await store._existing())[0]
+    await collection.delete([r.key for r in await store.records(USER) if "Zanzibar" in r.text])
+    await store.close()  # the crash: deleted, not rewritten
+    assert b"Zanzibar-Orchid-7731" in _raw_bytes(path)
+
+    plan = WorkingMemory().plan("customer" if forget == "key" else None)
+    purge = await store.forget(replace(plan, completing=True), USER)
+    await store.close()
+
+    assert purge.records == 0 if forget == "key" else purge.records > 0  # everything: the rest goes too
+    assert b"Zanzibar-Orchid-7731" not in _raw_bytes(path)
+    assert [p.name for p in tmp_path.iterdir()] == ["recall.duckdb"]
 
 
 async def _checkpoint(conninfo: str) -> None:

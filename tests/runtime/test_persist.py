@@ -6,6 +6,7 @@ import asyncio
 import json
 import os
 import secrets
+import sqlite3
 import stat
 from pathlib import Path
 
@@ -14,7 +15,7 @@ from agent_framework import Message
 
 from tests.runtime.helpers import facts
 from workbench import cli
-from workbench.files import InUse
+from workbench.files import FolderRefused, InUse
 from workbench.persist.format import SavedFileError
 from workbench.persist.legacy import MEMORY_FILE
 from workbench.persist.sessions import DIRECTORY, PersistedSessions
@@ -173,6 +174,20 @@ async def test_files_and_directories_are_private_while_the_runtime_runs(tmp_path
     assert sorted(modes) == sorted(["lock", STATE_FILE, f"{STATE_FILE}-wal", f"{STATE_FILE}-shm"])
 
 
+def test_a_folder_made_read_only_is_refused_and_left_as_it_is(tmp_path):
+    """The start used to make a `chmod 500` folder 0700 again, silently, and write into it."""
+    directory = tmp_path / DIRECTORY
+    quit_(started(directory))
+    directory.chmod(0o500)
+    try:
+        with pytest.raises(FolderRefused, match=r"is read-only \(mode 0500\)"):
+            PersistedSessions(directory)
+        assert stat.S_IMODE(directory.stat().st_mode) == 0o500
+    finally:
+        directory.chmod(0o700)
+    PersistedSessions(directory).close()  # writable again: it starts
+
+
 async def test_a_new_session_erases_the_file_of_the_one_it_replaces(tmp_path):
     directory = tmp_path / DIRECTORY
     secret = tagged("reporting")["reporting"]
@@ -244,6 +259,43 @@ async def test_a_folder_of_the_version_before_the_database_is_moved_into_it_whol
     await runtime.forget("version")
     assert [f.evidence for f in runtime.memory.facts()] == ["database=SQL Server 2022", "module=Billing"]
     assert holding(directory, ["version=2"]) == {} and holding(directory, ["SQL Server 2022"])
+
+
+async def test_a_database_a_start_created_and_left_before_its_schema_opens_as_new(tmp_path):
+    """Killed after SQLite wrote the file's first page and before the schema was committed, the first
+    start left a database with no table; the next start refused it ("format missing") forever."""
+    directory = tmp_path / DIRECTORY
+    directory.mkdir(mode=0o700)
+    empty = sqlite3.connect(directory / STATE_FILE)
+    empty.execute("PRAGMA journal_mode=WAL")
+    empty.close()
+    runtime = started(directory)
+    assert (await runtime.ask("support", "module=Reporting")).ok
+    quit_(runtime)
+    assert facts(started(directory)) == {"module": ("Reporting", "module=Reporting")}
+
+
+async def test_a_move_killed_before_the_old_history_folder_went_removes_it_next_time(tmp_path):
+    directory = tmp_path / DIRECTORY
+    quit_(started(directory))
+    (directory / "history").mkdir(mode=0o700)  # every file in it was erased; the folder was not
+    quit_(started(directory))
+    assert not (directory / "history").exists()
+
+
+@pytest.mark.parametrize("row", ['{"foo": 1}', '{"type": "message", "role": 5, "contents": 7}'])
+async def test_a_hand_edited_message_row_stops_start_up_with_the_files_name(tmp_path, row):
+    """A row that is JSON but not a message stopped start-up with a bare TypeError, naming nothing."""
+    directory = tmp_path / DIRECTORY
+    first = started(directory)
+    assert (await first.ask("support", "module=Reporting")).ok
+    quit_(first)
+    edited = sqlite3.connect(directory / STATE_FILE)
+    edited.execute("UPDATE messages SET message = ? WHERE seq = 1", (row,))
+    edited.commit()
+    edited.close()
+    with pytest.raises(SavedFileError, match=rf"{STATE_FILE}: a message of session .* is not a saved message"):
+        started(directory)
 
 
 async def test_a_damaged_database_stops_start_up_with_its_name_and_is_left_as_it_is(tmp_path):

@@ -57,11 +57,15 @@ def written(value: str) -> frozenset[str]:
 
 @dataclass(frozen=True)
 class ForgetPlan:
-    """What one forget removes. `key` is None for a forget of everything."""
+    """What one forget removes. `key` is None for a forget of everything. `completing`: the forget a
+    crash cut short, applied again at start; a holder that deletes first and erases after (a recall
+    file, a table) erases even when it finds nothing left to delete, since the cut-short run may have
+    deleted and stopped before the erase."""
 
     key: str | None
     keys: frozenset[str]
     values: frozenset[str]
+    completing: bool = False
 
     @property
     def everything(self) -> bool:
@@ -77,7 +81,7 @@ class ForgetPlan:
     def widened(self, values: Iterable[str]) -> ForgetPlan:
         """The same forget with more values (what a holder found declared in its own text)."""
         more = frozenset(v for v in values if v) - self.values
-        return self if not more else ForgetPlan(self.key, self.keys, self.values | more)
+        return self if not more else replace(self, values=self.values | more)
 
     def holds(self, text: str) -> bool:
         """Whether `text` holds a forgotten value whole (as typed or as JSON writes it), or declares a
@@ -256,10 +260,11 @@ class Forgetting:
             declared |= await holder.declared(keys)
         return self._memory.plan(key, declared)
 
-    async def forget(self, key: str | None) -> ForgetReport:
+    async def forget(self, key: str | None, *, completing: bool = False) -> ForgetReport:
         """Plan, apply to memory, then to every holder, one forget at a time. A forget once asked is
-        carried out to the end even if its caller is cancelled: it is never left half done."""
-        asked = asyncio.ensure_future(self._forget(key))
+        carried out to the end even if its caller is cancelled: it is never left half done.
+        `completing`: the journal's forget a crash cut short (`ForgetPlan.completing`)."""
+        asked = asyncio.ensure_future(self._forget(key, completing))
         self._asked.append(asked)
         asked.add_done_callback(self._asked.remove)
         return await asyncio.shield(asked)
@@ -270,10 +275,10 @@ class Forgetting:
         if self._asked:
             await asyncio.wait([asyncio.shield(f) for f in self._asked])
 
-    async def _forget(self, key: str | None) -> ForgetReport:
+    async def _forget(self, key: str | None, completing: bool) -> ForgetReport:
         async with self._one_at_a_time:
             unrecorded = self._record(key)
-            plan = await self.plan(key)
+            plan = replace(await self.plan(key), completing=completing)
             outcome = self._memory.forget(plan)
             report = await self._apply(plan, outcome, unrecorded)
             if self._journal is not None and not report.failures:

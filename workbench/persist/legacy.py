@@ -22,7 +22,7 @@ def move_into(state: StateFile, directory: Path) -> None:
     """Move an earlier version's files under `directory` into `state`, if there are any."""
     old = [p for p in (directory / MEMORY_FILE, directory / SESSIONS_FILE) if p.exists()]
     histories = sorted((directory / HISTORY).glob("*.jsonl")) if (directory / HISTORY).is_dir() else []
-    if not (old or histories):
+    if not (old or (directory / HISTORY).is_dir()):
         return
     if not state.moved():
         memory = read_memory(directory / MEMORY_FILE)

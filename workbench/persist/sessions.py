@@ -42,6 +42,7 @@ from workbench.memory.forget import ForgetPlan, declared_in
 from workbench.memory.outcome import Outcome, Status
 from workbench.memory.store import utc_now
 from workbench.memory.turns import current_turn
+from workbench.persist.format import SavedFileError
 from workbench.persist.history import StateHistory
 from workbench.persist.legacy import move_into
 from workbench.persist.state import STATE_FILE, Saved, StateFile
@@ -144,8 +145,17 @@ class PersistedSessions:
         return self.read(session.session_id)
 
     def read(self, session_id: str | None) -> list[Message]:
-        """A session's messages as saved, oldest first."""
-        return [Message.from_dict(m) for m in self.state.messages(session_id)] if session_id else []
+        """A session's messages as saved, oldest first; SavedFileError naming the file when a row is JSON
+        but not a message (hand-edited)."""
+        if not session_id:
+            return []
+        try:
+            return [Message.from_dict(m) for m in self.state.messages(session_id)]
+        except SavedFileError:
+            raise
+        except (TypeError, ValueError, KeyError, AttributeError) as exc:
+            problem = f"a message of session {session_id} is not a saved message ({type(exc).__name__}: {exc})"
+            raise SavedFileError(f"{self.state.path}: {problem}") from None
 
     def kept(self, sessions: Mapping[str, AgentSession], shape: str) -> None:
         """Save the sessions (with memory, when it changed), and delete the messages of every session

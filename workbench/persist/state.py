@@ -88,6 +88,8 @@ class StateFile:
             (check,) = self._db.execute("PRAGMA quick_check").fetchone()
             if check != "ok":
                 raise SavedFileError(f"{self.path} is damaged ({check}); move it away to start afresh")
+            # No table at all: a start that created the file stopped before its schema was committed.
+            created = created or self._db.execute("SELECT count(*) FROM sqlite_master").fetchone()[0] == 0
             with self._transaction():
                 for statement in _SCHEMA.split(";"):
                     if statement.strip():

@@ -251,21 +251,24 @@ class RecallStore:
         (the plan widened by every value the scope's own messages declared for its keys, admitted or
         not), or every record for a forget of everything."""
         if plan.everything:
-            return await self.forget_scope(scope)
+            return await self.forget_scope(scope, erase=plan.completing)
 
         def doomed(scanned: _Scanned) -> Callable[[str], bool]:
             return plan.widened(scanned.declared_for(plan.keys)).holds
 
-        return await self._purge(scope, doomed)
+        return await self._purge(scope, doomed, erase=plan.completing)
 
-    async def forget_scope(self, scope: RecallScope) -> Purge:
+    async def forget_scope(self, scope: RecallScope, *, erase: bool = False) -> Purge:
         """Delete every record in `scope`."""
-        return await self._purge(scope, lambda scanned: lambda text: True)
+        return await self._purge(scope, lambda scanned: lambda text: True, erase=erase)
 
-    async def _purge(self, scope: RecallScope, choose: Callable[[_Scanned], Callable[[str], bool]]) -> Purge:
+    async def _purge(
+        self, scope: RecallScope, choose: Callable[[_Scanned], Callable[[str], bool]], *, erase: bool = False
+    ) -> Purge:
         """One scan of `scope` (the one `declared` kept, if the store has not changed since); `choose`
         sees what it found and says which records to delete. Each collection deletes its doomed
-        records in one statement."""
+        records in one statement, then the store erases what was deleted; `erase`: also when nothing
+        was (a forget cut short by a crash after its delete, before the erase)."""
         self.generation += 1  # before waiting: a search or a store already waiting for the store is a run's from before
         async with self._lock:
             scanned, self._scanned = self._scanned, None
@@ -279,8 +282,9 @@ class RecallStore:
             for collection, keys in by_collection.values():
                 await collection.delete(keys)
             count = sum(len(keys) for _, keys in by_collection.values())
-            if count:
-                self._use(await self.backend.erase_deleted(self._vector_store(), list(by_collection)))
+            if count or (erase and self.backend.exists()):
+                names = list(by_collection) if count else [c.collection_name for c in await self._existing()]
+                self._use(await self.backend.erase_deleted(self._vector_store(), names))
                 self._ready.clear()
             return Purge(count, len(by_collection))
 

@@ -237,12 +237,12 @@ class AgentRuntime:
         self._sessions_changed()
         return True
 
-    async def forget(self, key: str | None = None) -> ForgetReport:
+    async def forget(self, key: str | None = None, *, completing: bool = False) -> ForgetReport:
         """Forget one key or everything through the one forget: memory, then both histories (replaced
         by new, empty sessions), the call log and every other registered holder. A turn still running
         finishes on its old session, which nothing reads any more, and stores nothing in recall."""
         with tracing.forget(key) as span:
-            report = await self.forgetting.forget(key)
+            report = await self.forgetting.forget(key, completing=completing)
             tracing.forgot(span, report)
             return report
 
@@ -257,7 +257,7 @@ class AgentRuntime:
         pending = self._journal.pending() if self._journal is not None else None
         if pending is None:
             return None
-        report = await self.forget(pending.key)
+        report = await self.forget(pending.key, completing=True)
         self.completed = f"completed the forget of {pending.what} cut short at {pending.asked_at:%Y-%m-%d %H:%M} UTC"
         self.memory.note(f"Start-up {self.completed}: {report.describe()}.", origin="forget")
         return report
