@@ -176,3 +176,16 @@ def test_file_modes_and_the_umask_have_one_owner():
     modes = re.compile(r"\bos\.umask\(|chmod\(0o|mode=0o|\b0o[67]00\b")
     found = {str(p.relative_to(root)): modes.findall(p.read_text()) for p in root.rglob("*.py")}
     assert {name: hits for name, hits in found.items() if hits and name != "files.py"} == {}
+
+
+def test_the_session_the_lab_and_qualify_are_peers():
+    """They share the chronology format (`workbench.chronology`), beside the memory contract; none of
+    them imports another, type-only imports included."""
+    graph = _imports()
+    peers = ("workbench.session", "workbench.drift", "workbench.qualify")
+    crossing = {
+        name: sorted(t for t in targets if t.startswith(peers) and not t.startswith(name.rsplit(".", 1)[0]))
+        for name, targets in graph.items()
+        if name.startswith(peers)
+    }
+    assert {name: t for name, t in crossing.items() if t} == {}

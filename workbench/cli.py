@@ -31,7 +31,7 @@ if TYPE_CHECKING:
     from workbench.ui.app import WorkbenchApp
 
 
-# Mirrors workbench.drift.chronology.MAX_TURNS, which the CLI cannot import before it parses (the lab
+# Mirrors workbench.chronology.MAX_TURNS, which the CLI cannot import before it parses (the lab
 # is heavy to load); tests/drift/test_cli.py checks that the two agree.
 MAX_TURNS = 2_000
 

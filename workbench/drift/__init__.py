@@ -1,7 +1,7 @@
 """The drift lab: a chronology through the context policies, scored on what each request
 contains and what each answer says, with honest accounting. Knows nothing of Textual."""
 
-from workbench.drift.chronology import (
+from workbench.chronology import (
     Chronology,
     ChronologyError,
     Expectation,

@@ -11,9 +11,9 @@ from dataclasses import dataclass, field
 
 from workbench.agentmem.base import MEM0_EMBEDDINGS_CALL, MEMORY_CALLS
 from workbench.agentmem.mem0_config import Mem0Config
+from workbench.chronology import FORGET_ALL, Chronology, Expectation, load_chronology
 from workbench.drift.agentmem_policy import NEEDS_LOOP, NEEDS_MODEL
 from workbench.drift.catalog import build_policies
-from workbench.drift.chronology import FORGET_ALL, Chronology, Expectation, load_chronology
 from workbench.drift.compare import Haystack
 from workbench.drift.mem0_policy import MEM0_NEEDS_MODEL, NEEDS_EMBEDDINGS
 from workbench.drift.policies import Policy, PolicyFailed, PolicyInfo, Received

@@ -90,8 +90,8 @@ POLICIES = (
     PolicyInfo(
         "persisted",
         "persisted history",
-        "every message in the framework's FileHistoryProvider files (workbench --persist), reloaded from disk before "
-        "each step as after a restart; the product's forget replaces both sessions and erases their files",
+        "every message in the persisted sessions' database (workbench --persist), reloaded from disk before "
+        "each step as after a restart; the product's forget replaces both sessions and erases their messages",
     ),
     PolicyInfo(
         "memory_files",

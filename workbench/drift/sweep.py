@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from workbench.agentmem.mem0_config import Mem0Config
-from workbench.drift.chronology import MAX_TURNS, Chronology, load_chronology
+from workbench.chronology import MAX_TURNS, Chronology, load_chronology
 from workbench.drift.lab import DriftReport, Progress, run_drift
 from workbench.memory.shown import quoted
 from workbench.runtime.models import ModelSet

@@ -15,7 +15,7 @@ from workbench.memory.rules import check_message
 from workbench.session.transcript import Transcript
 
 if TYPE_CHECKING:
-    from workbench.drift import Chronology
+    from workbench.chronology import Chronology
     from workbench.memory.forget import ForgetReport
     from workbench.runtime import AgentRuntime, Mode, TurnResult, Usage
     from workbench.runtime.remembered import Remembered

@@ -3,7 +3,7 @@ each forget. It is a holder of text registered with the one forget: a forget scr
 recorded before it with the forget's plan (whole declarations and whole values, never a piece of
 another word), so the record holds no forgotten value while the story keeps its shape.
 
-Knows nothing of Textual; loads the drift lab's format only when a chronology is asked for."""
+Knows nothing of Textual; loads the chronology format (`workbench.chronology`) only when one is asked for."""
 
 from __future__ import annotations
 
@@ -15,7 +15,7 @@ from workbench.memory.contract import declares_anything
 from workbench.memory.forget import ForgetPlan, declared_in
 
 if TYPE_CHECKING:
-    from workbench.drift.chronology import Chronology
+    from workbench.chronology import Chronology
 
 FORGET_ALL = "all"
 NAME = "conversation"
@@ -65,7 +65,7 @@ class Transcript:
     def chronology(self, probes: list[int]) -> Chronology:
         """The conversation as a chronology, through the same validation as any chronology file
         (ChronologyError names what keeps it from being one)."""
-        from workbench.drift.chronology import Chronology, Step, parse_chronology
+        from workbench.chronology import Chronology, Step, parse_chronology
 
         chosen = set(probes)
         steps = tuple(

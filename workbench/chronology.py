@@ -1,6 +1,8 @@
-"""Chronologies: the public file format the drift lab replays, validated with pydantic, and what a
-chronology implies at each probe (the values the user's own declarations make current, superseded
-or forgotten). The built-in chronology loads through the same path as a user's file."""
+"""Chronologies: the public file format the drift lab replays and the session exports, validated with
+pydantic, and what a chronology implies at each probe (the values the user's own declarations make
+current, superseded or forgotten). The built-in chronology loads through the same path as a user's
+file. Beside the memory contract, below both the session and the lab, which are peers: neither
+imports the other."""
 
 from __future__ import annotations
 
@@ -479,4 +481,4 @@ def load_chronology_file(path: str | Path) -> Chronology:
 
 def load_chronology(name: str = "chronology.json") -> Chronology:
     """The chronology shipped with the package, read and validated like any user's file."""
-    return read_chronology(resources.files("workbench.drift").joinpath(name).read_text(encoding="utf-8"), name)
+    return read_chronology(resources.files("workbench").joinpath(name).read_text(encoding="utf-8"), name)
