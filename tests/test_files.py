@@ -62,7 +62,7 @@ def test_a_lock_holds_its_holders_pid_user_only_and_refuses_a_second_holder_nami
     with pytest.raises(InUse, match=rf"^another workbench \(PID {os.getpid()}\) is using the folder; quit it first$"):
         FolderLock(path, "the folder")
     first.release()
-    assert FolderLock(path, "the folder").held
+    FolderLock(path, "the folder").release()  # taken again once let go
 
 
 def test_a_lock_goes_with_the_process_that_held_it(tmp_path):
@@ -75,4 +75,4 @@ def test_a_lock_goes_with_the_process_that_held_it(tmp_path):
         FolderLock(path, "it")
     process.kill()
     process.wait()
-    assert FolderLock(path, "it").held
+    FolderLock(path, "it").release()  # taken once its holder is gone, however it ended

@@ -196,3 +196,18 @@ def test_a_postgresql_server_that_never_answers_fails_the_start_after_the_connec
         result = start(tmp_path / "data", "--recall", "--recall-store", url)
     line = refused(result)
     assert line.endswith("connection timeout expired") and "s3cret-pw" not in result.stderr
+
+
+async def test_the_recall_file_opened_and_locked_before_the_window_is_the_one_the_agents_store_in(tmp_path):
+    from workbench import cli
+
+    path = tmp_path / "recall.duckdb"
+    args = cli.build_parser().parse_args(["--recall", "--recall-store", str(path)])
+    app = cli.build_app(args, cli.model_config(args))
+    assert path.exists() and path.with_name("recall.duckdb.lock").read_text() == f"{os.getpid()}\n"
+    assert app._start is not None
+    runtime = app._start()
+    assert (await runtime.ask("support", "customer=Contoso")).ok
+    assert runtime.recall is not None
+    (stored,) = await runtime.recall.held()
+    assert "customer=Contoso" in stored.content and stored.description.startswith("2 stored message(s)")

@@ -182,10 +182,6 @@ class FolderLock:
         self._descriptor = descriptor
         self._closer = weakref.finalize(self, os.close, descriptor)
 
-    @property
-    def held(self) -> bool:
-        return self._descriptor is not None
-
     def release(self) -> None:
         """Let another process take it (the file stays, with the PID of its last holder)."""
         if self._descriptor is not None:

@@ -113,7 +113,8 @@ class DuckDBBackend:
 
     def open(self) -> BaseVectorStore:
         """The store on the file; a new file is created private to the user (it holds their words). A
-        file whose vectors are not of the records' type is rewritten with them converted, first."""
+        file whose vectors are not of the records' type is rewritten with them converted, first; one
+        shorter than the blocks its header counts (truncated) is refused and left as it is."""
         private_dir(self.path.parent)
         for leftover in companion_files(self.path)[1:]:
             leftover.unlink(missing_ok=True)  # a rewrite interrupted before its atomic rename
