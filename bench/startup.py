@@ -1,6 +1,6 @@
 """Start-up against the apps people already run (issue 28), in a real pseudo-terminal. Run on demand:
 
-    python bench/startup.py [--runs 11] [--warmup 1] [--apps workbench harlequin elia] [--json]
+    python bench/startup.py [--runs 11] [--warmup 1] [--apps workbench harlequin elia] [--json [FILE]]
 
 Each app lives in its own virtual environment under a cache folder (--cache), made here on the first
 run: the workbench installed from this tree with `pip install .` as the README says (again at every
@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import dataclasses
 import datetime
 import fcntl
 import json
@@ -45,7 +46,6 @@ import threading
 import time
 import venv
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -57,7 +57,7 @@ ALTERNATE_SCREEN = 1049  # DEC private mode: the full-screen buffer every Textua
 FIRST_FRAME_TARGET, READY_TARGET = 0.5, 0.75
 
 
-@dataclass(frozen=True)
+@dataclasses.dataclass(frozen=True)
 class Subject:
     """An app to start, and the texts that say how far its start has gone."""
 
@@ -68,7 +68,7 @@ class Subject:
     first_screen: str  # a text its first frame shows
     footer: str  # a text of its footer, shown once its first screen is whole
     runtime: bool = False  # its header says "starting" until its agents are ready
-    env: Mapping[str, str] = field(default_factory=dict)
+    env: Mapping[str, str] = dataclasses.field(default_factory=dict)
 
 
 SUBJECTS = (
@@ -123,13 +123,14 @@ class StartFailed(Exception):
         super().__init__(f"{why}; the screen showed:\n{shown[-3000:]}")
 
 
-@dataclass(frozen=True)
+@dataclasses.dataclass(frozen=True)
 class Start:
     """Milliseconds from the fork to each point of one start."""
 
     first_frame: float
     whole_screen: float
     ready: float | None
+    bench_cpu: float = 0.0  # CPU this process spent meanwhile, reading and parsing (the app's rival for a core)
 
 
 def read_all(fd: int, chunks: queue.Queue[tuple[float, bytes] | None]) -> None:
@@ -195,6 +196,7 @@ def start_once(subject: Subject, environment: Path, timeout: float) -> Start:
     }
     argv = [str(environment / "bin" / subject.argv[0]), *subject.argv[1:]]
     chunks: queue.Queue[tuple[float, bytes] | None] = queue.Queue()
+    cpu = time.process_time()
     start = time.monotonic()
     pid, fd = pty.fork()
     if pid == 0:  # the child: the size is set before the app can ask for it
@@ -207,7 +209,8 @@ def start_once(subject: Subject, environment: Path, timeout: float) -> Start:
     reader = threading.Thread(target=read_all, args=(fd, chunks), daemon=True)
     reader.start()
     try:
-        return watch(subject, chunks, start, timeout)
+        reached = watch(subject, chunks, start, timeout)
+        return dataclasses.replace(reached, bench_cpu=(time.process_time() - cpu) * 1000)
     finally:
         with contextlib.suppress(ProcessLookupError):
             os.killpg(pid, signal.SIGKILL)  # closing is not timed: nobody waits for it
@@ -264,6 +267,7 @@ def summary(starts: Sequence[Start]) -> dict[str, Any]:
         "first_frame": [s.first_frame for s in starts],
         "whole_screen": [s.whole_screen for s in starts],
         "ready": [s.ready for s in starts],
+        "bench_cpu": [s.bench_cpu for s in starts],
     }
     rounded = {name: [None if v is None else round(v, 1) for v in values] for name, values in points.items()}
     return {name: {"median_ms": median(values), "runs_ms": values} for name, values in rounded.items()}
@@ -300,15 +304,16 @@ def table(report: Mapping[str, Any]) -> str:
         + ", after "
         + " ".join(f"{v:.2f}" for v in report["load_after"]),
         "",
-        "ms from the fork, median (min-max)",
-        f"{'app':<11}{'version':<10}{'textual':<10}{'first frame':>20}{'whole screen':>20}{'ready':>20}",
+        "ms from the fork, median (min-max); bench CPU: the median CPU this process spent reading and parsing",
+        f"{'app':<11}{'version':<10}{'textual':<10}{'python':<9}{'first frame':>18}{'whole screen':>18}{'ready':>18}"
+        f"{'bench CPU':>11}",
     ]
     for name, result in report["apps"].items():
         found = result["versions"]
         ready = cell(result["ready"]) if name == "workbench" else "- (no runtime)"
         lines.append(
-            f"{name:<11}{found['app']:<10}{found['textual']:<10}{cell(result['first_frame']):>20}"
-            f"{cell(result['whole_screen']):>20}{ready:>20}"
+            f"{name:<11}{found['app']:<10}{found['textual']:<10}{found['python']:<9}{cell(result['first_frame']):>18}"
+            f"{cell(result['whole_screen']):>18}{ready:>18}{result['bench_cpu']['median_ms']:>11.0f}"
         )
     for name, why in report["not_measured"].items():
         lines.append(f"{name:<11}not measured: {why}")
@@ -332,9 +337,16 @@ def main() -> None:
     parser.add_argument("--apps", nargs="+", choices=[s.name for s in SUBJECTS], default=[s.name for s in SUBJECTS])
     cache_home = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
     parser.add_argument("--cache", type=Path, default=cache_home / "workbench-bench" / "startup")
-    parser.add_argument("--json", action="store_true", help="print the report as JSON instead of a table")
+    parser.add_argument(
+        "--json",
+        nargs="?",
+        const="-",
+        metavar="FILE",
+        help="the report as JSON: alone, printed instead of the table; with FILE, written there besides the table",
+    )
     args = parser.parse_args()
 
+    began = datetime.datetime.now(datetime.UTC)
     # The reader thread stamps each read as it returns; it waits for the GIL while the screen is parsed.
     sys.setswitchinterval(0.001)
     subjects = [s for s in SUBJECTS if s.name in args.apps]
@@ -366,7 +378,7 @@ def main() -> None:
     load_after = os.getloadavg()
     apps = {name: {"versions": found[name], **summary(s)} for name, s in starts.items()}
     report = {
-        "date": datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%d %H:%M UTC"),
+        "date": began.strftime("%Y-%m-%d %H:%M UTC"),
         "command": "python bench/startup.py " + " ".join(sys.argv[1:]),
         "size": [COLUMNS, ROWS],
         "runs": args.runs,
@@ -378,7 +390,9 @@ def main() -> None:
         "not_measured": not_measured,
         "ratios": ratios(apps),
     }
-    print(json.dumps(report, indent=2) if args.json else table(report))
+    if args.json is not None and args.json != "-":
+        Path(args.json).write_text(json.dumps(report, indent=2) + "\n")
+    print(json.dumps(report, indent=2) if args.json == "-" else table(report))
 
 
 if __name__ == "__main__":
