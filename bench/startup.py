@@ -120,7 +120,7 @@ class StartFailed(Exception):
 
     def __init__(self, why: str, screen: Screen) -> None:
         shown = "\n".join(line.rstrip() for line in screen.text().splitlines() if line.strip())
-        super().__init__(f"{why}; the screen showed:\n{shown[-3000:]}")
+        super().__init__(f"{why}; the screen showed:\n{shown[-3000:]}" if shown else f"{why}; the screen was blank")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -361,12 +361,14 @@ def main() -> None:
         print(f"preparing {subject.name} in {args.cache / subject.name} ...", file=sys.stderr)
         try:
             environments[subject.name], found[subject.name] = prepare(args.cache, subject)
-        except (RuntimeError, subprocess.CalledProcessError) as exc:
+        except (OSError, RuntimeError, subprocess.CalledProcessError) as exc:
             not_measured[subject.name] = f"could not be installed: {exc}"
     starts: dict[str, list[Start]] = {name: [] for name in environments}
     load_before = os.getloadavg()
     for run in range(args.warmup + args.runs):
         names = list(starts)
+        if not names:
+            break
         for name in names[run % len(names) :] + names[: run % len(names)]:
             subject = next(s for s in subjects if s.name == name)
             try:
