@@ -206,7 +206,7 @@ async def test_the_recall_file_opened_and_locked_before_the_window_is_the_one_th
     app = cli.build_app(args, cli.model_config(args))
     assert path.exists() and path.with_name("recall.duckdb.lock").read_text() == f"{os.getpid()}\n"
     assert app._start is not None
-    runtime = app._start()
+    runtime = app._start().runtime
     assert (await runtime.ask("support", "customer=Contoso")).ok
     assert runtime.recall is not None
     (stored,) = await runtime.recall.held()

@@ -1,8 +1,9 @@
 """The persisted-history policy: both agents' histories kept as `workbench --persist` keeps them (one
 SQLite database of the sessions' `AgentSession.to_dict` and their messages, through
-`workbench.persist`), in a temporary directory of the lab's own. Before every step the workbench restarts: the directory is opened again and each agent resumes its session from the files, so a cell
-shows exactly what a restart brings back. A forget is the product's: as in the app, both sessions are
-replaced by new ones, their files erased, and every file scanned for the forgotten values."""
+`workbench.persist`), in a temporary directory of the lab's own. Before every step the workbench
+restarts: the directory is opened again and each agent resumes its session from the files, so a cell
+shows exactly what a restart brings back. A forget is the product's: as in the app, both sessions
+are replaced by new ones, their files erased, and every file scanned for the forgotten values."""
 
 from __future__ import annotations
 
