@@ -58,7 +58,7 @@ def test_a_file_where_a_folder_should_be_is_refused(tmp_path):
 def test_a_lock_holds_its_holders_pid_user_only_and_refuses_a_second_holder_naming_it(tmp_path):
     path = tmp_path / "lock"
     first = FolderLock(path, "the folder")
-    assert (path.read_text(), mode(path)) == (f"{os.getpid()}\n", 0o600)
+    assert (path.read_text(), mode(path)) == (f"{os.getpid():>10}\n", 0o600)
     with pytest.raises(InUse, match=rf"^another workbench \(PID {os.getpid()}\) is using the folder; quit it first$"):
         FolderLock(path, "the folder")
     first.release()

@@ -204,7 +204,7 @@ async def test_the_recall_file_opened_and_locked_before_the_window_is_the_one_th
     path = tmp_path / "recall.duckdb"
     args = cli.build_parser().parse_args(["--recall", "--recall-store", str(path)])
     app = cli.build_app(args, cli.model_config(args))
-    assert path.exists() and path.with_name("recall.duckdb.lock").read_text() == f"{os.getpid()}\n"
+    assert path.exists() and path.with_name("recall.duckdb.lock").read_text() == f"{os.getpid():>10}\n"
     assert app._start is not None
     runtime = app._start().runtime
     assert (await runtime.ask("support", "customer=Contoso")).ok

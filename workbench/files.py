@@ -178,7 +178,7 @@ class FolderLock:
             os.close(descriptor)
             raise
         os.ftruncate(descriptor, 0)
-        os.write(descriptor, f"{os.getpid()}\n".encode())
+        os.write(descriptor, f"{os.getpid():>10}\n".encode())  # one size whatever the PID: F3 lists it
         self._descriptor = descriptor
         self._closer = weakref.finalize(self, os.close, descriptor)
 

@@ -33,7 +33,7 @@ def test_each_choice_builds_its_memory_for_both_agents(tmp_path):
     assert {p.stat().st_mode & 0o777 for p in tmp_path.iterdir()} == {0o700}
     locks = sorted(p for p in tmp_path.rglob("*") if p.is_file())
     assert locks == [tmp_path / "extracted" / "lock", tmp_path / "files" / "lock"]
-    assert {(p.read_text(), p.stat().st_mode & 0o777) for p in locks} == {(f"{os.getpid()}\n", 0o600)}
+    assert {(p.read_text(), p.stat().st_mode & 0o777) for p in locks} == {(f"{os.getpid():>10}\n", 0o600)}
 
 
 def test_the_default_folder_is_in_the_users_data_directory(monkeypatch, tmp_path):

@@ -25,7 +25,6 @@ makes the forget report this holder as not reached."""
 from __future__ import annotations
 
 import asyncio
-import re
 import sqlite3
 import threading
 from collections.abc import Callable, Iterator, Mapping
@@ -54,13 +53,11 @@ DIRECTORY = "sessions"  # under the user's data directory
 LOCK_FILE = "lock"
 _FAILURE_CHARS = 200
 _WHAT = {
-    STATE_FILE: "the facts, the ledger, the sessions and their messages (SQLite), as the text in its bytes",
-    "-wal": "SQLite's write-ahead log: the latest changes, until they are written into the database",
+    STATE_FILE: "the facts, the ledger, the sessions and their messages (SQLite): its rows",
+    "-wal": "SQLite's write-ahead log: the latest changes to the rows above, until they are written into them",
     "-shm": "SQLite's index of its write-ahead log while the database is open",
     LOCK_FILE: "held locked while a workbench uses the directory; names its process",
 }
-# A run of text in a binary file: what a person would find in it with `strings`.
-_TEXT_RUN = re.compile(r"[^\x00-\x08\x0e-\x1f\x7f\ufffd]{4,}")
 
 
 class PersistedSessions:
@@ -223,7 +220,8 @@ class PersistedSessions:
     def _held(self, agents: Mapping[str, str]) -> list[HeldItem]:
         held: list[HeldItem] = []
         with self._lock:  # nothing is written while it is read
-            for session_id in sorted(set(self.state.session_ids()) | set(agents), key=lambda s: (s not in agents, s)):
+            others = sorted(set(self.state.session_ids()) - set(agents))
+            for session_id in [*agents, *others]:  # the agents' in their order, then any no agent reads
                 messages = self.read(session_id)
                 whose = (
                     f"the {agents[session_id]} agent's history" if session_id in agents else "a history no agent reads"
@@ -239,7 +237,8 @@ class PersistedSessions:
             for path in sorted(p for p in self.directory.rglob("*") if p.is_file()):
                 name = path.relative_to(self.directory).as_posix()
                 what = _WHAT.get(path.name.removeprefix(STATE_FILE) or STATE_FILE, "")
-                held.append(HeldItem("file", name, what, _text_in(path), path.stat().st_size))
+                content = "\n".join(self.state.rows()) if path.name == STATE_FILE else ""
+                held.append(HeldItem("file", name, what, content, path.stat().st_size))
         return held
 
     # -- a holder of the one forget ----------------------------------------------------------
@@ -278,11 +277,6 @@ class PersistedSessions:
 def _modified(path: Path) -> datetime | None:
     """When `path` was last written, in local time; None when it does not exist."""
     return datetime.fromtimestamp(path.stat().st_mtime).astimezone() if path.exists() else None
-
-
-def _text_in(path: Path) -> str:
-    """Every run of text in the file's bytes, one a line: what it holds, as a raw scan finds it."""
-    return "\n".join(_TEXT_RUN.findall(path.read_bytes().decode("utf-8", errors="replace")))
 
 
 def _holds(path: Path, plan: ForgetPlan) -> bool:

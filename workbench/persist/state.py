@@ -175,6 +175,14 @@ class StateFile:
         with self._lock:
             return [s for (s,) in self._db.execute("SELECT DISTINCT session_id FROM messages ORDER BY session_id")]
 
+    def rows(self) -> list[str]:
+        """Every row's text, as stored: memory, then each agent's session, then the messages as saved."""
+        with self._lock:
+            memory = self._db.execute("SELECT saved FROM memory").fetchall()
+            sessions = self._db.execute("SELECT session FROM sessions ORDER BY agent").fetchall()
+            messages = self._db.execute("SELECT message FROM messages ORDER BY rowid").fetchall()
+        return [text for (text,) in (*memory, *sessions, *messages)]
+
     def moved(self) -> bool:
         """Whether an earlier version's files were moved into this database (`legacy.py`)."""
         return self._one("SELECT value FROM meta WHERE name = 'moved'") == "1"
