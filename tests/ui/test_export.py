@@ -6,6 +6,7 @@ from textual.widgets import Input, SelectionList
 
 from tests.ui.helpers import make_app, say
 from workbench.drift import lab, load_chronology_file, run_drift
+from workbench.drift.tally import LabCallLog
 from workbench.runtime import ModelConfig, build_models
 from workbench.runtime.calls import CallLog
 from workbench.runtime.scripted import split_block
@@ -67,12 +68,12 @@ async def test_export_from_both_panes_with_a_forget_replays_the_same_requests(tm
 
     recorded: list[CallLog] = []
 
-    class Recording(CallLog):
+    class Recording(LabCallLog):  # the lab keeps only its latest calls: this one keeps them all
         def __init__(self, *args, **kwargs) -> None:
-            super().__init__(*args, **kwargs)
+            super().__init__(*args, **{**kwargs, "capacity": 1_000})
             recorded.append(self)
 
-    monkeypatch.setattr(lab, "CallLog", Recording)
+    monkeypatch.setattr(lab, "LabCallLog", Recording)
     report = await run_drift(build_models(ModelConfig()), chronology=load_chronology_file(path))
     assert not report.partial and list(report.scores["facts"]) == ["q6"]
     # The bounded facts, shared by both agents, carried the same block at every turn as the app's.
