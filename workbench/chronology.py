@@ -26,8 +26,8 @@ MAX_PROBE_ID_CHARS = 40
 MAX_CHECK_TEXTS = 20
 MAX_STEPS = 100_000
 # The longest story `--turns` and `--sweep` stretch to. Full history resends every earlier message at
-# every turn, so a run grows with the square of its length: 1,000 turns take about half a minute on
-# the built-in model, 2,000 about two minutes; 100,000 ran on past a minute and 845 MB unfinished.
+# every turn, and persisted history and extracted memory re-read their whole files, so a run grows with
+# the square of its length: 1,000 turns took 349 s on the built-in model at load 3 (docs/scoring.md).
 MAX_TURNS = 2_000
 _ECHO_CHARS = 40
 MAX_WHY_CHARS = 400

@@ -69,10 +69,9 @@ async def test_export_from_both_panes_with_a_forget_replays_the_same_requests(tm
 
     recorded: list[CallLog] = []
 
-    class Recording(LabCallLog):
+    class Recording(LabCallLog):  # the lab keeps only its latest calls: this one keeps them all
         def __init__(self, *args, **kwargs) -> None:
-            super().__init__(*args, **kwargs)
-            self.capacity = 10_000  # every call, not the latest few the lab keeps
+            super().__init__(*args, **{**kwargs, "capacity": 1_000})
             recorded.append(self)
 
     monkeypatch.setattr(lab, "LabCallLog", Recording)
