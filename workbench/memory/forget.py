@@ -282,7 +282,11 @@ class Forgetting:
             outcome = self._memory.forget(plan)
             report = await self._apply(plan, outcome, unrecorded)
             if self._journal is not None and not report.failures:
-                self._journal.end()
+                try:
+                    self._journal.end()
+                except OSError as exc:  # every holder was reached: the next start only forgets again
+                    why = clip(f"{type(exc).__name__}: {exc}", _FAILURE_CHARS)
+                    report.failures[JOURNAL] = f"its record could not be removed ({why}); the next start forgets again"
             return report
 
     def _record(self, key: str | None) -> str | None:
