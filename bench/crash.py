@@ -230,13 +230,14 @@ async def run_child(scenario: str, tag: str, kill_at: int) -> None:
     await runtime.complete_pending()
     await ask(runtime, "logs", "database=Oracle")
     steps.armed = scenario == "turn"
-    emit(event="span")
+    if scenario == "turn":
+        emit(event="span")
     await ask(runtime, "support", f"customer=Contoso-{tag}; module=Billing")
     await ask(runtime, "support", f"Where is Contoso-{tag}?")
     if scenario != "turn":
         steps.armed = True
-        emit(event="span")
         emit(event="forget-asked")
+        emit(event="span")
         report = await runtime.forget("customer" if scenario == "forget-key" else None)
         emit(event="forgot", failures=report.failures)
     steps.armed = False
@@ -383,7 +384,7 @@ def judge(scenario: str, tag: str, killed: list[dict[str, Any]], data: Path) -> 
         problems.append(f"saved fact(s) missing after restart: {missing}")
     holding = files_holding(data, value)
     in_requests = sum(value.lower() in text.lower() for text in requests["texts"])
-    if (holding or in_requests) and not unapplied:
+    if (holding or in_requests) and not unapplied and forget_asked:
         problems.append(f"forgotten value in {holding or 'no file'}; in {in_requests} request text(s) after restart")
     if not forget_asked and scenario != "turn" and restarted["facts"].get("customer") not in (None, value):
         problems.append("customer changed")

@@ -94,6 +94,24 @@ def test_forget_leaves_no_byte_of_the_value_in_any_file(tmp_path):
     assert not memory.folder.exists()
 
 
+def test_a_forget_after_a_crash_finds_a_value_only_a_transcript_declares(tmp_path):
+    """Killed after the framework wrote a turn's transcript and before the workbench saved the facts, a
+    run left the value only there: declared after the facts block (JSON-escaped in the file) and echoed
+    in the reply, and a work file of the framework's interrupted write. The next start's forget of the
+    key found no value: it dropped the declaring line and kept the reply and the work file."""
+    memory = ExtractedMemory(tmp_path)
+    asyncio.run(say(scripted_runtime(memory), "database=Oracle", "customer=Zanzibar-1; module=Billing"))
+    (memory.folder / "topics" / ".maf-state-0123abcd.tmp").write_text("# customer\n\n- customer=Zanzibar-1\n")
+    for topic in (memory.folder / "topics").glob("customer.md"):
+        topic.unlink()  # killed before the extraction wrote it
+    restarted = scripted_runtime(ExtractedMemory(tmp_path))  # its working memory never held the fact
+
+    asyncio.run(restarted.forget("customer"))
+
+    assert files_holding(tmp_path, "Zanzibar-1") == []
+    assert files_holding(tmp_path, "Oracle")  # the rest stays
+
+
 def test_the_loopback_model_answers_the_extraction_prompt(loopback, tmp_path):
     memory = ExtractedMemory(tmp_path)
     runtime = live_runtime(loopback.base_url, memory)

@@ -298,6 +298,38 @@ async def test_a_hand_edited_message_row_stops_start_up_with_the_files_name(tmp_
         started(directory)
 
 
+async def test_a_full_disk_is_said_at_once_and_nothing_shown_as_saved_is_lost(tmp_path):
+    """SQLite's own full-disk error (SQLITE_FULL, as from ENOSPC), made by capping the file's pages. A
+    turn's messages that did not fit were lost while the turn said it was saved: the sessions, saved
+    right after, fitted and cleared the failure; and SQLite's ended transaction made the reason "cannot
+    rollback". Now the turn says it was not saved and why, the status says so, the ledger notes it
+    once, the messages stay in the history and the next save with room writes them."""
+    directory = tmp_path / DIRECTORY
+    runtime = started(directory)
+    persisted = runtime.histories
+    assert isinstance(persisted, PersistedSessions)
+    assert (await runtime.ask("support", "module=Reporting")).unsaved is None
+    db = persisted.state._db  # the state file's own connection: the cap holds for it alone
+    (pages,) = db.execute("PRAGMA page_count").fetchone()
+    db.execute(f"PRAGMA max_page_count = {pages}")
+
+    full = [await runtime.ask("support", f"database=D{i}; " + "words " * 600) for i in range(3)]
+
+    assert [(r.ok, r.unsaved) for r in full] == [(True, "OperationalError: database or disk is full")] * 3
+    assert runtime.status.persisted is not None
+    assert runtime.status.persisted.failure == "OperationalError: database or disk is full"
+    assert [e.origin for e in runtime.memory.ledger.latest()].count("persist") == 1
+    assert len(runtime.history("support")) == 8  # the turns the disk could not take are still there
+    db.execute("PRAGMA max_page_count = 1073741823")  # room again
+    after = await runtime.ask("logs", "customer=Contoso")
+    assert after.unsaved is None and runtime.status.persisted.failure is None
+    shown, before = facts(runtime), histories(runtime)
+    quit_(runtime)
+    restarted = started(directory)
+    assert facts(restarted) == shown and set(shown) == {"module", "database", "customer"}
+    assert histories(restarted) == before
+
+
 async def test_a_damaged_database_stops_start_up_with_its_name_and_is_left_as_it_is(tmp_path):
     directory = tmp_path / DIRECTORY
     first = started(directory)

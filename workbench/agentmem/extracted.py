@@ -35,13 +35,16 @@ from agent_framework import (
 
 from workbench.agentmem.base import CONSOLIDATION_CALL, EXTRACTION_CALL, USER_ID, FileBackedMemory
 from workbench.files import erase_file, private_dir, private_tree, write_private
-from workbench.memory.forget import ForgetPlan
+from workbench.memory.forget import ForgetPlan, declared_in
 from workbench.runtime.calls import RecordingMiddleware, recorder_of
 from workbench.runtime.remembered import HeldItem
 
 BOUND_OPTIONS = ("max_tokens", "extra_body")  # how an agent's reply bound travels (workbench.runtime.bounds)
 OWNER_KEY = "workbench_memory_owner"  # the session-state key MemoryFileStore reads the owner from
 FORGETS_KEY = "workbench_forgets_seen"  # how many forgets had run when the session's turn started
+# MemoryFileStore writes each file through a work file of this name beside it, then renames it; a kill
+# in between leaves it.
+_WORK_FILE_PREFIX = ".maf-state-"
 
 
 class MemoryClient:
@@ -163,13 +166,35 @@ class ExtractedMemory(FileBackedMemory):
             shown.append(HeldItem(what, relative.as_posix(), "", content, size))
         return shown
 
+    async def declared(self, keys: frozenset[str]) -> set[str]:
+        """What its files declare (`FileBackedMemory.declared`), and what each transcript message declares
+        as its text reads: in the file a declaration after manual mode's facts block is JSON-escaped
+        (`...\\n\\ncustomer=...`), and a run killed before the workbench saved the turn's facts leaves the
+        value there alone."""
+        found = await super().declared(keys)
+        return found | declared_in(await asyncio.to_thread(self._transcript_texts), keys)
+
+    def _transcript_texts(self) -> list[str]:
+        directory = self.store.get_transcripts_directory(self._session, source_id=self.source_id)
+        texts = []
+        for path in sorted(directory.glob("*")) if directory.is_dir() else []:
+            for line in path.read_text(encoding="utf-8").splitlines():
+                try:
+                    texts.append(Message.from_dict(json.loads(line)).text or "")
+                except (ValueError, TypeError):
+                    continue  # a line a crash cut off: `_holds` reads it raw
+        return texts
+
     async def forget(self, plan: ForgetPlan) -> int:
         """Every file that holds a forgotten value, rewritten without it or erased (`erase_file`; the
-        whole folder for a forget of everything); returns the files reached."""
+        whole folder for a forget of everything); returns the files reached. A work file of the
+        framework's interrupted write (`.maf-state-*.tmp`, never read back) is erased whatever it holds."""
         self._forget_injected(plan)
         self.forgets += 1
         if not self.folder.is_dir():
             return 0
+        for leftover in sorted(self.folder.rglob(f"{_WORK_FILE_PREFIX}*.tmp")):
+            await asyncio.to_thread(erase_file, leftover)
         if plan.everything:
             files = self._files()
             for path in files:

@@ -93,7 +93,9 @@ class PersistedSessions:
         self._shape = self._saved_shape
         self._failure: str | None = None
         self._unsaved_memory = False  # memory changed since it was last written
-        self._unsaved_messages: dict[str, list[dict[str, Any]]] = {}  # messages a failed save did not write
+        # Turns' messages a failed save did not write, by session: read as part of the history and
+        # written by the next save.
+        self._unsaved_messages: dict[str, list[dict[str, Any]]] = {}
         self._forgetting = False  # a forget is under way: memory is written when it ends, not before
         self.memory = (
             WorkingMemory.restored(saved, ledger_capacity=ledger_capacity, clock=clock)
@@ -146,8 +148,10 @@ class PersistedSessions:
         but not a message (hand-edited)."""
         if not session_id:
             return []
+        with self._lock:
+            rows = [*self.state.messages(session_id), *self._unsaved_messages.get(session_id, [])]
         try:
-            return [Message.from_dict(m) for m in self.state.messages(session_id)]
+            return [Message.from_dict(m) for m in rows]
         except SavedFileError:
             raise
         except (TypeError, ValueError, KeyError, AttributeError) as exc:
@@ -161,6 +165,7 @@ class PersistedSessions:
             self._current = {name: s.to_dict() for name, s in sessions.items()}
             self._shape = shape
             ids = frozenset(s.session_id for s in sessions.values())
+            self._unsaved_messages = {s: m for s, m in self._unsaved_messages.items() if s in ids}
             self._save(Saved(shape=shape, sessions=self._current, keep_only=ids))
 
     def save_turn(self, session_id: str, messages: list[dict[str, Any]]) -> None:
@@ -168,7 +173,8 @@ class PersistedSessions:
         session no agent runs any more (a forget replaced it while the turn ran)."""
         with self._lock:
             if any(s["session_id"] == session_id for s in self._current.values()):
-                self._save(Saved(messages={session_id: messages}))
+                self._unsaved_messages.setdefault(session_id, []).extend(messages)
+                self._save(Saved())
 
     def _memory_changed(self, outcome: Outcome) -> None:
         """Memory settled something. Within a turn it is saved with the turn's messages or when the turn
@@ -187,19 +193,16 @@ class PersistedSessions:
         with_memory = self._unsaved_memory and not self._forgetting
         if with_memory:
             saved = replace(saved, memory=self.memory.saved())
+        if self._unsaved_messages:
+            saved = replace(saved, messages=self._unsaved_messages)
         if saved.sessions is None and self._current:
             saved = replace(saved, shape=self._shape, sessions=self._current)  # the sessions go with every save
-        current = {s["session_id"] for s in self._current.values()}
-        waiting = {sid: [*self._unsaved_messages.get(sid, []), *saved.messages.get(sid, [])] for sid in current}
-        saved = replace(saved, messages={sid: messages for sid, messages in waiting.items() if messages})
         try:
             self.state.save(saved)
         except (OSError, sqlite3.Error) as exc:
             failure = clip(f"{type(exc).__name__}: {exc}", _FAILURE_CHARS)
             first = self._failure is None
             self._failure = failure
-            # Written, in order, by the next save that succeeds.
-            self._unsaved_messages = {sid: list(m) for sid, m in saved.messages.items()}
             if first:
                 self.memory.note(
                     f"Not saved: {failure}. Nothing is lost from this run yet; the next save writes everything again.",

@@ -121,7 +121,8 @@ class StateFile:
             try:
                 yield
             except BaseException:
-                self._db.execute("ROLLBACK")
+                if self._db.in_transaction:  # SQLite ended it itself when its COMMIT failed (a full disk)
+                    self._db.execute("ROLLBACK")
                 raise
             self._db.execute("COMMIT")
 
