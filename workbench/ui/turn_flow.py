@@ -88,7 +88,12 @@ class TurnFlow(App[None]):
     async def _complete_pending(self) -> None:
         assert self._built is not None
         runtime = self._built.runtime
-        report = await runtime.complete_pending()
+        try:
+            report = await runtime.complete_pending()
+        except Exception as exc:  # no turn may run before it: the app stays unavailable and says why
+            self._start_error = f"a forget cut short could not be completed: {error_line(exc)}"
+            self.sub_title = f"could not start: {self._start_error}"
+            raise
         self._connect()
         if report is not None:
             title = f"Start-up {runtime.completed}"
