@@ -512,6 +512,12 @@ def stores_on_disk(args: argparse.Namespace, config: ModelConfig) -> tuple[str, 
     memory = agent_memory_config(args, config)
     if memory.kind is not None:
         stores.append(f"--agent-memory {memory.kind} --agent-memory-dir {memory.root}")
+    # Your agents' memories may be on disk, where only loading them again reaches.
+    if (path := getattr(args, "path", None)) is not None:
+        from pathlib import Path
+
+        stores.append(str(Path(path).resolve()))
+    stores += [f"--agents {reference}" for reference in getattr(args, "agents", None) or []]
     return tuple(stores)
 
 
