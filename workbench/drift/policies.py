@@ -28,7 +28,7 @@ from agent_framework import (
 )
 
 from workbench.memory import Outcome, Status, WorkingMemory
-from workbench.memory.forget import Forgetting
+from workbench.runtime.holders import forgetting_over
 
 WINDOW_TURNS = 3
 MAX_SUMMARY_CHARS = 700
@@ -272,7 +272,7 @@ class FactsPolicy(Policy):
     def __init__(self, info: PolicyInfo, agents: dict[str, Agent], memory: WorkingMemory) -> None:
         super().__init__(info, agents)
         self.memory = memory
-        self.forgetting = Forgetting(memory)  # the facts policy keeps no history: memory is all it holds
+        self.forgetting = forgetting_over(memory, [])  # the facts policy keeps no history: memory is all it holds
         self.batches = Counter[str]()
         self.first_reason = ""
         memory.subscribe(self._settled)
