@@ -18,6 +18,7 @@ import pytest
 
 from tests.test_startup import HANG, _env, holding, start
 from workbench import cli, scripts
+from workbench import command as command_module
 
 
 def files(folder: Path) -> list[Path]:
@@ -112,12 +113,20 @@ def test_a_holder_that_fails_makes_forget_exit_non_zero_and_the_others_still_for
     folder = data / "agent-memory" / "files" / "local-user"
     folder.mkdir(parents=True)
     note = folder / "customer.md"
-    note.write_text(f"The customer is {values['customer']}.\n")
+    # Declared, as the completion below plans from what is left: memory no longer knows the value then.
+    note.write_text(f"customer={values['customer']}\n")
     note.chmod(stat.S_IRUSR)
     done = run(data, "forget", "customer", "--persist", "--agent-memory", "files", "--yes", as_user=True)
     assert done.returncode == scripts.NOT_REACHED, done.stderr
     assert "  memory files: NOT reached: PermissionError" in done.stdout
     assert holding_value(data, values["customer"]) == ["agent-memory/files/local-user/customer.md"]
+
+    note.chmod(stat.S_IRUSR | stat.S_IWUSR)  # the user lets it be written: the next start completes the forget
+    listed = run(data, "remembered", "--persist", "--agent-memory", "files", "--json", as_user=True)
+    assert listed.returncode == 0, listed.stderr
+    assert listed.stderr.startswith("workbench remembered: completed the forget of 'customer' cut short at ")
+    assert json.loads(listed.stdout)["completed"].startswith("completed the forget of 'customer'")
+    assert holding_value(data, values["customer"]) == []
 
 
 def test_forget_without_yes_and_without_a_terminal_refuses_in_one_line(persisted):
@@ -161,3 +170,14 @@ def test_a_key_that_is_not_one_is_a_usage_error(tmp_path):
     assert (done.returncode, done.stdout) == (2, "")
     assert '"nam\\x1be" is not a key' in done.stderr
     assert not (tmp_path / "data").exists()
+
+
+def test_output_whose_reader_went_away_ends_quietly(persisted):
+    """`workbench remembered | head -c 10`: the reader is gone before the listing is written."""
+    data, _ = persisted
+    command = [sys.executable, "-m", "workbench", "remembered", "--persist", "--json"]
+    with subprocess.Popen(command, env=_env(data), stdout=subprocess.PIPE, stderr=subprocess.PIPE) as listing:
+        assert listing.stdout is not None and listing.stderr is not None
+        listing.stdout.close()
+        stderr = listing.stderr.read()
+        assert (listing.wait(timeout=HANG), stderr) == (command_module.READER_GONE, b"")

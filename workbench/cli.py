@@ -491,8 +491,8 @@ def run_script_command(args: argparse.Namespace, config: ModelConfig) -> int:
         if command == "remembered":
             return asyncio.run(scripts.remembered(start, as_json=as_json, say=say))
         return asyncio.run(scripts.forget(start, key, ask=ask, as_json=as_json, say=say))
-    except Exception as exc:  # the session could not start, or a forget cut short could not be completed
-        say(f"stopped: {type(exc).__name__}: {exc}")
+    except scripts.Stopped as exc:
+        say(str(exc))
         return scripts.NOTHING_DONE
 
 

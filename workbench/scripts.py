@@ -93,14 +93,22 @@ class ForgetOut(BaseModel):
     completed: str | None
 
 
+class Stopped(Exception):
+    """The session could not start, or the forget a crash cut short could not be completed (no forget
+    and no listing may run before it): why, in one line."""
+
+
 async def _started(start: Start, say: Say) -> SessionController:
     """The session, after the forget a crash cut short (if the journal records one) is completed."""
-    session = start()
-    runtime = session.runtime
-    if runtime.forget_pending:
-        report = await runtime.complete_pending()
-        if report is not None:
-            say(f"{runtime.completed}: {report.describe()}")
+    try:
+        session = start()
+        runtime = session.runtime
+        report = await runtime.complete_pending() if runtime.forget_pending else None
+    except Exception as exc:
+        first = next((line.strip() for line in str(exc).splitlines() if line.strip()), "")
+        raise Stopped(clip(f"could not start: {type(exc).__name__}: {first}", LINE_CHARS)) from exc
+    if report is not None:
+        say(f"{runtime.completed}: {report.describe()}")
     return session
 
 
