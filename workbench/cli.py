@@ -313,7 +313,7 @@ def add_script_commands(commands: Any) -> None:
         description="Print what every memory the agents run holds now, as the TUI's F3 lists it: the working "
         "memory's facts and ledger, both agents' histories, recall and the other memories, each item with the "
         "keys a forget of which reaches it. Text is shown as typed, control and invisible characters as "
-        f"escapes; --json prints it whole (the format is in docs/forget.md). A memory that cannot be read says "
+        "escapes; --json prints it whole (the format is in docs/forget.md). A memory that cannot be read says "
         f"why in its place. Exit status: 0, or {cannot_start}.",
         **common,
     )
@@ -324,7 +324,7 @@ def add_script_commands(commands: Any) -> None:
         "both agents' sessions and every memory they run, in one plan. Without --yes it shows what the forget "
         "will remove and asks; with stdin not a terminal it refuses. Then it prints what each holder removed "
         "(--json: the format is in docs/forget.md). Exit status: 0 when every holder applied the forget, 3 when "
-        f"a holder was not reached or failed (the others applied it), 2 for a usage error or a question stdin "
+        "a holder was not reached or failed (the others applied it), 2 for a usage error or a question stdin "
         f"cannot answer, {cannot_start}, or when the question was answered no.",
         **common,
     )
