@@ -7,7 +7,7 @@ import asyncio
 import math
 import os
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any, NoReturn
 
 from workbench.agentmem.config import AgentMemoryConfig, AgentMemoryKind
@@ -214,7 +214,7 @@ def add_agent_memory_options(parser: argparse.ArgumentParser) -> None:
 
 
 # The commands besides the TUI. A first word that names none of them is the TUI's PATH.
-COMMANDS = ("drift", "qualify")
+COMMANDS = ("drift", "qualify", "remembered", "forget")
 
 
 def add_agents_options(parser: argparse.ArgumentParser) -> None:
@@ -246,24 +246,7 @@ def build_parser(*, path: bool = False) -> argparse.ArgumentParser:
         "API keys are read from OPENAI_API_KEY (Azure: AZURE_OPENAI_API_KEY) and never shown.",
     )
     add_model_options(parser)
-    parser.add_argument(
-        "--mode",
-        choices=[m.value for m in Mode],
-        help="how the facts reach the agents: in the user message (manual, the built-in agents' default) or a "
-        "context provider (provider, your agents' default)",
-    )
-    parser.add_argument(
-        "--writer",
-        choices=[w.value for w in WriterKind],
-        help="who proposes facts: the writer model, or the host's own parse (no model call); default: the writer "
-        "model, but the host's parse for your agents unless --writer-model names a model",
-    )
-    parser.add_argument(
-        "--persist",
-        action="store_true",
-        help="keep both agents' sessions, the facts and the ledger in the user's data directory (files readable "
-        "by you only) and resume them on the next --persist; without it nothing is written",
-    )
+    add_session_options(parser)
     add_recall_options(parser)
     add_agent_memory_options(parser)
     add_otel_options(parser)
@@ -321,7 +304,73 @@ def build_parser(*, path: bool = False) -> argparse.ArgumentParser:
     )
     add_model_options(qualify, with_defaults=False)
     qualify.add_argument("--json", action="store_true", help="print the report as JSON")
+    add_script_commands(commands)
     return parser
+
+
+def add_session_options(parser: argparse.ArgumentParser) -> None:
+    """How the agents take the facts, who writes them, and whether the sessions are kept. No defaults:
+    they depend on whose agents run (`mode`, `writer`)."""
+    parser.add_argument(
+        "--mode",
+        choices=[m.value for m in Mode],
+        help="how the facts reach the agents: in the user message (manual, the built-in agents' default) or a "
+        "context provider (provider, your agents' default)",
+    )
+    parser.add_argument(
+        "--writer",
+        choices=[w.value for w in WriterKind],
+        help="who proposes facts: the writer model, or the host's own parse (no model call); default: the writer "
+        "model, but the host's parse for your agents unless --writer-model names a model",
+    )
+    parser.add_argument(
+        "--persist",
+        action="store_true",
+        help="keep the agents' sessions, the facts and the ledger in the user's data directory (files readable "
+        "by you only) and resume them on the next --persist; without it nothing is written",
+    )
+
+
+def add_script_commands(commands: Any) -> None:
+    """`workbench remembered` and `workbench forget`: the TUI's F3 and forget for scripts. They open what
+    the TUI opens with the same options, given before or after the command (`workbench.scripts`)."""
+    common = {"argument_default": argparse.SUPPRESS}
+    cannot_start = (
+        "1 when the start cannot open what the options ask (another workbench holds it, a file cannot be read)"
+    )
+    remembered = commands.add_parser(
+        "remembered",
+        help="print what every memory the agents run holds now (the TUI's F3)",
+        description="Print what every memory the agents run holds now, as the TUI's F3 lists it: the working "
+        "memory's facts and ledger, both agents' histories, recall and the other memories, each item with the "
+        "keys a forget of which reaches it. Text is shown as typed, control and invisible characters as "
+        "escapes; --json prints it whole (the format is in docs/forget.md). A memory that cannot be read says "
+        f"why in its place. Exit status: 0, or {cannot_start}.",
+        **common,
+    )
+    forget = commands.add_parser(
+        "forget",
+        help="forget a key, or everything, through the one forget, and print what each holder removed",
+        description="Forget KEY (or --all: every key) through the one forget the TUI runs: working memory, "
+        "both agents' sessions and every memory they run, in one plan. Without --yes it shows what the forget "
+        "will remove and asks; with stdin not a terminal it refuses. Then it prints what each holder removed "
+        "(--json: the format is in docs/forget.md). Exit status: 0 when every holder applied the forget, 3 when "
+        "a holder was not reached or failed (the others applied it), 2 for a usage error or a question stdin "
+        f"cannot answer, {cannot_start}, or when the question was answered no.",
+        **common,
+    )
+    for script in (remembered, forget):
+        add_model_options(script, with_defaults=False)
+        add_session_options(script)
+        add_recall_options(script)
+        add_agent_memory_options(script)
+        script.add_argument("--json", action="store_true", help="print the result as JSON")
+    which = forget.add_mutually_exclusive_group(required=True)
+    which.add_argument("key", nargs="?", metavar="KEY", help="the key to forget (one of the contract's keys)")
+    which.add_argument("--all", action="store_true", help="forget every key")
+    forget.add_argument("--yes", action="store_true", help="forget without showing what goes and asking")
+    for script in (remembered, forget):  # PATH after forget's KEY: `workbench forget module examples/agents`
+        add_agents_options(script)
 
 
 def _print_report(args: argparse.Namespace, data: dict[str, Any], renderable: Any) -> None:
@@ -463,6 +512,51 @@ def load_agents(args: argparse.Namespace, given: Sequence[object] = ()) -> tuple
     return checked([*loaded, *(agent for reference in references for agent in from_reference(reference))])
 
 
+def run_script_command(args: argparse.Namespace, config: ModelConfig, loaded: Sequence[LoadedAgent] = ()) -> int:
+    """`workbench remembered` and `workbench forget` (`workbench.scripts`), started as the TUI starts
+    (`session_start`). A usage error, or a question stdin cannot answer, exits 2 before anything opens;
+    a start that cannot open what the options ask exits 1 with one line, as the TUI's does."""
+    from workbench import scripts
+    from workbench.memory.contract import ALLOWED_KEYS
+    from workbench.opening import StartFailed
+
+    command: str = args.command
+
+    def say(line: str) -> None:
+        _say(command, line)
+
+    key: str | None = getattr(args, "key", None)
+    if key is not None and key not in ALLOWED_KEYS:
+        say(f"{_quoted(key)} is not a key; the keys: {', '.join(sorted(ALLOWED_KEYS))}")
+        return 2
+    ask = None if command == "remembered" or getattr(args, "yes", False) else _asked
+    if ask is not None and not sys.stdin.isatty():
+        say("stdin is not a terminal, so what the forget removes cannot be asked: add --yes to forget without asking")
+        return 2
+    if problem := unfinished_forget(args, config):
+        say(problem)
+        return scripts.NOTHING_DONE
+    try:
+        start = session_start(args, config, loaded)
+    except StartFailed as exc:
+        say(str(exc))
+        return scripts.NOTHING_DONE
+    as_json = getattr(args, "json", False)
+    try:
+        if command == "remembered":
+            return asyncio.run(scripts.remembered(start, as_json=as_json, say=say))
+        return asyncio.run(scripts.forget(start, key, ask=ask, as_json=as_json, say=say))
+    except scripts.Stopped as exc:
+        say(str(exc))
+        return scripts.NOTHING_DONE
+
+
+def _asked(question: str) -> bool:
+    """`question` on stderr (stdout keeps the report), answered on the terminal: yes, or anything else."""
+    print(f"{question}\nForget? [y/N] ", end="", file=sys.stderr, flush=True)
+    return sys.stdin.readline().strip().lower() in ("y", "yes")
+
+
 def main(argv: list[str] | None = None, *, agents: Sequence[object] = ()) -> int:
     """Every command; the TUI's window settles the collector `workbench.command` held, the others
     release it before they run. `agents`: the user's agents handed in from Python (`workbench.serve`)."""
@@ -491,6 +585,8 @@ def main(argv: list[str] | None = None, *, agents: Sequence[object] = ()) -> int
         return run_drift_command(args, config, loaded)
     if args.command == "qualify":
         return run_qualify_command(args, config)
+    if args.command in ("remembered", "forget"):
+        return run_script_command(args, config, loaded)
     if problem := unfinished_forget(args, config):
         print(f"workbench: {problem}", file=sys.stderr)
         return 1
@@ -572,8 +668,19 @@ def build_app(args: argparse.Namespace, config: ModelConfig, loaded: Sequence[Lo
     """The TUI as `workbench` opens it: what the options ask it to keep or reach is opened first
     (StartFailed, one line, when it cannot be: `workbench.opening`), then the window, then the agent
     runtime right after its first frame."""
-    from workbench.opening import open_for_start
     from workbench.ui.app import WorkbenchApp
+
+    return WorkbenchApp(start=session_start(args, config, loaded))
+
+
+def session_start(
+    args: argparse.Namespace, config: ModelConfig, loaded: Sequence[LoadedAgent] = ()
+) -> Callable[[], SessionController]:
+    """The one start path of the TUI and the scripts (`workbench remembered`, `workbench forget`): what
+    the options ask to keep or reach, opened and locked now (StartFailed, one line, when it cannot be),
+    and the function that assembles the session over it (`workbench.session.assemble`), over the user's
+    agents when `loaded` holds any."""
+    from workbench.opening import open_for_start
 
     recall = recall_config(args, config)
     agent_memory = agent_memory_config(args, config)
@@ -601,19 +708,20 @@ def build_app(args: argparse.Namespace, config: ModelConfig, loaded: Sequence[Lo
             agents=[item.agent for item in loaded],
         )
 
-    return WorkbenchApp(start=start)
+    return start
 
 
 def mode(args: argparse.Namespace, loaded: Sequence[LoadedAgent]) -> Mode:
     """--mode, else a context provider for the user's agents and manual injection for the built-in ones."""
-    return Mode(args.mode) if args.mode else Mode.PROVIDER if loaded else Mode.MANUAL
+    chosen = getattr(args, "mode", None)
+    return Mode(chosen) if chosen else Mode.PROVIDER if loaded else Mode.MANUAL
 
 
 def writer(args: argparse.Namespace, config: ModelConfig, loaded: Sequence[LoadedAgent]) -> WriterKind:
     """--writer, else the writer model; for the user's agents, the host's parse unless --writer-model
     names a model (their model is theirs: the workbench does not send it its writer's prompts)."""
-    if args.writer:
-        return WriterKind(args.writer)
+    if chosen := getattr(args, "writer", None):
+        return WriterKind(chosen)
     return WriterKind.HOST if loaded and not config.writer_model else WriterKind.MODEL
 
 

@@ -57,8 +57,9 @@ class YourAgentsInWorkbench(FactsPolicy):
     """The user's agents with the working memory, as the app runs them, and the product's forget."""
 
     def __init__(self, info: PolicyInfo, agents: dict[str, Agent], memory: WorkingMemory) -> None:
-        super().__init__(info, agents, memory)
-        self.forgetting.register(TextHolder("agent sessions", "message(s)", self._texts, self._new_sessions))
+        super().__init__(
+            info, agents, memory, [TextHolder("agent sessions", "message(s)", self._texts, self._new_sessions)]
+        )
 
     def _texts(self) -> list[str]:
         return [m.text or "" for m in self.retained()]

@@ -1,5 +1,6 @@
-"""The one assembly: a running workbench built from what a start asks for, and the one place where
-holders of user or model text are registered with the one forget. The CLI, the TUI and the tests
+"""The one assembly: a running workbench built from what a start asks for, and the one list of the
+holders of user or model text it registers with the one forget (through `workbench.runtime.holders`,
+the one module that registers, which the drift lab's policies use too). The CLI, the TUI and the tests
 build through it; a test fails when a holder is registered anywhere else (`tests/test_layers.py`).
 
 The holders, in the order a forget reaches them:
@@ -22,6 +23,7 @@ from workbench.memory import WorkingMemory
 from workbench.runtime.agents import AgentRuntime
 from workbench.runtime.calls import CallLog
 from workbench.runtime.config import Mode, WriterKind
+from workbench.runtime.holders import register
 from workbench.session.controller import SessionController
 
 if TYPE_CHECKING:
@@ -74,6 +76,5 @@ def assemble(
         agents=agents,
     )
     session = SessionController(runtime)
-    for holder in (*runtime.holders, *session.holders, *([persisted] if persisted is not None else [])):
-        runtime.forgetting.register(holder)
+    register(runtime.forgetting, (*runtime.holders, *session.holders, *([persisted] if persisted is not None else [])))
     return session
