@@ -125,9 +125,7 @@ class ExtractedMemory(FileBackedMemory):
     framework_name = "MemoryContextProvider"
     calls_functions = False  # it offers tools, but extracts after every turn whether or not they are called
 
-    def __init__(
-        self, root: Path, *, user_id: str = USER_ID, provider: MemoryContextProvider | None = None
-    ) -> None:
+    def __init__(self, root: Path, *, user_id: str = USER_ID, provider: MemoryContextProvider | None = None) -> None:
         """`provider`: one already on a loaded agent (its store's folder is `root`): this memory is then
         what its `MemoryFileStore` keeps for the owner `user_id` (`owners` finds them)."""
         super().__init__(root)
@@ -274,7 +272,10 @@ def owners(provider: MemoryContextProvider, store: MemoryFileStore) -> tuple[lis
         owner = _owner_named(folder.name, store.owner_prefix)
         session = AgentSession(session_id="workbench-view")
         session.state[store.owner_state_key] = owner
-        if owner is not None and store.get_transcripts_directory(session, source_id=provider.source_id).parent.parent == folder:
+        if (
+            owner is not None
+            and store.get_transcripts_directory(session, source_id=provider.source_id).parent.parent == folder
+        ):
             found.append(owner)
         else:
             unnamed.append(folder)

@@ -61,7 +61,8 @@ class FileHistoryMemory:
         return sorted(p for p in self.folder.glob(f"*{self.suffix}") if p.is_file() and not p.is_symlink())
 
     def describe(self) -> str:
-        return f"FileHistoryProvider ({'MessagePack' if self.msgpack else 'JSON Lines'}), {len(self._files())} session file(s)"
+        encoding = "MessagePack" if self.msgpack else "JSON Lines"
+        return f"FileHistoryProvider ({encoding}), {len(self._files())} session file(s)"
 
     def providers(self, agent: str) -> list[ContextProvider]:
         return []
@@ -74,7 +75,9 @@ class FileHistoryMemory:
 
     def _records(self, path: Path) -> list[_Record]:
         data = path.read_bytes()
-        return _msgpack_records(data) if self.msgpack else [_json_record(line) for line in data.splitlines(keepends=True)]
+        if self.msgpack:
+            return _msgpack_records(data)
+        return [_json_record(line) for line in data.splitlines(keepends=True)]
 
     def _read(self) -> list[tuple[Path, int, list[_Record]]]:
         found = []

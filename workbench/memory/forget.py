@@ -19,7 +19,7 @@ from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import dataclass, field, replace
 from datetime import datetime
 from functools import cached_property
-from typing import TYPE_CHECKING, Protocol
+from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
 from workbench.memory.contract import ALLOWED_KEYS, SEGMENT_SEPARATOR, parse_message
 from workbench.memory.ledger import MemoryEvent
@@ -179,6 +179,16 @@ class NotReached(Exception):
 UNREACHABLE = "forget cannot reach this"  # what F3, the forget question and the report say of such a holder
 
 
+@runtime_checkable
+class Unreachable(Protocol):
+    """A holder that can say, before a forget, that the forget cannot reach it (or part of it)."""
+
+    @property
+    def unreachable(self) -> str | None:
+        """Why a forget cannot reach it, or None when it can."""
+        ...
+
+
 @dataclass(frozen=True)
 class ForgetReport:
     """What a forget did: memory's outcome, and per holder a count (or why it could not reach it):
@@ -259,6 +269,11 @@ class Forgetting:
     @property
     def holders(self) -> tuple[str, ...]:
         return tuple(h.name for h in self._holders)
+
+    def unreachable(self) -> dict[str, str]:
+        """The holders a forget cannot reach (or reach only in part), and why: for the forget's
+        question, asked before the user answers."""
+        return {h.name: why for h in self._holders if isinstance(h, Unreachable) and (why := h.unreachable)}
 
     def register(self, holder: Holder) -> Callable[[], None]:
         """Add a holder; returns the function that removes it again."""
