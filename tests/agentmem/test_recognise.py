@@ -217,7 +217,8 @@ def test_an_unknown_provider_is_listed_named_before_the_answer_and_not_reached_w
         journal=journal,
     )
     runtime = session.runtime
-    assert [h for h in runtime.forgetting.holders if h.startswith("mine")] == ["mine: Topics"]  # in-memory: the sessions'
+    # The in-memory history is the agent sessions' holder's: no memory of its own.
+    assert [h for h in runtime.forgetting.holders if h.startswith("mine")] == ["mine: Topics"]
 
     async def story() -> None:
         await say(runtime, "mine", f"customer={VALUE}")
