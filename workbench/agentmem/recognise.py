@@ -133,8 +133,8 @@ class Gathered:
 
     def describe(self) -> str:
         files = sum(part.file_count() for part in self._parts())
-        missed = f"; {self.unreachable}" if self.unreachable else ""
-        return f"{self.framework_name}, {files} file(s){missed}"
+        missed = self.unreachable
+        return f"{self.framework_name}, {files} file(s){f'; {missed}' if missed else ''}"
 
     def providers(self, agent: str) -> list[ContextProvider]:
         return []
@@ -222,13 +222,22 @@ def _extracted(provider: MemoryContextProvider, name: str) -> AgentMemory:
     return Gathered(name, "MemoryContextProvider", store.base_path.resolve(), parts, lambda: owners(provider, store)[1])
 
 
-def _redis(provider: ContextProvider, name: str) -> AgentMemory:
+def _redis(provider: ContextProvider, name: str, agents: str) -> AgentMemory:
+    """The Redis support's memory (named by it after the `agents`), imported only when one is found."""
     try:
         module = importlib.import_module("workbench.agentmem.redis_history")
     except ImportError:
         return Unreached(name, f"this workbench has no Redis support: {UNREACHABLE}")
-    memory: AgentMemory = module.redis_history_memory(provider, name)
+    memory: AgentMemory = module.redis_history_memory(provider, agents)
     return memory
+
+
+# How a memory is made of a provider, its name, and the agents that use it.
+Build = Callable[[Any, str, str], "AgentMemory"]
+
+
+def _named(make: Callable[[Any, str], AgentMemory]) -> Build:
+    return lambda provider, name, _: make(provider, name)
 
 
 @dataclass
@@ -236,33 +245,33 @@ class _Found:
     """One store and the agents whose providers use it, in the order they were found."""
 
     provider: ContextProvider
-    build: Callable[[Any, str], AgentMemory]
+    build: Build
     agents: list[str] = field(default_factory=list)
 
 
-def _kind(provider: ContextProvider) -> tuple[object, Callable[[Any, str], AgentMemory]] | None:
+def _kind(provider: ContextProvider) -> tuple[object, Build] | None:
     """What identifies `provider`'s store, and how its memory is made; None for a provider that keeps
     nothing of its own (in-memory history) or is the workbench's working memory."""
     if isinstance(provider, InMemoryHistoryProvider | WorkingMemoryProvider):
         return None
     if isinstance(provider, FileHistoryProvider):
-        return ("history", provider.storage_path.resolve(), provider.serialization_format), FileHistoryMemory
+        return ("history", provider.storage_path.resolve(), provider.serialization_format), _named(FileHistoryMemory)
     if isinstance(provider, FileMemoryProvider):
         files = provider.store
         where = files.root_path.resolve() if isinstance(files, FileSystemAgentFileStore) else id(files)
-        return ("files", where, provider.scope), _file_memory
+        return ("files", where, provider.scope), _named(_file_memory)
     if isinstance(provider, MemoryContextProvider):
         extracted = provider.store
         held_in = extracted.base_path.resolve() if isinstance(extracted, MemoryFileStore) else id(extracted)
-        return ("extracted", held_in, provider.source_id), _extracted
+        return ("extracted", held_in, provider.source_id), _named(_extracted)
     if isinstance(provider, RecallProvider):
-        return ("recall", id(provider.store), recall_scope(provider)), _recall
+        return ("recall", id(provider.store), recall_scope(provider)), _named(_recall)
     module = type(provider).__module__
     if module.startswith(_REDIS_PACKAGE) and type(provider).__name__ == "RedisHistoryProvider":
         return ("redis", id(provider)), _redis
     if module.startswith(_MEM0_PACKAGE):
-        return ("mem0", id(provider)), lambda _, name: Unreached(name, _MEM0)
-    return ("unknown", id(provider)), lambda _, name: Unreached(name)
+        return ("mem0", id(provider)), _named(lambda _, name: Unreached(name, _MEM0))
+    return ("unknown", id(provider)), _named(lambda _, name: Unreached(name))
 
 
 def _recall(provider: RecallProvider, name: str) -> AgentMemory:
@@ -286,13 +295,13 @@ def recognise(agents: Sequence[Agent]) -> tuple[AgentMemory, ...]:
     memories: list[AgentMemory] = []
     names: set[str] = set()
     for entry in found.values():
-        name = f"{', '.join(entry.agents)}: {type(entry.provider).__name__}"
+        users = ", ".join(entry.agents)
+        name = f"{users}: {type(entry.provider).__name__}"
         if name in names:  # one agent with two stores of one class
             name = f"{name} ({entry.provider.source_id})"
-        numbered, number = name, 2
-        while numbered in names:
-            numbered, number = f"{name} #{number}", number + 1
-        names.add(numbered)
-        name = numbered
-        memories.append(entry.build(entry.provider, name))
+        base, number = name, 2
+        while name in names:
+            name, number = f"{base} #{number}", number + 1
+        names.add(name)
+        memories.append(entry.build(entry.provider, name, users))
     return tuple(memories)
