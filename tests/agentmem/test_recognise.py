@@ -261,3 +261,48 @@ def test_mem0s_provider_is_listed_as_not_reached_saying_why(tmp_path):
     (memory,) = recognise([agent])
     assert memory.name == "mine: Mem0ContextProvider" and "--agent-memory mem0" in memory.describe()
     assert memory.describe().endswith("forget cannot reach this")
+
+
+EXAMPLES = Path(__file__).resolve().parents[2] / "examples" / "agents"
+
+
+@pytest.fixture
+def examples(monkeypatch, tmp_path):
+    import sys
+
+    from workbench.loading import from_folder
+
+    before = set(sys.modules)
+    monkeypatch.setenv("EXAMPLE_AGENTS_DATA", str(tmp_path))
+    yield [loaded.agent for loaded in from_folder(EXAMPLES)]
+    for name in set(sys.modules) - before:
+        del sys.modules[name]
+
+
+def test_the_example_agents_memories_keep_a_corrected_value_until_it_is_forgotten(examples, tmp_path):
+    """The built-in story on the example agents: a correction leaves the old value in both memories
+    (F3 flags it), a forget of the key leaves no byte of either value, a forget of everything no file."""
+    session = session_over(*examples)
+    runtime = session.runtime
+    assert [m.name for m in recognise(examples)] == ["notes: FileMemoryProvider", "triage: FileHistoryProvider"]
+
+    async def story() -> None:
+        await say(runtime, "triage", "module=Reporting; database=PostgreSQL")
+        await say(runtime, "notes", "module=Reporting")
+        await say(runtime, "notes", "module=Billing")  # the correction
+        await say(runtime, "triage", "module=Billing")
+        remembered = await runtime.remembered()
+        assert remembered.corrected == ("Reporting",)
+        stale = {s.name: [i.name for i in s.items if i.stale] for s in remembered.systems}
+        assert stale["triage: FileHistoryProvider"]  # its session file still holds Reporting
+        assert traces(tmp_path, "Reporting") and (tmp_path / "notes-memory" / "user" / "module.md").exists()
+
+        report = await runtime.forget("module")
+        assert set(report.removed) >= {"notes: FileMemoryProvider", "triage: FileHistoryProvider"}
+        assert traces(tmp_path, "Reporting") == traces(tmp_path, "Billing") == []
+        assert traces(tmp_path, "PostgreSQL") == []  # declared in the message that held a forgotten value
+
+        await runtime.forget(None)
+        assert [p for p in tmp_path.rglob("*") if p.is_file()] == []
+
+    asyncio.run(story())
