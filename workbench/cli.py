@@ -383,11 +383,11 @@ def _drift_mem0(args: argparse.Namespace, config: ModelConfig) -> Mem0Config | N
     )
 
 
-def run_drift_command(args: argparse.Namespace, config: ModelConfig) -> int:
+def run_drift_command(args: argparse.Namespace, config: ModelConfig, loaded: Sequence[LoadedAgent] = ()) -> int:
     """The report, whole or partial; a stop adds one line on stderr and exits 1. A usage error or a
     chronology that is not valid exits 2 before anything runs."""
     from workbench.drift import ChronologyError, load_chronology, load_chronology_file, run_drift
-    from workbench.drift.report import TITLES, render, render_sweep, stop_line, sweep_json, to_json
+    from workbench.drift.report import render, render_sweep, stop_line, sweep_json, to_json
     from workbench.drift.sweep import run_sweep
     from workbench.progress import stderr_progress
     from workbench.runtime import build_models
@@ -422,9 +422,11 @@ def run_drift_command(args: argparse.Namespace, config: ModelConfig) -> int:
         # With a live model the memory-files policy's agents call the file_memory_* functions.
         models = build_models(config, function_calls=config.is_live)
         if lengths is not None:
-            result = asyncio.run(run_sweep(models, lengths, chronology=story, progress=sink, mem0=mem0))
+            result = asyncio.run(run_sweep(models, lengths, chronology=story, progress=sink, mem0=mem0, agents=loaded))
         else:
-            report = asyncio.run(run_drift(models, turns=turns, chronology=story, progress=sink, mem0=mem0))
+            report = asyncio.run(
+                run_drift(models, turns=turns, chronology=story, progress=sink, mem0=mem0, agents=loaded)
+            )
     if lengths is not None:
         stopped = result.stopped
         _print_report(args, sweep_json(result), render_sweep(result))
@@ -435,8 +437,9 @@ def run_drift_command(args: argparse.Namespace, config: ModelConfig) -> int:
         _say("drift", f"{stop_line(stopped)} (the report above is partial)")
         return 1
     failed = result.failed if lengths is not None else list(report.failures)
+    titles = result.reports[-1].titles if lengths is not None and result.reports else report.titles
     if failed:
-        names = ", ".join(dict.fromkeys(TITLES[name] for name in failed))
+        names = ", ".join(dict.fromkeys(titles.get(name, name) for name in failed))
         _say("drift", f"{names}: failed, the other policies went on (the report above marks the cells)")
     return 0
 
@@ -481,7 +484,11 @@ def main(argv: list[str] | None = None, *, agents: Sequence[object] = ()) -> int
     if args.command is not None:
         release_collections()
     if args.command == "drift":
-        return run_drift_command(args, config)
+        if loaded:
+            _say(
+                "drift", "your agents run as configured: their memories receive the chronology's messages and keep them"
+            )
+        return run_drift_command(args, config, loaded)
     if args.command == "qualify":
         return run_qualify_command(args, config)
     if problem := unfinished_forget(args, config):

@@ -24,12 +24,13 @@ from pathlib import Path
 from types import ModuleType
 from typing import TYPE_CHECKING
 
-from workbench.text import clip, visible
+from workbench.text import clip, hides, visible
 
 if TYPE_CHECKING:
     from agent_framework import Agent
 
 EXPORTS = ("agent", "agents")
+MAX_NAME_CHARS = 40  # a pane's title, a holder's name in the forget's report
 _PROBLEM_CHARS = 300  # how much of an import error's message the one line carries
 
 
@@ -103,6 +104,11 @@ def checked(loaded: Iterable[LoadedAgent]) -> tuple[LoadedAgent, ...]:
         name = item.name.strip()
         if not name:
             raise LoadFailed(item.source, "an agent has no name: give it Agent(..., name=...)")
+        if len(name) > MAX_NAME_CHARS or any(hides(ch) or ch in "\n\t" for ch in name):
+            raise LoadFailed(
+                item.source,
+                f"an agent's name must be at most {MAX_NAME_CHARS} characters with nothing invisible: {name!r}",
+            )
         if name in seen:
             raise LoadFailed(item.source, f"two agents are named {name!r} (the other comes from {seen[name]})")
         seen[name] = item.source

@@ -101,6 +101,7 @@ def test_serve_opens_on_the_agents_given_and_refuses_what_is_not_an_agent(capsys
             "two agents are named 'x' (the other comes from",
         ),
         ({}, ["{dir}/missing"], "missing", "no such folder"),
+        ({"e.py": "agent = Agent(ScriptedChatClient(), name='ev\\x1bil')\n"}, ["{dir}"], "e.py", "nothing invisible"),
         ({"none.py": "VALUE = 1\n"}, ["{dir}"], "", "exports no agent"),
         (
             {"m.py": "agent = Agent(ScriptedChatClient(), name='m')\n"},
