@@ -132,8 +132,10 @@ def test_memory_files_in_a_scope_or_per_session_are_listed_and_forgotten(tmp_pat
 class OwnedMemory(MemoryContextProvider):
     """A user's extracted memory: the framework's provider, with the owner its author's app sets."""
 
+    owner = "ana"
+
     async def before_run(self, *, agent: Any, session: AgentSession, context: SessionContext, state: Any) -> None:
-        session.state["owner"] = "ana"
+        session.state["owner"] = self.owner
         await super().before_run(agent=agent, session=session, context=context, state=state)
 
 
@@ -154,6 +156,31 @@ def test_extracted_memory_of_each_owner_is_listed_and_forgotten(tmp_path):
         assert report.removed["coach: OwnedMemory"] >= 2 and not report.failures
         assert traces(tmp_path) == []
         assert any("version=12.4" in p.read_text() for p in (tmp_path / "memory").rglob("*.jsonl"))
+
+    asyncio.run(story())
+
+
+def test_an_owner_the_framework_names_by_a_digest_is_said_not_reached_and_the_others_are_forgotten(tmp_path):
+    store = MemoryFileStore(tmp_path / "memory", owner_state_key="owner")
+    spelled, hashed = OwnedMemory(store=store), OwnedMemory(store=store)
+    spelled.owner, hashed.owner = "Ana Smith", "X" * 200  # base32-encoded; too long: a digest
+    first = Agent(ScriptedChatClient(), "You coach.", name="first", context_providers=[spelled])
+    second = Agent(ScriptedChatClient(), "You coach.", name="second", context_providers=[hashed])
+    session = session_over(first, second)
+    runtime = session.runtime
+    assert [m.name for m in runtime.memories] == ["first, second: OwnedMemory"]  # one store, one memory
+
+    async def story() -> None:
+        await say(runtime, "first", f"customer={VALUE}")
+        await say(runtime, "second", f"customer={VALUE}")
+        preview = await session.forget_preview(["customer"])
+        assert preview.unreached == ("first, second: OwnedMemory",)
+        report = await runtime.forget("customer")
+        why = report.unreached["first, second: OwnedMemory"]
+        assert why.startswith("2 file(s) of the others deleted or rewritten; 1 folder(s) whose owner")
+        assert not report.failures
+        left = traces(tmp_path)  # the digest owner's only
+        assert left and all(name.startswith("memory/memory/~memory-sha256-") for name in left)
 
     asyncio.run(story())
 
