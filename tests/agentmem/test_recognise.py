@@ -22,6 +22,7 @@ from agent_framework import (
     InMemoryHistoryProvider,
     MemoryContextProvider,
     MemoryFileStore,
+    Message,
     SessionContext,
 )
 
@@ -73,23 +74,28 @@ async def system(runtime: AgentRuntime, name: str) -> Any:
 @pytest.mark.parametrize("serialization", ["json", "msgpack"])
 def test_a_file_history_is_listed_and_its_messages_holding_the_value_are_gone(tmp_path, serialization):
     history = FileHistoryProvider(tmp_path / "history", serialization_format=serialization)  # type: ignore[arg-type]
+    earlier_file = f"earlier-run.{'jsonl' if serialization == 'json' else 'msgpack'}"
     triage = Agent(ScriptedChatClient(), "You sort problems.", name="triage", context_providers=[history])
     session = session_over(triage)
     runtime = session.runtime
     assert runtime.forgetting.holders.count("triage: FileHistoryProvider") == 1
 
     async def story() -> None:
+        earlier = [Message(role="user", contents=["the customer is\ncustomer=Fabrikam"])]  # an earlier run's
+        await history.save_messages("earlier-run", earlier)
         await say(runtime, "triage", f"customer={VALUE}; module=Billing", "priority=P1")
+        assert await runtime.forgetting.plan("customer") == runtime.memory.plan("customer", {VALUE, "Fabrikam"})
+        assert traces(tmp_path, "Fabrikam") == [f"history/{earlier_file}"]
         listed = await system(runtime, "triage: FileHistoryProvider")
         assert listed.location == str((tmp_path / "history").resolve())
-        (item,) = listed.items
+        [item] = [i for i in listed.items if i.name != earlier_file]
         assert item.kind == "history" and "customer" in item.keys and "4 message(s)" in item.description
         assert "priority=P1" in item.content and VALUE in item.content
         assert traces(tmp_path) and (await session.forget_preview(["customer"])).unreached == ()
 
         report = await runtime.forget("customer")
-        assert report.removed["triage: FileHistoryProvider"] == 1 and not report.failures and not report.unreached
-        assert traces(tmp_path) == []
+        assert report.removed["triage: FileHistoryProvider"] == 2 and not report.failures and not report.unreached
+        assert traces(tmp_path) == traces(tmp_path, "Fabrikam") == []
         (left,) = (await system(runtime, "triage: FileHistoryProvider")).items
         assert "priority=P1" in left.content and "customer" not in left.keys  # the other messages stay
 

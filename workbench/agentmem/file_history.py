@@ -107,10 +107,10 @@ class FileHistoryMemory:
         ]
 
     async def declared(self, keys: frozenset[str]) -> set[str]:
-        """Every value a stored message declares for `keys`, as its text reads and as its record does."""
+        """Every value a stored message declares for `keys`, as its text reads (a record that cannot be
+        read, as it is: in a JSON record's own text a declaration runs on into the JSON around it)."""
         records = [r for _, _, found in await asyncio.to_thread(self._read) for r in found]
-        texts = [t for r in records for t in (r.text, *([r.message.text or ""] if r.message else []))]
-        return declared_in(texts, keys)
+        return declared_in([r.message.text or "" if r.message else r.text for r in records], keys)
 
     async def forget(self, plan: ForgetPlan) -> int:
         """Rewrite or erase every session file holding a forgotten value; returns the files reached."""
