@@ -270,15 +270,17 @@ def test_an_unknown_provider_is_listed_named_before_the_answer_and_not_reached_w
     asyncio.run(story())
 
 
-def test_one_store_shared_by_two_agents_is_one_memory_and_the_working_memory_is_skipped(tmp_path):
+def test_one_store_shared_by_two_agents_is_one_memory_and_the_workbenchs_providers_are_skipped(tmp_path):
     shared = FileHistoryProvider(tmp_path / "history")
+    from workbench.agentmem.files import FileMemory
     from workbench.memory import WorkingMemory
     from workbench.runtime.updater import MemoryUpdater
     from workbench.runtime.writer import HostWriter
 
     memory = WorkingMemory()
     ours = WorkingMemoryProvider(memory, MemoryUpdater(memory, HostWriter()), origin="a")
-    a = Agent(ScriptedChatClient(), "A.", name="a", context_providers=[shared, ours])
+    theirs = FileMemory(tmp_path / "files").providers("a")  # what `--agent-memory files` adds to an agent
+    a = Agent(ScriptedChatClient(), "A.", name="a", context_providers=[shared, ours, *theirs])
     b = Agent(ScriptedChatClient(), "B.", name="b", context_providers=[FileHistoryProvider(tmp_path / "history")])
     c = Agent(ScriptedChatClient(), "C.", name="c", context_providers=[Topics(tmp_path / "1"), Topics(tmp_path / "2")])
     names = [m.name for m in recognise([a, b, c])]

@@ -12,7 +12,8 @@ is listed in "What is remembered" (F3) and reached by the one forget as the work
   `extracted.py`.
 - The workbench's own `RecallProvider`: its store, within the scope it stores and searches.
 - `RedisHistoryProvider` (agent-framework-redis): `redis_history.py`, imported when one is found.
-- The workbench's own working memory: skipped, it is the workbench's.
+- The providers the workbench adds (its working memory, its histories, the memories it runs):
+  skipped, each is listed and forgotten as the workbench's own.
 - Anything else (and the above on a store the workbench cannot read, and Mem0's provider: see
   `_MEM0`): listed by its class with "forget cannot reach this", and a forget reports it NOT reached
   (`NotReached`: no failure, so it does not keep the forget's journal open for ever).
@@ -49,7 +50,6 @@ from workbench.memory.forget import UNREACHABLE, ForgetPlan, NotReached
 from workbench.recall.provider import RecallProvider
 from workbench.recall.records import SCOPE_FIELDS, RecallScope
 from workbench.recall.setup import RecallSetup
-from workbench.runtime.provider import WorkingMemoryProvider
 from workbench.runtime.remembered import HeldItem
 from workbench.runtime.view import RecalledMessage
 
@@ -249,10 +249,18 @@ class _Found:
     agents: list[str] = field(default_factory=list)
 
 
+def _workbenchs(provider: ContextProvider) -> bool:
+    """Whether `provider` is one the workbench adds to an agent (its working memory, its histories, the
+    memories it runs), each listed and forgotten as the workbench's own; its recall provider is one a
+    user may put on an agent, and is recognised."""
+    kind = type(provider)
+    return kind.__module__.startswith("workbench.") and kind is not RecallProvider
+
+
 def _kind(provider: ContextProvider) -> tuple[object, Build] | None:
     """What identifies `provider`'s store, and how its memory is made; None for a provider that keeps
-    nothing of its own (in-memory history) or is the workbench's working memory."""
-    if isinstance(provider, InMemoryHistoryProvider | WorkingMemoryProvider):
+    nothing of its own (in-memory history) or is the workbench's own."""
+    if isinstance(provider, InMemoryHistoryProvider) or _workbenchs(provider):
         return None
     if isinstance(provider, FileHistoryProvider):
         return ("history", provider.storage_path.resolve(), provider.serialization_format), _named(FileHistoryMemory)
@@ -281,7 +289,8 @@ def _recall(provider: RecallProvider, name: str) -> AgentMemory:
 def recognise(agents: Sequence[Agent]) -> tuple[AgentMemory, ...]:
     """One memory per store the `agents`' context providers keep, in the order the agents and their
     providers come; each named "<agents>: <provider class>", unique (`Forgetting.register` refuses
-    a name twice)."""
+    a name twice). `agents`: the user's, as loaded; a provider the workbench adds is skipped (its
+    working memory, its histories, the memories it runs: each is listed and forgotten as its own)."""
     found: dict[object, _Found] = {}
     for agent in agents:
         for provider in agent.context_providers:
