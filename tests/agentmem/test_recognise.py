@@ -92,6 +92,7 @@ def test_a_file_history_is_listed_and_its_messages_holding_the_value_are_gone(tm
         assert item.kind == "history" and "customer" in item.keys and "4 message(s)" in item.description
         assert "priority=P1" in item.content and VALUE in item.content
         assert traces(tmp_path) and (await session.forget_preview(["customer"])).unreached == ()
+        (tmp_path / "history" / f"{earlier_file}.partial").write_text(VALUE)  # a rewrite a crash cut short
 
         report = await runtime.forget("customer")
         assert report.removed["triage: FileHistoryProvider"] == 2 and not report.failures and not report.unreached
