@@ -61,8 +61,13 @@ class FileHistoryMemory:
         return sorted(p for p in self.folder.glob(f"*{self.suffix}") if p.is_file() and not p.is_symlink())
 
     def describe(self) -> str:
+        """For the header: counts the files, reads none (says so when its folder cannot be listed)."""
         encoding = "MessagePack" if self.msgpack else "JSON Lines"
-        return f"FileHistoryProvider ({encoding}), {len(self._files())} session file(s)"
+        try:
+            files = len(self._files())
+        except OSError as exc:
+            return f"FileHistoryProvider ({encoding}), its folder cannot be read ({type(exc).__name__}: {exc})"
+        return f"FileHistoryProvider ({encoding}), {files} session file(s)"
 
     def providers(self, agent: str) -> list[ContextProvider]:
         return []

@@ -124,15 +124,23 @@ class Gathered:
 
     @property
     def unreachable(self) -> str | None:
-        """Why a part of it cannot be reached, if one cannot (asked before a forget)."""
-        unnamed = self._unnamed()
+        """Why a part of it cannot be reached, if one cannot (asked before a forget; a folder that
+        cannot be listed now is the forget's failure, said then)."""
+        try:
+            unnamed = self._unnamed()
+        except OSError:
+            return None
         if not unnamed:
             return None
         names = ", ".join(p.name for p in unnamed)
         return f"{len(unnamed)} folder(s) whose owner the workbench cannot name ({names}): {UNREACHABLE}"
 
     def describe(self) -> str:
-        files = sum(part.file_count() for part in self._parts())
+        """For the header: counts the files, reads none (says so when its folder cannot be listed)."""
+        try:
+            files = sum(part.file_count() for part in self._parts())
+        except OSError as exc:
+            return f"{self.framework_name}, its folder cannot be read ({type(exc).__name__}: {exc})"
         missed = self.unreachable
         return f"{self.framework_name}, {files} file(s){f'; {missed}' if missed else ''}"
 
