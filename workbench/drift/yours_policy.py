@@ -75,12 +75,20 @@ class YourAgentsInWorkbench(FactsPolicy):
 def _built(
     roles: dict[str, LoadedAgent], added: list[ContextProvider], models: ModelSet, calls: CallLog
 ) -> dict[str, Agent]:
-    """Each role's agent as its author built it, with `added` after its providers, recorded by the lab."""
+    """Each role's agent as its author built it, with `added` after its providers, recorded by the lab;
+    on the lab's model when `--model` names one, else on its own client."""
     return {
         role: derived(
             item.agent,
             [*([] if own_history(item.agent) else [InMemoryHistoryProvider()]), *added],
-            RecordingMiddleware(calls, "agent", client_label(item.agent), timeout=models.timeout),
+            *(
+                (RecordingMiddleware(calls, "agent", client_label(item.agent), timeout=models.timeout),)
+                if models.scripted
+                else (
+                    RecordingMiddleware(calls, "agent", models.agent_label, timeout=models.timeout),
+                    models.agent_client,
+                )
+            ),
         )
         for role, item in roles.items()
     }
