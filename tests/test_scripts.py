@@ -181,3 +181,52 @@ def test_output_whose_reader_went_away_ends_quietly(persisted):
         listing.stdout.close()
         stderr = listing.stderr.read()
         assert (listing.wait(timeout=HANG), stderr) == (command_module.READER_GONE, b"")
+
+
+def test_your_agents_memories_are_listed_and_forgotten_and_an_unknown_one_is_not_reached(tmp_path, monkeypatch):
+    """`workbench remembered|forget PATH`: the example agents' own files, and a provider the workbench
+    does not know, named as not reached with exit status 3 (the other holders applied the forget)."""
+    import shutil
+
+    agents = tmp_path / "agents"
+    shutil.copytree(Path(__file__).resolve().parent.parent / "examples" / "agents", agents)
+    (agents / "odd.py").write_text(
+        "from agent_framework import Agent, ContextProvider\nfrom workbench import ScriptedChatClient\n\n"
+        "class Notebook(ContextProvider):\n    pass\n\n"
+        "agent = Agent(ScriptedChatClient(), name='odd', context_providers=[Notebook(source_id='notebook')])\n"
+    )
+    monkeypatch.setenv("EXAMPLE_AGENTS_DATA", str(tmp_path / "example-data"))
+    data = tmp_path / "data"
+    tag = secrets.token_hex(4)
+    with monkeypatch.context() as patch:
+        patch.setattr(sys, "path", list(sys.path))
+        before = set(sys.modules)
+        args = cli.parse([str(agents)])
+        session = cli.session_start(args, cli.model_config(args), cli.load_agents(args))()
+        asyncio.run(session.ask("triage", f"module=Reporting-{tag}"))
+        for name in set(sys.modules) - before:
+            del sys.modules[name]
+    assert holding_value(tmp_path / "example-data", f"Reporting-{tag}")
+
+    listed = json.loads(run(data, "remembered", "--json", str(agents)).stdout)
+    systems = {s["name"]: s for s in listed["systems"]}
+    assert any(f"Reporting-{tag}" in item["content"] for item in systems["triage: FileHistoryProvider"]["items"])
+    assert "forget cannot reach this" in systems["odd: Notebook"]["description"]
+
+    done = run(data, "forget", "module", str(agents), "--yes")
+    assert done.returncode == scripts.NOT_REACHED, done.stderr
+    assert "  odd: Notebook: not reached: forget cannot reach this" in done.stdout.splitlines()
+    assert holding_value(tmp_path / "example-data", f"Reporting-{tag}") == []
+
+
+@pytest.mark.parametrize(
+    ("words", "key", "path"),
+    [
+        (["forget", "module"], "module", None),
+        (["forget", "module", "dir"], "module", "dir"),
+        (["forget", "--all", "--yes", "dir"], None, "dir"),
+    ],
+)
+def test_forget_reads_its_key_and_path_from_its_words(words, key, path):
+    args = cli.parse(words)
+    assert cli.forget_words(args.words, everything=getattr(args, "all", False)) == (key, path)

@@ -217,17 +217,19 @@ def add_agent_memory_options(parser: argparse.ArgumentParser) -> None:
 COMMANDS = ("drift", "qualify", "remembered", "forget")
 
 
-def add_agents_options(parser: argparse.ArgumentParser) -> None:
+PATH_HELP = (
+    "a folder laid out as for the framework's DevUI: subfolders whose __init__.py exports agent, or .py files "
+    "exporting agent or agents"
+)
+
+
+def add_agents_options(parser: argparse.ArgumentParser, *, path: bool = True) -> None:
+    """PATH and --agents; without `path`, --agents alone (the command takes PATH among its own words)."""
     group = parser.add_argument_group(
         "your own Agent Framework agents (default: the built-in support and logs agents); loading runs their code"
     )
-    group.add_argument(
-        "path",
-        nargs="?",
-        metavar="PATH",
-        help="a folder laid out as for the framework's DevUI: subfolders whose __init__.py exports agent, or .py "
-        "files exporting agent or agents",
-    )
+    if path:
+        group.add_argument("path", nargs="?", metavar="PATH", help=PATH_HELP)
     group.add_argument(
         "--agents",
         action="append",
@@ -365,12 +367,18 @@ def add_script_commands(commands: Any) -> None:
         add_recall_options(script)
         add_agent_memory_options(script)
         script.add_argument("--json", action="store_true", help="print the result as JSON")
-    which = forget.add_mutually_exclusive_group(required=True)
-    which.add_argument("key", nargs="?", metavar="KEY", help="the key to forget (one of the contract's keys)")
-    which.add_argument("--all", action="store_true", help="forget every key")
+    # One list, read by `forget_words`: argparse gives a second optional positional nothing once an option
+    # comes between (`forget module --yes PATH`), and KEY would take PATH after --all.
+    forget.add_argument(
+        "words",
+        nargs="*",
+        metavar="KEY [PATH]",
+        help=f"the key to forget (one of the contract's keys); PATH: {PATH_HELP}",
+    )
+    forget.add_argument("--all", action="store_true", help="forget every key (then the only word is PATH)")
     forget.add_argument("--yes", action="store_true", help="forget without showing what goes and asking")
-    for script in (remembered, forget):  # PATH after forget's KEY: `workbench forget module examples/agents`
-        add_agents_options(script)
+    add_agents_options(remembered)
+    add_agents_options(forget, path=False)
 
 
 def _print_report(args: argparse.Namespace, data: dict[str, Any], renderable: Any) -> None:
@@ -551,6 +559,17 @@ def run_script_command(args: argparse.Namespace, config: ModelConfig, loaded: Se
         return scripts.NOTHING_DONE
 
 
+def forget_words(words: Sequence[str], *, everything: bool) -> tuple[str | None, str | None]:
+    """`workbench forget`'s KEY and PATH from its words: KEY [PATH], or with --all PATH alone."""
+    if everything:
+        if len(words) > 1:
+            raise ValueError("--all takes no key: forget --all [PATH]")
+        return None, words[0] if words else None
+    if not 1 <= len(words) <= 2:
+        raise ValueError("forget takes a KEY (or --all), then optionally PATH")
+    return words[0], words[1] if len(words) == 2 else None
+
+
 def _asked(question: str) -> bool:
     """`question` on stderr (stdout keeps the report), answered on the terminal: yes, or anything else."""
     print(f"{question}\nForget? [y/N] ", end="", file=sys.stderr, flush=True)
@@ -561,6 +580,13 @@ def main(argv: list[str] | None = None, *, agents: Sequence[object] = ()) -> int
     """Every command; the TUI's window settles the collector `workbench.command` held, the others
     release it before they run. `agents`: the user's agents handed in from Python (`workbench.serve`)."""
     args = parse(argv)
+    if args.command == "forget":
+        try:
+            words = getattr(args, "words", [])
+            args.key, args.path = forget_words(words, everything=getattr(args, "all", False))
+        except ValueError as exc:
+            _say("forget", f"{exc} (see --help)")
+            return 2
     try:
         loaded = load_agents(args, agents)
     except LoadFailed as exc:

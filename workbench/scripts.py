@@ -146,7 +146,7 @@ async def forget(start: Start, key: str | None, *, ask: Ask | None, as_json: boo
     report = await session.forget(key)
     after = {f.key for f in session.runtime.snapshot().facts}
     gone = [k for k in before if k not in after]
-    unreached = _unreached(report)
+    unreached = report.unreached
     if as_json:
         out = ForgetOut(
             key=key,
@@ -161,12 +161,6 @@ async def forget(start: Start, key: str | None, *, ask: Ask | None, as_json: boo
     else:
         print("\n".join(report_lines(key, gone, report, unreached)))
     return NOT_REACHED if report.failures or unreached else 0
-
-
-def _unreached(report: ForgetReport) -> dict[str, str]:
-    """The holders the forget knows of but cannot reach (a loaded agent's memory the workbench does not
-    know), each with why: `ForgetReport.unreached`, on a report that has it."""
-    return dict(getattr(report, "unreached", {}))
 
 
 def _values(session: SessionController) -> dict[str, str]:
@@ -184,9 +178,11 @@ def question(preview: ForgetPreview, values: Mapping[str, str]) -> str:
             lines.append(f"  ({', '.join(preview.also)}: a forgotten value is in its value)")
     else:
         lines.append("  no fact holds it now; its values go from every history and memory that holds them")
-    lines.append(f"  {preview.kept} fact(s) stay; both agents start new sessions")
+    lines.append(f"  {preview.kept} fact(s) stay; the agents start new sessions")
     if preview.reaches:
         lines.append(f"  also reaches: {', '.join(preview.reaches)}")
+    if preview.unreached:
+        lines.append(f"  cannot reach (what it holds stays): {', '.join(preview.unreached)}")
     return "\n".join(lines)
 
 

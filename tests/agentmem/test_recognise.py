@@ -54,7 +54,6 @@ def session_over(*agents: Agent) -> SessionController:
     return assemble(
         build_models(ModelConfig()),
         agents=agents,
-        memories=recognise(agents),
         mode=Mode.PROVIDER,
         writer=WriterKind.HOST,
     )
@@ -246,7 +245,6 @@ def test_an_unknown_provider_is_listed_named_before_the_answer_and_not_reached_w
     session = assemble(
         build_models(ModelConfig()),
         agents=[agent],
-        memories=recognise([agent]),
         writer=WriterKind.HOST,
         journal=journal,
     )

@@ -19,11 +19,12 @@ from collections.abc import Sequence
 
 from agent_framework import Agent, ContextProvider, InMemoryHistoryProvider, Message
 
+from workbench.agentmem.recognise import recognise
 from workbench.chronology import AGENTS
 from workbench.drift.policies import FactsPolicy, Policy, PolicyInfo
 from workbench.loading import LoadedAgent
 from workbench.memory import WorkingMemory
-from workbench.memory.forget import TextHolder
+from workbench.memory.forget import Holder, TextHolder
 from workbench.runtime.calls import CallLog, RecordingMiddleware
 from workbench.runtime.loaded import client_label, derived, in_memory_messages, own_history
 from workbench.runtime.models import ModelSet
@@ -56,10 +57,13 @@ class YourAgentsPolicy(Policy):
 class YourAgentsInWorkbench(FactsPolicy):
     """The user's agents with the working memory, as the app runs them, and the product's forget."""
 
-    def __init__(self, info: PolicyInfo, agents: dict[str, Agent], memory: WorkingMemory) -> None:
-        super().__init__(
-            info, agents, memory, [TextHolder("agent sessions", "message(s)", self._texts, self._new_sessions)]
-        )
+    def __init__(
+        self, info: PolicyInfo, agents: dict[str, Agent], memory: WorkingMemory, memories: Sequence[Holder]
+    ) -> None:
+        """`memories`: what the workbench recognises on the author's agents (`recognise`), reached after
+        the sessions as in the app."""
+        sessions = TextHolder("agent sessions", "message(s)", self._texts, self._new_sessions)
+        super().__init__(info, agents, memory, [sessions, *memories])
 
     def _texts(self) -> list[str]:
         return [m.text or "" for m in self.retained()]
@@ -120,10 +124,11 @@ def build_your_policies(agents: Sequence[LoadedAgent], models: ModelSet, calls: 
                     f"{PREFIX}{'+'.join(named)}+facts",
                     f"{title}, in the workbench",
                     f"with the working memory (host parse) as the app adds it; {kept}; the product's forget "
-                    "removes the facts and replaces its sessions",
+                    "removes the facts, replaces its sessions and reaches every memory the workbench recognises",
                 ),
                 _built(roles, [facts], models, calls),
                 memory,
+                recognise([item.agent for item in dict.fromkeys(roles.values())]),
             ),
         ]
     return policies

@@ -19,6 +19,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
+from workbench.agentmem.recognise import recognise
 from workbench.memory import WorkingMemory
 from workbench.runtime.agents import AgentRuntime
 from workbench.runtime.calls import CallLog
@@ -56,7 +57,8 @@ def assemble(
     persisted sessions' (with `persisted`) or a new one; `histories` is another store of the agents'
     histories that holds no text of its own beyond the sessions'; the other options are the runtime's
     (`AgentRuntime`). `recall` and `memories` are built by the caller on the same `calls` log. `agents`:
-    the user's own agents (`workbench.loading`), run instead of support and logs."""
+    the user's own agents (`workbench.loading`), run instead of support and logs; every memory their
+    providers keep is recognised here (`workbench.agentmem.recognise`) and reached by the one forget."""
     if persisted is not None and histories is not None:
         raise ValueError("the persisted sessions are the agents' histories")
     if persisted is not None and memory is not None and memory is not persisted.memory:
@@ -70,7 +72,7 @@ def assemble(
         calls=calls,
         recall=recall,
         recall_on=recall_on,
-        memories=memories,
+        memories=[*memories, *recognise(agents)],
         histories=persisted if persisted is not None else histories,
         journal=journal,
         agents=agents,
