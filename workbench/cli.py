@@ -26,6 +26,7 @@ from workbench.runtime.telemetry import TelemetryError, TelemetrySettings, start
 if TYPE_CHECKING:
     from workbench.agentmem.mem0_config import Mem0Config
     from workbench.persist.journal import ForgetJournal
+    from workbench.persist.redis_histories import RedisHistories
     from workbench.persist.sessions import PersistedSessions
     from workbench.session.controller import SessionController
     from workbench.ui.app import WorkbenchApp
@@ -76,6 +77,27 @@ def _lengths(text: str) -> tuple[int, ...]:
         return parse_lengths(text)
     except ValueError as exc:
         raise argparse.ArgumentTypeError(str(exc)) from None
+
+
+def _persist_target(text: str) -> str:
+    """--persist's optional value: a Redis URL (never echoed: it may hold a password)."""
+    if not text.startswith(("redis://", "rediss://", "unix://")):
+        raise argparse.ArgumentTypeError(
+            "--persist takes nothing or a Redis URL (redis://, rediss://, unix://); "
+            "put a folder of agents before --persist"
+        )
+    from workbench.agentmem.redis_server import display_url
+
+    try:
+        display_url(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+    return text
+
+
+def redis_persist(args: argparse.Namespace) -> str | None:
+    """The Redis URL `--persist redis://…` keeps the agents' histories on, if it gave one."""
+    return args.persist if isinstance(args.persist, str) else None
 
 
 def _quoted(text: str) -> str:
@@ -232,9 +254,13 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument(
         "--persist",
-        action="store_true",
+        nargs="?",
+        const=True,
+        type=_persist_target,
+        metavar="redis://…",
         help="keep both agents' sessions, the facts and the ledger in the user's data directory (files readable "
-        "by you only) and resume them on the next --persist; without it nothing is written",
+        "by you only) and resume them on the next --persist; with a Redis URL (redis://, rediss://, unix://) the "
+        "agents' histories are kept on that server instead (docs/redis.md); without it nothing is written",
     )
     add_recall_options(parser)
     add_agent_memory_options(parser)
@@ -444,7 +470,7 @@ def main(argv: list[str] | None = None) -> int:
 def stores_on_disk(args: argparse.Namespace, config: ModelConfig) -> tuple[str, ...]:
     """The stores a forget of this start reaches beyond the process, as the options that open them:
     what its journal records (`workbench.persist.journal`). Names no password."""
-    stores = ["--persist"] if args.persist else []
+    stores = [_persist_store(args)] if args.persist else []
     recall = recall_config(args, config)
     if (conninfo := recall.postgres) is not None:
         from workbench.recall.postgres_store import display_location
@@ -456,6 +482,14 @@ def stores_on_disk(args: argparse.Namespace, config: ModelConfig) -> tuple[str, 
     if memory.kind is not None:
         stores.append(f"--agent-memory {memory.kind} --agent-memory-dir {memory.root}")
     return tuple(stores)
+
+
+def _persist_store(args: argparse.Namespace) -> str:
+    if (url := redis_persist(args)) is None:
+        return "--persist"
+    from workbench.agentmem.redis_server import display_url
+
+    return f"--persist {display_url(url)}"
 
 
 def forget_journal(args: argparse.Namespace, config: ModelConfig) -> ForgetJournal | None:
@@ -508,7 +542,10 @@ def build_app(args: argparse.Namespace, config: ModelConfig) -> WorkbenchApp:
     recall = recall_config(args, config)
     agent_memory = agent_memory_config(args, config)
     opened = open_for_start(
-        persisted=open_persisted if args.persist else None, agent_memory=agent_memory, recall=recall
+        persisted=open_persisted if args.persist else None,
+        agent_memory=agent_memory,
+        recall=recall,
+        redis=redis_persist(args),
     )
 
     def start() -> SessionController:
@@ -528,6 +565,7 @@ def build_app(args: argparse.Namespace, config: ModelConfig) -> WorkbenchApp:
             memories=[built] if built is not None else [],
             persisted=opened.persisted,
             journal=forget_journal(args, config),
+            redis=redis_histories(args, opened.persisted),
         )
 
     return WorkbenchApp(start=start)
@@ -541,3 +579,12 @@ def open_persisted() -> PersistedSessions:
     from workbench.persist.sessions import DIRECTORY, PersistedSessions
 
     return PersistedSessions(data_dir() / DIRECTORY)
+
+
+def redis_histories(args: argparse.Namespace, persisted: PersistedSessions | None) -> RedisHistories | None:
+    """The agents' histories on the server `--persist redis://…` names (checked reachable at opening)."""
+    if (url := redis_persist(args)) is None or persisted is None:
+        return None
+    from workbench.persist.redis_histories import RedisHistories
+
+    return RedisHistories(persisted, url)

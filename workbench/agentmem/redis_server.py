@@ -60,7 +60,7 @@ def display_url(url: str) -> str:
     secret = ":***" if password else ""
     host = parts.netloc.rpartition("@")[2] if parts.hostname else ""
     address = f"{user}{secret}@{host}" if user or secret else host
-    query = urlencode([(k, "***" if k == "password" else v) for k, v in parse_qsl(parts.query)])
+    query = urlencode([(k, "***" if k == "password" else v) for k, v in parse_qsl(parts.query)], safe="*")
     return f"{parts.scheme}://{address}{parts.path}{'?' if query else ''}{query}"
 
 
