@@ -34,13 +34,17 @@ async def test_held_lists_each_session_with_its_messages(redis_server):
     await saved(provider(redis_server, "another-app"), "s3", "not this one")
     memory = redis_history_memory(p, "helper")
     held = await memory.held()
-    assert [(i.kind, i.name) for i in held] == [("history", key_prefix(p) + "s1"), ("history", key_prefix(p) + "s2")]
+    assert [(i.kind, i.name) for i in held] == [
+        ("history", key_prefix(p) + "s1"),
+        ("history", key_prefix(p) + "s2"),
+        ("store", redis_server.url),
+    ]
     assert held[0].content == "user:\npriority=P1\nuser:\nand the logs?"
     assert held[0].description == "a session of helper: 2 message(s)"
     assert await memory.declared(frozenset({"priority", "customer"})) == {"P1", "Contoso"}
     assert (memory.providers("helper"), memory.recalled("helper")) == ([], [])
     assert memory.location == redis_server.url
-    assert "replicas" in memory.describe() and "backups" in memory.describe()
+    assert "replicas that were disconnected" in held[2].description and "backups" in held[2].description
     await p.aclose()
 
 
@@ -54,8 +58,8 @@ async def test_forget_deletes_the_lists_holding_a_value_and_no_server_file_keeps
     assert redis_server.holding([value]) == {"appendonly.aof": [value], "dump.rdb": [value]}
 
     memory = redis_history_memory(p, "helper")
-    assert await memory.forget(plan("customer", value)) == 1
-    assert [i.name.rsplit("|", 1)[1] for i in await memory.held()] == ["s2"]
+    assert await memory.forget(plan("customer", value)) == 1 + 2  # the list, the append-only file and the snapshot
+    assert [i.name.rsplit("|", 1)[1] for i in await memory.held() if i.kind == "history"] == ["s2"]
     assert redis_server.holding([value]) == {}
     assert redis_server.holding([other]) == {"appendonly.aof": [other], "dump.rdb": [other]}
     assert [m.text for m in await p.get_messages("s2")] == [f"module={other}"]
@@ -80,7 +84,7 @@ async def test_a_forget_rewrites_the_files_even_when_no_list_holds_the_value_any
     p = provider(redis_server)
     await saved(p, "s1", f"customer={value}")
     await p.clear("s1")
-    assert await redis_history_memory(p, "helper").forget(plan("customer", value)) == 0
+    assert await redis_history_memory(p, "helper").forget(plan("customer", value)) == 0 + 2  # both files
     assert redis_server.holding([value]) == {}
     await p.aclose()
 
@@ -89,4 +93,4 @@ def test_the_location_names_no_password():
     p = RedisHistoryProvider(redis_url="redis://ops:hunter2@cache.example:6380/2", application_id="a")
     memory = redis_history_memory(p, "helper")
     assert memory.location == "redis://ops:***@cache.example:6380/2"
-    assert "hunter2" not in memory.describe()
+    assert memory.describe() == "RedisHistoryProvider (application a), one list per session"

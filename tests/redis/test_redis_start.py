@@ -56,9 +56,7 @@ def test_the_journal_names_the_server_without_its_password():
     config = cli.model_config(args)
     assert cli.stores_on_disk(args, config)[0] == "--persist redis://:***@cache:6380/1"
     assert cli.stores_on_disk(cli.build_parser().parse_args(["--persist"]), config)[0] == "--persist"
-    assert (
-        display_url("unix:///run/redis.sock?db=2&password=hunter2") == "unix:///run/redis.sock?db=2&password=***"
-    )
+    assert display_url("unix:///run/redis.sock?db=2&password=hunter2") == "unix:///run/redis.sock?db=2&password=***"
 
 
 def test_without_redis_the_start_loads_no_redis_client():

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from workbench.agentmem.redis_server import UNREACHED, RedisLists, client_location, display_url
+from workbench.agentmem.redis_server import UNIT, RedisLists, client_location, display_url, server_item
 from workbench.memory.forget import ForgetPlan
 from workbench.runtime.remembered import HeldItem
 
@@ -34,7 +34,7 @@ def key_prefix(provider: RedisHistoryProvider) -> str:
 class RedisHistoryMemory:
     """The sessions `provider` keeps for the agent `agent`, on its server."""
 
-    unit = "session list(s)"
+    unit = UNIT
 
     def __init__(self, provider: RedisHistoryProvider, agent: str) -> None:
         self.provider = provider
@@ -54,7 +54,7 @@ class RedisHistoryMemory:
 
     def describe(self) -> str:
         scope = f"application {self.provider.application_id}" if self.provider.application_id else "legacy keys"
-        return f"RedisHistoryProvider ({scope}), one list per session; {UNREACHED}"
+        return f"RedisHistoryProvider ({scope}), one list per session"
 
     def providers(self, agent: str) -> list[ContextProvider]:
         return []  # the provider is already on the agent
@@ -66,7 +66,9 @@ class RedisHistoryMemory:
         return []  # a history, not a recall: the agent reads all of it
 
     async def held(self) -> list[HeldItem]:
-        return [stored.held(f"a session of {self.agent}") for stored in await self._lists.read()]
+        """Each session's list, then the server (what a forget cannot reach there)."""
+        lists = [stored.held(f"a session of {self.agent}") for stored in await self._lists.read()]
+        return [*lists, server_item(self._location)]
 
     async def declared(self, keys: frozenset[str]) -> set[str]:
         return await self._lists.declared(keys)

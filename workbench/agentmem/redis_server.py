@@ -41,6 +41,9 @@ UNREACHED = (
 )
 
 
+UNIT = "session list(s) deleted and server file(s) rewritten"  # what a forget of RedisLists counts
+
+
 class PersistenceNotRewritten(RuntimeError):
     """The server's files may still hold a deleted value: it refused a rewrite, or a rewrite failed."""
 
@@ -117,6 +120,12 @@ class StoredList:
         return HeldItem("history", self.key, f"{whose}: {len(messages):,} message(s)", history_text(messages))
 
 
+def server_item(location: str) -> HeldItem:
+    """The server itself, as "What is remembered" lists it: its files, and what a forget cannot reach."""
+    what = f"the Redis server: its append-only file and snapshots are rewritten by a forget; {UNREACHED}"
+    return HeldItem("store", location, what, "")
+
+
 class RedisLists:
     """The lists under `prefixes` on the server `client` reaches: the sessions a Redis history provider
     keeps. What they hold, the values they declare, and a forget (see the module)."""
@@ -143,12 +152,12 @@ class RedisLists:
         """Delete every list that holds a forgotten value (the whole session: a list with one message
         taken out would leave replies that answer it), then rewrite the server's files, whether or not a
         list was deleted here (another holder may have deleted one, and the append-only file still holds
-        what it wrote). Returns the lists deleted; PersistenceNotRewritten when the files were not."""
+        what it wrote). Returns the lists deleted and the files rewritten (`UNIT`); PersistenceNotRewritten
+        when the files were not."""
         holding = [stored.key for stored in await self.read() if any(_holds(plan, raw) for raw in stored.items)]
         if holding:
             await self.client.delete(*holding)
-        await rewrite_persistence(self.client)
-        return len(holding)
+        return len(holding) + len(await rewrite_persistence(self.client))
 
 
 async def rewrite_persistence(client: aioredis.Redis, timeout: float = REWRITE_TIMEOUT) -> tuple[str, ...]:

@@ -22,7 +22,7 @@ from agent_framework import Agent, AgentSession, HistoryProvider, Message
 from agent_framework_redis import RedisHistoryProvider
 
 from workbench.agentmem.redis_history import key_prefix
-from workbench.agentmem.redis_server import CONNECT_TIMEOUT, RedisLists, StoredList, display_url
+from workbench.agentmem.redis_server import CONNECT_TIMEOUT, UNIT, RedisLists, StoredList, display_url, server_item
 from workbench.memory.forget import ForgetPlan
 from workbench.persist.sessions import PersistedSessions
 from workbench.runtime.agents import AGENT_NAMES
@@ -52,7 +52,7 @@ class CurrentSessionsOnly(RedisHistoryProvider):
 class RedisHistories:
     """Both agents' histories on the server at `url`; `persisted` keeps everything else."""
 
-    unit = "session list(s)"
+    unit = UNIT
 
     def __init__(self, persisted: PersistedSessions, url: str, agents: Sequence[str] = AGENT_NAMES) -> None:
         self._persisted = persisted
@@ -127,8 +127,8 @@ class RedisHistories:
             self._failure = None
 
     async def held(self, sessions: Mapping[str, AgentSession]) -> list[HeldItem]:
-        """Each list of the workbench's on the server (the agents' current sessions first), then the
-        files of the data directory."""
+        """Each list of the workbench's on the server (the agents' current sessions first), the server
+        itself, then the files of the data directory."""
         current = {self._key(a, s.session_id): a for a, s in sessions.items() if a in self._providers}
         stored = {s.key: s for s in await self._lists.read()}
         # An agent's session that stored nothing yet has no list: listed all the same, empty.
@@ -137,7 +137,7 @@ class RedisHistories:
         ]
         lists += [s.held("a history no agent reads") for s in stored.values()]
         files = [item for item in await self._persisted.held(sessions) if item.kind == "file"]
-        return [*lists, *files]
+        return [*lists, server_item(self.location), *files]
 
     # -- a holder of the one forget ----------------------------------------------------------
 
