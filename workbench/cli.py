@@ -83,8 +83,7 @@ def _persist_target(text: str) -> str:
     """--persist's optional value: a Redis URL (never echoed: it may hold a password)."""
     if not text.startswith(("redis://", "rediss://", "unix://")):
         raise argparse.ArgumentTypeError(
-            "--persist takes nothing or a Redis URL (redis://, rediss://, unix://); "
-            "put a folder of agents before --persist"
+            "expected nothing or a Redis URL (redis://, rediss://, unix://); put a folder of agents before --persist"
         )
     from workbench.agentmem.redis_server import display_url
 

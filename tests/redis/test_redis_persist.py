@@ -10,10 +10,10 @@ from pathlib import Path
 from agent_framework import Message
 from agent_framework_redis import RedisHistoryProvider
 
-from tests.redis.server import RedisServer
+from tests.redis.server import RedisServer, start
 from workbench.persist.redis_histories import APPLICATION, RedisHistories
 from workbench.persist.sessions import DIRECTORY, PersistedSessions
-from workbench.runtime import AGENT_NAMES, AgentRuntime, ModelConfig, build_models
+from workbench.runtime import AGENT_NAMES, AgentRuntime, Mode, ModelConfig, build_models
 from workbench.session.assemble import assemble
 
 _opened: dict[int, PersistedSessions] = {}
@@ -115,4 +115,18 @@ async def test_a_turn_stores_nothing_for_a_session_no_agent_runs(tmp_path, redis
     assert isinstance(provider, RedisHistoryProvider)
     await provider.save_messages("a-replaced-session", [Message(role="user", contents=["late"])])
     assert redis_server.server.keys("*") == []
+    quit_(runtime)
+
+
+async def test_a_server_gone_while_the_app_runs_is_said_in_the_header(tmp_path):
+    (tmp_path / "server").mkdir()
+    own = start(tmp_path / "server")
+    runtime = started(tmp_path / "data", own)
+    assert (await runtime.ask("support", "module=Billing")).ok
+    own.server.shutdown()
+    runtime.set_mode(Mode.PROVIDER)  # new sessions: the old lists are to be deleted
+    persisted = runtime.status.persisted
+    assert persisted is not None and persisted.failure is not None
+    assert persisted.failure.startswith(f"Redis at {own.url}: ConnectionError")
+    assert "NOT saving" in runtime.status.summary
     quit_(runtime)

@@ -139,11 +139,12 @@ class RedisLists:
         keys: set[str] = set()
         for prefix in self.prefixes:
             keys.update([str(k) async for k in self.client.scan_iter(match=_glob(prefix), count=1000)])
-        found = []
-        for key in sorted(keys):
-            items = await self.client.lrange(key, 0, -1)  # type: ignore[misc]
-            found.append(StoredList(key, tuple(str(i) for i in items)))
-        return found
+        ordered = sorted(keys)
+        async with self.client.pipeline(transaction=False) as pipe:
+            for key in ordered:
+                pipe.lrange(key, 0, -1)
+            lists = await pipe.execute()
+        return [StoredList(key, tuple(str(i) for i in items)) for key, items in zip(ordered, lists, strict=True)]
 
     async def declared(self, keys: frozenset[str]) -> set[str]:
         return declared_in((s for stored in await self.read() for raw in stored.items for s in json_strings(raw)), keys)

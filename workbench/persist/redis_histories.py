@@ -70,6 +70,7 @@ class RedisHistories:
         self._lock = threading.Lock()
         self._current = {agent: str(s["session_id"]) for agent, s in saved.items() if agent in self._providers}
         self._resumed = 0
+        self._stale: set[str] = set()  # lists of sessions no agent runs, not deleted yet (the server failed)
         self._failure: str | None = None
 
     @property
@@ -114,16 +115,19 @@ class RedisHistories:
         the turn that ended; the next change deletes what this one could not."""
         self._persisted.kept(sessions, shape)
         with self._lock:
-            gone = [(a, s) for a, s in self._current.items() if a in sessions and sessions[a].session_id != s]
+            gone = {self._key(a, s) for a, s in self._current.items() if a in sessions and sessions[a].session_id != s}
             self._current = {**self._current, **{a: s.session_id for a, s in sessions.items()}}
+            self._stale |= gone
+            stale = sorted(self._stale)
         try:
-            if gone:
-                self._client.delete(*(self._key(a, s) for a, s in gone))
+            if stale:
+                self._client.delete(*stale)
         except redis.RedisError as exc:
             with self._lock:
                 self._failure = clip(f"Redis at {self.location}: {type(exc).__name__}: {exc}", _FAILURE_CHARS)
             return
         with self._lock:
+            self._stale -= set(stale)
             self._failure = None
 
     async def held(self, sessions: Mapping[str, AgentSession]) -> list[HeldItem]:
