@@ -16,26 +16,19 @@ from workbench.persist.sessions import DIRECTORY, PersistedSessions
 from workbench.runtime import AGENT_NAMES, AgentRuntime, Mode, ModelConfig, build_models
 from workbench.session.assemble import assemble
 
-_opened: dict[int, PersistedSessions] = {}
-
 
 def started(data: Path, server: RedisServer) -> AgentRuntime:
     """What `workbench --persist redis://…` assembles."""
     persisted = PersistedSessions(data / DIRECTORY)
-    runtime = assemble(
-        build_models(ModelConfig()), persisted=persisted, redis=RedisHistories(persisted, server.url)
-    ).runtime
-    _opened[id(runtime)] = persisted
-    return runtime
+    redis = RedisHistories(persisted, server.url)
+    return assemble(build_models(ModelConfig()), persisted=persisted, redis=redis).runtime
 
 
-def quit_(runtime: AgentRuntime) -> PersistedSessions:
-    """The workbench exits (its lock on the data directory goes); the persisted sessions it had opened."""
+def quit_(runtime: AgentRuntime) -> None:
+    """The workbench exits: its connections and its lock on the data directory go."""
     assert isinstance(runtime.histories, RedisHistories)
     runtime.histories.close()
-    persisted = _opened.pop(id(runtime))
-    persisted.close()
-    return persisted
+    runtime.histories.sessions.close()
 
 
 def histories(runtime: AgentRuntime) -> dict[str, list[tuple[str, str]]]:
@@ -66,7 +59,7 @@ async def test_a_restart_resumes_both_histories_from_the_server(tmp_path, redis_
     assert persisted is not None and (persisted.resumed, persisted.messages, persisted.facts) == (True, 4, 2)
     assert redis_server.url in persisted.directory
     # The messages live on the server only: the data directory keeps the facts and the session ids.
-    assert _opened[id(second)].state.session_ids() == []
+    assert isinstance(second.histories, RedisHistories) and second.histories.sessions.state.session_ids() == []
     assert histories(second)["logs"][0][1].endswith(f"customer=Contoso-{tag}")
     keys = sorted(redis_server.server.keys(f"*|{APPLICATION}|*"))
     assert [k.decode().split("|")[4] for k in keys] == ["logs", "support"]

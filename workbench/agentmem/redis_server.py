@@ -6,11 +6,11 @@ A delete is not an erase on a Redis server: the append-only file keeps the `RPUS
 message until the file is rewritten, and a snapshot (RDB) keeps it until the next one replaces it. So a
 forget deletes every list that holds a forgotten value, then has the server rewrite its append-only
 file (`BGREWRITEAOF`, when it keeps one) and write a fresh snapshot (`BGSAVE`, when it saves them),
-waiting for each to finish. What no command of the server reaches is said where the memory is
-described: replicas that were disconnected (they keep their copy until they resync), backups and
-copies of the files, and a managed service's own retention. A server that refuses the commands (a
-managed service renames or disables them) makes the forget report the server NOT reached, with the
-command it refused; the keys are deleted all the same."""
+waiting for each to finish. What no command of the server reaches is said in "What is remembered",
+beside the lists (`server_item`): replicas that were disconnected (they keep their copy until they
+resync), backups and copies of the files, and a managed service's own retention. A server that
+refuses the rewrite (a managed service renames or disables the commands) makes the forget report the
+server NOT reached, with the command it refused; the keys are deleted all the same."""
 
 from __future__ import annotations
 
@@ -39,8 +39,6 @@ UNREACHED = (
     "a forget cannot reach replicas that were disconnected, backups or copies of the server's files, or a "
     "managed service's own retention"
 )
-
-
 UNIT = "session list(s) deleted and server file(s) rewritten"  # what a forget of RedisLists counts
 
 

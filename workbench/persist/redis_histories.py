@@ -50,12 +50,12 @@ class CurrentSessionsOnly(RedisHistoryProvider):
 
 
 class RedisHistories:
-    """Both agents' histories on the server at `url`; `persisted` keeps everything else."""
+    """Both agents' histories on the server at `url`; `persisted` (`sessions`) keeps everything else."""
 
     unit = UNIT
 
     def __init__(self, persisted: PersistedSessions, url: str, agents: Sequence[str] = AGENT_NAMES) -> None:
-        self._persisted = persisted
+        self.sessions = persisted
         self.location = display_url(url)
         self.name = f"agent sessions on {self.location}"
         self._providers = {agent: CurrentSessionsOnly(self, url, agent) for agent in agents}
@@ -85,7 +85,7 @@ class RedisHistories:
 
     @property
     def persisted(self) -> Persisted:
-        saved = self._persisted.persisted
+        saved = self.sessions.persisted
         with self._lock:
             failure = self._failure or saved.failure
             return replace(
@@ -99,7 +99,7 @@ class RedisHistories:
         return self._providers[agent]
 
     def first_session(self, agent: str, built: Agent, shape: str) -> AgentSession:
-        session = self._persisted.first_session(agent, built, shape)
+        session = self.sessions.first_session(agent, built, shape)
         count = int(self._client.llen(self._key(agent, session.session_id)))  # type: ignore[arg-type]
         with self._lock:
             self._resumed += count
@@ -113,7 +113,7 @@ class RedisHistories:
         """Save the sessions (and memory) in the data directory, and delete the list of every session an
         agent no longer runs. A server that cannot be reached is shown in the header, not raised into
         the turn that ended; the next change deletes what this one could not."""
-        self._persisted.kept(sessions, shape)
+        self.sessions.kept(sessions, shape)
         with self._lock:
             gone = {self._key(a, s) for a, s in self._current.items() if a in sessions and sessions[a].session_id != s}
             self._current = {**self._current, **{a: s.session_id for a, s in sessions.items()}}
@@ -140,7 +140,7 @@ class RedisHistories:
             stored.pop(key, StoredList(key, ())).held(f"the {agent} agent's history") for key, agent in current.items()
         ]
         lists += [s.held("a history no agent reads") for s in stored.values()]
-        files = [item for item in await self._persisted.held(sessions) if item.kind == "file"]
+        files = [item for item in await self.sessions.held(sessions) if item.kind == "file"]
         return [*lists, server_item(self.location), *files]
 
     # -- a holder of the one forget ----------------------------------------------------------
