@@ -232,6 +232,20 @@ def add_agent_memory_options(parser: argparse.ArgumentParser) -> None:
     )
 
 
+def add_persist_option(parser: argparse.ArgumentParser) -> None:
+    """--persist, with an optional Redis URL: a positional argument goes before it, or it is taken for one."""
+    parser.add_argument(
+        "--persist",
+        nargs="?",
+        const=True,
+        type=_persist_target,
+        metavar="redis://…",
+        help="keep both agents' sessions, the facts and the ledger in the user's data directory (files readable "
+        "by you only) and resume them on the next --persist; with a Redis URL (redis://, rediss://, unix://) the "
+        "agents' histories are kept on that server instead (docs/redis.md); without it nothing is written",
+    )
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = Parser(
         prog="workbench",
@@ -251,16 +265,7 @@ def build_parser() -> argparse.ArgumentParser:
         default=WriterKind.MODEL.value,
         help="who proposes facts: the writer model, or the host's own parse (no model call)",
     )
-    parser.add_argument(
-        "--persist",
-        nargs="?",
-        const=True,
-        type=_persist_target,
-        metavar="redis://…",
-        help="keep both agents' sessions, the facts and the ledger in the user's data directory (files readable "
-        "by you only) and resume them on the next --persist; with a Redis URL (redis://, rediss://, unix://) the "
-        "agents' histories are kept on that server instead (docs/redis.md); without it nothing is written",
-    )
+    add_persist_option(parser)
     add_recall_options(parser)
     add_agent_memory_options(parser)
     add_otel_options(parser)

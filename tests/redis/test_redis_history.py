@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import secrets
 
+import pytest
+import redis.asyncio as aioredis
 from agent_framework import Message
 from agent_framework_redis import RedisHistoryProvider
 
@@ -94,3 +96,15 @@ def test_the_location_names_no_password():
     memory = redis_history_memory(p, "helper")
     assert memory.location == "redis://ops:***@cache.example:6380/2"
     assert memory.describe() == "RedisHistoryProvider (application a), one list per session"
+
+
+def test_a_provider_given_a_client_or_legacy_keys_is_read_where_it_writes():
+    client = aioredis.Redis(host="cache.example", port=6380, db=3, ssl=True, password="hunter2", decode_responses=True)
+    given = RedisHistoryProvider(redis_client=client, application_id="a", agent_id="helper")
+    assert redis_history_memory(given, "helper").location == "rediss://cache.example:6380/3"
+    with pytest.warns(DeprecationWarning):
+        legacy = RedisHistoryProvider(redis_url="redis://localhost", key_format="legacy")
+    assert key_prefix(legacy) == "chat_messages:"
+    assert (
+        redis_history_memory(legacy, "helper").describe() == "RedisHistoryProvider (legacy keys), one list per session"
+    )

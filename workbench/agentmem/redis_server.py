@@ -87,10 +87,12 @@ def check_reachable(url: str, timeout: float = CONNECT_TIMEOUT) -> None:
 
 def client_location(client: aioredis.Redis) -> str:
     """Where a client connects, as a URL without a password (for a provider given a client, not a URL)."""
-    kwargs: dict[str, Any] = client.connection_pool.connection_kwargs
+    pool = client.connection_pool
+    kwargs: dict[str, Any] = pool.connection_kwargs
     if path := kwargs.get("path"):
         return f"unix://{path}?db={kwargs.get('db', 0)}"
-    return f"redis://{kwargs.get('host', 'localhost')}:{kwargs.get('port', 6379)}/{kwargs.get('db', 0)}"
+    scheme = "rediss" if issubclass(pool.connection_class, aioredis.SSLConnection) else "redis"
+    return f"{scheme}://{kwargs.get('host', 'localhost')}:{kwargs.get('port', 6379)}/{kwargs.get('db', 0)}"
 
 
 def _glob(prefix: str) -> str:
