@@ -28,6 +28,7 @@ from workbench.runtime.telemetry import TelemetryError, TelemetrySettings, start
 if TYPE_CHECKING:
     from workbench.agentmem.mem0_config import Mem0Config
     from workbench.persist.journal import ForgetJournal
+    from workbench.persist.redis_histories import RedisHistories
     from workbench.persist.sessions import PersistedSessions
     from workbench.session.controller import SessionController
     from workbench.ui.app import WorkbenchApp
@@ -78,6 +79,27 @@ def _lengths(text: str) -> tuple[int, ...]:
         return parse_lengths(text)
     except ValueError as exc:
         raise argparse.ArgumentTypeError(str(exc)) from None
+
+
+REDIS_SCHEMES = ("redis://", "rediss://", "unix://")
+
+
+def _persist_target(text: str) -> str:
+    """--persist's optional value: a Redis URL (never echoed: it may hold a password)."""
+    if not text.startswith(REDIS_SCHEMES):
+        raise argparse.ArgumentTypeError("expected nothing or a Redis URL (redis://, rediss://, unix://)")
+    from workbench.agentmem.redis_server import display_url
+
+    try:
+        display_url(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+    return text
+
+
+def redis_persist(args: argparse.Namespace) -> str | None:
+    """The Redis URL `--persist redis://…` keeps the agents' histories on, if it gave one."""
+    return args.persist if isinstance(args.persist, str) else None
 
 
 def _quoted(text: str) -> str:
@@ -238,6 +260,20 @@ def add_agents_options(parser: argparse.ArgumentParser, *, path: bool = True) ->
     )
 
 
+def add_persist_option(parser: argparse.ArgumentParser) -> None:
+    """--persist, with an optional Redis URL: a positional argument goes before it, or it is taken for one."""
+    parser.add_argument(
+        "--persist",
+        nargs="?",
+        const=True,
+        type=_persist_target,
+        metavar="redis://…",
+        help="keep both agents' sessions, the facts and the ledger in the user's data directory (files readable "
+        "by you only) and resume them on the next --persist; with a Redis URL (redis://, rediss://, unix://) the "
+        "agents' histories are kept on that server instead (docs/redis.md); without it nothing is written",
+    )
+
+
 def build_parser(*, path: bool = False) -> argparse.ArgumentParser:
     """The command line; with `path`, the TUI's alone with its PATH argument (argparse cannot tell a
     folder from a command's name in one parser)."""
@@ -325,12 +361,7 @@ def add_session_options(parser: argparse.ArgumentParser) -> None:
         help="who proposes facts: the writer model, or the host's own parse (no model call); default: the writer "
         "model, but the host's parse for your agents unless --writer-model names a model",
     )
-    parser.add_argument(
-        "--persist",
-        action="store_true",
-        help="keep the agents' sessions, the facts and the ledger in the user's data directory (files readable "
-        "by you only) and resume them on the next --persist; without it nothing is written",
-    )
+    add_persist_option(parser)
 
 
 def add_script_commands(commands: Any) -> None:
@@ -502,8 +533,19 @@ def run_drift_command(args: argparse.Namespace, config: ModelConfig, loaded: Seq
 
 
 def parse(argv: list[str] | None) -> argparse.Namespace:
-    words = sys.argv[1:] if argv is None else argv
+    words = _persist_last(sys.argv[1:] if argv is None else argv)
     return build_parser(path=not any(word in COMMANDS for word in words)).parse_args(words)
+
+
+def _persist_last(words: Sequence[str]) -> list[str]:
+    """`--persist` followed by a word that is not a Redis URL (a command, a folder of agents) goes after
+    that word, or argparse would take the word for --persist's optional value."""
+    moved = list(words)
+    for i in range(len(moved) - 1):
+        following = moved[i + 1]
+        if moved[i] == "--persist" and not following.startswith(("-", *REDIS_SCHEMES)):
+            moved[i], moved[i + 1] = following, moved[i]
+    return moved
 
 
 def load_agents(args: argparse.Namespace, given: Sequence[object] = ()) -> tuple[LoadedAgent, ...]:
@@ -630,7 +672,7 @@ def main(argv: list[str] | None = None, *, agents: Sequence[object] = ()) -> int
 def stores_on_disk(args: argparse.Namespace, config: ModelConfig) -> tuple[str, ...]:
     """The stores a forget of this start reaches beyond the process, as the options that open them:
     what its journal records (`workbench.persist.journal`). Names no password."""
-    stores = ["--persist"] if args.persist else []
+    stores = [_persist_store(args)] if args.persist else []
     recall = recall_config(args, config)
     if (conninfo := recall.postgres) is not None:
         from workbench.recall.postgres_store import display_location
@@ -648,6 +690,14 @@ def stores_on_disk(args: argparse.Namespace, config: ModelConfig) -> tuple[str, 
         stores.append(str(Path(path).resolve()))
     stores += [f"--agents {reference}" for reference in getattr(args, "agents", None) or []]
     return tuple(stores)
+
+
+def _persist_store(args: argparse.Namespace) -> str:
+    if (url := redis_persist(args)) is None:
+        return "--persist"
+    from workbench.agentmem.redis_server import display_url
+
+    return f"--persist {display_url(url)}"
 
 
 def forget_journal(args: argparse.Namespace, config: ModelConfig) -> ForgetJournal | None:
@@ -711,7 +761,10 @@ def session_start(
     recall = recall_config(args, config)
     agent_memory = agent_memory_config(args, config)
     opened = open_for_start(
-        persisted=open_persisted if args.persist else None, agent_memory=agent_memory, recall=recall
+        persisted=open_persisted if args.persist else None,
+        agent_memory=agent_memory,
+        recall=recall,
+        redis=redis_persist(args),
     )
 
     def start() -> SessionController:
@@ -732,6 +785,7 @@ def session_start(
             persisted=opened.persisted,
             journal=forget_journal(args, config),
             agents=[item.agent for item in loaded],
+            redis=redis_histories(args, opened.persisted),
         )
 
     return start
@@ -759,3 +813,12 @@ def open_persisted() -> PersistedSessions:
     from workbench.persist.sessions import DIRECTORY, PersistedSessions
 
     return PersistedSessions(data_dir() / DIRECTORY)
+
+
+def redis_histories(args: argparse.Namespace, persisted: PersistedSessions | None) -> RedisHistories | None:
+    """The agents' histories on the server `--persist redis://…` names (checked reachable at opening)."""
+    if (url := redis_persist(args)) is None or persisted is None:
+        return None
+    from workbench.persist.redis_histories import RedisHistories
+
+    return RedisHistories(persisted, url)
