@@ -5,8 +5,10 @@ scored the same way, each in two rows:
   memories, `workbench.runtime.loaded.derived`), in new sessions; a request to forget reaches it
   only as words, as it does every policy without a forget of its own;
 - **in the workbench**: the same agent with the working memory as a context provider and the host's
-  parse as the writer, as the app runs it; a forget is the product's: the facts, then the agent's
-  sessions replaced by new ones (their in-memory history goes with them), through the one forget.
+  parse as the writer, as the app runs it; a forget is the product's on the facts and the sessions
+  (replaced by new ones: their in-memory history goes with them). Unlike the app's, it leaves the
+  stores the agents keep on disk or on a server alone: there it would remove the story's values from
+  whatever else they keep (a real conversation that mentions `Billing`), beyond this run.
 
 Its memories receive the chronology's messages as they would in any conversation and keep them
 where the agent keeps them: the command says so before it runs. One pair of rows per agent, both
@@ -19,12 +21,11 @@ from collections.abc import Sequence
 
 from agent_framework import Agent, ContextProvider, InMemoryHistoryProvider, Message
 
-from workbench.agentmem.recognise import recognise
 from workbench.chronology import AGENTS
 from workbench.drift.policies import FactsPolicy, Policy, PolicyInfo
 from workbench.loading import LoadedAgent
 from workbench.memory import WorkingMemory
-from workbench.memory.forget import Holder, TextHolder
+from workbench.memory.forget import TextHolder
 from workbench.runtime.calls import CallLog, RecordingMiddleware
 from workbench.runtime.loaded import client_label, derived, in_memory_messages, own_history
 from workbench.runtime.models import ModelSet
@@ -57,13 +58,12 @@ class YourAgentsPolicy(Policy):
 class YourAgentsInWorkbench(FactsPolicy):
     """The user's agents with the working memory, as the app runs them, and the product's forget."""
 
-    def __init__(
-        self, info: PolicyInfo, agents: dict[str, Agent], memory: WorkingMemory, memories: Sequence[Holder]
-    ) -> None:
-        """`memories`: what the workbench recognises on the author's agents (`recognise`), reached after
-        the sessions as in the app."""
+    def __init__(self, info: PolicyInfo, agents: dict[str, Agent], memory: WorkingMemory) -> None:
+        """Its forget reaches the facts and the sessions, not the stores the agents keep: there it would
+        remove the story's values from whatever else the user's agents keep (`Billing` in a real
+        conversation), beyond this run."""
         sessions = TextHolder("agent sessions", "message(s)", self._texts, self._new_sessions)
-        super().__init__(info, agents, memory, [sessions, *memories])
+        super().__init__(info, agents, memory, [sessions])
 
     def _texts(self) -> list[str]:
         return [m.text or "" for m in self.retained()]
@@ -124,11 +124,10 @@ def build_your_policies(agents: Sequence[LoadedAgent], models: ModelSet, calls: 
                     f"{PREFIX}{'+'.join(named)}+facts",
                     f"{title}, in the workbench",
                     f"with the working memory (host parse) as the app adds it; {kept}; the product's forget "
-                    "removes the facts, replaces its sessions and reaches every memory the workbench recognises",
+                    "removes the facts and replaces its sessions (the lab leaves your agents' stores alone)",
                 ),
                 _built(roles, [facts], models, calls),
                 memory,
-                recognise([item.agent for item in dict.fromkeys(roles.values())]),
             ),
         ]
     return policies
