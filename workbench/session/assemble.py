@@ -21,7 +21,6 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
-from workbench.agentmem.recognise import recognise
 from workbench.memory import WorkingMemory
 from workbench.runtime.agents import AgentRuntime
 from workbench.runtime.calls import CallLog
@@ -79,7 +78,7 @@ def assemble(
         calls=calls,
         recall=recall,
         recall_on=recall_on,
-        memories=[*memories, *recognise(agents)],
+        memories=[*memories, *recognised(agents)],
         histories=redis or persisted or histories,
         journal=journal,
         agents=agents,
@@ -88,3 +87,13 @@ def assemble(
     last: list[Holder] = [*([redis] if redis is not None else []), *([persisted] if persisted is not None else [])]
     register(runtime.forgetting, (*runtime.holders, *session.holders, *last))
     return session
+
+
+def recognised(agents: Sequence[Agent]) -> tuple[AgentMemory, ...]:
+    """The memories on the user's agents (`workbench.agentmem.recognise`); the built-in agents' start
+    loads none of the memories' code."""
+    if not agents:
+        return ()
+    from workbench.agentmem.recognise import recognise
+
+    return recognise(agents)
