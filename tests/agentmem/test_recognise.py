@@ -72,7 +72,7 @@ async def system(runtime: AgentRuntime, name: str) -> Any:
 
 @pytest.mark.parametrize("serialization", ["json", "msgpack"])
 def test_a_file_history_is_listed_and_its_messages_holding_the_value_are_gone(tmp_path, serialization):
-    history = FileHistoryProvider(tmp_path / "history", serialization_format=serialization)  # type: ignore[arg-type]
+    history = FileHistoryProvider(tmp_path / "history", serialization_format=serialization)
     earlier_file = f"earlier-run.{'jsonl' if serialization == 'json' else 'msgpack'}"
     triage = Agent(ScriptedChatClient(), "You sort problems.", name="triage", context_providers=[history])
     session = session_over(triage)
@@ -290,7 +290,7 @@ def test_mem0s_provider_is_listed_as_not_reached_saying_why(tmp_path):
     pytest.importorskip("mem0")
     from agent_framework_mem0 import Mem0ContextProvider
 
-    provider = Mem0ContextProvider(source_id="mem0", mem0_client=object(), user_id="ana")  # type: ignore[arg-type]
+    provider = Mem0ContextProvider(source_id="mem0", mem0_client=object(), user_id="ana")
     agent = Agent(ScriptedChatClient(), "You help.", name="mine", context_providers=[provider])
     (memory,) = recognise([agent])
     assert memory.name == "mine: Mem0ContextProvider" and "--agent-memory mem0" in memory.describe()
