@@ -765,6 +765,7 @@ def session_start(
         agent_memory=agent_memory,
         recall=recall,
         redis=redis_persist(args),
+        agents=[item.agent for item in loaded],
     )
 
     def start() -> SessionController:

@@ -5,7 +5,8 @@ their own files (the recall database, persisted histories) create them through `
 their directories through `private_dir`. A mode is only ever tightened, never loosened: a folder
 the user made read-only is refused (`FolderRefused`), not made writable again. Stores that create
 files on threads of their own (DuckDB's log and spill files) hold `PrivateFiles`, the process umask
-tightened while they are open. Also the one owner of "one process per folder" (`FolderLock`)."""
+tightened while they are open, as do the user's own agents' memories (`OthersFolderLock`). Also the one
+owner of "one process per folder" (`FolderLock`)."""
 
 from __future__ import annotations
 
@@ -235,3 +236,27 @@ class PrivateFiles:
             yield
         finally:
             cls.release()
+
+
+class OthersFolderLock(FolderLock):
+    """A `FolderLock` on a folder that code other than the workbench's writes into while it runs, with
+    the process umask's mode and no setting for it (the user's own agents' memories: Agent Framework's
+    history and memory files). The folder is created user-only if missing, or refused when the user made
+    it read-only (`FolderRefused`), then locked against a second process (`InUse`); what it holds is
+    made user-only (only tightened), and `PrivateFiles` is held until `release`, so the files that code
+    creates meanwhile are user-only too. The lock file sits in the folder, as `name`."""
+
+    def __init__(self, folder: Path, name: str, what: str) -> None:
+        private_dir(folder)
+        super().__init__(folder / name, what)
+        try:
+            private_tree(folder)
+        except BaseException:
+            super().release()
+            raise
+        PrivateFiles.acquire()
+        self._umask = weakref.finalize(self, PrivateFiles.release)
+
+    def release(self) -> None:
+        super().release()
+        self._umask()

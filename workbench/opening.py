@@ -7,27 +7,34 @@ and a non-zero exit before any TUI, never a window with no agents in it.
 - the agent-memory folder (`--agent-memory`, Mem0's too): created user-only, or refused when the user
   made it read-only or open to others, and locked;
 - recall's store (`--recall`): a DuckDB file locked and opened (corrupt, truncated, unreadable, held by
-  another program: it says so here); a PostgreSQL server connected to once, within CONNECT_TIMEOUT.
+  another program: it says so here); a PostgreSQL server connected to once, within CONNECT_TIMEOUT;
+- the folders the memories on the user's own agents keep their files in (`workbench.agentmem.recognise`):
+  made user-only, or refused when read-only, and locked, with the umask tightened while they are held
+  (`OthersFolderLock`): their framework code writes files with the umask's mode.
 
 Light to import: a store's modules load only when it was asked for, so a plain `workbench` opens its
 window as fast as before."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from functools import partial
 from typing import TYPE_CHECKING, TypeVar
 
-from workbench.files import FolderLock, private_dir
+from workbench.files import FolderLock, OthersFolderLock, private_dir
 from workbench.text import clip, visible
 
 if TYPE_CHECKING:
+    from agent_framework import Agent
+
     from workbench.agentmem.config import AgentMemoryConfig
     from workbench.persist.sessions import PersistedSessions
     from workbench.recall.config import RecallConfig
     from workbench.recall.store import RecallStore
 
 LOCK_FILE = "lock"  # in a folder the product keeps; beside a file it keeps, its name + ".lock"
+OTHERS_LOCK_FILE = ".workbench.lock"  # in a folder of the user's agents, named so its owner is plain
 _LINE_CHARS = 400
 T = TypeVar("T")
 
@@ -58,10 +65,12 @@ def open_for_start(
     agent_memory: AgentMemoryConfig,
     recall: RecallConfig,
     redis: str | None = None,
+    agents: Sequence[Agent] = (),
 ) -> Opened:
     """Open what the options ask for (`persisted` opens the persisted sessions when --persist asked;
-    `redis`: the server --persist keeps the histories on); StartFailed with one line when any of it
-    cannot be, and whatever was opened before is let go."""
+    `redis`: the server --persist keeps the histories on; `agents`: the user's, whose memories' folders
+    are locked); StartFailed with one line when any of it cannot be, and whatever was opened before is
+    let go."""
     opened = Opened()
     try:
         if redis is not None:
@@ -73,6 +82,8 @@ def open_for_start(
             opened.locks.append(_step("the agent memory", lambda: FolderLock(folder / LOCK_FILE, str(folder))))
         if recall.enabled:
             _open_recall(recall, opened)
+        if agents:
+            _lock_agents_folders(agents, opened)
     except BaseException:
         opened.close()
         raise
@@ -83,6 +94,14 @@ def _check_redis(url: str) -> None:
     from workbench.agentmem.redis_server import check_reachable
 
     _step("the Redis server", lambda: check_reachable(url))
+
+
+def _lock_agents_folders(agents: Sequence[Agent], opened: Opened) -> None:
+    from workbench.agentmem.recognise import folders
+
+    for folder in _step("your agents' memories", lambda: folders(agents)):
+        lock = partial(OthersFolderLock, folder, OTHERS_LOCK_FILE, str(folder))
+        opened.locks.append(_step("your agents' memory", lock))
 
 
 def _open_recall(recall: RecallConfig, opened: Opened) -> None:

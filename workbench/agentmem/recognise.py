@@ -322,3 +322,16 @@ def recognise(agents: Sequence[Agent]) -> tuple[AgentMemory, ...]:
         names.add(name)
         memories.append(entry.build(entry.provider, name, users))
     return tuple(memories)
+
+
+def folders(agents: Sequence[Agent]) -> list[Path]:
+    """The folders the file-backed memories recognised on `agents` keep their files in (a history's
+    storage path, a memory store's root), each once: what a start locks against a second process."""
+    memories = recognise(agents)
+    return sorted(
+        {
+            m.folder if isinstance(m, FileHistoryMemory) else m.root.resolve()
+            for m in memories
+            if isinstance(m, FileHistoryMemory | Gathered)
+        }
+    )

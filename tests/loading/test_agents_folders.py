@@ -1,0 +1,133 @@
+"""The folders the memories on the user's agents keep their files in are the workbench's while it runs
+them, as its own are: locked against a second workbench (a TUI, `workbench remembered`, `workbench
+forget`), refused when read-only, and every file in them readable by the user only, whatever the umask
+the framework writes them with. Real processes, as a user starts them (`tests/test_startup.py`)."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+from tests.test_startup import HANG, refused
+
+EXAMPLES = Path(__file__).resolve().parents[2] / "examples" / "agents"
+HOLD = """
+import sys
+from workbench import cli
+args = cli.parse(sys.argv[1:])
+app = cli.build_app(args, cli.model_config(args), cli.load_agents(args))
+print("open", flush=True)
+sys.stdin.read()
+"""
+TURNS = """
+import asyncio, os, sys
+from workbench import cli
+os.umask(0o022)  # the usual umask: the framework's files would be readable by everyone
+args = cli.parse(sys.argv[1:])
+start = cli.session_start(args, cli.model_config(args), cli.load_agents(args))  # holds what it opened
+session = start()
+async def turns():
+    for agent in ("triage", "notes"):
+        assert (await session.runtime.ask(agent, "customer=Contoso; module=Billing")).ok
+asyncio.run(turns())
+"""
+
+
+def _env(tmp_path: Path) -> dict[str, str]:
+    return {
+        **os.environ,
+        "WORKBENCH_DATA_DIR": str(tmp_path / "data"),
+        "EXAMPLE_AGENTS_DATA": str(tmp_path / "agents"),
+        "TERM": "xterm-256color",
+    }
+
+
+def workbench(tmp_path: Path, *words: str, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "workbench", *words],
+        env=_env(tmp_path),
+        cwd=cwd,
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        timeout=HANG,
+    )
+
+
+@contextmanager
+def holding(tmp_path: Path, *words: str) -> Iterator[int]:
+    """A workbench started on `words` as the TUI starts (its window not drawn), kept open; its PID."""
+    holder = subprocess.Popen(
+        [sys.executable, "-c", HOLD, *words],
+        env=_env(tmp_path),
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert holder.stdout is not None and holder.stdout.readline() == "open\n", holder.communicate()[1]
+        yield holder.pid
+    finally:
+        holder.communicate(timeout=HANG)
+
+
+def refused_as(command: str, result: subprocess.CompletedProcess[str]) -> str:
+    """The one line a script refused at its start printed (exit 1, nothing on stdout)."""
+    assert (result.returncode, result.stdout) == (1, ""), result.stderr
+    lines = result.stderr.splitlines()
+    assert len(lines) == 1 and lines[0].startswith(f"workbench {command}: "), result.stderr
+    return lines[0]
+
+
+def test_a_second_workbench_on_the_same_agents_is_refused_naming_the_first_and_the_folder(tmp_path):
+    history, notes = tmp_path / "agents" / "triage-history", tmp_path / "agents" / "notes-memory"
+    with holding(tmp_path, str(EXAMPLES)) as pid:
+        line = refused(workbench(tmp_path, str(EXAMPLES)))
+        assert line.startswith("workbench: your agents' memory could not be opened: ")
+        assert f"another workbench (PID {pid}) is using {notes}" in line
+        forget = refused_as("forget", workbench(tmp_path, "forget", "module", str(EXAMPLES), "--yes"))
+        assert f"another workbench (PID {pid}) is using" in forget
+        remembered = refused_as("remembered", workbench(tmp_path, "remembered", str(EXAMPLES)))
+        assert f"another workbench (PID {pid}) is using" in remembered
+        # One agent of the folder, loaded by module:attribute, shares the history folder: refused too.
+        by_reference = workbench(tmp_path, "remembered", "--agents", "triage:agent", cwd=EXAMPLES)
+    assert f"another workbench (PID {pid}) is using {history}" in refused_as("remembered", by_reference)
+    assert {p.name for p in history.iterdir()} == {".workbench.lock"}  # the lock, and nothing written
+    assert workbench(tmp_path, "remembered", str(EXAMPLES)).returncode == 0  # the first one quit
+
+
+def test_a_read_only_history_folder_is_refused_and_left_as_it_is(tmp_path):
+    history = tmp_path / "agents" / "triage-history"
+    history.mkdir(parents=True)
+    history.chmod(0o500)
+    line = refused_as("remembered", workbench(tmp_path, "remembered", str(EXAMPLES)))
+    assert line.endswith(
+        f"your agents' memory could not be opened: {history} is read-only (mode 0500) and workbench writes "
+        "there; it was left as it is: make it writable (chmod u+rwx) or choose another folder"
+    )
+    assert history.stat().st_mode & 0o777 == 0o500 and list(history.iterdir()) == []
+
+
+def test_the_files_the_agents_memories_write_are_the_users_only_whatever_the_umask(tmp_path):
+    history = tmp_path / "agents" / "triage-history"
+    history.mkdir(parents=True, mode=0o755)
+    earlier = history / "earlier.jsonl"  # a session another program wrote with the usual umask
+    earlier.write_text("")
+    earlier.chmod(0o644)
+    run = subprocess.run(
+        [sys.executable, "-c", TURNS, str(EXAMPLES)],
+        env=_env(tmp_path),
+        capture_output=True,
+        text=True,
+        timeout=HANG,
+        check=False,
+    )
+    assert run.returncode == 0, run.stderr
+    modes = {str(p.relative_to(tmp_path)): p.stat().st_mode & 0o777 for p in (tmp_path / "agents").rglob("*")}
+    assert any(name.endswith(".md") for name in modes) and len([n for n in modes if n.endswith(".jsonl")]) == 2
+    assert {name: mode for name, mode in modes.items() if mode not in (0o600, 0o700)} == {}
