@@ -10,7 +10,9 @@ A `.env` beside an agent (or in the folder above) is read first, as DevUI does, 
 what the environment already sets.
 
 Whatever cannot be loaded is a `LoadFailed`: one line naming the file (or the module) and the
-problem, which the command line prints before any window opens (exit status 2).
+problem, which the command line prints before any window opens (exit status 2); a module that exits
+(`sys.exit()` at import) is one too, never a silent end. What the user's code prints while it loads
+goes to stderr: stdout carries the scripts' reports (`workbench remembered --json`).
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ import importlib
 import importlib.util
 import sys
 from collections.abc import Iterable
+from contextlib import redirect_stdout
 from dataclasses import dataclass
 from pathlib import Path
 from types import ModuleType
@@ -83,8 +86,9 @@ def from_reference(reference: str) -> tuple[LoadedAgent, ...]:
     if (here := str(Path.cwd())) not in sys.path:  # as `python -m` and uvicorn do: the current folder imports
         sys.path.insert(0, here)
     try:
-        module = importlib.import_module(module_name)
-    except Exception as exc:  # the user's code may raise anything while it is imported
+        with redirect_stdout(sys.stderr):
+            module = importlib.import_module(module_name)
+    except (Exception, SystemExit) as exc:  # the user's code may raise anything while it is imported, or exit
         raise LoadFailed(reference, _failure(exc)) from exc
     try:
         value = _attribute(module, attribute)
@@ -135,8 +139,9 @@ def _import_file(name: str, file: Path, *, package: Path | None = None) -> Modul
     module = importlib.util.module_from_spec(spec)
     sys.modules[name] = module
     try:
-        spec.loader.exec_module(module)
-    except Exception as exc:  # the user's code may raise anything while it runs
+        with redirect_stdout(sys.stderr):
+            spec.loader.exec_module(module)
+    except (Exception, SystemExit) as exc:  # the user's code may raise anything while it runs, or exit
         del sys.modules[name]
         raise LoadFailed(str(file), _failure(exc)) from exc
     return module
@@ -168,8 +173,9 @@ def _agents(value: object, source: str) -> list[LoadedAgent]:
         return [agent for item in value for agent in _agents_only(item, source)]
     if callable(value):
         try:
-            made = value()
-        except Exception as exc:  # the user's factory may raise anything
+            with redirect_stdout(sys.stderr):
+                made = value()
+        except (Exception, SystemExit) as exc:  # the user's factory may raise anything, or exit
             raise LoadFailed(source, _failure(exc)) from exc
         if isinstance(made, Agent):
             return [LoadedAgent(made, source)]
