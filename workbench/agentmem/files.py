@@ -4,7 +4,9 @@ on a file store in the user's data directory, scoped to the user so both agents 
 The model decides what is written: only a model that calls functions writes anything. The store is the
 framework's `FileSystemAgentFileStore`, made user-only (it creates files with the process umask). A
 forget rewrites every memory file (and description) that holds a forgotten value, deletes a file whose
-name holds one, and rebuilds the framework's `memories.md` index from what is left."""
+name holds one, and rebuilds the framework's `memories.md` index from what is left. A rewrite is a
+private work file renamed over the file: a crash leaves the file whole, its other facts kept (the
+forget a crash cut short is completed at the next start, which erases the work file left beside it)."""
 
 from __future__ import annotations
 
@@ -23,7 +25,7 @@ from agent_framework import (
 from agent_framework._harness._file_access import _store_write_lock  # the lock the file_memory_* tools take
 
 from workbench.agentmem.base import USER_ID, FileBackedMemory
-from workbench.files import erase_file, private_dir, private_file, private_tree, write_private
+from workbench.files import WORK_SUFFIX, erase_file, private_dir, private_file, private_tree, replace_private
 from workbench.memory.forget import ForgetPlan
 from workbench.runtime.remembered import HeldItem
 
@@ -145,7 +147,11 @@ class FileMemory(FileBackedMemory):
 
     def _apply(self, plan: ForgetPlan) -> int:
         reached = 0
-        for name in self._names():
+        names = self._names()
+        cut_short = [n for n in names if n.endswith(WORK_SUFFIX) and n.removesuffix(WORK_SUFFIX) in names]
+        for name in cut_short:  # a rewrite a crash cut short, beside the file it would have replaced
+            erase_file(self.folder / name)
+        for name in [n for n in names if n not in cut_short]:
             path = self.folder / name
             if plan.everything or plan.holds(name):
                 erase_file(path)
@@ -154,7 +160,7 @@ class FileMemory(FileBackedMemory):
             text = self._read(name)
             if plan.holds(text):
                 scrubbed = plan.scrub(text)
-                write_private(path, scrubbed)
+                replace_private(path, scrubbed)
                 reached += is_memory_file(name)
         left = self._names()
         described = {description_name(n) for n in left if is_memory_file(n)}
