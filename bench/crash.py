@@ -1,7 +1,7 @@
 """Crash bench, run on demand: SIGKILL the product at every step of a forget and of a turn's save, then
 restart it and check the two promises.
 
-    python bench/crash.py [--scenario forget-key forget-all turn legacy] [--random N] [--keep DIR]
+    python bench/crash.py [--scenario forget-key forget-all turn legacy agents-key agents-all] [--random N] [--keep DIR]
 
 Each run is a child process over a fresh data directory (`WORKBENCH_DATA_DIR`) with every memory on
 (`--persist --recall --agent-memory extracted`, the built-in scripted model; Mem0 needs a live model and
@@ -13,6 +13,13 @@ connects), driven without Textual. The child declares `database=Oracle`, then
 the `legacy` scenario the data directory holds a folder the version before the state database saved
 (`memory.json`, `sessions.json`, `history/<id>.jsonl`), and the child is killed while its start moves
 it into the database: after the restart every fact and message of it must be there, and no old file.
+The `agents-key` and `agents-all` scenarios run the user's agents instead: `examples/agents` (`--persist
+examples/agents`, its files under the data directory through `EXAMPLE_AGENTS_DATA`), triage's
+FileHistoryProvider and notes' FileMemoryProvider both told the customer (and notes' folder given a
+memory file holding the customer beside other facts, as a model writes one), then `customer` or
+everything forgotten: a kill cuts the rewrite of their files, and the restart with the same PATH
+completes it; (b) then also asks that the other facts of that file and triage's message without the
+customer are still there after a forget of the customer.
 
 The child counts the steps of that stretch: each call of an I/O entry point (`os.write`, `os.fsync`,
 `os.replace`, `os.rename`, `os.unlink`, `os.remove`, `os.rmdir`, `os.ftruncate`, `os.open` for writing,
@@ -62,7 +69,11 @@ from pathlib import Path
 from typing import Any
 
 OPTIONS = ["--persist", "--recall", "--agent-memory", "extracted"]
-SCENARIOS = ("forget-key", "forget-all", "turn", "legacy")
+SCENARIOS = ("forget-key", "forget-all", "turn", "legacy", "agents-key", "agents-all")
+EXAMPLES = Path(__file__).resolve().parent.parent / "examples" / "agents"
+YOURS = ["--persist", str(EXAMPLES)]  # the example agents, their files under the data directory (`child`)
+PROFILE = ("agents", "notes-memory", "user", "profile.md")  # a memory file of several facts, under the data directory
+KEPT = ("module=Billing", "priority=high")  # what a forget of the customer leaves in it
 LEGACY_FILES = ("memory.json", "sessions.json", "history")
 QUESTION = "Which customer is this for?"
 _WRITE_FLAGS = os.O_WRONLY | os.O_RDWR | os.O_CREAT | os.O_TRUNC | os.O_APPEND
@@ -181,19 +192,32 @@ def instrument(steps: Steps) -> None:
     sqlite3.connect = functools.partial(connect, factory=Counted)  # type: ignore[assignment]
 
 
-def start_runtime() -> Any:
+def yours(scenario: str) -> bool:
+    return scenario.startswith("agents-")
+
+
+def agents_of(scenario: str) -> tuple[str, str]:
+    """The agent told the customer first, and the other."""
+    return ("triage", "notes") if yours(scenario) else ("support", "logs")
+
+
+_started: list[Callable[[], Any]] = []  # the start holds what it opened (locks), as the TUI keeps it
+
+
+def start_runtime(scenario: str) -> Any:
     """The runtime as the TUI would run it, with the pending forget completed first."""
     from workbench import cli
 
-    args = cli.build_parser().parse_args(OPTIONS)
+    args = cli.parse(YOURS if yours(scenario) else OPTIONS)
     config = cli.model_config(args)
     if problem := cli.unfinished_forget(args, config):
         emit(event="refused", why=problem)
         sys.exit(3)
     try:
-        start: Callable[[], Any] | None = cli.build_app(args, config)._start
+        start: Callable[[], Any] | None = cli.build_app(args, config, cli.load_agents(args))._start
         assert start is not None
-        runtime = start()
+        _started.append(start)
+        runtime = start().runtime  # the session the assembly builds, over the runtime
     except Exception as exc:
         emit(event="refused", why=f"{type(exc).__name__}: {exc}")
         sys.exit(3)
@@ -222,23 +246,31 @@ async def run_child(scenario: str, tag: str, kill_at: int) -> None:
 
     ForgetJournal.begin = recorded  # type: ignore[method-assign,assignment]
     steps.armed = scenario == "legacy"  # the move happens as the persisted sessions open
-    runtime = start_runtime()
+    runtime = start_runtime(scenario)
     if scenario == "legacy":
         steps.armed = False
         emit(event="done", steps=steps.labels)
         return
     await runtime.complete_pending()
-    await ask(runtime, "logs", "database=Oracle")
+    first, other = agents_of(scenario)
+    await ask(runtime, other, "database=Oracle")
+    if yours(scenario):  # a message of triage's history without the customer: its file is rewritten, not erased
+        await ask(runtime, first, "database=Oracle")
     steps.armed = scenario == "turn"
     if scenario == "turn":
         emit(event="span")
-    await ask(runtime, "support", f"customer=Contoso-{tag}; module=Billing")
-    await ask(runtime, "support", f"Where is Contoso-{tag}?")
+    await ask(runtime, first, f"customer=Contoso-{tag}; module=Billing")
+    if yours(scenario):  # notes' model writes it to a memory file of its own
+        await ask(runtime, other, f"customer=Contoso-{tag}; module=Billing")
+    await ask(runtime, first, f"Where is Contoso-{tag}?")
+    if yours(scenario):
+        profile = Path(os.environ["WORKBENCH_DATA_DIR"]).joinpath(*PROFILE)
+        profile.write_text(f"customer=Contoso-{tag}\n" + "\n".join(KEPT) + "\n")
     if scenario != "turn":
         steps.armed = True
         emit(event="forget-asked")
         emit(event="span")
-        report = await runtime.forget("customer" if scenario == "forget-key" else None)
+        report = await runtime.forget("customer" if scenario in ("forget-key", "agents-key") else None)
         emit(event="forgot", failures=report.failures)
     steps.armed = False
     emit(event="done", steps=steps.labels)
@@ -246,21 +278,22 @@ async def run_child(scenario: str, tag: str, kill_at: int) -> None:
 
 async def prepare(tag: str) -> None:
     """A run the `legacy` scenario's folder is made of: facts, and messages on both agents."""
-    runtime = start_runtime()
+    runtime = start_runtime("legacy")
     await ask(runtime, "logs", "database=Oracle")
     await ask(runtime, "support", f"customer=Contoso-{tag}; module=Billing")
     await ask(runtime, "support", f"Where is Contoso-{tag}?")
 
 
 async def run_check(scenario: str) -> None:
-    runtime = start_runtime()
+    runtime = start_runtime(scenario)
     report = await runtime.complete_pending()
     emit(event="restarted", completed=None if report is None else report.describe(), facts=facts_of(runtime))
     first = len(runtime.calls.records())
     if scenario == "turn":
         await runtime.forget("customer")
-    histories = {agent: [m.text or "" for m in runtime.history(agent)] for agent in ("support", "logs")}
-    for agent in ("support", "logs"):
+    agents = agents_of(scenario)
+    histories = {agent: [m.text or "" for m in runtime.history(agent)] for agent in agents}
+    for agent in agents:
         await runtime.ask(agent, QUESTION)
     sent = [text for record in runtime.calls.records()[first:] for _, text in (("", record.instructions), *record.sent)]
     emit(event="requests", texts=sent, facts=facts_of(runtime), histories=histories)
@@ -270,7 +303,12 @@ async def run_check(scenario: str) -> None:
 
 
 def child(data: Path, *argv: str) -> subprocess.Popen[str]:
-    env = {**os.environ, "WORKBENCH_DATA_DIR": str(data), "PYTHONHASHSEED": "0"}
+    env = {
+        **os.environ,
+        "WORKBENCH_DATA_DIR": str(data),
+        "EXAMPLE_AGENTS_DATA": str(data / "agents"),
+        "PYTHONHASHSEED": "0",
+    }
     return subprocess.Popen(
         [sys.executable, __file__, *argv],
         env=env,
@@ -372,7 +410,7 @@ def judge(scenario: str, tag: str, killed: list[dict[str, Any]], data: Path) -> 
             saved = e["facts"]
     # A kill inside the record's `begin` may leave it on disk (completed at restart) or not (never asked).
     unapplied = forget_asked and not recorded and restarted["facts"].get("customer") == value
-    if scenario == "forget-all" and forget_asked and not unapplied:
+    if scenario in ("forget-all", "agents-all") and forget_asked and not unapplied:
         expected: dict[str, str] = {}
     elif forget_asked and not unapplied:
         expected = {k: v for k, v in saved.items() if k != "customer" and value.lower() not in v.lower()}
@@ -388,10 +426,25 @@ def judge(scenario: str, tag: str, killed: list[dict[str, Any]], data: Path) -> 
         problems.append(f"forgotten value in {holding or 'no file'}; in {in_requests} request text(s) after restart")
     if not forget_asked and scenario != "turn" and restarted["facts"].get("customer") not in (None, value):
         problems.append("customer changed")
+    if scenario == "agents-key":
+        problems += lost_by_the_forget(data)
     note = "forget not recorded: unapplied everywhere" if unapplied else ""
     if restarted["completed"]:
         note = "completed at restart"
     return not problems, "; ".join(problems) or note or "ok"
+
+
+def lost_by_the_forget(data: Path) -> list[str]:
+    """What a forget of the customer must leave of the example agents' files, when it is not there."""
+    lost = []
+    profile = data.joinpath(*PROFILE)
+    text = profile.read_text() if profile.exists() else ""
+    if missing := [fact for fact in KEPT if fact not in text]:
+        lost.append(f"{profile.name} lost {missing}")
+    histories = (data / "agents" / "triage-history").glob("*.jsonl")
+    if not any("database=Oracle" in path.read_text() for path in histories):
+        lost.append("triage's history lost its message without the customer")
+    return lost
 
 
 def fresh(scenario: str, name: str, root: Path) -> Path:
