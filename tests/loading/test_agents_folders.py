@@ -131,3 +131,79 @@ def test_the_files_the_agents_memories_write_are_the_users_only_whatever_the_uma
     modes = {str(p.relative_to(tmp_path)): p.stat().st_mode & 0o777 for p in (tmp_path / "agents").rglob("*")}
     assert any(name.endswith(".md") for name in modes) and len([n for n in modes if n.endswith(".jsonl")]) == 2
     assert {name: mode for name, mode in modes.items() if mode not in (0o600, 0o700)} == {}
+
+
+KINDS = """
+import os
+from pathlib import Path
+from typing import Any
+from agent_framework import (
+    Agent, FileHistoryProvider, FileMemoryProvider, FileSystemAgentFileStore, MemoryContextProvider, MemoryFileStore,
+)
+from workbench import ScriptedChatClient
+
+DATA = Path(os.environ["EXAMPLE_AGENTS_DATA"])
+
+
+class Owned(MemoryContextProvider):
+    async def before_run(self, *, agent: Any, session: Any, context: Any, state: Any) -> None:
+        session.state["owner"] = "ana"
+        await super().before_run(agent=agent, session=session, context=context, state=state)
+
+
+shared = DATA / "shared"  # a history and per-session memory files in one folder: one lock
+agents = [
+    Agent(ScriptedChatClient(uses_tools=True), "You keep notes.", name="desk", context_providers=[
+        FileHistoryProvider(shared), FileMemoryProvider(FileSystemAgentFileStore(shared))]),
+    Agent(ScriptedChatClient(), "You coach.", name="coach", context_providers=[
+        Owned(store=MemoryFileStore(DATA / "extracted", owner_state_key="owner"))]),
+]
+"""
+EVERYTHING = """
+import asyncio, sys
+from workbench import cli
+args = cli.parse(sys.argv[1:])
+start = cli.session_start(args, cli.model_config(args), cli.load_agents(args))
+runtime = start().runtime
+async def story():
+    for agent in ("desk", "coach"):
+        assert (await runtime.ask(agent, "customer=Contoso; module=Billing")).ok
+    listed = [item.name for system in (await runtime.remembered()).systems for item in system.items]
+    print("listed", sorted(name for name in listed if "lock" in name), flush=True)
+    report = await runtime.forget(None)
+    assert not report.failures, report.failures
+asyncio.run(story())
+print("open", flush=True)
+sys.stdin.read()
+"""
+
+
+def test_each_kind_of_folder_is_locked_once_the_lock_is_no_memory_and_outlives_a_forget_of_everything(tmp_path):
+    (tmp_path / "kinds.py").write_text(KINDS)
+    forgetting = subprocess.Popen(
+        [sys.executable, "-c", EVERYTHING, str(tmp_path)],
+        env=_env(tmp_path),
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert forgetting.stdout is not None
+        assert forgetting.stdout.readline() == "listed []\n", forgetting.communicate()[1]  # F3 lists no lock
+        assert forgetting.stdout.readline() == "open\n", forgetting.communicate()[1]
+        data = tmp_path / "agents"
+        locks = sorted(str(p.relative_to(data)) for p in data.rglob(".workbench.lock"))
+        assert locks == ["extracted/.workbench.lock", "shared/.workbench.lock"]  # still there after the forget
+        line = refused_as("remembered", workbench(tmp_path, "remembered", str(tmp_path)))
+        assert f"another workbench (PID {forgetting.pid}) is using {data / 'extracted'}" in line
+    finally:
+        forgetting.communicate(timeout=HANG)
+
+
+def test_the_first_forget_over_your_agents_records_itself_in_a_data_directory_it_makes(tmp_path):
+    """Your agents alone (no --persist, no --recall) make no data directory before the first forget,
+    whose record (the journal that makes it complete after a crash) goes there."""
+    result = workbench(tmp_path, "forget", "customer", str(EXAMPLES), "--yes")
+    assert result.returncode == 0 and "forget record" not in result.stdout, result.stdout + result.stderr
+    assert (tmp_path / "data").stat().st_mode & 0o777 == 0o700 and list((tmp_path / "data").iterdir()) == []
