@@ -498,6 +498,13 @@ def run_drift_command(args: argparse.Namespace, config: ModelConfig, loaded: Seq
         option = "--sweep" if lengths is not None else "--turns"
         _say("drift", f"argument {option}: {exc} (see --help)")
         return 2
+    from workbench.opening import StartFailed, lock_agents_folders
+
+    try:
+        _held = lock_agents_folders([item.agent for item in loaded])  # until the command returns
+    except StartFailed as exc:
+        _say("drift", str(exc))
+        return 1
     # The report is printed once the progress display is gone: printed while it is live, the two
     # share the terminal and the display's clearing leaves a line, or a bar, behind.
     with stderr_progress(wanted=not getattr(args, "json", False)) as progress:

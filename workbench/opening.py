@@ -96,6 +96,19 @@ def _check_redis(url: str) -> None:
     _step("the Redis server", lambda: check_reachable(url))
 
 
+def lock_agents_folders(agents: Sequence[Agent]) -> Opened:
+    """Only the folders of the user's agents' memories, locked as a start locks them (StartFailed, one
+    line): for the drift lab, which runs the agents as configured (their memories write there) and
+    opens nothing else."""
+    opened = Opened()
+    try:
+        _lock_agents_folders(agents, opened)
+    except BaseException:
+        opened.close()
+        raise
+    return opened
+
+
 def _lock_agents_folders(agents: Sequence[Agent], opened: Opened) -> None:
     from workbench.agentmem.recognise import folders
 

@@ -51,6 +51,7 @@ def workbench(tmp_path: Path, *words: str, cwd: Path | None = None) -> subproces
         [sys.executable, "-m", "workbench", *words],
         env=_env(tmp_path),
         cwd=cwd,
+        umask=0o022,  # the usual one: the framework's files would be readable by everyone
         stdin=subprocess.DEVNULL,
         capture_output=True,
         text=True,
@@ -207,3 +208,18 @@ def test_the_first_forget_over_your_agents_records_itself_in_a_data_directory_it
     result = workbench(tmp_path, "forget", "customer", str(EXAMPLES), "--yes")
     assert result.returncode == 0 and "forget record" not in result.stdout, result.stdout + result.stderr
     assert (tmp_path / "data").stat().st_mode & 0o777 == 0o700 and list((tmp_path / "data").iterdir()) == []
+
+
+def test_the_drift_lab_runs_your_agents_in_their_folders_locked_and_user_only(tmp_path):
+    drift = ("drift", str(EXAMPLES), "--turns", "10", "--json")
+    with holding(tmp_path, str(EXAMPLES)) as pid:
+        held = workbench(tmp_path, *drift)
+    assert (held.returncode, held.stdout) == (1, ""), held.stderr
+    assert held.stderr.splitlines()[-1].startswith(
+        f"workbench drift: your agents' memory could not be opened: another workbench (PID {pid}) is using "
+    )
+    ran = workbench(tmp_path, *drift)
+    assert ran.returncode == 0, ran.stderr
+    written = {str(p.relative_to(tmp_path)): p.stat().st_mode & 0o777 for p in (tmp_path / "agents").rglob("*")}
+    assert any(name.endswith(".jsonl") for name in written)
+    assert {name: mode for name, mode in written.items() if mode not in (0o600, 0o700)} == {}
