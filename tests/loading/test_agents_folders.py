@@ -12,6 +12,8 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
+import pytest
+
 from tests.test_startup import HANG, refused
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples" / "agents"
@@ -223,3 +225,25 @@ def test_the_drift_lab_runs_your_agents_in_their_folders_locked_and_user_only(tm
     written = {str(p.relative_to(tmp_path)): p.stat().st_mode & 0o777 for p in (tmp_path / "agents").rglob("*")}
     assert any(name.endswith(".jsonl") for name in written)
     assert {name: mode for name, mode in written.items() if mode not in (0o600, 0o700)} == {}
+
+
+def test_the_lock_on_a_folder_others_write_tightens_the_umask_until_it_is_released(tmp_path):
+    from workbench.files import InUse, OthersFolderLock
+
+    folder = tmp_path / "history"
+    folder.mkdir(mode=0o755)
+    (folder / "earlier.jsonl").write_text("")
+    (folder / "earlier.jsonl").chmod(0o644)
+    before = os.umask(0o022)
+    try:
+        lock = OthersFolderLock(folder, ".workbench.lock", "the history")
+        assert os.umask(0o077) == 0o077  # held: what the framework creates now is user-only
+        with pytest.raises(InUse, match=f"another workbench \\(PID {os.getpid()}\\) is using the history"):
+            OthersFolderLock(folder, ".workbench.lock", "the history")
+        assert os.umask(0o077) == 0o077  # the refused one left the umask as it was
+        lock.release()
+        assert os.umask(0o022) == 0o022  # released: the umask is the process's own again
+        modes = {p.name: p.stat().st_mode & 0o777 for p in (folder, *folder.iterdir())}
+        assert modes == {"history": 0o700, "earlier.jsonl": 0o600, ".workbench.lock": 0o600}
+    finally:
+        os.umask(before)
