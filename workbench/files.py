@@ -104,6 +104,14 @@ def replace_private(path: Path, text: str | bytes) -> None:
     sync_folder(path.parent)
 
 
+def rewrite_private(path: Path, text: str | bytes) -> None:
+    """`replace_private` over an existing file, only when the file itself may be written: a rename
+    replaces a file whatever its mode, so one the user made read-only is refused (PermissionError) and
+    left as it is, as a write in place would be."""
+    os.close(os.open(path, os.O_WRONLY))
+    replace_private(path, text)
+
+
 def sync_folder(folder: Path) -> None:
     """Flush the folder's entries to disk, so a rename or a removal in it survives a crash."""
     descriptor = os.open(folder, os.O_RDONLY)

@@ -5,7 +5,9 @@ the framework writes them with. Real processes, as a user starts them (`tests/te
 
 from __future__ import annotations
 
+import json
 import os
+import shutil
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -14,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.test_startup import HANG, refused
+from tests.test_startup import AS_USER, HANG, refused
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples" / "agents"
 HOLD = """
@@ -48,9 +50,15 @@ def _env(tmp_path: Path) -> dict[str, str]:
     }
 
 
-def workbench(tmp_path: Path, *words: str, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
+def workbench(
+    tmp_path: Path, *words: str, cwd: Path | None = None, as_user: bool = False
+) -> subprocess.CompletedProcess[str]:
+    """`workbench WORDS`; `as_user`: without root's power to write whatever a file's mode says."""
+    command = [sys.executable, "-m", "workbench", *words]
+    if as_user and os.geteuid() == 0:
+        command = [shutil.which("setpriv") or "setpriv", f"--inh-caps={AS_USER}", f"--bounding-set={AS_USER}", *command]
     return subprocess.run(
-        [sys.executable, "-m", "workbench", *words],
+        command,
         env=_env(tmp_path),
         cwd=cwd,
         umask=0o022,  # the usual one: the framework's files would be readable by everyone
@@ -247,3 +255,20 @@ def test_the_lock_on_a_folder_others_write_tightens_the_umask_until_it_is_releas
         assert modes == {"history": 0o700, "earlier.jsonl": 0o600, ".workbench.lock": 0o600}
     finally:
         os.umask(before)
+
+
+def test_a_history_file_you_made_read_only_is_left_as_it_is_and_the_forget_says_so(tmp_path):
+    """A rename would replace it whatever its mode: the forget refuses it, as a write in place would be."""
+    from agent_framework import Message
+
+    history = tmp_path / "agents" / "triage-history"
+    history.mkdir(parents=True)
+    session = history / "earlier.jsonl"
+    said = ("customer=Contoso", "module=Billing")
+    session.write_text("".join(json.dumps(Message(role="user", contents=[t]).to_dict()) + "\n" for t in said))
+    session.chmod(0o400)
+    before = session.read_bytes()
+    result = workbench(tmp_path, "forget", "customer", str(EXAMPLES), "--yes", as_user=True)
+    assert result.returncode == 3, result.stdout + result.stderr
+    assert "triage: FileHistoryProvider: NOT reached: PermissionError" in result.stdout
+    assert (session.stat().st_mode & 0o777, session.read_bytes()) == (0o400, before)

@@ -19,7 +19,7 @@ import msgspec
 from agent_framework import ContextProvider, FileHistoryProvider, Message
 
 from workbench.agentmem.base import line_holds
-from workbench.files import WORK_SUFFIX, erase_file, replace_private
+from workbench.files import WORK_SUFFIX, erase_file, rewrite_private
 from workbench.memory.forget import ForgetPlan, declared_in
 from workbench.runtime.remembered import HeldItem, history_text
 from workbench.runtime.view import RecalledMessage
@@ -134,7 +134,7 @@ class FileHistoryMemory:
                     continue
                 reached += 1
                 if kept:
-                    replace_private(path, b"".join(kept))
+                    rewrite_private(path, b"".join(kept))
                 else:
                     erase_file(path)
         return reached

@@ -25,7 +25,7 @@ from agent_framework import (
 from agent_framework._harness._file_access import _store_write_lock  # the lock the file_memory_* tools take
 
 from workbench.agentmem.base import USER_ID, FileBackedMemory
-from workbench.files import WORK_SUFFIX, erase_file, private_dir, private_file, private_tree, replace_private
+from workbench.files import WORK_SUFFIX, erase_file, private_dir, private_file, private_tree, rewrite_private
 from workbench.memory.forget import ForgetPlan
 from workbench.runtime.remembered import HeldItem
 
@@ -160,7 +160,7 @@ class FileMemory(FileBackedMemory):
             text = self._read(name)
             if plan.holds(text):
                 scrubbed = plan.scrub(text)
-                replace_private(path, scrubbed)
+                rewrite_private(path, scrubbed)
                 reached += is_memory_file(name)
         left = self._names()
         described = {description_name(n) for n in left if is_memory_file(n)}
