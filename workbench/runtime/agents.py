@@ -127,10 +127,11 @@ class AgentRuntime:
                 writer_format=models.writer_format,
                 bound=models.bound,
                 on_step_down=lambda detail: memory.note(detail, origin="writer"),
+                contract=memory.contract,
             )
         )
         self.updater = MemoryUpdater(memory, writer_impl)
-        memory.subscribe(tracing.admission)
+        memory.subscribe(tracing.admissions(memory.contract))
         self.mode = mode
         self.recall = recall
         self.recall_on = recall_on and recall is not None
@@ -241,7 +242,7 @@ class AgentRuntime:
         """Forget one key or everything through the one forget: memory, then both histories (replaced
         by new, empty sessions), the call log and every other registered holder. A turn still running
         finishes on its old session, which nothing reads any more, and stores nothing in recall."""
-        with tracing.forget(key) as span:
+        with tracing.forget(key, self.memory.contract) as span:
             report = await self.forgetting.forget(key, completing=completing)
             tracing.forgot(span, report)
             return report
@@ -362,6 +363,7 @@ class AgentRuntime:
             tuple(f"{m.name}: {m.describe()}" for m in self.memories),
             self.histories.persisted,
             self.completed,
+            self.memory.contract,
         )
 
     async def remembered(self) -> Remembered:
