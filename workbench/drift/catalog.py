@@ -23,7 +23,7 @@ from workbench.drift.policies import (
     SummaryProvider,
 )
 from workbench.drift.recall_policy import build_recall_policies
-from workbench.memory import WorkingMemory
+from workbench.memory import Contract, WorkingMemory
 from workbench.runtime.agents import AGENT_NAMES, INSTRUCTIONS
 from workbench.runtime.calls import CallLog, RecordingMiddleware
 from workbench.runtime.models import ModelSet
@@ -32,7 +32,9 @@ from workbench.runtime.updater import MemoryUpdater
 from workbench.runtime.writer import ModelWriter
 
 
-def build_policies(models: ModelSet, calls: CallLog, *, mem0: Mem0Config | None = None) -> list[Policy]:
+def build_policies(
+    models: ModelSet, calls: CallLog, *, contract: Contract, mem0: Mem0Config | None = None
+) -> list[Policy]:
     """The policies over the same clients; every call is recorded under the policy's name. Each
     policy has a support and a logs agent with their own providers; the bounded facts are shared.
     `mem0` is Mem0's model and embedder (the Mem0 policy runs only with a live model and it)."""
@@ -56,7 +58,7 @@ def build_policies(models: ModelSet, calls: CallLog, *, mem0: Mem0Config | None 
         return {role: agent(name, providers(), INSTRUCTIONS[role]) for role in AGENT_NAMES}
 
     info = {p.name: p for p in POLICIES}
-    memory = WorkingMemory()
+    memory = WorkingMemory(contract)
     writer = ModelWriter(
         writer_client,
         calls,
@@ -64,6 +66,7 @@ def build_policies(models: ModelSet, calls: CallLog, *, mem0: Mem0Config | None 
         timeout=models.timeout,
         writer_format=models.writer_format,
         bound=models.bound,
+        contract=contract,
     )
     updater = MemoryUpdater(memory, writer)
     facts_provider = WorkingMemoryProvider(memory, updater, origin="facts")
@@ -87,8 +90,8 @@ def build_policies(models: ModelSet, calls: CallLog, *, mem0: Mem0Config | None 
                 ],
             ),
         ),
-        *build_recall_policies([info["recall"], info["recall_purged"]], agent, calls),
-        PersistedHistoryPolicy(info["persisted"], agent),
-        *build_agent_memory_policies([info["memory_files"], info["extracted"]], agent),
-        build_mem0_policy(info["mem0"], agent, mem0),
+        *build_recall_policies([info["recall"], info["recall_purged"]], agent, calls, contract),
+        PersistedHistoryPolicy(info["persisted"], agent, contract),
+        *build_agent_memory_policies([info["memory_files"], info["extracted"]], agent, contract),
+        build_mem0_policy(info["mem0"], agent, mem0, contract),
     ]

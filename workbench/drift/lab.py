@@ -240,7 +240,7 @@ async def run_drift(
     if turns is not None:
         story = story.stretched(turns)
     calls = LabCallLog()
-    policies = build_policies(models, calls, mem0=mem0)
+    policies = build_policies(models, calls, contract=story.contract, mem0=mem0)
     report = DriftReport(story, models.agent_label, live=models.agent_label != SCRIPTED_LABEL)
     for policy in policies:  # known before any runs: a stop does not hide what a policy needs
         if (missing := needs(policy.info, models, mem0)) is not None:

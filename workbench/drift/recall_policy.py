@@ -11,7 +11,7 @@ from collections.abc import Callable, Sequence
 from agent_framework import Agent, AgentSession, ContextProvider, Message
 
 from workbench.drift.policies import NoHistoryProvider, Policy, PolicyInfo, Received
-from workbench.memory import WorkingMemory
+from workbench.memory import Contract, WorkingMemory
 from workbench.recall.embedders import lexical_embedder, logged_embedder
 from workbench.recall.provider import Recalled, RecallProvider
 from workbench.recall.records import RecallScope, StoredMessage
@@ -32,13 +32,14 @@ class RecallPolicy(Policy):
         store: RecallStore,
         kept: list[StoredMessage],
         tally: Counter[str],
+        contract: Contract,
     ) -> None:
         super().__init__(info, agents)
         self.store = store
         self.kept = kept  # what the store holds, kept current by the provider and by forget
         self.tally = tally  # messages ever stored and recalled (a purge leaves `kept` shorter)
         self.purges = info.name == "recall_purged"
-        self.planner = WorkingMemory()  # holds no fact: plans a forget from what the store declared
+        self.planner = WorkingMemory(contract)  # holds no fact: plans a forget from what the store declared
 
     async def forget(self, key: str | None) -> None:
         if self.purges:
@@ -56,7 +57,9 @@ class RecallPolicy(Policy):
 AgentFactory = Callable[[str, list[ContextProvider], str], Agent]
 
 
-def build_recall_policies(infos: Sequence[PolicyInfo], agent: AgentFactory, calls: CallLog) -> list[Policy]:
+def build_recall_policies(
+    infos: Sequence[PolicyInfo], agent: AgentFactory, calls: CallLog, contract: Contract
+) -> list[Policy]:
     """Both variants, each with its own InMemoryStore shared by the support and logs agents (each stores
     under its own agent id; both search the whole user scope), on one embedder whose calls are logged."""
     embedder = logged_embedder(lexical_embedder(), calls)
@@ -91,5 +94,5 @@ def build_recall_policies(infos: Sequence[PolicyInfo], agent: AgentFactory, call
             )
             for role in AGENT_NAMES
         }
-        policies.append(RecallPolicy(info, agents, store, kept, tally))
+        policies.append(RecallPolicy(info, agents, store, kept, tally, contract))
     return policies
