@@ -25,6 +25,7 @@ from workbench.runtime.telemetry import TelemetryError, TelemetrySettings, start
 
 if TYPE_CHECKING:
     from workbench.agentmem.mem0_config import Mem0Config
+    from workbench.memory.contract import Contract
     from workbench.persist.journal import ForgetJournal
     from workbench.persist.sessions import PersistedSessions
     from workbench.session.controller import SessionController
@@ -211,6 +212,33 @@ def add_agent_memory_options(parser: argparse.ArgumentParser) -> None:
     )
 
 
+def add_contract_options(parser: argparse.ArgumentParser, *, with_defaults: bool = True) -> None:
+    group = parser.add_argument_group("the contract (default: the seed's keys, 5 facts, values of 256 characters)")
+    defaults: dict[str, Any] = {"default": None} if with_defaults else {}
+    group.add_argument(
+        "--config",
+        metavar="FILE",
+        help="read the contract from this file's [contract] table (keys, max_facts, max_value_chars); default: "
+        "workbench.toml in the current folder, when there is one",
+        **defaults,
+    )
+    group.add_argument(
+        "--keys",
+        metavar="KEY,KEY,...",
+        help="the contract's keys (ASCII identifiers, 1 to 32), replacing the file's; `qualify` keeps its fixed "
+        "suite on the seed's keys",
+        **defaults,
+    )
+
+
+def contract_config(args: argparse.Namespace) -> Contract:
+    """The run's contract from --config (or ./workbench.toml) and --keys; ContractFileError, one line
+    naming the file or the option, when it declares none that can be used."""
+    from workbench.contract_file import declared_contract
+
+    return declared_contract(getattr(args, "config", None), getattr(args, "keys", None))
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = Parser(
         prog="workbench",
@@ -236,6 +264,7 @@ def build_parser() -> argparse.ArgumentParser:
         help="keep both agents' sessions, the facts and the ledger in the user's data directory (files readable "
         "by you only) and resume them on the next --persist; without it nothing is written",
     )
+    add_contract_options(parser)
     add_recall_options(parser)
     add_agent_memory_options(parser)
     add_otel_options(parser)
@@ -252,6 +281,7 @@ def build_parser() -> argparse.ArgumentParser:
         argument_default=argparse.SUPPRESS,
     )
     add_model_options(drift, with_defaults=False)
+    add_contract_options(drift, with_defaults=False)
     drift.add_argument(
         "--turns",
         type=_turns,
@@ -287,6 +317,7 @@ def build_parser() -> argparse.ArgumentParser:
         argument_default=argparse.SUPPRESS,
     )
     add_model_options(qualify, with_defaults=False)
+    add_contract_options(qualify, with_defaults=False)
     qualify.add_argument("--json", action="store_true", help="print the report as JSON")
     return parser
 
@@ -319,7 +350,7 @@ def _stopped(command: str, exc: Exception) -> None:
 NOT_QUALIFIED = 4
 
 
-def run_qualify_command(args: argparse.Namespace, config: ModelConfig) -> int:
+def run_qualify_command(args: argparse.Namespace, config: ModelConfig, contract: Contract) -> int:
     from workbench.progress import stderr_progress
     from workbench.qualify import QualifyStopped, run_qualify
     from workbench.qualify.report import render, to_json
@@ -327,7 +358,9 @@ def run_qualify_command(args: argparse.Namespace, config: ModelConfig) -> int:
 
     try:
         with stderr_progress(wanted=not getattr(args, "json", False)) as progress:
-            report = asyncio.run(run_qualify(build_models(config), timeout=config.timeout, progress=progress))
+            report = asyncio.run(
+                run_qualify(build_models(config), timeout=config.timeout, progress=progress, configured=contract)
+            )
     except QualifyStopped as exc:
         _stopped("qualify", exc)
         return 1
@@ -350,9 +383,11 @@ def _drift_mem0(args: argparse.Namespace, config: ModelConfig) -> Mem0Config | N
     )
 
 
-def run_drift_command(args: argparse.Namespace, config: ModelConfig) -> int:
+def run_drift_command(args: argparse.Namespace, config: ModelConfig, contract: Contract) -> int:
     """The report, whole or partial; a stop adds one line on stderr and exits 1. A usage error or a
-    chronology that is not valid exits 2 before anything runs."""
+    chronology that is not valid exits 2 before anything runs. A chronology file is read under the run's
+    `contract`; the built-in one is the seed's story and runs on the seed's (a line says so when the run
+    declares another)."""
     from workbench.drift import ChronologyError, load_chronology, load_chronology_file, run_drift
     from workbench.drift.report import TITLES, render, render_sweep, stop_line, sweep_json, to_json
     from workbench.drift.sweep import run_sweep
@@ -366,7 +401,7 @@ def run_drift_command(args: argparse.Namespace, config: ModelConfig) -> int:
         _say("drift", "--sweep and --turns cannot be combined: --sweep gives the lengths (see --help)")
         return 2
     try:
-        story = load_chronology_file(path) if path else load_chronology()
+        story = load_chronology_file(path, contract) if path else load_chronology()
         for length in lengths or ((turns,) if turns is not None else ()):
             story.check_length(length)
         mem0 = _drift_mem0(args, config)
@@ -377,6 +412,12 @@ def run_drift_command(args: argparse.Namespace, config: ModelConfig) -> int:
         option = "--sweep" if lengths is not None else "--turns"
         _say("drift", f"argument {option}: {exc} (see --help)")
         return 2
+    if not path and not contract.is_seed:
+        _say(
+            "drift",
+            "the built-in chronology is the seed's story: it runs on the seed's contract, not this run's "
+            f"({contract.describe()}); give your own with --chronology FILE",
+        )
     # The report is printed once the progress display is gone: printed while it is live, the two
     # share the terminal and the display's clearing leaves a line, or a bar, behind.
     with stderr_progress(wanted=not getattr(args, "json", False)) as progress:
@@ -412,6 +453,13 @@ def main(argv: list[str] | None = None) -> int:
     """Every command; the TUI's window settles the collector `workbench.command` held, the others
     release it before they run."""
     args = build_parser().parse_args(argv)
+    from workbench.contract_file import ContractFileError
+
+    try:
+        contract = contract_config(args)
+    except ContractFileError as exc:
+        print(f"workbench: {exc}", file=sys.stderr)
+        return 2
     try:
         config = model_config(args)
         recall_config(args, config)
@@ -424,16 +472,16 @@ def main(argv: list[str] | None = None) -> int:
     if args.command is not None:
         release_collections()
     if args.command == "drift":
-        return run_drift_command(args, config)
+        return run_drift_command(args, config, contract)
     if args.command == "qualify":
-        return run_qualify_command(args, config)
+        return run_qualify_command(args, config, contract)
     if problem := unfinished_forget(args, config):
         print(f"workbench: {problem}", file=sys.stderr)
         return 1
     from workbench.opening import StartFailed
 
     try:
-        app = build_app(args, config)
+        app = build_app(args, config, contract)
     except StartFailed as exc:
         print(f"workbench: {exc}", file=sys.stderr)
         return 1
@@ -498,20 +546,25 @@ def agent_memory_config(args: argparse.Namespace, chat: ModelConfig) -> AgentMem
     )
 
 
-def build_app(args: argparse.Namespace, config: ModelConfig) -> WorkbenchApp:
-    """The TUI as `workbench` opens it: what the options ask it to keep or reach is opened first
-    (StartFailed, one line, when it cannot be: `workbench.opening`), then the window, then the agent
-    runtime right after its first frame."""
+def build_app(args: argparse.Namespace, config: ModelConfig, contract: Contract | None = None) -> WorkbenchApp:
+    """The TUI as `workbench` opens it, under `contract` (default: the options'): what the options ask it
+    to keep or reach is opened first (StartFailed, one line, when it cannot be: `workbench.opening`), then
+    the window, then the agent runtime right after its first frame."""
     from workbench.opening import open_for_start
     from workbench.ui.app import WorkbenchApp
+
+    run_contract = contract_config(args) if contract is None else contract
 
     recall = recall_config(args, config)
     agent_memory = agent_memory_config(args, config)
     opened = open_for_start(
-        persisted=open_persisted if args.persist else None, agent_memory=agent_memory, recall=recall
+        persisted=(lambda: open_persisted(run_contract)) if args.persist else None,
+        agent_memory=agent_memory,
+        recall=recall,
     )
 
     def start() -> SessionController:
+        from workbench.memory import WorkingMemory
         from workbench.runtime import CallLog, build_models
         from workbench.session.assemble import assemble
 
@@ -519,6 +572,7 @@ def build_app(args: argparse.Namespace, config: ModelConfig) -> WorkbenchApp:
         calls = CallLog()  # recall's embeddings requests are logged beside the model calls
         return assemble(
             build_models(config, function_calls=recall.on_demand or (agent_memory.calls_functions and config.is_live)),
+            memory=None if opened.persisted is not None else WorkingMemory(run_contract),
             mode=Mode(args.mode),
             writer=WriterKind(args.writer),
             timeout=config.timeout,
@@ -533,11 +587,12 @@ def build_app(args: argparse.Namespace, config: ModelConfig) -> WorkbenchApp:
     return WorkbenchApp(start=start)
 
 
-def open_persisted() -> PersistedSessions:
-    """The persisted sessions in the user's data directory; SavedFileError when a file there cannot be
-    read, InUse when another workbench holds them, OSError when the folder cannot be opened (start-up
-    stops with the reason in one line and the files are left as they are)."""
+def open_persisted(contract: Contract) -> PersistedSessions:
+    """The persisted sessions in the user's data directory, under `contract`; SavedFileError when a file
+    there cannot be read or was saved under a contract this one does not widen, InUse when another
+    workbench holds them, OSError when the folder cannot be opened (start-up stops with the reason in one
+    line and the files are left as they are)."""
     from workbench.files import data_dir
     from workbench.persist.sessions import DIRECTORY, PersistedSessions
 
-    return PersistedSessions(data_dir() / DIRECTORY)
+    return PersistedSessions(data_dir() / DIRECTORY, contract=contract)
