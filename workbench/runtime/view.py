@@ -147,9 +147,9 @@ class RuntimeStatus:
 
     @property
     def compact(self) -> str:
-        """The summary's values without their labels (recall's and persistence's kept: their values
-        alone say little), for a narrow header."""
-        labelled = ("recall", "resumed", "persist", "forget")
+        """The summary's values without their labels (recall's, persistence's and the contract's keys'
+        kept: their values alone say little), for a narrow header."""
+        labelled = ("recall", "resumed", "persist", "forget", "keys")
         return " · ".join(f"{label}: {value}" if label in labelled else value for label, value in self._parts())
 
     def explained(self) -> str:
