@@ -44,7 +44,7 @@ def declared_contract(config: str | None, keys: str | None, folder: Path | None 
     given = table or _Table()
     try:  # each setting left out is the seed's
         return Contract(
-            option or tuple(given.keys or SEED.keys),
+            option or (SEED.keys if given.keys is None else tuple(given.keys)),
             max_facts=SEED.max_facts if given.max_facts is None else given.max_facts,
             max_value_chars=SEED.max_value_chars if given.max_value_chars is None else given.max_value_chars,
         )
