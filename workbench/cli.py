@@ -350,7 +350,7 @@ def _stopped(command: str, exc: Exception) -> None:
 NOT_QUALIFIED = 4
 
 
-def run_qualify_command(args: argparse.Namespace, config: ModelConfig, contract: Contract) -> int:
+def run_qualify_command(args: argparse.Namespace, config: ModelConfig) -> int:
     from workbench.progress import stderr_progress
     from workbench.qualify import QualifyStopped, run_qualify
     from workbench.qualify.report import render, to_json
@@ -359,7 +359,9 @@ def run_qualify_command(args: argparse.Namespace, config: ModelConfig, contract:
     try:
         with stderr_progress(wanted=not getattr(args, "json", False)) as progress:
             report = asyncio.run(
-                run_qualify(build_models(config), timeout=config.timeout, progress=progress, configured=contract)
+                run_qualify(
+                    build_models(config), timeout=config.timeout, progress=progress, configured=contract_config(args)
+                )
             )
     except QualifyStopped as exc:
         _stopped("qualify", exc)
@@ -383,10 +385,10 @@ def _drift_mem0(args: argparse.Namespace, config: ModelConfig) -> Mem0Config | N
     )
 
 
-def run_drift_command(args: argparse.Namespace, config: ModelConfig, contract: Contract) -> int:
+def run_drift_command(args: argparse.Namespace, config: ModelConfig) -> int:
     """The report, whole or partial; a stop adds one line on stderr and exits 1. A usage error or a
     chronology that is not valid exits 2 before anything runs. A chronology file is read under the run's
-    `contract`; the built-in one is the seed's story and runs on the seed's (a line says so when the run
+    contract; the built-in one is the seed's story and runs on the seed's (a line says so when the run
     declares another)."""
     from workbench.drift import ChronologyError, load_chronology, load_chronology_file, run_drift
     from workbench.drift.report import TITLES, render, render_sweep, stop_line, sweep_json, to_json
@@ -394,6 +396,7 @@ def run_drift_command(args: argparse.Namespace, config: ModelConfig, contract: C
     from workbench.progress import stderr_progress
     from workbench.runtime import build_models
 
+    contract = contract_config(args)  # `main` checked it
     path = getattr(args, "chronology", None)
     lengths: tuple[int, ...] | None = getattr(args, "sweep", None)
     turns: int | None = getattr(args, "turns", None)
@@ -456,7 +459,7 @@ def main(argv: list[str] | None = None) -> int:
     from workbench.contract_file import ContractFileError
 
     try:
-        contract = contract_config(args)
+        contract_config(args)  # checked here, so a bad one stops every command before it runs
     except ContractFileError as exc:
         print(f"workbench: {exc}", file=sys.stderr)
         return 2
@@ -472,16 +475,16 @@ def main(argv: list[str] | None = None) -> int:
     if args.command is not None:
         release_collections()
     if args.command == "drift":
-        return run_drift_command(args, config, contract)
+        return run_drift_command(args, config)
     if args.command == "qualify":
-        return run_qualify_command(args, config, contract)
+        return run_qualify_command(args, config)
     if problem := unfinished_forget(args, config):
         print(f"workbench: {problem}", file=sys.stderr)
         return 1
     from workbench.opening import StartFailed
 
     try:
-        app = build_app(args, config, contract)
+        app = build_app(args, config)
     except StartFailed as exc:
         print(f"workbench: {exc}", file=sys.stderr)
         return 1
@@ -546,19 +549,19 @@ def agent_memory_config(args: argparse.Namespace, chat: ModelConfig) -> AgentMem
     )
 
 
-def build_app(args: argparse.Namespace, config: ModelConfig, contract: Contract | None = None) -> WorkbenchApp:
-    """The TUI as `workbench` opens it, under `contract` (default: the options'): what the options ask it
-    to keep or reach is opened first (StartFailed, one line, when it cannot be: `workbench.opening`), then
-    the window, then the agent runtime right after its first frame."""
+def build_app(args: argparse.Namespace, config: ModelConfig) -> WorkbenchApp:
+    """The TUI as `workbench` opens it, under the options' contract: what the options ask it to keep or
+    reach is opened first (StartFailed, one line, when it cannot be: `workbench.opening`), then the
+    window, then the agent runtime right after its first frame."""
     from workbench.opening import open_for_start
     from workbench.ui.app import WorkbenchApp
 
-    run_contract = contract_config(args) if contract is None else contract
+    contract = contract_config(args)
 
     recall = recall_config(args, config)
     agent_memory = agent_memory_config(args, config)
     opened = open_for_start(
-        persisted=(lambda: open_persisted(run_contract)) if args.persist else None,
+        persisted=(lambda: open_persisted(contract)) if args.persist else None,
         agent_memory=agent_memory,
         recall=recall,
     )
@@ -572,7 +575,7 @@ def build_app(args: argparse.Namespace, config: ModelConfig, contract: Contract 
         calls = CallLog()  # recall's embeddings requests are logged beside the model calls
         return assemble(
             build_models(config, function_calls=recall.on_demand or (agent_memory.calls_functions and config.is_live)),
-            memory=None if opened.persisted is not None else WorkingMemory(run_contract),
+            memory=None if opened.persisted is not None else WorkingMemory(contract),
             mode=Mode(args.mode),
             writer=WriterKind(args.writer),
             timeout=config.timeout,

@@ -114,4 +114,5 @@ def _first(exc: ValidationError) -> str:
     error = exc.errors()[0]
     where = ".".join(str(part) for part in error["loc"]) or "the file"
     more = f" (and {exc.error_count() - 1} more)" if exc.error_count() > 1 else ""
-    return f"{where}: {error['msg']}{more}"
+    hint = " (the file holds a [contract] table: keys, max_facts, max_value_chars)" if len(error["loc"]) == 1 else ""
+    return f"{where}: {error['msg']}{hint}{more}"
