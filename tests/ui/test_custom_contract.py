@@ -1,10 +1,12 @@
 """A team's contract on screen: the fact panel shows its keys, the help lists them, and the app reads
 them from the session (the header names them, `forget KEY` knows them)."""
 
+import io
 from datetime import UTC, datetime
 
+from rich.console import Console
 from textual.app import App, ComposeResult
-from textual.widgets import Static
+from textual.widgets import OptionList, Static
 
 from tests.ui.helpers import say
 from workbench.memory import Contract, MemoryTurn, WorkingMemory
@@ -69,3 +71,35 @@ async def test_the_app_reads_the_contract_from_the_session():
         assert "keys: owner, region, service" in f"{app.title} {app.sub_title}"
         await say(pilot, "support", "forget module")
         assert any('"module" is not a key. Keys: owner, region, service.' in n.message for n in app._notifications)
+
+
+async def test_the_forget_question_and_f3_show_a_value_as_long_as_the_contract_allows():
+    """The displays bound a value by the contract's length (the seed's 256 at least for other lines)."""
+    from workbench.runtime.remembered import HeldItem, Remembered, RememberedSystem
+    from workbench.ui.confirm import ConfirmForget
+    from workbench.ui.remembered_screen import RememberedScreen
+
+    value = "v" * 900
+    async with Host(Static("")).run_test(size=(120, 60)) as pilot:
+        question = ConfirmForget(["service"], {"service": [value]}, value_chars=1000)
+        await pilot.app.push_screen(question)
+        await pilot.pause()
+        shown = str(question.query_one("#question", Static).render())
+        assert value in shown and "cut" not in shown
+        pilot.app.pop_screen()
+        item = HeldItem("fact", "service", "", value, keys=("service",))
+        held = Remembered((RememberedSystem("working memory", None, "1 fact", (item,)),))
+
+        class Fixed:
+            async def remembered(self) -> Remembered:
+                return held
+
+        screen = RememberedScreen(Fixed(), value_chars=1000)
+        await pilot.app.push_screen(screen)
+        screen.remembered = held
+        await pilot.pause()
+        listed = screen.query_one(OptionList)
+        console = Console(width=2000, record=True, file=io.StringIO())  # unwrapped: the value reads whole
+        for index in range(listed.option_count):
+            console.print(listed.get_option_at_index(index).prompt)
+        assert f'"{value}"' in console.export_text()

@@ -69,7 +69,14 @@ async def ask_to_forget(
     preview = await app.session.forget_preview(keys)  # the forget's own plan: the holders' texts are read
     if any(isinstance(s, ConfirmForget) for s in app.screen_stack):
         return  # another question came first meanwhile
-    question = ConfirmForget(keys, held, kept=preview.kept, also=preview.also, reaches=preview.reaches)
+    question = ConfirmForget(
+        keys,
+        held,
+        kept=preview.kept,
+        also=preview.also,
+        reaches=preview.reaches,
+        value_chars=app.session.contract.max_value_chars,
+    )
     app.push_screen(question, callback=confirmed)
 
 
