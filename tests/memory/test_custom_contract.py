@@ -43,6 +43,7 @@ def test_the_seed_is_the_default_and_keeps_todays_values():
         ({"keys": ("régión",)}, 'the key "régión" is not an ASCII identifier'),
         ({"keys": ("1st",)}, "not starting with a digit"),
         ({"keys": ("k" * 33,)}, "is not an ASCII identifier of at most 32 characters"),
+        ({"keys": ("service", "all")}, 'the key "all" is reserved: a chronology\'s "forget": "all" forgets everything'),
         ({"keys": ("a",), "max_facts": 0}, "max_facts is a whole number from 1 to 20, not 0"),
         ({"keys": ("a",), "max_facts": 21}, "max_facts is a whole number from 1 to 20, not 21"),
         ({"keys": ("a",), "max_facts": True}, "max_facts is a whole number from 1 to 20, not True"),

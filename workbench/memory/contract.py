@@ -41,6 +41,8 @@ MAX_KEYS = 32
 MAX_KEY_CHARS = 32
 MAX_FACTS_LIMIT = 20
 MAX_VALUE_CHARS_LIMIT = 4000
+# Not a key: a chronology (and an exported conversation) says `"forget": "all"` for a forget of everything.
+RESERVED_KEY = "all"
 _EVIDENCE_MARGIN = MAX_EVIDENCE_CHARS - MAX_VALUE_CHARS
 
 _IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
@@ -164,6 +166,9 @@ class Contract:
                     f"the key {quoted(key, MAX_KEY_CHARS + 8)} is not an ASCII identifier of at most "
                     f"{MAX_KEY_CHARS} characters (letters, digits and _, not starting with a digit)"
                 )
+            if key == RESERVED_KEY:
+                return f'the key "{RESERVED_KEY}" is reserved: a chronology\'s "forget": "all" forgets everything'
+
         for name, value, limit in (
             ("max_facts", self.max_facts, MAX_FACTS_LIMIT),
             ("max_value_chars", self.max_value_chars, MAX_VALUE_CHARS_LIMIT),
