@@ -82,8 +82,8 @@ class QualifyReport:
             return None
         return (
             f"The suite is fixed and runs on the seed's contract ({SEED.describe()}), not the one configured "
-            f"here ({self.configured.describe()}): its cases declare the seed's keys. A model that keeps the "
-            "contract on these keys is asked the same way with yours (the host's checks are the same)."
+            f"here ({self.configured.describe()}): its cases declare the seed's keys. The host checks a run "
+            "under yours by the same rules."
         )
 
     @property
