@@ -18,14 +18,14 @@ max_value_chars = 128
 
 
 def test_without_a_file_or_option_the_contract_is_the_seeds(tmp_path):
-    assert declared_contract(None, None, tmp_path) is SEED
+    assert declared_contract(None, None, [tmp_path]) is SEED
 
 
 def test_workbench_toml_in_the_folder_declares_the_contract(tmp_path):
     (tmp_path / "workbench.toml").write_text(TEAM_TOML, encoding="utf-8")
-    assert declared_contract(None, None, tmp_path) == Contract(("owner", "region", "service"), 4, 128)
+    assert declared_contract(None, None, [tmp_path]) == Contract(("owner", "region", "service"), 4, 128)
     # --keys replaces the file's keys; the file's limits stay
-    assert declared_contract(None, "a,b", tmp_path) == Contract(("a", "b"), 4, 128)
+    assert declared_contract(None, "a,b", [tmp_path]) == Contract(("a", "b"), 4, 128)
 
 
 def test_each_setting_left_out_is_the_seeds(tmp_path):
@@ -34,7 +34,7 @@ def test_each_setting_left_out_is_the_seeds(tmp_path):
     assert declared_contract(str(path), None) == Contract(SEED.keys, 8, SEED.max_value_chars)
     path.write_text("# nothing declared\n", encoding="utf-8")
     assert declared_contract(str(path), None) == SEED
-    assert declared_contract(None, " service , region ", tmp_path) == Contract(("region", "service"))
+    assert declared_contract(None, " service , region ", [tmp_path]) == Contract(("region", "service"))
 
 
 @pytest.mark.parametrize(

@@ -1,4 +1,5 @@
-"""The contract a run declares: the `[contract]` table of a `workbench.toml`, and `--keys`.
+"""The contract a run declares: the `[contract]` table of a `workbench.toml` (beside the user's agents,
+else in the current folder; or the file `--config` names), and `--keys`.
 
     [contract]
     keys = ["service", "region", "owner"]
@@ -14,6 +15,7 @@ file to read."""
 from __future__ import annotations
 
 import tomllib
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -32,12 +34,13 @@ class ContractFileError(ValueError):
     """A workbench.toml or --keys that declares no usable contract (one line: where, and what)."""
 
 
-def declared_contract(config: str | None, keys: str | None, folder: Path | None = None) -> Contract:
-    """The run's contract: `config` (a file the user named) or `workbench.toml` in `folder` (default: the
-    current folder) when there is one, with `keys` (`--keys a,b,c`) replacing its keys; the seed's when
+def declared_contract(config: str | None, keys: str | None, folders: Sequence[Path] = ()) -> Contract:
+    """The run's contract: `config` (a file the user named), else the first `workbench.toml` in `folders`
+    (default: the current folder), with `keys` (`--keys a,b,c`) replacing its keys; the seed's when
     neither says anything."""
-    path = Path(config) if config is not None else (folder or Path.cwd()) / FILE_NAME
-    table = _read(path) if config is not None or path.is_file() else None
+    found = [folder / FILE_NAME for folder in (folders or [Path.cwd()]) if (folder / FILE_NAME).is_file()]
+    path = Path(config) if config is not None else next(iter(found), None)
+    table = _read(path) if path is not None else None
     option = _keys_option(keys) if keys is not None else None
     if table is None and option is None:
         return SEED
@@ -49,7 +52,7 @@ def declared_contract(config: str | None, keys: str | None, folder: Path | None 
             max_value_chars=SEED.max_value_chars if given.max_value_chars is None else given.max_value_chars,
         )
     except ContractError as exc:
-        raise ContractFileError(f"{path}: {exc}") from None
+        raise ContractFileError(f"{path or '--keys'}: {exc}") from None
 
 
 @dataclass(frozen=True)

@@ -16,8 +16,9 @@ from workbench.agentmem.extracted import ExtractedMemory
 from workbench.agentmem.files import FileMemory
 from workbench.drift.policies import NoHistoryProvider, Policy, PolicyInfo, folder_size
 from workbench.memory import Contract, WorkingMemory
-from workbench.memory.forget import ForgetPlan, Forgetting, TextHolder
+from workbench.memory.forget import ForgetPlan, TextHolder
 from workbench.runtime.agents import AGENT_NAMES, INSTRUCTIONS
+from workbench.runtime.holders import forgetting_over
 
 NEEDS_MODEL = "needs --model: only a model that calls functions writes memory files"
 NEEDS_LOOP = "needs the function loop: run the lab with workbench drift --model, or the app with --agent-memory"
@@ -45,9 +46,8 @@ class AgentMemoryPolicy(Policy):
         self.memory = memory
         self._folder = folder  # deleted with the policy
         self.said: list[str] = []
-        self.forgetting = Forgetting(WorkingMemory(contract))
-        self.forgetting.register(TextHolder("conversation", "message(s)", lambda: self.said, self._scrub_said))
-        self.forgetting.register(memory)
+        conversation = TextHolder("conversation", "message(s)", lambda: self.said, self._scrub_said)
+        self.forgetting = forgetting_over(WorkingMemory(contract), [conversation, memory])
 
     def _scrub_said(self, plan: ForgetPlan) -> int:
         held = [text for text in self.said if plan.everything or plan.holds(text)]

@@ -17,8 +17,8 @@ from workbench.agentmem.mem0_config import Mem0Config
 from workbench.drift.agentmem_policy import AgentFactory
 from workbench.drift.policies import NoHistoryProvider, Policy, PolicyInfo, folder_size
 from workbench.memory import Contract, WorkingMemory
-from workbench.memory.forget import Forgetting
 from workbench.runtime.agents import AGENT_NAMES, INSTRUCTIONS
+from workbench.runtime.holders import forgetting_over
 from workbench.runtime.remembered import HeldItem
 
 MEM0_NEEDS_MODEL = "needs --model (a live model extracts Mem0's memories; the built-in script would fake them)"
@@ -34,8 +34,9 @@ class Mem0Policy(Policy):
     ) -> None:
         super().__init__(info, agents)
         self.memory = memory
-        self.forgetting = Forgetting(WorkingMemory(contract))  # the lab's facts are not Mem0's: only Mem0 is reached
-        self.forgetting.register(memory)
+        self.forgetting = forgetting_over(
+            WorkingMemory(contract), [memory]
+        )  # the lab's facts are not Mem0's: only Mem0
         self.kept: list[HeldItem] = []
         self._folder = folder
 

@@ -162,11 +162,11 @@ def forget(key: str | None, contract: Contract) -> Iterator[Span]:
 
 def forgot(span: Span, report: ForgetReport) -> None:
     """What the forget removed per holder (`workbench.forget.removed.agent_sessions`: 3), never a value,
-    and the holders it could not reach."""
+    and the holders it could not reach (failed, or never reachable: only a failure is an error)."""
     for name, removed in report.removed.items():
         span.set_attribute(f"workbench.forget.removed.{name.replace(' ', '_')}", removed)
     span.set_attribute("workbench.forget.reached", list(report.removed))
-    span.set_attribute("workbench.forget.not_reached", list(report.failures))
+    span.set_attribute("workbench.forget.not_reached", [*report.unreached, *report.failures])
     if report.failures:
         span.set_status(Status(StatusCode.ERROR, "a holder of text was not reached"))
 

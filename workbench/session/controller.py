@@ -50,13 +50,15 @@ class ForgetPreview:
     """What a forget will remove, before it is asked: `keys` None for everything; `removed` every fact
     that goes, `also` those of them not asked for (their values hold a forgotten one), `kept` how many
     facts stay, `reaches` the memories it empties or removes values from beside working memory and both
-    agents' histories (the persisted sessions, the recall store while recall is on, the other memories)."""
+    agents' histories (the persisted sessions, the recall store while recall is on, the other memories),
+    `unreached` those it cannot reach, named before the user answers."""
 
     keys: tuple[str, ...] | None
     removed: tuple[str, ...]
     also: tuple[str, ...]
     kept: int
     reaches: tuple[str, ...]
+    unreached: tuple[str, ...] = ()  # memories it cannot reach (a provider the workbench does not know)
 
 
 @dataclass(frozen=True)
@@ -201,8 +203,9 @@ class SessionController:
         also = tuple(k for k in gone if keys is not None and k not in keys)
         persisted = ["persisted sessions"] if runtime.histories.persisted is not None else []
         recall = [runtime.recall.name] if runtime.recall is not None and runtime.recall_on else []
-        reaches = (*persisted, *recall, *(m.name for m in runtime.memories))
-        return ForgetPreview(None if keys is None else tuple(keys), gone, also, len(left), reaches)
+        unreached = tuple(runtime.forgetting.unreachable())
+        reaches = tuple(n for n in (*persisted, *recall, *(m.name for m in runtime.memories)) if n not in unreached)
+        return ForgetPreview(None if keys is None else tuple(keys), gone, also, len(left), reaches, unreached)
 
     async def forget(self, key: str | None) -> ForgetReport:
         return await self.runtime.forget(key)

@@ -46,18 +46,22 @@ class ConfirmForget(ModalScreen[bool]):
         kept: int = 0,
         also: Sequence[str] = (),
         reaches: Sequence[str] = (),
+        unreached: Sequence[str] = (),
         value_chars: int = MAX_VALUE_CHARS,
     ) -> None:
         """`keys` to forget (None: everything), `held` the values of each that the question names,
         `kept` how many facts stay, `also` the other facts that go because their value holds one,
-        `reaches` the memories it reaches beside working memory and both histories ("recall store")."""
+        `reaches` the memories it reaches beside working memory and both histories ("recall store"),
+        `unreached` the memories it cannot reach (named before the answer: what they hold stays),
+        `value_chars` the contract's value length (the session's), to which values are named."""
         super().__init__(classes="modal")
-        self.value_chars = value_chars  # the contract's value length (the session's): values named up to it
+        self.value_chars = value_chars
         self.keys = tuple(keys) if keys is not None else None
         self.held = {key: tuple(values) for key, values in (held or {}).items()}
         self.kept = kept
         self.also = tuple(also)
         self.reaches = tuple(reaches)
+        self.unreached = tuple(unreached)
         self.shown_at = float("inf")
 
     def _question(self, keys: tuple[str, ...]) -> Text:
@@ -99,6 +103,9 @@ class ConfirmForget(ModalScreen[bool]):
                 f"{emptied[0].upper()}{emptied[1:]} will be emptied and both agents' histories replaced by new, "
                 "empty sessions. This cannot be undone."
             )
+        if self.unreached:
+            held = "what it holds stays" if len(self.unreached) == 1 else "what they hold stays"
+            consequence += f" Forget cannot reach {'; '.join(self.unreached)}: {held}."
         with Vertical(id="dialog"):
             with VerticalScroll(id="question-scroll", can_focus=False):
                 yield Static(what, id="question")

@@ -75,6 +75,7 @@ async def ask_to_forget(
         kept=preview.kept,
         also=preview.also,
         reaches=preview.reaches,
+        unreached=preview.unreached,
         value_chars=app.session.contract.max_value_chars,
     )
     app.push_screen(question, callback=confirmed)
