@@ -99,3 +99,27 @@ def test_qualify_keeps_the_seeds_suite_and_says_so_under_a_teams_contract(tmp_pa
     tables = capsys.readouterr().out
     assert "The suite is fixed and runs on the seed's contract" in " ".join(tables.split())
     assert "keys region, service;" in " ".join(tables.split())
+
+
+def test_a_workbench_toml_beside_the_agents_comes_before_the_current_folders(tmp_path, monkeypatch):
+    from workbench.cli import contract_config, parse
+
+    agents, elsewhere = tmp_path / "agents", tmp_path / "elsewhere"
+    agents.mkdir()
+    elsewhere.mkdir()
+    (agents / "workbench.toml").write_text(TEAM_TOML, encoding="utf-8")
+    (elsewhere / "workbench.toml").write_text("[contract]\nkeys = ['other']\n", encoding="utf-8")
+    (agents / "notes.py").write_text("", encoding="utf-8")
+    monkeypatch.chdir(elsewhere)
+    team = Contract(("owner", "region", "service"), 4, 128)
+    assert contract_config(parse([str(agents)])) == team
+    assert contract_config(parse([str(agents / "notes.py")])) == team  # a file: its folder
+    assert contract_config(parse(["drift", str(agents)])) == team
+    assert contract_config(parse([])) == Contract(("other",))
+    assert contract_config(parse(["qualify", "--keys", "a"])) == Contract(("a",))
+
+
+def test_workbench_forget_takes_only_a_key_of_the_contract(tmp_path, monkeypatch, capsys):
+    monkeypatch.chdir(tmp_path)
+    assert main(["forget", "module", "--yes", "--keys", "service,region"]) == 2
+    assert capsys.readouterr().err == 'workbench forget: "module" is not a key; the keys: region, service\n'
