@@ -384,7 +384,7 @@ class AgentRuntime:
             tuple(f"{m.name}: {m.describe()}" for m in self.memories),
             self.histories.persisted,
             self.completed,
-            self.memory.contract,
+            contract=self.memory.contract,
         )
 
     async def remembered(self) -> Remembered:

@@ -132,8 +132,8 @@ class RuntimeStatus:
 
     def _parts(self) -> list[tuple[str, str]]:
         parts = [("forget", self.completed)] if self.completed else []
-        parts += [] if self.contract.is_seed else [("keys", ", ".join(self.contract.keys))]
         parts += [("model", self.model), ("mode", str(self.mode)), ("writer", self.writer)]
+        parts += [] if self.contract.is_seed else [("keys", ", ".join(self.contract.keys))]
         parts += [("recall", self.recall)] if self.recall else []
         parts += [("memory", m) for m in self.memories]
         if self.persisted is None:
