@@ -1,13 +1,18 @@
-"""The contract a run declares: `workbench.toml` in the current folder (or `--config FILE`) and `--keys`;
-anything wrong stops the start with one line naming the file or the option, and exit status 2."""
+"""The contract a run declares: `workbench.toml` beside the agents or in the current folder (or
+`--config FILE`) and `--keys`; anything wrong stops the start with one line naming the file or the option, and exit status 2."""
 
+import asyncio
 import json
 
 import pytest
 
-from workbench.cli import main
+from workbench.cli import contract_config, main, parse
 from workbench.contract_file import declared_contract
 from workbench.memory import SEED, Contract
+from workbench.persist.sessions import DIRECTORY, PersistedSessions
+from workbench.runtime import ModelConfig, build_models
+from workbench.runtime.config import WriterKind
+from workbench.session.assemble import assemble
 
 TEAM_TOML = """
 [contract]
@@ -102,8 +107,6 @@ def test_qualify_keeps_the_seeds_suite_and_says_so_under_a_teams_contract(tmp_pa
 
 
 def test_a_workbench_toml_beside_the_agents_comes_before_the_current_folders(tmp_path, monkeypatch):
-    from workbench.cli import contract_config, parse
-
     agents, elsewhere = tmp_path / "agents", tmp_path / "elsewhere"
     agents.mkdir()
     elsewhere.mkdir()
@@ -123,3 +126,17 @@ def test_workbench_forget_takes_only_a_key_of_the_contract(tmp_path, monkeypatch
     monkeypatch.chdir(tmp_path)
     assert main(["forget", "module", "--yes", "--keys", "service,region"]) == 2
     assert capsys.readouterr().err == 'workbench forget: "module" is not a key; the keys: region, service\n'
+
+
+async def test_workbench_remembered_prints_a_value_as_long_as_the_contract_allows(tmp_path, monkeypatch, capsys):
+    monkeypatch.setenv("WORKBENCH_DATA_DIR", str(tmp_path / "data"))
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "workbench.toml").write_text("[contract]\nkeys = ['note']\nmax_value_chars = 600\n", encoding="utf-8")
+    long = "n" * 500
+    persisted = PersistedSessions(tmp_path / "data" / DIRECTORY, contract=Contract(("note",), max_value_chars=600))
+    session = assemble(build_models(ModelConfig()), persisted=persisted, writer=WriterKind.HOST)
+    assert (await session.ask("support", f"note={long}")).result.ok
+    persisted.close()
+    code = await asyncio.to_thread(main, ["remembered", "--persist"])
+    out = capsys.readouterr().out
+    assert code == 0 and f'  note: "{long}"' in out
