@@ -94,3 +94,20 @@ def test_a_forget_over_your_agents_is_recorded_even_before_the_data_folder_exist
     report = asyncio.run(story())
     assert report.failures == {} and report.removed["triage: FileHistoryProvider"] == 1
     assert not (data / "forget-pending.json").exists() and data.is_dir()
+
+
+def test_what_is_remembered_lists_each_history_once_where_it_is_kept(examples):
+    """triage keeps its history in files (listed by its recognised memory), `mine` in its own in-memory
+    history (listed with the sessions), notes in the runtime's."""
+    mine = Agent(ScriptedChatClient(), name="mine", context_providers=[InMemoryHistoryProvider()])
+    runtime = session_over([*(a.agent for a in examples), mine]).runtime
+
+    async def story():
+        for name in runtime.names:
+            await runtime.ask(name, f"module=Billing-{name}")
+        return await runtime.remembered()
+
+    listed = {system.name: system for system in asyncio.run(story()).systems}
+    sessions = {item.name for item in listed["agent sessions"].items}
+    assert sessions == {"notes", "mine"}
+    assert any("Billing-triage" in item.content for item in listed["triage: FileHistoryProvider"].items)

@@ -9,7 +9,15 @@ import time
 from collections.abc import Awaitable, Callable, Iterator, Sequence
 from dataclasses import dataclass, replace
 
-from agent_framework import Agent, AgentResponse, AgentResponseUpdate, AgentSession, Message, ResponseStream
+from agent_framework import (
+    Agent,
+    AgentResponse,
+    AgentResponseUpdate,
+    AgentSession,
+    InMemoryHistoryProvider,
+    Message,
+    ResponseStream,
+)
 
 from workbench.memory import MemoryTurn, WorkingMemory
 from workbench.memory.forget import ForgetPlan, ForgetReport, Forgetting, Holder, Journal, TextHolder
@@ -416,6 +424,8 @@ class AgentRuntime:
         own = {name for name, agent in self._loaded.items() if own_history(agent)}
         held = await self.histories.held({n: slot.session for n, slot in self._slots.items() if n not in own})
         for name in own:
+            if not any(isinstance(p, InMemoryHistoryProvider) for p in self._loaded[name].context_providers):
+                continue  # kept elsewhere (a file, a server): its recognised memory lists it
             messages = self.history(name)
             what = f"the {name} agent's current session, in its own in-memory history: {len(messages):,} message(s)"
             held.append(HeldItem("history", name, what, history_text(messages)))
