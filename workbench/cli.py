@@ -27,6 +27,7 @@ from workbench.runtime.telemetry import TelemetryError, TelemetrySettings, start
 
 if TYPE_CHECKING:
     from workbench.agentmem.mem0_config import Mem0Config
+    from workbench.memory.contract import Contract
     from workbench.persist.journal import ForgetJournal
     from workbench.persist.redis_histories import RedisHistories
     from workbench.persist.sessions import PersistedSessions
@@ -274,6 +275,35 @@ def add_persist_option(parser: argparse.ArgumentParser) -> None:
     )
 
 
+def add_contract_options(parser: argparse.ArgumentParser) -> None:
+    group = parser.add_argument_group("the contract (default: the seed's keys, 5 facts, values of 256 characters)")
+    group.add_argument(
+        "--config",
+        metavar="FILE",
+        help="read the contract from this file's [contract] table (keys, max_facts, max_value_chars); default: "
+        "workbench.toml in PATH's folder, else in the current folder, when there is one",
+    )
+    group.add_argument(
+        "--keys",
+        metavar="KEY,KEY,...",
+        help="the contract's keys (ASCII identifiers, 1 to 32), replacing the file's; `qualify` keeps its fixed "
+        "suite on the seed's keys",
+    )
+
+
+def contract_config(args: argparse.Namespace) -> Contract:
+    """The run's contract from --config (or a workbench.toml beside PATH's agents, else in the current
+    folder) and --keys; ContractFileError, one line naming the file or the option, when it declares none
+    that can be used. `main` checks it before any command runs."""
+    from pathlib import Path
+
+    from workbench.contract_file import declared_contract
+
+    path = getattr(args, "path", None)
+    folders = [] if path is None else [Path(path) if Path(path).is_dir() else Path(path).parent]
+    return declared_contract(getattr(args, "config", None), getattr(args, "keys", None), [*folders, Path.cwd()])
+
+
 def build_parser(*, path: bool = False) -> argparse.ArgumentParser:
     """The command line; with `path`, the TUI's alone with its PATH argument (argparse cannot tell a
     folder from a command's name in one parser)."""
@@ -305,6 +335,7 @@ def build_parser(*, path: bool = False) -> argparse.ArgumentParser:
         argument_default=argparse.SUPPRESS,
     )
     add_model_options(drift, with_defaults=False)
+    add_contract_options(drift)
     add_agents_options(drift)
     drift.add_argument(
         "--turns",
@@ -341,6 +372,7 @@ def build_parser(*, path: bool = False) -> argparse.ArgumentParser:
         argument_default=argparse.SUPPRESS,
     )
     add_model_options(qualify, with_defaults=False)
+    add_contract_options(qualify)
     qualify.add_argument("--json", action="store_true", help="print the report as JSON")
     add_script_commands(commands)
     return parser
@@ -362,6 +394,7 @@ def add_session_options(parser: argparse.ArgumentParser) -> None:
         "model, but the host's parse for your agents unless --writer-model names a model",
     )
     add_persist_option(parser)
+    add_contract_options(parser)
 
 
 def add_script_commands(commands: Any) -> None:
@@ -448,7 +481,10 @@ def run_qualify_command(args: argparse.Namespace, config: ModelConfig) -> int:
 
     try:
         with stderr_progress(wanted=not getattr(args, "json", False)) as progress:
-            report = asyncio.run(run_qualify(build_models(config), timeout=config.timeout, progress=progress))
+            models = build_models(config)
+            report = asyncio.run(
+                run_qualify(models, timeout=config.timeout, progress=progress, configured=contract_config(args))
+            )
     except QualifyStopped as exc:
         _stopped("qualify", exc)
         return 1
@@ -473,13 +509,16 @@ def _drift_mem0(args: argparse.Namespace, config: ModelConfig) -> Mem0Config | N
 
 def run_drift_command(args: argparse.Namespace, config: ModelConfig, loaded: Sequence[LoadedAgent] = ()) -> int:
     """The report, whole or partial; a stop adds one line on stderr and exits 1. A usage error or a
-    chronology that is not valid exits 2 before anything runs."""
+    chronology that is not valid exits 2 before anything runs. A chronology file is read under the run's
+    contract; the built-in one is the seed's story and runs on the seed's (a line says so when the run
+    declares another)."""
     from workbench.drift import ChronologyError, load_chronology, load_chronology_file, run_drift
     from workbench.drift.report import render, render_sweep, stop_line, sweep_json, to_json
     from workbench.drift.sweep import run_sweep
     from workbench.progress import stderr_progress
     from workbench.runtime import build_models
 
+    contract = contract_config(args)
     path = getattr(args, "chronology", None)
     lengths: tuple[int, ...] | None = getattr(args, "sweep", None)
     turns: int | None = getattr(args, "turns", None)
@@ -487,7 +526,7 @@ def run_drift_command(args: argparse.Namespace, config: ModelConfig, loaded: Seq
         _say("drift", "--sweep and --turns cannot be combined: --sweep gives the lengths (see --help)")
         return 2
     try:
-        story = load_chronology_file(path) if path else load_chronology()
+        story = load_chronology_file(path, contract) if path else load_chronology()
         for length in lengths or ((turns,) if turns is not None else ()):
             story.check_length(length)
         mem0 = _drift_mem0(args, config)
@@ -498,6 +537,12 @@ def run_drift_command(args: argparse.Namespace, config: ModelConfig, loaded: Seq
         option = "--sweep" if lengths is not None else "--turns"
         _say("drift", f"argument {option}: {exc} (see --help)")
         return 2
+    if not path and not contract.is_seed:
+        _say(
+            "drift",
+            "the built-in chronology is the seed's story: it runs on the seed's contract, not this run's "
+            f"({contract.describe()}); give your own with --chronology FILE",
+        )
     from workbench.opening import StartFailed, lock_agents_folders
 
     try:
@@ -574,7 +619,6 @@ def run_script_command(args: argparse.Namespace, config: ModelConfig, loaded: Se
     (`session_start`). A usage error, or a question stdin cannot answer, exits 2 before anything opens;
     a start that cannot open what the options ask exits 1 with one line, as the TUI's does."""
     from workbench import scripts
-    from workbench.memory.contract import ALLOWED_KEYS
     from workbench.opening import StartFailed
 
     command: str = args.command
@@ -583,8 +627,9 @@ def run_script_command(args: argparse.Namespace, config: ModelConfig, loaded: Se
         _say(command, line)
 
     key: str | None = getattr(args, "key", None)
-    if key is not None and key not in ALLOWED_KEYS:
-        say(f"{_quoted(key)} is not a key; the keys: {', '.join(sorted(ALLOWED_KEYS))}")
+    contract = contract_config(args)
+    if key is not None and not contract.allows(key):
+        say(f"{_quoted(key)} is not a key; the keys: {', '.join(contract.keys)}")
         return 2
     ask = None if command == "remembered" or getattr(args, "yes", False) else _asked
     if ask is not None and not sys.stdin.isatty():
@@ -639,6 +684,13 @@ def main(argv: list[str] | None = None, *, agents: Sequence[object] = ()) -> int
     try:
         loaded = load_agents(args, agents)
     except LoadFailed as exc:
+        print(f"workbench: {exc}", file=sys.stderr)
+        return 2
+    from workbench.contract_file import ContractFileError
+
+    try:
+        contract_config(args)  # checked here, so a bad one stops every command before it runs
+    except ContractFileError as exc:
         print(f"workbench: {exc}", file=sys.stderr)
         return 2
     try:
@@ -765,10 +817,11 @@ def session_start(
     agents when `loaded` holds any."""
     from workbench.opening import open_for_start
 
+    contract = contract_config(args)
     recall = recall_config(args, config)
     agent_memory = agent_memory_config(args, config)
     opened = open_for_start(
-        persisted=open_persisted if args.persist else None,
+        persisted=(lambda: open_persisted(contract)) if args.persist else None,
         agent_memory=agent_memory,
         recall=recall,
         redis=redis_persist(args),
@@ -776,6 +829,7 @@ def session_start(
     )
 
     def start() -> SessionController:
+        from workbench.memory import WorkingMemory
         from workbench.runtime import CallLog, build_models
         from workbench.session.assemble import assemble
 
@@ -783,6 +837,7 @@ def session_start(
         calls = CallLog()  # recall's embeddings requests are logged beside the model calls
         return assemble(
             build_models(config, function_calls=recall.on_demand or (agent_memory.calls_functions and config.is_live)),
+            memory=None if opened.persisted is not None else WorkingMemory(contract),
             mode=mode(args, loaded),
             writer=writer(args, config, loaded),
             timeout=config.timeout,
@@ -813,14 +868,15 @@ def writer(args: argparse.Namespace, config: ModelConfig, loaded: Sequence[Loade
     return WriterKind.HOST if loaded and not config.writer_model else WriterKind.MODEL
 
 
-def open_persisted() -> PersistedSessions:
-    """The persisted sessions in the user's data directory; SavedFileError when a file there cannot be
-    read, InUse when another workbench holds them, OSError when the folder cannot be opened (start-up
-    stops with the reason in one line and the files are left as they are)."""
+def open_persisted(contract: Contract) -> PersistedSessions:
+    """The persisted sessions in the user's data directory, under `contract`; SavedFileError when a file
+    there cannot be read or was saved under a contract this one does not widen, InUse when another
+    workbench holds them, OSError when the folder cannot be opened (start-up stops with the reason in one
+    line and the files are left as they are)."""
     from workbench.files import data_dir
     from workbench.persist.sessions import DIRECTORY, PersistedSessions
 
-    return PersistedSessions(data_dir() / DIRECTORY)
+    return PersistedSessions(data_dir() / DIRECTORY, contract=contract)
 
 
 def redis_histories(args: argparse.Namespace, persisted: PersistedSessions | None) -> RedisHistories | None:

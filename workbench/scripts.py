@@ -130,7 +130,7 @@ async def remembered(start: Start, *, as_json: bool, say: Say) -> int:
         )
         print(dumps(out.model_dump(mode="json")))
     else:
-        print("\n".join(remembered_lines(listed)))
+        print("\n".join(remembered_lines(listed, _value_chars(session))))
     return 0
 
 
@@ -139,7 +139,9 @@ async def forget(start: Start, key: str | None, *, ask: Ask | None, as_json: boo
     to what it will remove; print what each holder did."""
     session = await _started(start, say)
     keys = None if key is None else [key]
-    if ask is not None and not ask(question(await session.forget_preview(keys), _values(session))):
+    if ask is not None and not ask(
+        question(await session.forget_preview(keys), _values(session), _value_chars(session))
+    ):
         say("nothing was forgotten")
         return NOTHING_DONE
     before = [f.key for f in session.runtime.snapshot().facts]
@@ -167,10 +169,16 @@ def _values(session: SessionController) -> dict[str, str]:
     return {f.key: f.value for f in session.runtime.snapshot().facts}
 
 
-def question(preview: ForgetPreview, values: Mapping[str, str]) -> str:
+def _value_chars(session: SessionController) -> int:
+    """How much of a value is printed: the contract's value length (the seed's 256 at least), so a
+    value a team's contract admits is printed whole."""
+    return max(LINE_CHARS, session.contract.max_value_chars)
+
+
+def question(preview: ForgetPreview, values: Mapping[str, str], value_chars: int = LINE_CHARS) -> str:
     """What a forget will remove, from the forget's own plan, as the TUI's question says it."""
     what = "everything" if preview.keys is None else ", ".join(preview.keys)
-    facts = [f"{k} = {quoted(values[k], LINE_CHARS)}" for k in preview.removed if k in values]
+    facts = [f"{k} = {quoted(values[k], value_chars)}" for k in preview.removed if k in values]
     lines = [f"Forget {what}?"]
     if facts:
         lines.append(f"  removes the fact(s): {'; '.join(facts)}")
@@ -196,12 +204,13 @@ def report_lines(key: str | None, gone: list[str], report: ForgetReport, unreach
     return lines
 
 
-def remembered_lines(listed: Remembered) -> list[str]:
-    """Every memory, then its items, each bounded; the values a forget of each key removes first."""
+def remembered_lines(listed: Remembered, value_chars: int = LINE_CHARS) -> list[str]:
+    """Every memory, then its items, each bounded; the values a forget of each key removes first (each
+    to `value_chars`)."""
     lines = ["values a forget of each key removes:" if listed.values else "no memory holds a value of a key"]
-    lines += [f"  {key}: {', '.join(quoted(v, LINE_CHARS) for v in values)}" for key, values in listed.values.items()]
+    lines += [f"  {key}: {', '.join(quoted(v, value_chars) for v in values)}" for key, values in listed.values.items()]
     if listed.corrected:
-        lines.append(f"corrected since: {', '.join(quoted(v, LINE_CHARS) for v in listed.corrected)}")
+        lines.append(f"corrected since: {', '.join(quoted(v, value_chars) for v in listed.corrected)}")
     for system in listed.systems:
         lines += _system_lines(system)
     if listed.others:

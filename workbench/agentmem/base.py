@@ -28,6 +28,21 @@ MEM0_EMBEDDINGS_CALL = "Mem0 embeddings"
 MEMORY_CALLS = (EXTRACTION_CALL, CONSOLIDATION_CALL, MEM0_CALL)
 
 
+class OnTheirAgents:
+    """What a memory on the user's own agents answers the runtime (`AgentMemory`): its provider already
+    sits on the agent as they configured it, so it adds none, and it loads what the agent reads itself
+    (a history, memory files), which the pane shows, so a turn puts in nothing of its own to list."""
+
+    def providers(self, agent: str) -> list[ContextProvider]:
+        return []
+
+    def turn_started(self, agent: str) -> None:
+        return None
+
+    def recalled(self, agent: str) -> list[RecalledMessage]:
+        return []
+
+
 class FileBackedMemory(ABC):
     """An `AgentMemory` (workbench.runtime.memories) whose every byte lives in files under `root`."""
 

@@ -16,13 +16,12 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import msgspec
-from agent_framework import ContextProvider, FileHistoryProvider, Message
+from agent_framework import FileHistoryProvider, Message
 
-from workbench.agentmem.base import line_holds
+from workbench.agentmem.base import OnTheirAgents, line_holds
 from workbench.files import WORK_SUFFIX, erase_file, rewrite_private
 from workbench.memory.forget import ForgetPlan, declared_in
 from workbench.runtime.remembered import HeldItem, history_text
-from workbench.runtime.view import RecalledMessage
 
 _HEADER_BYTES = 4  # a MessagePack record's length, big-endian, before the record
 
@@ -37,7 +36,7 @@ class _Record:
     message: Message | None
 
 
-class FileHistoryMemory:
+class FileHistoryMemory(OnTheirAgents):
     """The session files of one `FileHistoryProvider` (an `AgentMemory` whose provider is already on
     the agent: `providers` gives none)."""
 
@@ -68,15 +67,6 @@ class FileHistoryMemory:
         except OSError as exc:
             return f"FileHistoryProvider ({encoding}), its folder cannot be read ({type(exc).__name__}: {exc})"
         return f"FileHistoryProvider ({encoding}), {files} session file(s)"
-
-    def providers(self, agent: str) -> list[ContextProvider]:
-        return []
-
-    def turn_started(self, agent: str) -> None:
-        return None
-
-    def recalled(self, agent: str) -> list[RecalledMessage]:
-        return []  # it loads a session's own history, which the pane shows
 
     def _records(self, path: Path) -> list[_Record]:
         data = path.read_bytes()

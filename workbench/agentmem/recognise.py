@@ -42,7 +42,7 @@ from agent_framework import (
     SessionContext,
 )
 
-from workbench.agentmem.base import FileBackedMemory
+from workbench.agentmem.base import FileBackedMemory, OnTheirAgents
 from workbench.agentmem.extracted import ExtractedMemory, owners
 from workbench.agentmem.file_history import FileHistoryMemory
 from workbench.agentmem.files import FileMemory
@@ -51,7 +51,6 @@ from workbench.recall.provider import RecallProvider
 from workbench.recall.records import SCOPE_FIELDS, RecallScope
 from workbench.recall.setup import RecallSetup
 from workbench.runtime.remembered import HeldItem
-from workbench.runtime.view import RecalledMessage
 
 if TYPE_CHECKING:
     from workbench.runtime.memories import AgentMemory
@@ -66,7 +65,7 @@ _MEM0 = (
 
 
 @dataclass(frozen=True)
-class Unreached:
+class Unreached(OnTheirAgents):
     """A memory the workbench cannot reach: listed by its class, and a forget reports it NOT reached."""
 
     name: str
@@ -76,15 +75,6 @@ class Unreached:
 
     def describe(self) -> str:
         return self.unreachable
-
-    def providers(self, agent: str) -> list[ContextProvider]:
-        return []
-
-    def turn_started(self, agent: str) -> None:
-        return None
-
-    def recalled(self, agent: str) -> list[RecalledMessage]:
-        return []
 
     async def held(self) -> list[HeldItem]:
         return []
@@ -96,7 +86,7 @@ class Unreached:
         raise NotReached(self.unreachable)
 
 
-class Gathered:
+class Gathered(OnTheirAgents):
     """One provider's memory kept in several folders found anew at every call (each session's working
     folder of a `FileMemoryProvider` without a scope, each owner's memory in a `MemoryFileStore`), each
     read and forgotten by the workbench's own memory of that kind (`parts`). `unnamed`: folders it
@@ -143,15 +133,6 @@ class Gathered:
             return f"{self.framework_name}, its folder cannot be read ({type(exc).__name__}: {exc})"
         missed = self.unreachable
         return f"{self.framework_name}, {files} file(s){f'; {missed}' if missed else ''}"
-
-    def providers(self, agent: str) -> list[ContextProvider]:
-        return []
-
-    def turn_started(self, agent: str) -> None:
-        return None
-
-    def recalled(self, agent: str) -> list[RecalledMessage]:
-        return []
 
     async def held(self) -> list[HeldItem]:
         """Every part's files, each named by its path under this memory's folder."""

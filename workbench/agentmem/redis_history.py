@@ -8,16 +8,15 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from workbench.agentmem.base import OnTheirAgents
 from workbench.agentmem.redis_server import UNIT, RedisLists, client_location, display_url, server_item
 from workbench.memory.forget import ForgetPlan
 from workbench.runtime.remembered import HeldItem
 
 if TYPE_CHECKING:
-    from agent_framework import ContextProvider
     from agent_framework_redis import RedisHistoryProvider
 
     from workbench.runtime.memories import AgentMemory
-    from workbench.runtime.view import RecalledMessage
 
 _PROBE = "probe-session"  # a session id the provider writes literally into its key (checked)
 
@@ -31,7 +30,7 @@ def key_prefix(provider: RedisHistoryProvider) -> str:
     return key.removesuffix(_PROBE)
 
 
-class RedisHistoryMemory:
+class RedisHistoryMemory(OnTheirAgents):
     """The sessions `provider` keeps for the agent `agent`, on its server."""
 
     unit = UNIT
@@ -55,15 +54,6 @@ class RedisHistoryMemory:
     def describe(self) -> str:
         scope = f"application {self.provider.application_id}" if self.provider.application_id else "legacy keys"
         return f"RedisHistoryProvider ({scope}), one list per session"
-
-    def providers(self, agent: str) -> list[ContextProvider]:
-        return []  # the provider is already on the agent
-
-    def turn_started(self, agent: str) -> None:
-        return None
-
-    def recalled(self, agent: str) -> list[RecalledMessage]:
-        return []  # a history, not a recall: the agent reads all of it
 
     async def held(self) -> list[HeldItem]:
         """Each session's list, then the server (what a forget cannot reach there)."""

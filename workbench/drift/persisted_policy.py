@@ -16,6 +16,7 @@ from agent_framework import Message
 
 from workbench.drift.agentmem_policy import AgentFactory
 from workbench.drift.policies import Policy, PolicyInfo, folder_size
+from workbench.memory import Contract
 from workbench.memory.forget import TextHolder
 from workbench.persist.sessions import DIRECTORY, PersistedSessions
 from workbench.runtime.agents import AGENT_NAMES, INSTRUCTIONS
@@ -27,9 +28,10 @@ SHAPE = "drift lab, full history"  # what shaped the histories: the same at ever
 class PersistedHistoryPolicy(Policy):
     """Both agents over the product's persisted sessions, reopened at every step."""
 
-    def __init__(self, info: PolicyInfo, agent: AgentFactory) -> None:
+    def __init__(self, info: PolicyInfo, agent: AgentFactory, contract: Contract) -> None:
         super().__init__(info, {})
         self._agent = agent
+        self._contract = contract
         self._folder = tempfile.TemporaryDirectory(prefix="workbench-drift-persisted-")  # deleted with the policy
         self.directory = Path(self._folder.name) / DIRECTORY
 
@@ -37,7 +39,7 @@ class PersistedHistoryPolicy(Policy):
     def _restarted(self) -> Iterator[PersistedSessions]:
         """A workbench started on the directory, as `workbench --persist` starts: both agents resume their
         saved sessions (`self.agents`, `self.sessions`); it quits at the end of the block."""
-        persisted = PersistedSessions(self.directory)
+        persisted = PersistedSessions(self.directory, contract=self._contract)
         try:
             self.agents = {
                 role: self._agent(self.info.name, [persisted.provider(role)], INSTRUCTIONS[role])

@@ -11,7 +11,7 @@ from collections.abc import Callable, Sequence
 from agent_framework import Agent, AgentSession, ContextProvider, Message
 
 from workbench.drift.policies import NoHistoryProvider, Policy, PolicyInfo, Received
-from workbench.memory import WorkingMemory
+from workbench.memory import Contract, WorkingMemory
 from workbench.memory.forget import ForgetPlan, TextHolder
 from workbench.recall.embedders import lexical_embedder, logged_embedder
 from workbench.recall.provider import Recalled, RecallProvider
@@ -34,6 +34,7 @@ class RecallPolicy(Policy):
         store: RecallStore,
         kept: list[StoredMessage],
         tally: Counter[str],
+        contract: Contract,
     ) -> None:
         super().__init__(info, agents)
         self.store = store
@@ -42,7 +43,7 @@ class RecallPolicy(Policy):
         # The purged variant runs the product's forget, its memory holding no fact: the plan comes from
         # what the stored messages declare. The other variant's forget is only words to it.
         stored = TextHolder("recall store", "stored message(s) deleted", lambda: [r.text for r in kept], self._purge)
-        self.forgetting = forgetting_over(WorkingMemory(), [stored]) if info.name == "recall_purged" else None
+        self.forgetting = forgetting_over(WorkingMemory(contract), [stored]) if info.name == "recall_purged" else None
 
     async def _purge(self, plan: ForgetPlan) -> int:
         purged = await self.store.forget(plan, SCOPE)
@@ -64,7 +65,9 @@ class RecallPolicy(Policy):
 AgentFactory = Callable[[str, list[ContextProvider], str], Agent]
 
 
-def build_recall_policies(infos: Sequence[PolicyInfo], agent: AgentFactory, calls: CallLog) -> list[Policy]:
+def build_recall_policies(
+    infos: Sequence[PolicyInfo], agent: AgentFactory, calls: CallLog, contract: Contract
+) -> list[Policy]:
     """Both variants, each with its own InMemoryStore shared by the support and logs agents (each stores
     under its own agent id; both search the whole user scope), on one embedder whose calls are logged."""
     embedder = logged_embedder(lexical_embedder(), calls)
@@ -99,5 +102,5 @@ def build_recall_policies(infos: Sequence[PolicyInfo], agent: AgentFactory, call
             )
             for role in AGENT_NAMES
         }
-        policies.append(RecallPolicy(info, agents, store, kept, tally))
+        policies.append(RecallPolicy(info, agents, store, kept, tally, contract))
     return policies

@@ -24,7 +24,7 @@ from agent_framework import Agent, ContextProvider, InMemoryHistoryProvider, Mes
 from workbench.chronology import AGENTS
 from workbench.drift.policies import FactsPolicy, Policy, PolicyInfo
 from workbench.loading import LoadedAgent
-from workbench.memory import WorkingMemory
+from workbench.memory import Contract, WorkingMemory
 from workbench.memory.forget import TextHolder
 from workbench.runtime.calls import CallLog, RecordingMiddleware
 from workbench.runtime.loaded import client_label, derived, in_memory_messages, own_history
@@ -99,8 +99,10 @@ def _built(
     }
 
 
-def build_your_policies(agents: Sequence[LoadedAgent], models: ModelSet, calls: CallLog) -> list[Policy]:
-    """The lab's policies of the user's agents (see the module's docstring)."""
+def build_your_policies(
+    agents: Sequence[LoadedAgent], models: ModelSet, calls: CallLog, contract: Contract
+) -> list[Policy]:
+    """The lab's policies of the user's agents (see the module's docstring), their facts under `contract`."""
     by_name = {item.name: item for item in agents}
     if set(AGENTS) <= set(by_name):
         groups = [{role: by_name[role] for role in AGENTS}]
@@ -112,7 +114,7 @@ def build_your_policies(agents: Sequence[LoadedAgent], models: ModelSet, calls: 
         title = f"your agent{'s' if len(named) > 1 else ''} {', '.join(named)}"
         memories = "; ".join(f"{item.name}: {memory_names(item.agent)}" for item in dict.fromkeys(roles.values()))
         kept = f"its memories ({memories}) receive the chronology's messages and keep them"
-        memory = WorkingMemory()
+        memory = WorkingMemory(contract)
         facts = WorkingMemoryProvider(memory, MemoryUpdater(memory, HostWriter()), origin="facts")
         policies += [
             YourAgentsPolicy(

@@ -2,7 +2,7 @@
 
 A forget of a key removes every value the store knew for it (current, replaced, evicted) and every
 value any text a holder keeps declared for it (admitted or not: a rejected batch's `priority=P9` is
-forgotten too). A forget of everything removes every allowed key. Each holder of user or model text
+forgotten too). A forget of everything removes every key of memory's contract. Each holder of user or model text
 (agent sessions, call log, transcript, recall store, input undo, any memory added later) registers
 with `Forgetting` and applies the same `ForgetPlan`. Scrubbing blanks whole declarations and whole
 occurrences of a value, never a piece of another word or number: forgetting `version=2` leaves
@@ -21,7 +21,7 @@ from datetime import datetime
 from functools import cached_property
 from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
-from workbench.memory.contract import ALLOWED_KEYS, SEGMENT_SEPARATOR, parse_message
+from workbench.memory.contract import SEGMENT_SEPARATOR, parse_message
 from workbench.memory.ledger import MemoryEvent
 from workbench.memory.outcome import Outcome
 from workbench.text import clip, escape_json
@@ -283,7 +283,7 @@ class Forgetting:
         return lambda: self._holders.remove(holder) if holder in self._holders else None
 
     async def plan(self, key: str | None) -> ForgetPlan:
-        keys = ALLOWED_KEYS if key is None else frozenset({key})
+        keys = self._memory.plan(key).keys  # everything: every key of memory's contract
         declared: set[str] = set()
         for holder in list(self._holders):
             declared |= await holder.declared(keys)

@@ -36,7 +36,7 @@ class ForgetJournal:
     def begin(self, key: str | None) -> None:
         """Record the forget, on disk before this returns (the file and its folder flushed)."""
         record = {"version": 1, "key": key, "asked_at": datetime.now(UTC).isoformat(), "stores": list(self.stores)}
-        private_dir(self.path.parent)  # a first run over your agents alone has made no data directory yet
+        private_dir(self.path.parent)  # a start that keeps nothing there itself (your agents: their stores) has none
         replace_private(self.path, json.dumps(record) + "\n")
 
     def end(self) -> None:

@@ -16,6 +16,7 @@ from workbench.session.transcript import Transcript
 
 if TYPE_CHECKING:
     from workbench.chronology import Chronology
+    from workbench.memory import Contract
     from workbench.memory.forget import ForgetReport
     from workbench.runtime import AgentRuntime, Mode, TurnResult, Usage
     from workbench.runtime.remembered import Remembered
@@ -108,6 +109,12 @@ class SessionController:
         self._applied_unfinished: set[str] = set()
         self._listeners: list[Listener] = []
         self._unsubscribe = runtime.subscribe(self._settled)
+
+    @property
+    def contract(self) -> Contract:
+        """The contract memory holds (the seed's, or a team's own): the keys, facts and value length
+        every surface shows and checks."""
+        return self.runtime.memory.contract
 
     @property
     def holders(self) -> tuple[Holder, ...]:
@@ -211,7 +218,7 @@ class SessionController:
         """The conversation as a chronology (every question a probe unless `probes` says which);
         ChronologyError when it cannot be one."""
         chosen = [i for i, _, _ in self.transcript.questions()] if probes is None else probes
-        return self.transcript.chronology(chosen)
+        return self.transcript.chronology(chosen, self.contract)
 
     def export(self, path: str, probes: list[int]) -> Exported:
         """Write the conversation as a new chronology file, readable by the user only. ChronologyError

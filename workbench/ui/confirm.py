@@ -47,12 +47,15 @@ class ConfirmForget(ModalScreen[bool]):
         also: Sequence[str] = (),
         reaches: Sequence[str] = (),
         unreached: Sequence[str] = (),
+        value_chars: int = MAX_VALUE_CHARS,
     ) -> None:
         """`keys` to forget (None: everything), `held` the values of each that the question names,
         `kept` how many facts stay, `also` the other facts that go because their value holds one,
         `reaches` the memories it reaches beside working memory and both histories ("recall store"),
-        `unreached` the memories it cannot reach (named before the answer: what they hold stays)."""
+        `unreached` the memories it cannot reach (named before the answer: what they hold stays),
+        `value_chars` the contract's value length (the session's), to which values are named."""
         super().__init__(classes="modal")
+        self.value_chars = value_chars
         self.keys = tuple(keys) if keys is not None else None
         self.held = {key: tuple(values) for key, values in (held or {}).items()}
         self.kept = kept
@@ -69,7 +72,7 @@ class ConfirmForget(ModalScreen[bool]):
             what.append("; " if index else "")
             what.append(key, "bold")
             if values:
-                shown = ", ".join(quoted(v, MAX_VALUE_CHARS) for v in values[:_VALUES_NAMED])
+                shown = ", ".join(quoted(v, self.value_chars) for v in values[:_VALUES_NAMED])
                 what.append(" = ").append(shown, "bold")
                 what.append(f" and {len(values) - _VALUES_NAMED:,} more" if len(values) > _VALUES_NAMED else "")
         return what.append("?")

@@ -9,7 +9,6 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from workbench.memory import ALLOWED_KEYS
 from workbench.memory.ledger import MAX_KEY_ECHO
 from workbench.memory.shown import quoted
 from workbench.runtime.config import Mode
@@ -35,9 +34,9 @@ async def console(app: TurnFlow, pane: ChatPane, command: ShowMemory | Forget) -
             f"{f.key} = {quoted(f.value)} (turn {f.turn}) quoting {quoted(f.evidence)}" for f in facts
         ]
         await pane.notice("\n".join(lines))
-    elif command.key is not None and command.key not in ALLOWED_KEYS:
+    elif command.key is not None and not app.session.contract.allows(command.key):
         app.notify(
-            f"{quoted(command.key, MAX_KEY_ECHO)} is not a key. Keys: {', '.join(sorted(ALLOWED_KEYS))}.",
+            f"{quoted(command.key, MAX_KEY_ECHO)} is not a key. Keys: {', '.join(app.session.contract.keys)}.",
             title="Nothing forgotten",
             severity="error",
             markup=False,
@@ -71,7 +70,13 @@ async def ask_to_forget(
     if any(isinstance(s, ConfirmForget) for s in app.screen_stack):
         return  # another question came first meanwhile
     question = ConfirmForget(
-        keys, held, kept=preview.kept, also=preview.also, reaches=preview.reaches, unreached=preview.unreached
+        keys,
+        held,
+        kept=preview.kept,
+        also=preview.also,
+        reaches=preview.reaches,
+        unreached=preview.unreached,
+        value_chars=app.session.contract.max_value_chars,
     )
     app.push_screen(question, callback=confirmed)
 
