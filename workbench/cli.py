@@ -322,6 +322,7 @@ def build_parser(*, path: bool = False) -> argparse.ArgumentParser:
         add_agents_options(parser)
         parser.set_defaults(command=None)
         return parser
+    add_agents_options(parser, path=False)  # `workbench --agents m:a remembered`, as after the command
     commands = parser.add_subparsers(dest="command", metavar="COMMAND")
     drift = commands.add_parser(
         "drift",

@@ -111,3 +111,21 @@ def test_what_is_remembered_lists_each_history_once_where_it_is_kept(examples):
     sessions = {item.name for item in listed["agent sessions"].items}
     assert sessions == {"notes", "mine"}
     assert any("Billing-triage" in item.content for item in listed["triage: FileHistoryProvider"].items)
+
+
+def test_a_history_line_cut_short_is_blamed_on_the_file_not_on_the_server(tmp_path):
+    """A kill while the framework appended a line leaves it cut short: every later turn fails to parse it."""
+    from agent_framework import FileHistoryProvider
+
+    mine = Agent(ScriptedChatClient(), name="mine", context_providers=[FileHistoryProvider(tmp_path)])
+    runtime = session_over([mine]).runtime
+
+    async def story():
+        await runtime.ask("mine", "module=Billing")
+        [history] = tmp_path.glob("*.jsonl")
+        history.write_bytes(history.read_bytes() + b'{"type": "mess')
+        return await runtime.ask("mine", "and now?")
+
+    failed = asyncio.run(story())
+    assert "a file the agent's memory reads is not JSON" in failed.error and "_sessions.py" in failed.error
+    assert "base-url" not in failed.error

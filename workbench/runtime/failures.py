@@ -112,6 +112,11 @@ def explain_failure(exc: BaseException, *, base_url: str | None = None, secrets:
                 f"{server} closed the connection in the middle of the reply ({_first_line(cut)}): "
                 "check the server's log (it may have crashed or restarted)"
             )
+        elif name == "JSONDecodeError" and (where := _read_by_a_provider(cause)) is not None:
+            line = (
+                f"a file the agent's memory reads is not JSON ({_first_line(cause)}, read by {where}): a line "
+                "cut short when a process was killed while writing it; a forget of what it holds rewrites it"
+            )
         elif name == "JSONDecodeError":
             line = (
                 f"{server} answered with something that is not JSON ({_first_line(cause)}): check that "
@@ -255,6 +260,20 @@ def _cut_connection(exc: BaseException) -> BaseException | None:
 def _from_the_client(exc: BaseException) -> bool:
     """Raised inside a chat client's call (not by our own code after it)."""
     return any(type(cause).__name__ == "ChatClientException" for cause in _chain(exc))
+
+
+def _read_by_a_provider(exc: BaseException) -> str | None:
+    """The framework's memory module whose code read what failed to parse (a history or memory file on
+    this machine, not a server's answer), if one did."""
+    frames = []
+    tb = exc.__traceback__
+    while tb is not None:
+        frames.append(tb.tb_frame.f_code.co_filename.replace("\\", "/"))
+        tb = tb.tb_next
+    for filename in reversed(frames):
+        if "/agent_framework/_sessions" in filename or "/agent_framework/_harness/" in filename:
+            return filename.rsplit("/agent_framework/", 1)[1]
+    return None
 
 
 def _unknown_host(exc: BaseException) -> bool:
