@@ -77,8 +77,8 @@ def release(app: WorkbenchApp) -> None:
     """The workbench quits: its lock on the persisted directory goes with the process."""
     from workbench.persist.sessions import PersistedSessions
 
-    assert isinstance(app.runtime.histories, PersistedSessions)
-    app.runtime.histories.close()
+    assert isinstance(app.session.runtime.histories, PersistedSessions)
+    app.session.runtime.histories.close()
 
 
 async def start_turn(pilot: Pilot, agent: str, text: str) -> ChatPane:
@@ -107,3 +107,14 @@ async def start_ended(pilot: Pilot) -> None:
             return
         await pilot.pause(0.01)
     raise AssertionError("the runtime's start never ended")
+
+
+def built_in_lab():
+    """The drift lab's screen on the built-in model and story, as F5 opens it."""
+    from functools import partial
+
+    from workbench.drift import run_drift
+    from workbench.ui.drift_screen import DriftScreen
+
+    models = build_models(ModelConfig())
+    return DriftScreen(partial(run_drift, models), models.agent_label)

@@ -11,7 +11,7 @@ from workbench.ui.facts import FactTable, ForgetRequested
 
 
 def keys(app: WorkbenchApp) -> list[str]:
-    return [f.key for f in app.runtime.snapshot().facts]
+    return [f.key for f in app.session.snapshot().facts]
 
 
 async def drawn(pilot) -> ConfirmForget:
@@ -104,7 +104,7 @@ async def test_the_question_and_the_notice_name_a_fact_that_goes_too():
         await say(pilot, "support", "module=Billing; log=/var/log/billing/export.log; customer=Contoso")
         table = app.query_one(FactTable)
         table.focus()
-        table.move_cursor(row=[f.key for f in app.runtime.snapshot().facts].index("module"))
+        table.move_cursor(row=[f.key for f in app.session.snapshot().facts].index("module"))
         await pilot.press("enter")
         question = await drawn(pilot)
         said = " ".join(str(w.render()) for w in question.query("Static"))

@@ -32,13 +32,13 @@ async def test_export_from_both_panes_with_a_forget_replays_the_same_requests(tm
         await say(pilot, "logs", "log=/var/log/billing.log")
         await say(pilot, "support", "customer=Contoso")
         # A forget empties the call log (its records quote the forgotten value): read it before.
-        before_forget = blocks(app.runtime.calls, {"support", "logs"})
+        before_forget = blocks(app.session.runtime.calls, {"support", "logs"})
         await say(pilot, "support", "forget customer", typed=True)
         await answer(pilot, "y")
-        assert app.runtime.calls.records() == []
+        assert app.session.runtime.calls.records() == []
         await say(pilot, "logs", "Where can I find logs?")
         await say(pilot, "support", "Which module and database are affected?")
-        live = before_forget + blocks(app.runtime.calls, {"support", "logs"})
+        live = before_forget + blocks(app.session.runtime.calls, {"support", "logs"})
 
         commands = {c.title: c for c in app.get_system_commands(app.screen)}
         commands["Export conversation as chronology"].callback()

@@ -24,13 +24,13 @@ async def test_a_sentence_typed_right_after_a_click_forget_is_sent_and_forgets_n
         await pilot.pause()
         assert isinstance(app.screen, ConfirmForget) and app.screen.keys == ("module",)
         await answer(pilot, "y")
-        assert [f.key for f in app.runtime.snapshot().facts] == ["customer"]
+        assert [f.key for f in app.session.snapshot().facts] == ["customer"]
         assert app.focused is app.pane("logs").prompt  # back in the input last typed in
         await pilot.press(*"Is my customer right?", "enter")
         await app.workers.wait_for_complete()
         await pilot.pause()
         assert not isinstance(app.screen, ConfirmForget)
-        assert [f.key for f in app.runtime.snapshot().facts] == ["customer"]
+        assert [f.key for f in app.session.snapshot().facts] == ["customer"]
         assert [str(m.render()) for m in app.pane("logs").query(UserMessage)] == ["Is my customer right?"]
 
 
@@ -43,7 +43,7 @@ async def test_printable_keys_on_the_fact_table_go_to_the_last_input_and_enter_i
         await app.workers.wait_for_complete()
         await pilot.pause()
         assert not isinstance(app.screen, ConfirmForget)
-        assert [f.key for f in app.runtime.snapshot().facts] == ["customer"]
+        assert [f.key for f in app.session.snapshot().facts] == ["customer"]
         assert [str(m.render()) for m in app.pane("support").query(UserMessage)][-1] == "why my app?"
 
 
@@ -81,9 +81,9 @@ async def test_a_forget_answer_typed_before_the_question_appeared_is_ignored():
         app.post_message(events.Key("y", "y"))
         await pilot.pause()
         assert isinstance(app.screen, ConfirmForget)
-        assert [f.key for f in app.runtime.snapshot().facts] == ["customer"]
+        assert [f.key for f in app.session.snapshot().facts] == ["customer"]
         await answer(pilot, "y")
-        assert app.runtime.snapshot().facts == ()
+        assert app.session.snapshot().facts == ()
         assert app.focused is app.pane("support").prompt
 
 
@@ -105,7 +105,7 @@ async def test_a_multi_line_paste_keeps_its_lines_and_declares_every_line():
     app = make_app()
     async with app.run_test(size=(140, 40)) as pilot:
         await say(pilot, "support", "version=7.1\nlog=/var/log/app.log\r\nconstraint=no restarts")
-        assert {f.key: f.value for f in app.runtime.snapshot().facts} == {
+        assert {f.key: f.value for f in app.session.snapshot().facts} == {
             "version": "7.1",
             "log": "/var/log/app.log",
             "constraint": "no restarts",
@@ -126,7 +126,7 @@ async def test_control_characters_in_a_paste_are_shown_and_the_user_is_told():
         await pilot.press("enter")
         await app.workers.wait_for_complete()
         await pilot.pause()
-        (fact,) = app.runtime.snapshot().facts
+        (fact,) = app.session.snapshot().facts
         assert fact.value == "before \\x1b[31mRED\\x1b[0m after bell\\x07"
         app.post_message(events.Paste(f"{PASTED_ESC}[1m"))  # an ESC as the terminal reader hands it over
         await pilot.pause()
@@ -182,7 +182,7 @@ async def test_one_panel_update_per_settled_batch(monkeypatch):
 async def test_a_turn_that_raises_unexpectedly_is_shown_and_the_app_keeps_running(monkeypatch):
     app = make_app()
     async with app.run_test(size=(140, 40), notifications=True) as pilot:
-        runtime = app.runtime
+        runtime = app.session.runtime
         real_ask = runtime.ask
 
         async def broken(*args, **kwargs):
@@ -223,4 +223,4 @@ async def test_the_built_in_model_reads_a_correction_in_the_message_as_newest():
         assert "This message declares (newest, not yet verified): module=Billing, database=SQL Server 2022" in answer
         assert "reproduce the symptom for Billing / SQL Server 2022" in answer
         assert "Reporting / PostgreSQL" not in answer
-        assert [f.value for f in app.runtime.snapshot().facts] == ["SQL Server 2022", "Billing"]  # updated after
+        assert [f.value for f in app.session.snapshot().facts] == ["SQL Server 2022", "Billing"]  # updated after

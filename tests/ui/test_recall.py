@@ -17,7 +17,7 @@ async def test_the_logs_agent_recalls_what_the_user_told_support():
         assert app.sub_title.endswith("recall: in memory, lexical")
         await say(pilot, "support", "module=Reporting; database=PostgreSQL")
         await say(pilot, "logs", "Which database holds the logs?")
-        recalled = app.runtime.recalled("logs")
+        recalled = app.session.recalled("logs")
         assert "module=Reporting; database=PostgreSQL" in [r.text for r in recalled]
         assert {r.agent for r in recalled} == {"support"} and recalled[0].session == "session 1 of this run"
         assert any("Recall put" in n and "F2 shows them" in n for n in notices(app, "logs"))
@@ -34,8 +34,8 @@ async def test_forget_all_purges_recall_and_the_ledger_counts_without_values():
         await pilot.press("f8")
         await answer(pilot, "y")
         await say(pilot, "logs", "Which customer was it, Contoso?")
-        assert not any("Contoso" in r.text for r in app.runtime.recalled("logs") if r.turn == 1)
-        (note,) = [e.describe() for e in app.runtime.snapshot().ledger if e.origin == "forget"]
+        assert not any("Contoso" in r.text for r in app.session.recalled("logs") if r.turn == 1)
+        (note,) = [e.describe() for e in app.session.snapshot().ledger if e.origin == "forget"]
         assert "recall store: 2 stored message(s) deleted" in note and "Contoso" not in note
 
 
@@ -46,6 +46,6 @@ async def test_the_palette_turns_recall_on_and_off():
         assert "recall" not in app.sub_title
         await intentions.switch_recall(app, True)  # what the palette entry runs
         await pilot.pause()
-        assert app.sub_title == app.runtime.status.summary and "recall: in memory, lexical" in app.sub_title
+        assert app.sub_title == app.session.status.summary and "recall: in memory, lexical" in app.sub_title
         titles = [c.title for c in app.get_system_commands(app.screen)]
         assert "Turn recall off" in titles

@@ -176,7 +176,7 @@ async def test_a_pane_shows_no_resumed_history_without_persist():
     app = make_app(Mode.MANUAL)
     async with app.run_test(size=SIZE) as pilot:
         await start_ended(pilot)
-        assert app.runtime.resumed("support") is None
+        assert app.session.resumed("support") is None
         assert shown(app, "support") == []
 
 

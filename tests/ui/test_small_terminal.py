@@ -14,10 +14,9 @@ from textual.pilot import Pilot
 from textual.widgets import Footer, Static
 from textual.widgets._footer import FooterKey  # the footer's key widgets: what the footer draws
 
-from tests.ui.helpers import make_app, say
+from tests.ui.helpers import built_in_lab, make_app, say
 from tests.ui.test_widgets import settle
 from workbench.memory import WorkingMemory
-from workbench.runtime import ModelConfig, build_models
 from workbench.ui.app import WorkbenchApp
 from workbench.ui.chat import Notice
 from workbench.ui.confirm import ConfirmForget
@@ -68,9 +67,7 @@ class ScreenHost(App[None]):
 
 def drift_lab() -> ScreenHost:
     """The drift lab alone, on the built-in model, as F5 opens it."""
-    from workbench.ui.drift_screen import DriftScreen
-
-    return ScreenHost(DriftScreen(build_models(ModelConfig())))
+    return ScreenHost(built_in_lab())
 
 
 async def lab_ran(pilot: Pilot) -> None:
@@ -173,7 +170,7 @@ async def test_the_reply_to_a_refused_batch_is_followed_by_a_line_saying_the_fac
         assert len(answers) == 2 and refused == [answers[1] + 1] == [len(shown) - 1]
         line = str(shown[refused[0]].render())
         assert "at most 5 facts" in line and "the facts were not changed" in line
-        assert [f.value for f in app.runtime.snapshot().facts] == ["Reporting"]
+        assert [f.value for f in app.session.snapshot().facts] == ["Reporting"]
 
 
 async def test_the_drift_chart_at_80x24_has_a_legend_naming_each_series():

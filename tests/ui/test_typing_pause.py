@@ -71,7 +71,7 @@ async def ask_support_while_typing_in_logs(app, pilot, text: str, done) -> None:
 
 def answered(app) -> bool:
     """The runtime has the support agent's answer (the model call finished)."""
-    return any(c.finished and c.purpose == "support" for c in app.runtime.last_turn_calls("support"))
+    return any(c.finished and c.purpose == "support" for c in app.session.last_turn_calls("support"))
 
 
 def panel_keys(app) -> list[str]:
@@ -113,13 +113,13 @@ async def test_a_turns_facts_reach_the_panel_in_a_pause_and_a_forget_draws_every
     app.typing.clock = watch = Stopwatch()
     async with app.run_test(size=(140, 40)) as pilot:
         logs = app.pane("logs")
-        stored = lambda: {f.key for f in app.runtime.snapshot().facts} == {"customer", "module"}  # noqa: E731
+        stored = lambda: {f.key for f in app.session.snapshot().facts} == {"customer", "module"}  # noqa: E731
         await ask_support_while_typing_in_logs(app, pilot, "customer=Contoso; module=Billing", stored)
         assert panel_keys(app) == []  # stored, not drawn while the user types in the other pane
         watch.stop_typing()
         await until(lambda: panel_keys(app) == ["customer", "module"], pilot)
 
-        replaced = lambda: {f.value for f in app.runtime.snapshot().facts} == {"Contoso", "Reporting"}  # noqa: E731
+        replaced = lambda: {f.value for f in app.session.snapshot().facts} == {"Contoso", "Reporting"}  # noqa: E731
         await ask_support_while_typing_in_logs(app, pilot, "module=Reporting", replaced)
         assert "Reporting" not in str(app.query_one("#changes", Static).render())
         logs.prompt.clear()
@@ -161,7 +161,7 @@ async def test_a_forget_while_an_answer_waits_clears_that_turn_from_the_pane():
         await pilot.press("enter")
         await until(lambda: isinstance(app.screen, ConfirmForget), pilot)
         await answer(pilot, "y")
-        await until(lambda: not app.runtime.snapshot().facts, pilot)
+        await until(lambda: not app.session.snapshot().facts, pilot)
         watch.stop_typing()
         await until(lambda: not support.busy, pilot)
         await pilot.pause()

@@ -471,15 +471,14 @@ async def test_a_long_screen_scrolls_with_the_keyboard_as_soon_as_it_opens(scree
 async def test_the_drift_report_scrolls_with_the_keyboard_as_soon_as_the_lab_is_done():
     """As for help and what the model saw: the app's AUTO_FOCUS matched nothing on the drift screen, so
     at 80x24, where six lines of the report show, PageDown did nothing until Tab."""
-    from workbench.runtime import ModelConfig, build_models
-    from workbench.ui.drift_screen import DriftScreen
+    from tests.ui.helpers import built_in_lab
 
     class DriftHost(App[None]):
         AUTO_FOCUS = WorkbenchApp.AUTO_FOCUS
         CSS_PATH = [stylesheet_dir() / "workbench.tcss"]
 
         def on_mount(self) -> None:
-            self.push_screen(DriftScreen(build_models(ModelConfig())))
+            self.push_screen(built_in_lab())
 
     async with DriftHost().run_test(size=(80, 24)) as pilot:
         await pilot.pause()

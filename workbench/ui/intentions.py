@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import shlex
 from collections.abc import Mapping, Sequence
+from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -19,7 +20,9 @@ from workbench.ui.console import Forget, ShowMemory
 from workbench.ui.startup import ERROR_CHARS
 
 if TYPE_CHECKING:
+    from workbench.drift import Chronology
     from workbench.ui.chat import ChatPane
+    from workbench.ui.drift_screen import DriftScreen
     from workbench.ui.export_screen import ExportRequest
     from workbench.ui.turn_flow import TurnFlow
 
@@ -30,7 +33,7 @@ EXPORT_PATH = "conversation.chronology.json"
 
 async def console(app: TurnFlow, pane: ChatPane, command: ShowMemory | Forget) -> None:
     if isinstance(command, ShowMemory):
-        facts = app.runtime.snapshot().facts
+        facts = app.session.snapshot().facts
         lines = [f"mem: {len(facts)} fact(s)"] + [
             f"{f.key} = {quoted(f.value)} (turn {f.turn}) quoting {quoted(f.evidence)}" for f in facts
         ]
@@ -45,7 +48,7 @@ async def console(app: TurnFlow, pane: ChatPane, command: ShowMemory | Forget) -
     elif command.key is None:
         await ask_to_forget(app, None)
     else:  # asked even when no fact holds the key now: its values may be in a history or another memory
-        values = [f.value for f in app.runtime.snapshot().facts if f.key == command.key]
+        values = [f.value for f in app.session.snapshot().facts if f.key == command.key]
         await ask_to_forget(app, [command.key], {command.key: values})
 
 
@@ -57,7 +60,7 @@ async def ask_to_forget(
     key no longer stored then asks nothing."""
     if any(isinstance(s, ConfirmForget) for s in app.screen_stack):
         return
-    facts = {f.key: f for f in app.runtime.snapshot().facts}
+    facts = {f.key: f for f in app.session.snapshot().facts}
     if held is None:
         if keys is not None and not all(key in facts for key in keys):
             return
@@ -76,10 +79,10 @@ async def ask_to_forget(
 
 async def forget(app: TurnFlow, keys: Sequence[str] | None) -> None:
     """Forget through the one forget, key by key (memory and every registered holder), then clear both panes."""
-    before = [f.key for f in app.runtime.snapshot().facts]
+    before = [f.key for f in app.session.snapshot().facts]
     for key in keys if keys is not None else [None]:
         await app.session.forget(key)
-    after = {f.key for f in app.runtime.snapshot().facts}
+    after = {f.key for f in app.session.snapshot().facts}
     also = [k for k in before if k not in after and k not in (keys or ())]  # their values held a forgotten one
     what = f"forget {', '.join(keys)}" if keys else "forget (every fact)"
     for agent in AGENTS:
@@ -94,14 +97,14 @@ async def forget(app: TurnFlow, keys: Sequence[str] | None) -> None:
 def show_resumed(app: TurnFlow) -> None:
     """Each pane shows what its agent resumed from disk (`--persist`), if anything."""
     for agent in AGENTS:
-        if history := app.runtime.resumed(agent):
+        if history := app.session.resumed(agent):
             app.pane(agent).show_resumed(history)
 
 
 def show_help(app: TurnFlow) -> None:
     from workbench.ui.screens import HelpScreen  # loads when first opened, not at start-up
 
-    app.push_screen(HelpScreen(app.runtime.status if app.ready else None))
+    app.push_screen(HelpScreen(app.session.status if app.ready else None))
 
 
 def show_remembered(app: TurnFlow) -> None:
@@ -111,15 +114,13 @@ def show_remembered(app: TurnFlow) -> None:
 
 
 def open_drift_lab(app: TurnFlow) -> None:
-    from workbench.ui.drift_screen import DriftScreen  # its chart library loads when the lab opens
-
-    app.push_screen(DriftScreen(app.runtime.models))
+    app.push_screen(drift_lab(app))
 
 
 def show_calls(app: TurnFlow, agent: str) -> None:
     from workbench.ui.screens import CallsScreen  # loads when first opened, not at start-up
 
-    runtime = app.runtime
+    runtime = app.session
     app.push_screen(
         CallsScreen(
             agent,
@@ -188,9 +189,16 @@ def drift_on_conversation(app: TurnFlow) -> None:
             markup=False,
         )
         return
+    app.push_screen(drift_lab(app, chronology))
+
+
+def drift_lab(app: TurnFlow, chronology: Chronology | None = None) -> DriftScreen:
+    """The lab on the session's models, replaying `chronology` (default: the built-in story)."""
+    from workbench.drift import run_drift
     from workbench.ui.drift_screen import DriftScreen  # its chart library loads when the lab opens
 
-    app.push_screen(DriftScreen(app.runtime.models, chronology=chronology))
+    models = app.session.models
+    return DriftScreen(partial(run_drift, models, chronology=chronology), models.agent_label)
 
 
 async def switch_mode(app: TurnFlow, mode: Mode) -> None:
@@ -226,5 +234,5 @@ def other_mode(mode: Mode) -> Mode:
 
 def use_host_parse(app: TurnFlow) -> None:
     """The writer model keeps failing the contract: switch this session to the host's own parse."""
-    if app.runtime.use_host_parse():
+    if app.session.use_host_parse():
         app.show_status()

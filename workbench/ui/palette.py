@@ -18,20 +18,20 @@ def workbench_commands(app: WorkbenchApp) -> Iterator[SystemCommand]:
         "Forget all facts", "Remove every fact and replace both agents' histories", app.action_forget_all
     )
     if app.ready:
-        other = intentions.other_mode(app.runtime.mode)
+        other = intentions.other_mode(app.session.mode)
         yield SystemCommand(
             f"Switch to {other} mode",
             "Both agents start new, empty sessions (their histories are replaced); the facts are kept",
             lambda: app.run_worker(intentions.switch_mode(app, other)),
         )
-        if app.runtime.writer_failing:
+        if app.session.writer_failing:
             yield SystemCommand(
                 "Use the host parse as the writer",
                 "The writer model keeps failing the contract: read declarations with the host's own parse, "
                 "no model call, for this session (said in the ledger and the header)",
                 lambda: intentions.use_host_parse(app),
             )
-        recall_on = app.runtime.status.recall is not None
+        recall_on = app.session.status.recall is not None
         yield SystemCommand(
             f"Turn recall {'off' if recall_on else 'on'}",
             "Retrieved chat-history memory (seed 004): store every message, recall similar ones; "

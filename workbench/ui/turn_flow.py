@@ -27,7 +27,7 @@ from workbench.ui.startup import error_line, settle_the_heap
 from workbench.ui.typing import PauseScheduler
 
 if TYPE_CHECKING:
-    from workbench.runtime import AgentRuntime, MemoryUpdate
+    from workbench.runtime.view import MemoryUpdate
     from workbench.session.controller import SessionController, TurnOutcome
 
 FACT_PANEL = "fact panel"  # the scheduler's lane of the panel's views
@@ -77,7 +77,7 @@ class TurnFlow(App[None]):
             self.notify(self._start_error, title="Start-up failed", severity="error", timeout=30, markup=False)
             self.log.error("start-up failed", exc)
         else:
-            if built.runtime.forget_pending:  # completed before anything else: no turn can be asked meanwhile
+            if built.forget_pending:  # completed before anything else: no turn can be asked meanwhile
                 self.sub_title = "starting: completing a forget that was cut short ..."
                 self.run_worker(self._complete_pending(), name="completing a forget", exit_on_error=False)
             else:
@@ -87,16 +87,16 @@ class TurnFlow(App[None]):
 
     async def _complete_pending(self) -> None:
         assert self._built is not None
-        runtime = self._built.runtime
+        session = self._built
         try:
-            report = await runtime.complete_pending()
+            report = await session.complete_pending()
         except Exception as exc:  # no turn may run before it: the app stays unavailable and says why
             self._start_error = f"a forget cut short could not be completed: {error_line(exc)}"
             self.sub_title = f"could not start: {self._start_error}"
             raise
         self._connect()
         if report is not None:
-            title = f"Start-up {runtime.completed}"
+            title = f"Start-up {session.completed}"
             self.notify(
                 report.describe(), title=title, severity="error" if report.failures else "information", markup=False
             )
@@ -108,7 +108,7 @@ class TurnFlow(App[None]):
         self._disconnect = [session.subscribe(self._settled)]
         self.show_status()
         intentions.show_resumed(self)
-        self.query_one(FactPanel).view = MemoryView(self.runtime.snapshot())
+        self.query_one(FactPanel).view = MemoryView(self.session.snapshot())
 
     def _settled(self, update: MemoryUpdate) -> None:  # may run on another thread: post, never draw
         self.post_message(MemoryUpdated(update))
@@ -116,10 +116,6 @@ class TurnFlow(App[None]):
     def on_unmount(self) -> None:
         for disconnect in self._disconnect:
             disconnect()
-
-    @property
-    def runtime(self) -> AgentRuntime:
-        return self.session.runtime
 
     @property
     def session(self) -> SessionController:
@@ -135,7 +131,7 @@ class TurnFlow(App[None]):
         return self.query_one(f"#{agent}", ChatPane)
 
     def show_status(self, width: int | None = None) -> None:
-        self.title, self.sub_title = header_titles(self.TITLE or "", self.runtime.status, width or self.size.width)
+        self.title, self.sub_title = header_titles(self.TITLE or "", self.session.status, width or self.size.width)
 
     def on_resize(self, event: events.Resize) -> None:
         if self.ready:
