@@ -201,6 +201,12 @@ def test_no_module_imports_one_that_imports_it_back():
     assert circles(_imports(with_typing=False)) == []
 
 
+def test_no_import_circle_either_for_annotations():
+    """The package's import graph with the imports made for annotations only (under TYPE_CHECKING) has
+    no circle either: each module can be read knowing only those below it."""
+    assert circles(_imports()) == []
+
+
 def test_the_circle_search_finds_a_circle_when_there_is_one():
     graph = {"a": {"b"}, "b": {"c"}, "c": {"a", "d"}, "d": set()}
     assert circles(graph) == [["a", "b", "c", "a"]]

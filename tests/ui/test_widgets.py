@@ -3,7 +3,6 @@ and a chat pane draws the turn it is sent as messages, from start to finish, fai
 
 import asyncio
 from datetime import UTC, datetime
-from typing import cast
 
 import pytest
 from rich.console import Console
@@ -12,15 +11,16 @@ from textual.widgets import Static
 
 from workbench.memory import MemoryTurn, Outcome, Status, WorkingMemory
 from workbench.memory.records import FactCandidate
-from workbench.runtime import MemorySnapshot, MemoryUpdate, TurnResult
+from workbench.runtime import MemorySnapshot, MemoryUpdate, ModelConfig, TurnResult, build_models
 from workbench.runtime.calls import CallRecord
 from workbench.runtime.view import ResumedHistory, ResumedMessage
+from workbench.session.assemble import assemble
 from workbench.session.controller import TurnOutcome
 from workbench.ui.app import WorkbenchApp
 from workbench.ui.chat import ChatPane, HiddenNote, Hint, Notice, ResumedOpening, UserMessage
 from workbench.ui.composer import Composer
 from workbench.ui.facts import FactPanel, FactTable, MemoryView
-from workbench.ui.messages import Streamed, TurnEnded, TurnStarted
+from workbench.ui.messages import Streamed, TurnEnded
 from workbench.ui.replies import AgentAnswer, AgentReply, PreRendered
 from workbench.ui.screens import CallsScreen, HelpScreen
 from workbench.ui.startup import stylesheet_dir
@@ -39,11 +39,6 @@ class Host(App[None]):
 
     def on_turn_ended(self, event: TurnEnded) -> None:
         self.seen.append(event)
-
-    def on_chat_pane_cancel_requested(self, event: ChatPane.CancelRequested) -> None:
-        """As the app does: Esc cancels the pane's turn group (here, its answer waiting to be drawn)."""
-        self.seen.append(event)
-        self.workers.cancel_group(self, event.pane.turn_group)
 
     def on_fact_panel_typed(self, event: FactPanel.Typed) -> None:
         self.seen.append(event)
@@ -103,7 +98,7 @@ async def test_a_printable_key_on_the_fact_panel_is_sent_up_not_lost():
 async def test_a_chat_pane_draws_its_turn_from_the_messages_it_is_sent():
     pane = support_pane()
     async with Host(pane).run_test(size=(80, 24)) as pilot:
-        pane.post_message(TurnStarted("hi"))
+        await pane.begin("hi")
         pane.post_message(Streamed("Hello "))
         await pilot.pause()
         assert pane.busy and pane.turns == 1 and pane.query(AgentReply)
@@ -131,7 +126,7 @@ async def test_a_chat_pane_says_when_the_batch_of_its_turn_was_refused_after_the
         text = "; ".join(f"{k}={v}" for k, v in six)
         update = settle(WorkingMemory(), text, *six)
         assert update.outcome.status is Status.REJECTED
-        pane.post_message(TurnStarted(text))
+        await pane.begin(text)
         pane.post_message(TurnEnded("support", answered("support", "Noted.", memory=(update,))))
         await pane.app.workers.wait_for_complete()
         await pilot.pause()
@@ -143,7 +138,7 @@ async def test_a_chat_pane_says_when_the_batch_of_its_turn_was_refused_after_the
 async def test_a_chat_pane_shows_a_failed_turn_and_keeps_nothing_of_it():
     pane = ChatPane("logs", title="logs", placeholder="type", hint="hint")
     async with Host(pane).run_test(size=(80, 24)) as pilot:
-        pane.post_message(TurnStarted("hi"))
+        await pane.begin("hi")
         pane.post_message(Streamed("partial"))
         failed = TurnOutcome(TurnResult("logs", MemoryTurn(0, 1, "hi"), error="HTTP 500 from the server"))
         pane.post_message(TurnEnded("logs", failed))
@@ -153,16 +148,32 @@ async def test_a_chat_pane_shows_a_failed_turn_and_keeps_nothing_of_it():
         assert "HTTP 500" in str(pane.query(Notice).last().render())
 
 
-async def test_escape_asks_the_app_to_cancel_and_a_cancelled_turn_says_so():
+async def test_a_chat_pane_runs_its_turn_through_the_session_and_posts_its_end_up():
+    """The pane's own worker asks the session; the answer is drawn here and TurnEnded reaches the app."""
+    session = assemble(build_models(ModelConfig()), memory=WorkingMemory(clock=lambda: WHEN))
     pane = support_pane()
-    async with Host(pane).run_test(size=(80, 24)) as pilot:
-        pane.post_message(TurnStarted("hi"))
+    host = Host(pane)
+    async with host.run_test(size=(80, 24)) as pilot:
+        await pane.ask(session, "module=Billing")
+        await host.workers.wait_for_complete()
         await pilot.pause()
+        assert not pane.busy and pane.turns == 1 and "Billing" in pane.query_one(AgentAnswer).text
+        [ended] = [m for m in host.seen if isinstance(m, TurnEnded)]
+        assert ended.outcome is not None and [f.value for f in ended.outcome.memory[-1].memory.facts] == ["Billing"]
+
+
+async def test_escape_cancels_the_panes_turn_and_a_cancelled_turn_says_so():
+    session = assemble(build_models(ModelConfig(), scripted_delay=30.0), memory=WorkingMemory())
+    pane = support_pane()
+    host = Host(pane)
+    async with host.run_test(size=(80, 24)) as pilot:
+        await pane.ask(session, "hi")
         pane.prompt.focus()
         await pilot.press("escape")
-        assert [type(m) for m in cast(Host, pane.app).seen] == [ChatPane.CancelRequested]
-        pane.post_message(TurnEnded("support", None, cancelled=True))
+        await host.workers.wait_for_complete()
         await pilot.pause()
+        [ended] = [m for m in host.seen if isinstance(m, TurnEnded)]
+        assert ended.cancelled and ended.outcome is None
         assert not pane.busy and "Cancelled" in str(pane.query(Notice).last().render())
 
 
@@ -171,7 +182,7 @@ async def test_a_turn_that_ended_after_its_facts_were_admitted_does_not_claim_th
     """Esc, or another memory's failed call, after extraction: the batch stays admitted (the ledger says so)."""
     pane = support_pane()
     async with Host(pane).run_test(size=(80, 24)) as pilot:
-        pane.post_message(TurnStarted("module=Billing"))
+        await pane.begin("module=Billing")
         if how == "cancelled":
             pane.post_message(TurnEnded("support", None, cancelled=True, applied=True))
         else:
@@ -197,7 +208,7 @@ async def test_escape_while_the_finished_answer_renders_shows_it_and_ends_the_tu
     monkeypatch.setattr(AgentAnswer, "rendered", long_render)
     pane = support_pane()
     async with Host(pane).run_test(size=(80, 24)) as pilot:
-        pane.post_message(TurnStarted("hi"))
+        await pane.begin("hi")
         pane.post_message(Streamed("Hello there"))
         pane.post_message(TurnEnded("support", answered("support", "Hello there")))
         await rendering.wait()
@@ -214,7 +225,7 @@ async def test_escape_while_the_finished_answer_renders_shows_it_and_ends_the_tu
 async def test_a_forget_during_a_streaming_reply_takes_the_turn_off_the_pane_and_its_answer_is_not_drawn():
     pane = support_pane()
     async with Host(pane).run_test(size=(80, 24)) as pilot:
-        pane.post_message(TurnStarted("customer=Contoso; why?"))
+        await pane.begin("customer=Contoso; why?")
         pane.post_message(Streamed("Contoso is"))
         await pilot.pause()
         await pane.replace_history("History replaced by forget customer.")
@@ -247,7 +258,7 @@ async def test_a_long_conversation_keeps_only_the_latest_messages_on_screen_and_
     pane = ShortPane("support", title="support", placeholder="type", hint="hint")
     async with Host(pane).run_test(size=(80, 24)) as pilot:
         for i in range(5):
-            pane.post_message(TurnStarted(f"question {i}"))
+            await pane.begin(f"question {i}")
             pane.post_message(TurnEnded("support", answered("support", f"answer {i}")))
             await pilot.pause()
             await pane.app.workers.wait_for_complete()
@@ -299,7 +310,7 @@ class StyledHost(Host):
 async def test_a_streaming_reply_ends_with_its_newest_line_in_a_narrow_pane_and_after_a_resize():
     pane = support_pane()
     async with StyledHost(pane).run_test(size=(40, 40)) as pilot:
-        pane.post_message(TurnStarted("hi"))
+        await pane.begin("hi")
         await pilot.pause()
         reply = pane.query_one(AgentReply)
         sent = 0

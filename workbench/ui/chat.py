@@ -1,10 +1,12 @@
-"""One agent's pane: its conversation, a working indicator, a composer, and how it draws its turns
-(start, stream, finish, fail, cancel) from the messages the app's worker sends it."""
+"""One agent's pane: its conversation, a working indicator, a composer, and its turns: each one asked
+of the session by the pane's own worker, drawn here (start, stream, finish, fail, cancel), and posted
+up to the app when it ends (TurnEnded)."""
 
 from __future__ import annotations
 
+import asyncio
 from collections import deque
-from collections.abc import Callable, Coroutine, Iterable
+from collections.abc import Awaitable, Callable, Coroutine, Iterable
 from dataclasses import dataclass
 from functools import partial
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
@@ -17,11 +19,13 @@ from textual.message import Message
 from textual.reactive import reactive
 from textual.widget import Widget
 from textual.widgets import Static
+from textual.worker import Worker, WorkerState
 
 from workbench.runtime.usage import Usage, describe_usage
 from workbench.ui.composer import Composer
 from workbench.ui.literal import literal, visible
-from workbench.ui.messages import Streamed, TurnEnded, TurnStarted
+from workbench.ui.messages import Streamed, TurnEnded
+from workbench.ui.startup import error_line
 from workbench.ui.typing import PauseScheduler, TypingClock
 
 if TYPE_CHECKING:
@@ -52,6 +56,18 @@ PANES = {
         "them. It has its own history and shares only the facts, e.g. ask: Where can I find logs?",
     ),
 }
+
+
+class Asker(Protocol):
+    """What a pane asks of the session (the SessionController) to run its turns."""
+
+    async def ask(
+        self, agent: str, text: str, on_text: Callable[[str], Awaitable[None] | None] | None = None
+    ) -> TurnOutcome: ...
+
+    def applied_unfinished(self, agent: str) -> bool: ...
+
+    def usage(self, agent: str) -> Usage | None: ...
 
 
 @runtime_checkable
@@ -117,9 +133,10 @@ class HiddenNote(Static):
 
 
 class ChatPane(Vertical):
-    """One agent's conversation. Sends what the user typed up (`Submitted`) and Esc (`CancelRequested`);
-    draws the turn it is sent as messages: TurnStarted, Streamed pieces, then TurnEnded, which it lets
-    bubble on to the app. A finished answer is drawn in a pause in typing elsewhere (`scheduler`)."""
+    """One agent's conversation. Sends what the user typed up (`Submitted`); runs the turn the app
+    accepts (`ask`) as its own worker, whose Streamed pieces and TurnEnded it draws, and lets TurnEnded
+    bubble on to the app. Esc cancels its turn. A finished answer is drawn in a pause in typing
+    elsewhere (`scheduler`)."""
 
     # Messages drawn as widgets: each one more makes every layout of the screen slower, so older ones
     # leave the screen (a 1,000-message pane appends as fast as a short one), kept to show again on a
@@ -142,14 +159,6 @@ class ChatPane(Vertical):
     class Submitted(Message):
         pane: ChatPane
         text: str
-
-        @property
-        def control(self) -> ChatPane:
-            return self.pane
-
-    @dataclass
-    class CancelRequested(Message):
-        pane: ChatPane
 
         @property
         def control(self) -> ChatPane:
@@ -254,20 +263,66 @@ class ChatPane(Vertical):
         self.prompt.take(text)
 
     def action_cancel(self) -> None:
-        self.post_message(self.CancelRequested(self))
+        """Esc: cancel this pane's turn, and draw at once its answer waiting for a pause in typing."""
+        for worker in [w for w in self.app.workers if w.group == self.turn_group]:
+            worker.cancel()
 
-    # -- the turn, as its messages arrive ------------------------------------------------
+    @property
+    def running(self) -> bool:
+        """Whether a turn of this pane runs, or its answer waits to be drawn."""
+        return self.busy or any(w.group == self.turn_group and not w.is_finished for w in self.app.workers)
 
-    @on(TurnStarted)
-    async def _started(self, event: TurnStarted) -> None:
+    # -- the turn: asked by the pane's worker, drawn as its messages arrive ----------------
+
+    async def ask(self, session: Asker, text: str) -> None:
+        """Run `text` as this agent's turn: drawn from here on, asked of `session` by a worker. Its failure
+        ends in `_worker_changed`; its end is TurnEnded, drawn here and then the app's."""
+        await self.begin(text)
+        self.run_worker(
+            self._turn(session, text), name=f"{self.agent} turn", group=self.turn_group, exit_on_error=False
+        )
+
+    async def begin(self, text: str) -> None:
+        """Draw the start of a turn of `text`: it leaves the draft, and its reply streams below it."""
         from workbench.ui.replies import AgentReply  # loaded once the runtime is ready, not before the first frame
 
-        event.stop()
-        self.accepted(event.text)
+        self.accepted(text)
         self.turns += 1
         self.busy = True
-        self._in_flight = (UserMessage(event.text), AgentReply())
+        self._in_flight = (UserMessage(text), AgentReply())
         await self._show(*self._in_flight)
+
+    async def _turn(self, session: Asker, text: str) -> None:
+        outcome: TurnOutcome | None = None
+        cancelled = False
+        try:
+            outcome = await session.ask(self.agent, text, self._stream)
+        except asyncio.CancelledError:
+            cancelled = True
+            raise
+        finally:
+            applied = outcome is None and session.applied_unfinished(self.agent)
+            self.post_message(TurnEnded(self.agent, outcome, cancelled, session.usage(self.agent), applied))
+
+    def _stream(self, piece: str) -> None:
+        self.post_message(Streamed(piece))
+
+    @on(Worker.StateChanged)
+    async def _worker_changed(self, event: Worker.StateChanged) -> None:
+        """The turn's unexpected failure: shown here and as a notification, logged; the app keeps running."""
+        if event.state is WorkerState.ERROR:
+            await self.failed(event.worker)
+
+    async def failed(self, worker: Worker[object]) -> None:
+        """`worker`, of this pane's turn (its asking, or its answer's drawing), failed unexpectedly."""
+        detail = error_line(worker.error)
+        self.log.error(f"worker {worker.name!r} failed", worker.error)
+        self.notify(detail, title=f"{worker.name or 'A task'} failed unexpectedly", severity="error", markup=False)
+        await self.notice(
+            f"This turn stopped on an unexpected error: {detail}. The app keeps running; the ledger says what "
+            "memory did.",
+            kind="error",
+        )
 
     @on(Streamed)
     async def _streamed(self, event: Streamed) -> None:
