@@ -21,7 +21,7 @@ def test_the_window_starts_with_the_collector_held(monkeypatch):
         def run(self) -> None:
             seen.append(gc.isenabled())
 
-    monkeypatch.setattr(cli, "build_app", lambda args, config: Window())
+    monkeypatch.setattr(cli, "build_app", lambda args, config, loaded: Window())
     assert command.main([]) == 0
     assert seen == [False], "the TUI settles the heap itself once its runtime has loaded"
 

@@ -1,3 +1,34 @@
-"""workbench: see and control what LLM agents remember."""
+"""workbench: see and control what LLM agents remember.
+
+From Python, `serve(agents=[...])` opens the TUI on your own Agent Framework agents, and
+`ScriptedChatClient` is the built-in offline model, for agents that run with no network and no key
+(`examples/agents/`). Both load the framework only when used.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from workbench.runtime.scripted import ScriptedChatClient
 
 __version__ = "0.1.0"
+__all__ = ["ScriptedChatClient", "serve"]
+
+
+def serve(agents: Sequence[object], argv: Sequence[str] = ()) -> int:
+    """Open the TUI on `agents` (each an Agent, a list of them, or a function returning them), with the
+    command line's other options in `argv` (e.g. `["--persist"]`); returns the exit status, 2 when an
+    agent cannot be used (one line on stderr)."""
+    from workbench.command import main
+
+    return main(list(argv), agents=agents)
+
+
+def __getattr__(name: str) -> Any:
+    if name == "ScriptedChatClient":
+        from workbench.runtime.scripted import ScriptedChatClient
+
+        return ScriptedChatClient
+    raise AttributeError(f"module 'workbench' has no attribute {name!r}")

@@ -7,10 +7,12 @@ import asyncio
 import math
 import os
 import sys
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, NoReturn
 
 from workbench.agentmem.config import AgentMemoryConfig, AgentMemoryKind
 from workbench.heap import release_collections
+from workbench.loading import LoadedAgent, LoadFailed
 from workbench.recall.config import RecallConfig
 from workbench.runtime.config import (
     DEFAULT_AZURE_API_VERSION,
@@ -211,24 +213,50 @@ def add_agent_memory_options(parser: argparse.ArgumentParser) -> None:
     )
 
 
-def build_parser() -> argparse.ArgumentParser:
+# The commands besides the TUI. A first word that names none of them is the TUI's PATH.
+COMMANDS = ("drift", "qualify")
+
+
+def add_agents_options(parser: argparse.ArgumentParser) -> None:
+    group = parser.add_argument_group(
+        "your own Agent Framework agents (default: the built-in support and logs agents); loading runs their code"
+    )
+    group.add_argument(
+        "path",
+        nargs="?",
+        metavar="PATH",
+        help="a folder laid out as for the framework's DevUI: subfolders whose __init__.py exports agent, or .py "
+        "files exporting agent or agents",
+    )
+    group.add_argument(
+        "--agents",
+        action="append",
+        metavar="MODULE:ATTRIBUTE",
+        help="an importable Agent, list of agents, or function returning them (repeatable)",
+    )
+
+
+def build_parser(*, path: bool = False) -> argparse.ArgumentParser:
+    """The command line; with `path`, the TUI's alone with its PATH argument (argparse cannot tell a
+    folder from a command's name in one parser)."""
     parser = Parser(
         prog="workbench",
         description="See and control what LLM agents remember. Without a command, the TUI opens. "
+        f"Commands: {', '.join(COMMANDS)} (workbench COMMAND --help). "
         "API keys are read from OPENAI_API_KEY (Azure: AZURE_OPENAI_API_KEY) and never shown.",
     )
     add_model_options(parser)
     parser.add_argument(
         "--mode",
         choices=[m.value for m in Mode],
-        default=Mode.MANUAL.value,
-        help="how the facts reach the agents: in the user message (manual) or a context provider",
+        help="how the facts reach the agents: in the user message (manual, the built-in agents' default) or a "
+        "context provider (provider, your agents' default)",
     )
     parser.add_argument(
         "--writer",
         choices=[w.value for w in WriterKind],
-        default=WriterKind.MODEL.value,
-        help="who proposes facts: the writer model, or the host's own parse (no model call)",
+        help="who proposes facts: the writer model, or the host's own parse (no model call); default: the writer "
+        "model, but the host's parse for your agents unless --writer-model names a model",
     )
     parser.add_argument(
         "--persist",
@@ -239,6 +267,10 @@ def build_parser() -> argparse.ArgumentParser:
     add_recall_options(parser)
     add_agent_memory_options(parser)
     add_otel_options(parser)
+    if path:
+        add_agents_options(parser)
+        parser.set_defaults(command=None)
+        return parser
     commands = parser.add_subparsers(dest="command", metavar="COMMAND")
     drift = commands.add_parser(
         "drift",
@@ -252,6 +284,7 @@ def build_parser() -> argparse.ArgumentParser:
         argument_default=argparse.SUPPRESS,
     )
     add_model_options(drift, with_defaults=False)
+    add_agents_options(drift)
     drift.add_argument(
         "--turns",
         type=_turns,
@@ -350,11 +383,11 @@ def _drift_mem0(args: argparse.Namespace, config: ModelConfig) -> Mem0Config | N
     )
 
 
-def run_drift_command(args: argparse.Namespace, config: ModelConfig) -> int:
+def run_drift_command(args: argparse.Namespace, config: ModelConfig, loaded: Sequence[LoadedAgent] = ()) -> int:
     """The report, whole or partial; a stop adds one line on stderr and exits 1. A usage error or a
     chronology that is not valid exits 2 before anything runs."""
     from workbench.drift import ChronologyError, load_chronology, load_chronology_file, run_drift
-    from workbench.drift.report import TITLES, render, render_sweep, stop_line, sweep_json, to_json
+    from workbench.drift.report import render, render_sweep, stop_line, sweep_json, to_json
     from workbench.drift.sweep import run_sweep
     from workbench.progress import stderr_progress
     from workbench.runtime import build_models
@@ -389,9 +422,11 @@ def run_drift_command(args: argparse.Namespace, config: ModelConfig) -> int:
         # With a live model the memory-files policy's agents call the file_memory_* functions.
         models = build_models(config, function_calls=config.is_live)
         if lengths is not None:
-            result = asyncio.run(run_sweep(models, lengths, chronology=story, progress=sink, mem0=mem0))
+            result = asyncio.run(run_sweep(models, lengths, chronology=story, progress=sink, mem0=mem0, agents=loaded))
         else:
-            report = asyncio.run(run_drift(models, turns=turns, chronology=story, progress=sink, mem0=mem0))
+            report = asyncio.run(
+                run_drift(models, turns=turns, chronology=story, progress=sink, mem0=mem0, agents=loaded)
+            )
     if lengths is not None:
         stopped = result.stopped
         _print_report(args, sweep_json(result), render_sweep(result))
@@ -402,16 +437,41 @@ def run_drift_command(args: argparse.Namespace, config: ModelConfig) -> int:
         _say("drift", f"{stop_line(stopped)} (the report above is partial)")
         return 1
     failed = result.failed if lengths is not None else list(report.failures)
+    titles = result.reports[-1].titles if lengths is not None and result.reports else report.titles
     if failed:
-        names = ", ".join(dict.fromkeys(TITLES[name] for name in failed))
+        names = ", ".join(dict.fromkeys(titles.get(name, name) for name in failed))
         _say("drift", f"{names}: failed, the other policies went on (the report above marks the cells)")
     return 0
 
 
-def main(argv: list[str] | None = None) -> int:
+def parse(argv: list[str] | None) -> argparse.Namespace:
+    words = sys.argv[1:] if argv is None else argv
+    return build_parser(path=not any(word in COMMANDS for word in words)).parse_args(words)
+
+
+def load_agents(args: argparse.Namespace, given: Sequence[object] = ()) -> tuple[LoadedAgent, ...]:
+    """The user's agents: PATH's, --agents', and those handed to `workbench.serve`; LoadFailed (one line)
+    when any cannot be loaded. None of them: the built-in agents run."""
+    path, references = getattr(args, "path", None), getattr(args, "agents", None) or []
+    if path is None and not references and not given:
+        return ()
+    from pathlib import Path
+
+    from workbench.loading import checked, from_folder, from_objects, from_reference
+
+    loaded = [*(from_folder(Path(path)) if path is not None else ()), *from_objects(given)]
+    return checked([*loaded, *(agent for reference in references for agent in from_reference(reference))])
+
+
+def main(argv: list[str] | None = None, *, agents: Sequence[object] = ()) -> int:
     """Every command; the TUI's window settles the collector `workbench.command` held, the others
-    release it before they run."""
-    args = build_parser().parse_args(argv)
+    release it before they run. `agents`: the user's agents handed in from Python (`workbench.serve`)."""
+    args = parse(argv)
+    try:
+        loaded = load_agents(args, agents)
+    except LoadFailed as exc:
+        print(f"workbench: {exc}", file=sys.stderr)
+        return 2
     try:
         config = model_config(args)
         recall_config(args, config)
@@ -424,7 +484,11 @@ def main(argv: list[str] | None = None) -> int:
     if args.command is not None:
         release_collections()
     if args.command == "drift":
-        return run_drift_command(args, config)
+        if loaded:
+            _say(
+                "drift", "your agents run as configured: their memories receive the chronology's messages and keep them"
+            )
+        return run_drift_command(args, config, loaded)
     if args.command == "qualify":
         return run_qualify_command(args, config)
     if problem := unfinished_forget(args, config):
@@ -433,7 +497,7 @@ def main(argv: list[str] | None = None) -> int:
     from workbench.opening import StartFailed
 
     try:
-        app = build_app(args, config)
+        app = build_app(args, config, loaded)
     except StartFailed as exc:
         print(f"workbench: {exc}", file=sys.stderr)
         return 1
@@ -455,6 +519,12 @@ def stores_on_disk(args: argparse.Namespace, config: ModelConfig) -> tuple[str, 
     memory = agent_memory_config(args, config)
     if memory.kind is not None:
         stores.append(f"--agent-memory {memory.kind} --agent-memory-dir {memory.root}")
+    # Your agents' memories may be on disk, where only loading them again reaches.
+    if (path := getattr(args, "path", None)) is not None:
+        from pathlib import Path
+
+        stores.append(str(Path(path).resolve()))
+    stores += [f"--agents {reference}" for reference in getattr(args, "agents", None) or []]
     return tuple(stores)
 
 
@@ -498,7 +568,7 @@ def agent_memory_config(args: argparse.Namespace, chat: ModelConfig) -> AgentMem
     )
 
 
-def build_app(args: argparse.Namespace, config: ModelConfig) -> WorkbenchApp:
+def build_app(args: argparse.Namespace, config: ModelConfig, loaded: Sequence[LoadedAgent] = ()) -> WorkbenchApp:
     """The TUI as `workbench` opens it: what the options ask it to keep or reach is opened first
     (StartFailed, one line, when it cannot be: `workbench.opening`), then the window, then the agent
     runtime right after its first frame."""
@@ -519,8 +589,8 @@ def build_app(args: argparse.Namespace, config: ModelConfig) -> WorkbenchApp:
         calls = CallLog()  # recall's embeddings requests are logged beside the model calls
         return assemble(
             build_models(config, function_calls=recall.on_demand or (agent_memory.calls_functions and config.is_live)),
-            mode=Mode(args.mode),
-            writer=WriterKind(args.writer),
+            mode=mode(args, loaded),
+            writer=writer(args, config, loaded),
             timeout=config.timeout,
             calls=calls,
             recall=recall.build(calls, store=opened.recall_store),
@@ -528,9 +598,23 @@ def build_app(args: argparse.Namespace, config: ModelConfig) -> WorkbenchApp:
             memories=[built] if built is not None else [],
             persisted=opened.persisted,
             journal=forget_journal(args, config),
+            agents=[item.agent for item in loaded],
         )
 
     return WorkbenchApp(start=start)
+
+
+def mode(args: argparse.Namespace, loaded: Sequence[LoadedAgent]) -> Mode:
+    """--mode, else a context provider for the user's agents and manual injection for the built-in ones."""
+    return Mode(args.mode) if args.mode else Mode.PROVIDER if loaded else Mode.MANUAL
+
+
+def writer(args: argparse.Namespace, config: ModelConfig, loaded: Sequence[LoadedAgent]) -> WriterKind:
+    """--writer, else the writer model; for the user's agents, the host's parse unless --writer-model
+    names a model (their model is theirs: the workbench does not send it its writer's prompts)."""
+    if args.writer:
+        return WriterKind(args.writer)
+    return WriterKind.HOST if loaded and not config.writer_model else WriterKind.MODEL
 
 
 def open_persisted() -> PersistedSessions:

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import os
 import sys
+from collections.abc import Sequence
 
 from workbench.heap import hold_collections
 
@@ -14,12 +15,13 @@ from workbench.heap import hold_collections
 READER_GONE = 141
 
 
-def main(argv: list[str] | None = None) -> int:
+def main(argv: list[str] | None = None, *, agents: Sequence[object] = ()) -> int:
+    """`agents`: the user's agents handed in from Python (`workbench.serve`)."""
     hold_collections()
     from workbench.cli import main as run  # after the hold: these imports are start-up's first objects
 
     try:
-        return run(argv)
+        return run(argv, agents=agents)
     except BrokenPipeError:
         # Python flushes stdout once more at exit, which would fail and print again: /dev/null takes it.
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())

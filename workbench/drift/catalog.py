@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 
 from agent_framework import Agent, CompactionProvider, ContextProvider, InMemoryHistoryProvider, SlidingWindowStrategy
 
@@ -23,6 +23,8 @@ from workbench.drift.policies import (
     SummaryProvider,
 )
 from workbench.drift.recall_policy import build_recall_policies
+from workbench.drift.yours_policy import build_your_policies
+from workbench.loading import LoadedAgent
 from workbench.memory import WorkingMemory
 from workbench.runtime.agents import AGENT_NAMES, INSTRUCTIONS
 from workbench.runtime.calls import CallLog, RecordingMiddleware
@@ -32,10 +34,13 @@ from workbench.runtime.updater import MemoryUpdater
 from workbench.runtime.writer import ModelWriter
 
 
-def build_policies(models: ModelSet, calls: CallLog, *, mem0: Mem0Config | None = None) -> list[Policy]:
+def build_policies(
+    models: ModelSet, calls: CallLog, *, mem0: Mem0Config | None = None, yours: Sequence[LoadedAgent] = ()
+) -> list[Policy]:
     """The policies over the same clients; every call is recorded under the policy's name. Each
     policy has a support and a logs agent with their own providers; the bounded facts are shared.
-    `mem0` is Mem0's model and embedder (the Mem0 policy runs only with a live model and it)."""
+    `mem0` is Mem0's model and embedder (the Mem0 policy runs only with a live model and it). The
+    user's own agents (`yours`) follow, on their own clients (`workbench.drift.yours_policy`)."""
     agent_client, writer_client = models.agent_client, models.writer_client
     agent_label, writer_label = models.agent_label, models.writer_label
 
@@ -91,4 +96,5 @@ def build_policies(models: ModelSet, calls: CallLog, *, mem0: Mem0Config | None 
         PersistedHistoryPolicy(info["persisted"], agent),
         *build_agent_memory_policies([info["memory_files"], info["extracted"]], agent),
         build_mem0_policy(info["mem0"], agent, mem0),
+        *build_your_policies(yours, models, calls),
     ]

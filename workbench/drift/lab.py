@@ -6,7 +6,7 @@ from __future__ import annotations
 import gc
 import time
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 from workbench.agentmem.base import MEM0_EMBEDDINGS_CALL, MEMORY_CALLS
@@ -16,7 +16,7 @@ from workbench.drift.agentmem_policy import NEEDS_LOOP, NEEDS_MODEL
 from workbench.drift.catalog import build_policies
 from workbench.drift.compare import Haystack
 from workbench.drift.mem0_policy import MEM0_NEEDS_MODEL, NEEDS_EMBEDDINGS
-from workbench.drift.policies import Policy, PolicyFailed, PolicyInfo, Received
+from workbench.drift.policies import POLICIES, Policy, PolicyFailed, PolicyInfo, Received
 from workbench.drift.tally import (
     LabCallLog,
     LibraryWarning,
@@ -25,6 +25,7 @@ from workbench.drift.tally import (
     skipped_extractions,
 )
 from workbench.heap import paced_garbage_collection
+from workbench.loading import LoadedAgent
 from workbench.memory import MemoryTurn
 from workbench.memory.turns import acting_for
 from workbench.runtime.calls import CallRecord
@@ -178,10 +179,16 @@ class DriftReport:
     intake: dict[str, Intake] = field(default_factory=dict)
     # What the libraries logged as warnings during each policy's run, by kind (not on stderr).
     warnings: dict[str, dict[str, LibraryWarning]] = field(default_factory=dict)
+    # The policies compared, in the report's order: the built-in ones, then the user's agents'.
+    policies: tuple[PolicyInfo, ...] = POLICIES
 
     @property
     def partial(self) -> bool:
         return self.stop is not None
+
+    @property
+    def titles(self) -> dict[str, str]:
+        return {p.name: p.title for p in self.policies}
 
 
 def request_text(call: CallRecord) -> str:
@@ -229,8 +236,10 @@ async def run_drift(
     chronology: Chronology | None = None,
     progress: Progress | None = None,
     mem0: Mem0Config | None = None,
+    agents: Sequence[LoadedAgent] = (),
 ) -> DriftReport:
-    """Every turn of the chronology through every policy, in order. A policy that fails (a failed model
+    """Every turn of the chronology through every policy, in order; `agents`, the user's own, run
+    beside the built-in policies (`workbench.drift.yours_policy`). A policy that fails (a failed model
     call, a bad summary) keeps what it measured before, its failure is named, and the next policy
     runs; the comparison stops when the server cannot be reached, or after MAX_FAILURES_IN_A_ROW
     failed policies in a row, and the report keeps what was measured and names the stop. A policy
@@ -240,8 +249,10 @@ async def run_drift(
     if turns is not None:
         story = story.stretched(turns)
     calls = LabCallLog()
-    policies = build_policies(models, calls, mem0=mem0)
-    report = DriftReport(story, models.agent_label, live=models.agent_label != SCRIPTED_LABEL)
+    policies = build_policies(models, calls, mem0=mem0, yours=agents)
+    report = DriftReport(
+        story, models.agent_label, live=models.agent_label != SCRIPTED_LABEL, policies=tuple(p.info for p in policies)
+    )
     for policy in policies:  # known before any runs: a stop does not hide what a policy needs
         if (missing := needs(policy.info, models, mem0)) is not None:
             report.unavailable[policy.info.name] = missing

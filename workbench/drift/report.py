@@ -10,14 +10,12 @@ from rich.text import Text
 
 from workbench.drift.chart import chart_text
 from workbench.drift.lab import DriftReport, ProbeScore
-from workbench.drift.policies import POLICIES
 from workbench.drift.sweep import Sweep
 from workbench.memory.shown import quoted, visible
 from workbench.runtime.usage import describe_usage
 from workbench.tables import MAX_SHOWN_CHARS, literal, titled_table
 from workbench.text import clip
 
-TITLES = {p.name: p.title for p in POLICIES}
 NOTE = (
     "Cells say what each request contained and what each answer said, checked by exact text under one rule "
     "for both (case, whitespace and Unicode forms folded; a value counts only whole: docs/scoring.md): no "
@@ -108,7 +106,7 @@ def matrix_tables(report: DriftReport) -> list[Table]:
     for expected in report.chronology.expectations:
         agent = f" [{expected.agent} agent]" if expected.agent != "support" else ""
         table = titled_table(f"probe {quoted(expected.probe)}{agent}: {expected.question}", MATRIX_COLUMNS)
-        for policy in POLICIES:
+        for policy in report.policies:
             cell = _cell(report, policy.name, expected.probe)
             title = _policy(report, policy.name, policy.title)
             if cell is None:
@@ -172,7 +170,7 @@ def answer_tables(report: DriftReport, *, answer_chars: int = 160) -> list[Table
             f"Why: {visible(expected.why)}",
             ANSWER_COLUMNS if report.live else ANSWER_COLUMNS[:-1],
         )
-        for policy in POLICIES:
+        for policy in report.policies:
             cell = _cell(report, policy.name, expected.probe)
             title = _policy(report, policy.name, policy.title)
             if cell is None:
@@ -193,7 +191,7 @@ def accounting_table(report: DriftReport, *, timing: bool = True) -> Table:
     partial = " (partial: up to the stop)" if report.partial else ""
     columns = COST_COLUMNS if timing else COST_COLUMNS[:-1]
     table = titled_table(f"cost over {report.chronology.turns} turns{partial} · model: {report.model}", columns)
-    for policy in POLICIES:
+    for policy in report.policies:
         name = policy.name
         cost = report.accounting.get(name)
         if cost is None:
@@ -231,7 +229,7 @@ def stop_line(report: DriftReport) -> str | None:
     """The one line that says why the comparison stopped, or None."""
     if report.stop is None:
         return None
-    where = f"{TITLES.get(report.stop.policy, report.stop.policy)}, turn {report.stop.turn:,}"
+    where = f"{report.titles.get(report.stop.policy, report.stop.policy)}, turn {report.stop.turn:,}"
     return f"stopped at {where} ({report.stop.cause}): {visible(report.stop.reason)}"
 
 
@@ -239,8 +237,8 @@ def failure_lines(report: DriftReport) -> list[str]:
     """One line per policy that failed while the others went on (the stop has its own line)."""
     stopped = report.stop.policy if report.stop else None
     return [
-        f"{TITLES.get(name, name)} failed at turn {failure.turn:,}: {visible(failure.reason)}; its cells from that "
-        "turn on are not measured"
+        f"{report.titles.get(name, name)} failed at turn {failure.turn:,}: {visible(failure.reason)}; its cells from "
+        "that turn on are not measured"
         for name, failure in report.failures.items()
         if name != stopped
     ]
@@ -249,7 +247,7 @@ def failure_lines(report: DriftReport) -> list[str]:
 def warning_lines(report: DriftReport) -> list[str]:
     """What the libraries warned during each policy's run, one line per kind of warning, with its count."""
     return [
-        f"{TITLES.get(name, name)}: the library warned {w.count:,} time{'' if w.count == 1 else 's'}"
+        f"{report.titles.get(name, name)}: the library warned {w.count:,} time{'' if w.count == 1 else 's'}"
         f"{'' if w.first_turn is None else f' (first at turn {w.first_turn:,})'}: {w.message}"
         for name, warned in report.warnings.items()
         for w in warned.values()
@@ -274,7 +272,11 @@ class SizeChart:
         title = f"request size at every turn · {visible(story.name)} · {story.turns:,} turns"
         yield Text.from_ansi(
             chart_text(
-                self.report.sizes, TITLES, title, width=min(options.max_width, MAX_CHART_WIDTH), height=self.height
+                self.report.sizes,
+                self.report.titles,
+                title,
+                width=min(options.max_width, MAX_CHART_WIDTH),
+                height=self.height,
             )
         )
 
@@ -305,7 +307,7 @@ def stop_json(report: DriftReport) -> dict[str, Any] | None:
         return None
     return {
         "policy": report.stop.policy,
-        "title": TITLES.get(report.stop.policy, report.stop.policy),
+        "title": report.titles.get(report.stop.policy, report.stop.policy),
         "turn": report.stop.turn,
         "cause": report.stop.cause,
         "reason": report.stop.reason,
@@ -355,7 +357,7 @@ def to_json(report: DriftReport) -> dict[str, Any]:
         "unavailable": report.unavailable,
         "intake": intake_json(report),
         "warnings": warnings_json(report),
-        "policies": [{"name": p.name, "title": p.title, "keeps": p.keeps} for p in POLICIES],
+        "policies": [{"name": p.name, "title": p.title, "keeps": p.keeps} for p in report.policies],
         "probes": [
             {
                 "id": e.probe,
@@ -425,7 +427,7 @@ def _last_probe_chars(report: DriftReport, name: str) -> int | None:
 def sweep_table(sweep: Sweep) -> Table:
     table = titled_table(f"sweep · {sweep.chronology.name} · model: {_model(sweep)}", SWEEP_COLUMNS)
     for report in sweep.reports:
-        for policy in POLICIES:
+        for policy in report.policies:
             cost = report.accounting.get(policy.name)
             if cost is None:
                 table.add_row(f"{report.chronology.turns:,}", policy.title, _missing(report, policy.name))

@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from workbench.agentmem.mem0_config import Mem0Config
 from workbench.chronology import MAX_TURNS, Chronology, load_chronology
 from workbench.drift.lab import DriftReport, Progress, run_drift
+from workbench.loading import LoadedAgent
 from workbench.memory.shown import quoted
 from workbench.runtime.models import ModelSet
 
@@ -49,14 +51,16 @@ async def run_sweep(
     chronology: Chronology | None = None,
     progress: Progress | None = None,
     mem0: Mem0Config | None = None,
+    agents: Sequence[LoadedAgent] = (),
 ) -> Sweep:
-    """Each length in turn; a stop ends the sweep and keeps the partial run."""
+    """Each length in turn; a stop ends the sweep and keeps the partial run. `agents`: the user's own,
+    beside the built-in policies."""
     story = chronology or load_chronology()
     for turns in lengths:
         story.check_length(turns)  # every length is checked before anything runs
     sweep = Sweep(story, lengths)
     for turns in lengths:
-        report = await run_drift(models, chronology=story.stretched(turns), progress=progress, mem0=mem0)
+        report = await run_drift(models, chronology=story.stretched(turns), progress=progress, mem0=mem0, agents=agents)
         sweep.reports.append(report)
         if report.partial:
             break

@@ -21,10 +21,11 @@ from workbench.runtime.config import Mode, WriterKind
 from workbench.runtime.context import ContextSplit, split_request
 from workbench.runtime.failures import explain_failure
 from workbench.runtime.histories import Histories, InMemoryHistories
+from workbench.runtime.loaded import client_label, derived, in_memory_messages, own_history
 from workbench.runtime.memories import AgentMemory
 from workbench.runtime.models import ModelSet
 from workbench.runtime.provider import WorkingMemoryProvider
-from workbench.runtime.remembered import HeldItem, Remembered, RememberedSystem, Remembers, inventory
+from workbench.runtime.remembered import HeldItem, Remembered, RememberedSystem, Remembers, history_text, inventory
 from workbench.runtime.updater import MemoryUpdater
 from workbench.runtime.usage import Usage, usage_from_details
 from workbench.runtime.view import (
@@ -104,6 +105,7 @@ class AgentRuntime:
         memories: Sequence[AgentMemory] = (),
         histories: Histories | None = None,
         journal: Journal | None = None,
+        agents: Sequence[Agent] = (),
     ) -> None:
         """`recall` is the retrieved chat-history memory (seed 004), assembled by the caller on the
         same `calls` log; `recall_on` adds its providers to both agents. Even off, a forget reaches it
@@ -111,7 +113,8 @@ class AgentRuntime:
         (Agent Framework's own: memory files, extracted memory, Mem0), always on; each is shown in the
         header and reached by the one forget. `histories` is where the agents' histories live
         (default: in the sessions, gone on exit). `journal` records each forget while it runs, when
-        anything is kept on disk (`workbench.persist.journal`)."""
+        anything is kept on disk (`workbench.persist.journal`). `agents`: the user's own agents
+        (`workbench.loading`), run instead of support and logs (`derived`)."""
         self.memory = memory
         self.models = models
         self.timeout = timeout
@@ -136,7 +139,9 @@ class AgentRuntime:
         self.recall_on = recall_on and recall is not None
         self.memories = tuple(memories)
         self.histories = histories if histories is not None else InMemoryHistories()
-        self._slots = {name: self._build(name, resume=True) for name in AGENT_NAMES}
+        self._loaded = {agent.name or "": agent for agent in agents}
+        self.names: tuple[str, ...] = tuple(self._loaded) or AGENT_NAMES
+        self._slots = {name: self._build(name, resume=True) for name in self.names}
         # The sessions start-up began with, and how many messages each held then (ids and counts: no text).
         self._first = {name: (slot.session.session_id, len(self.history(name))) for name, slot in self._slots.items()}
         self._sessions_changed()
@@ -161,19 +166,30 @@ class AgentRuntime:
         )
         recall = self.recall.providers(name) if self.recall is not None and self.recall_on else []
         others = [provider for memory_system in self.memories for provider in memory_system.providers(name)]
-        agent = Agent(
-            self.models.agent_client,
-            INSTRUCTIONS[name],
-            name=name,
-            # Last, so its `after_run` runs first (the framework runs them in reverse): a turn cancelled or
-            # failed while the writer works has stored nothing in history, recall or any other memory. (In
-            # provider mode its block is also the last context before the message.)
-            context_providers=[self.histories.provider(name), *recall, *others, extractor],
-            middleware=[RecordingMiddleware(self.calls, name, self.models.agent_label, timeout=self.timeout)],
-            default_options=self.models.reply_options,  # type: ignore[arg-type]
-        )
+        # The extractor last, so its `after_run` runs first (the framework runs them in reverse): a turn
+        # cancelled or failed while the writer works has stored nothing in history, recall or any other
+        # memory. (In provider mode its block is also the last context before the message.)
+        recording = RecordingMiddleware(self.calls, name, self.agent_label(name), timeout=self.timeout)
+        loaded = self._loaded.get(name)
+        if loaded is not None:
+            history = [] if own_history(loaded) else [self.histories.provider(name)]
+            agent = derived(loaded, [*history, *recall, *others, extractor], recording)
+        else:
+            agent = Agent(
+                self.models.agent_client,
+                INSTRUCTIONS[name],
+                name=name,
+                context_providers=[self.histories.provider(name), *recall, *others, extractor],
+                middleware=[recording],
+                default_options=self.models.reply_options,  # type: ignore[arg-type]
+            )
         session = self.histories.first_session(name, agent, self._shape) if resume else agent.create_session()
         return _Slot(agent, session)
+
+    def agent_label(self, name: str) -> str:
+        """The model an agent answers with: the models' label, or what the user's agent brings."""
+        loaded = self._loaded.get(name)
+        return self.models.agent_label if loaded is None else client_label(loaded)
 
     @property
     def _shape(self) -> str:
@@ -197,7 +213,12 @@ class AgentRuntime:
         return self.updater.use_host_parse()
 
     def history(self, name: str) -> list[Message]:
-        """The messages the agent's history provider holds for its current session."""
+        """The messages the agent's history provider holds for its current session (of a user's agent
+        with a history of its own: what its in-memory history holds, none when it keeps it elsewhere,
+        where its recognised memory lists it: `workbench.agentmem.recognise`)."""
+        loaded = self._loaded.get(name)
+        if loaded is not None and own_history(loaded):
+            return in_memory_messages(loaded, self._slots[name].session)
         return self.histories.messages(name, self._slots[name].session)
 
     def resumed(self, name: str) -> ResumedHistory | None:
@@ -224,7 +245,7 @@ class AgentRuntime:
         """Switch integration mode. Both agents start new sessions (the old histories were shaped by
         the old mode); the facts stay."""
         self.mode = mode
-        self._slots = {name: self._build(name) for name in AGENT_NAMES}
+        self._slots = {name: self._build(name) for name in self.names}
         self._sessions_changed()
 
     def set_recall(self, on: bool) -> bool:
@@ -233,7 +254,7 @@ class AgentRuntime:
         if self.recall is None:
             return False
         self.recall_on = on
-        self._slots = {name: self._build(name) for name in AGENT_NAMES}
+        self._slots = {name: self._build(name) for name in self.names}
         self._sessions_changed()
         return True
 
@@ -263,11 +284,11 @@ class AgentRuntime:
         return report
 
     def _session_texts(self) -> Iterator[str]:
-        for name in AGENT_NAMES:
+        for name in self.names:
             yield from (m.text or "" for m in self.history(name))
 
     def _new_sessions(self, plan: ForgetPlan) -> int:
-        dropped = sum(len(self.history(name)) for name in AGENT_NAMES)
+        dropped = sum(len(self.history(name)) for name in self.names)
         for slot in self._slots.values():
             slot.session = slot.agent.create_session()
         self._sessions_changed()
@@ -354,7 +375,7 @@ class AgentRuntime:
     def status(self) -> RuntimeStatus:
         on = self.recall if self.recall is not None and self.recall_on else None
         return RuntimeStatus(
-            self.models.agent_label,
+            ", ".join(dict.fromkeys(self.agent_label(name) for name in self.names)),
             self.mode,
             self.updater.writer.format_summary,
             on.describe() if on else None,
@@ -371,10 +392,9 @@ class AgentRuntime:
         the keys a forget of which reaches it. A system that cannot be read says why instead."""
         persisted = self.histories.persisted
         where = persisted.directory if persisted else None
-        sessions = {name: slot.session for name, slot in self._slots.items()}
         kept = f"kept for the next --persist ({': '.join(persisted.part)})" if persisted else "gone on exit"
         histories = await self._system(
-            self.histories.name, where, f"both agents' current sessions, {kept}", self.histories.held(sessions)
+            self.histories.name, where, f"the agents' current sessions, {kept}", self._held_histories()
         )
         systems = [histories]
         if self.recall is not None:
@@ -387,6 +407,17 @@ class AgentRuntime:
         listed = {"working memory", *(system.name for system in systems)}
         others = tuple(h for h in self.forgetting.holders if h not in listed)
         return inventory(self.memory, self.snapshot(), systems, location=where, others=others)
+
+    async def _held_histories(self) -> list[HeldItem]:
+        """The runtime's histories, and the in-memory histories the user's agents bring (a history they
+        keep elsewhere is listed by its recognised memory)."""
+        own = {name for name, agent in self._loaded.items() if own_history(agent)}
+        held = await self.histories.held({n: slot.session for n, slot in self._slots.items() if n not in own})
+        for name in own:
+            messages = self.history(name)
+            what = f"the {name} agent's current session, in its own in-memory history: {len(messages):,} message(s)"
+            held.append(HeldItem("history", name, what, history_text(messages)))
+        return held
 
     async def _listed(self, memory_system: Remembers) -> RememberedSystem:
         held = memory_system.held()

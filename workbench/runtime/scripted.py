@@ -36,6 +36,7 @@ SCRIPTED_LABEL = "scripted (built-in; qualifies no model)"
 EXTRACTION_PROMPT_START = "You extract durable memory candidates"
 CONSOLIDATION_PROMPT_START = "You consolidate one topic memory file"
 MAX_EXTRACTED = 5  # the extraction prompt's own limit
+MEMORY_WRITE_TOOL = "file_memory_write"  # FileMemoryProvider's tool that writes a memory file (1.23)
 _SPEAKER = re.compile(r"(?m)^(USER|ASSISTANT|SYSTEM|TOOL): ")
 
 _FACT_LINE = re.compile(r'^- (?P<key>\w+) = (?P<value>"(?:[^"\\]|\\.)*") \(turn (?P<turn>\d+)\)$', re.MULTILINE)
@@ -169,13 +170,31 @@ def scripted_reply(instructions: str, texts: Sequence[tuple[str, str]], *, struc
     return compose_reply(instructions, texts)
 
 
+def memory_writes(messages: Sequence[Message], options: Mapping[str, Any]) -> list[dict[str, str]]:
+    """What a model that writes its own memory would write for this request: when it is offered
+    Agent Framework's `file_memory_write` and the request ends with a user message, one memory file per
+    key the message declares (`<key>.md` holding `key=value`); nothing once the write has run."""
+    offered = {getattr(t, "name", None) for t in options.get("tools") or ()}
+    if MEMORY_WRITE_TOOL not in offered or not messages or str(messages[-1].role) != "user":
+        return []
+    declared = parse_declarations(split_block(as_sent(messages[-1])[1])[1])
+    return [
+        {"file_name": f"{key}.md", "content": f"{key}={value}", "description": f"what the user declared for {key}"}
+        for key, value in declared.items()
+        if value
+    ]
+
+
 class RawScriptedChatClient(BaseChatClient):
     OTEL_PROVIDER_NAME: ClassVar[str] = "workbench.scripted"
 
-    def __init__(self, *, delay: float = 0.0, **kwargs: Any) -> None:
-        """`delay` seconds pass before each streamed word (tests use it to interleave turns)."""
+    def __init__(self, *, delay: float = 0.0, uses_tools: bool = False, **kwargs: Any) -> None:
+        """`delay` seconds pass before each streamed word (tests use it to interleave turns).
+        `uses_tools`: it calls Agent Framework's memory-file tool when offered it (`memory_writes`), as a
+        model that writes its own memory does; the built-in agents' script never does."""
         super().__init__(**kwargs)
         self.delay = delay
+        self.uses_tools = uses_tools
         self._ids = itertools.count(1)
 
     def _reply(self, messages: Sequence[Message], options: Mapping[str, Any]) -> str:
@@ -188,8 +207,14 @@ class RawScriptedChatClient(BaseChatClient):
     def _inner_get_response(
         self, *, messages: Sequence[Message], stream: bool, options: Mapping[str, Any], **kwargs: Any
     ) -> Awaitable[ChatResponse] | ResponseStream[ChatResponseUpdate, ChatResponse]:
-        text = self._reply(messages, options)
         message_id = f"scripted-{next(self._ids)}"
+        if self.uses_tools and (writes := memory_writes(messages, options)):
+            calls = [
+                Content.from_function_call(f"{message_id}-{i}", MEMORY_WRITE_TOOL, arguments=arguments)
+                for i, arguments in enumerate(writes, 1)
+            ]
+            return self._function_calls(calls, message_id, stream, options)
+        text = self._reply(messages, options)
         if stream:
 
             async def words() -> AsyncIterator[ChatResponseUpdate]:
@@ -212,6 +237,26 @@ class RawScriptedChatClient(BaseChatClient):
                 response_format=options.get("response_format"),
                 finish_reason="stop",
             )
+
+        return whole()
+
+    def _function_calls(
+        self, calls: list[Content], message_id: str, stream: bool, options: Mapping[str, Any]
+    ) -> Awaitable[ChatResponse] | ResponseStream[ChatResponseUpdate, ChatResponse]:
+        if stream:
+
+            async def update() -> AsyncIterator[ChatResponseUpdate]:
+                await asyncio.sleep(self.delay)
+                yield ChatResponseUpdate(
+                    role="assistant", contents=calls, message_id=message_id, finish_reason="tool_calls"
+                )
+
+            return self._build_response_stream(update(), response_format=options.get("response_format"))
+
+        async def whole() -> ChatResponse:
+            await asyncio.sleep(self.delay)
+            message = Message(role="assistant", contents=calls, message_id=message_id)
+            return ChatResponse(messages=[message], finish_reason="tool_calls")
 
         return whole()
 

@@ -25,6 +25,8 @@ from workbench.runtime.config import Mode, WriterKind
 from workbench.session.controller import SessionController
 
 if TYPE_CHECKING:
+    from agent_framework import Agent
+
     from workbench.memory.forget import Journal
     from workbench.persist.sessions import PersistedSessions
     from workbench.runtime.histories import Histories
@@ -46,11 +48,13 @@ def assemble(
     persisted: PersistedSessions | None = None,
     histories: Histories | None = None,
     journal: Journal | None = None,
+    agents: Sequence[Agent] = (),
 ) -> SessionController:
     """The session over a runtime of both agents, every holder registered. `memory` defaults to the
     persisted sessions' (with `persisted`) or a new one; `histories` is another store of the agents'
     histories that holds no text of its own beyond the sessions'; the other options are the runtime's
-    (`AgentRuntime`). `recall` and `memories` are built by the caller on the same `calls` log."""
+    (`AgentRuntime`). `recall` and `memories` are built by the caller on the same `calls` log. `agents`:
+    the user's own agents (`workbench.loading`), run instead of support and logs."""
     if persisted is not None and histories is not None:
         raise ValueError("the persisted sessions are the agents' histories")
     if persisted is not None and memory is not None and memory is not persisted.memory:
@@ -67,6 +71,7 @@ def assemble(
         memories=memories,
         histories=persisted if persisted is not None else histories,
         journal=journal,
+        agents=agents,
     )
     session = SessionController(runtime)
     for holder in (*runtime.holders, *session.holders, *([persisted] if persisted is not None else [])):

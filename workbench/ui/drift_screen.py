@@ -91,7 +91,7 @@ class DriftScreen(Screen[None]):
     @work(exclusive=True, group="drift", exit_on_error=False)
     async def run_lab(self) -> None:
         from workbench.drift.chart import legend
-        from workbench.drift.report import TITLES, render, stop_line
+        from workbench.drift.report import render, stop_line
 
         self._status(f"drift lab · running on {self.model} ...", "italic")
         try:
@@ -113,9 +113,9 @@ class DriftScreen(Screen[None]):
             )
         self.query_one("#drift-body", Static).update(render(report, timing=False, chart=False))
         title = f"request size at every turn · {report.chronology.turns:,} turns"
-        self.query_one(SizesChart).draw(report.sizes, TITLES, title)
+        self.query_one(SizesChart).draw(report.sizes, report.titles, title)
         self.query_one("#drift-legend", Static).update(
             Text(" · ").join(
-                Text.assemble((f"{letter}:", "bold"), " ", name) for letter, name in legend(report.sizes, TITLES)
+                Text.assemble((f"{letter}:", "bold"), " ", name) for letter, name in legend(report.sizes, report.titles)
             )
         )

@@ -1,0 +1,56 @@
+"""The user's agents in the drift lab: each in two rows, as configured and in the workbench, scored
+like every other policy and named in the report."""
+
+import asyncio
+import sys
+from pathlib import Path
+
+import pytest
+
+from workbench.drift import run_drift
+from workbench.drift.report import to_json
+from workbench.loading import from_folder
+from workbench.runtime import ModelConfig, build_models
+
+EXAMPLES = Path(__file__).resolve().parents[2] / "examples" / "agents"
+
+
+@pytest.fixture(scope="module")
+def report(tmp_path_factory):
+    data = tmp_path_factory.mktemp("example-data")
+    before, env = set(sys.modules), dict(EXAMPLE_AGENTS_DATA=str(data))
+    with pytest.MonkeyPatch.context() as patch:
+        for name, value in env.items():
+            patch.setenv(name, value)
+        agents = from_folder(EXAMPLES)
+        yield asyncio.run(run_drift(build_models(ModelConfig()), agents=agents)), data
+    for name in set(sys.modules) - before:
+        del sys.modules[name]
+
+
+def test_each_agent_runs_as_configured_and_in_the_workbench_beside_the_built_in_policies(report):
+    drift, _ = report
+    names = [p.name for p in drift.policies]
+    assert names[:2] == ["full", "window"]
+    assert names[-4:] == ["yours:notes", "yours:notes+facts", "yours:triage", "yours:triage+facts"]
+    assert drift.titles["yours:triage+facts"] == "your agent triage, in the workbench"
+    assert not drift.failures and not drift.unavailable.keys() & set(names[-4:])
+
+
+def test_as_configured_its_history_keeps_the_corrected_and_forgotten_values_the_workbench_does_not(report):
+    drift, _ = report
+    configured, in_workbench = drift.scores["yours:triage"]["restart"], drift.scores["yours:triage+facts"]["restart"]
+    assert configured.superseded == {"Reporting": True, "PostgreSQL": True}
+    assert configured.forgotten == {"Contoso": True}
+    assert in_workbench.superseded == {"Reporting": False, "PostgreSQL": False}
+    assert in_workbench.forgotten == {"Contoso": False}
+    assert in_workbench.current["module"] and in_workbench.current["database"]
+
+
+def test_the_report_names_each_agents_memories_and_where_they_keep_the_story(report):
+    drift, data = report
+    described = {p["name"]: p["keeps"] for p in to_json(drift)["policies"]}
+    assert "FileHistoryProvider" in described["yours:triage"]
+    assert "FileMemoryProvider" in described["yours:notes+facts"]
+    assert "keep them" in described["yours:notes"]
+    assert any((data / "triage-history").glob("*.jsonl"))  # the lab ran the agent as configured: it kept them

@@ -1,0 +1,78 @@
+"""A loaded agent runs as its author configured it, with the workbench's working memory added:
+its own client, instructions, tools and providers; the author's Agent object is left untouched."""
+
+import asyncio
+import sys
+from pathlib import Path
+
+import pytest
+from agent_framework import Agent, InMemoryHistoryProvider, tool
+
+from workbench import ScriptedChatClient
+from workbench.loading import from_folder
+from workbench.runtime import build_models
+from workbench.runtime.config import Mode, ModelConfig, WriterKind
+from workbench.session.assemble import assemble
+
+EXAMPLES = Path(__file__).resolve().parents[2] / "examples" / "agents"
+
+
+@pytest.fixture
+def examples(monkeypatch, tmp_path):
+    before = set(sys.modules)
+    monkeypatch.setenv("EXAMPLE_AGENTS_DATA", str(tmp_path))
+    yield from_folder(EXAMPLES)
+    for name in set(sys.modules) - before:
+        del sys.modules[name]
+
+
+def session_over(agents, mode=Mode.PROVIDER):
+    return assemble(build_models(ModelConfig()), agents=agents, mode=mode, writer=WriterKind.HOST)
+
+
+def test_the_example_agents_share_the_facts_and_keep_their_own_memories(examples, tmp_path):
+    runtime = session_over([a.agent for a in examples]).runtime
+    assert runtime.names == ("notes", "triage")
+
+    async def story():
+        await runtime.ask("triage", "module=Reporting; database=PostgreSQL")
+        return await runtime.ask("notes", "module=Billing; database=SQL Server 2022")
+
+    corrected = asyncio.run(story())
+    assert corrected.ok
+    assert "database=PostgreSQL, module=Reporting" in corrected.reply  # the facts block, from triage's turn
+    assert {f.key: f.value for f in runtime.memory.facts()} == {"module": "Billing", "database": "SQL Server 2022"}
+    history = list((tmp_path / "triage-history").glob("*.jsonl"))
+    assert len(history) == 1 and "module=Reporting" in history[0].read_text()
+    notes = tmp_path / "notes-memory" / "user"
+    assert (notes / "module.md").read_text() == "module=Billing"  # the model wrote it with file_memory_write
+
+
+def test_the_authors_agent_is_left_as_it_was():
+    @tool
+    def where(module: str) -> str:
+        """Where a module logs."""
+        return f"/var/log/{module}"
+
+    history = InMemoryHistoryProvider()
+    mine = Agent(ScriptedChatClient(), "You help.", name="mine", tools=[where], context_providers=[history])
+    before = (list(mine.context_providers), mine.middleware, dict(mine.default_options))
+    runtime = session_over([mine]).runtime
+    asyncio.run(runtime.ask("mine", "priority=high"))
+    assert (list(mine.context_providers), mine.middleware, dict(mine.default_options)) == before
+    assert [m.text for m in runtime.history("mine") if m.role == "user"] == ["priority=high"]
+    [call] = runtime.last_turn_calls("mine")
+    assert call.instructions.startswith("You help.") and call.model == "scripted (built-in; qualifies no model)"
+
+
+def test_manual_mode_puts_the_block_in_the_message_of_a_loaded_agent_too():
+    mine = Agent(ScriptedChatClient(), "You help.", name="mine")
+    runtime = session_over([mine], mode=Mode.MANUAL).runtime
+
+    async def two():
+        await runtime.ask("mine", "module=Billing")
+        return await runtime.ask("mine", "what now?")
+
+    asyncio.run(two())
+    sent = runtime.history("mine")[-2].text
+    assert "<working-memory>" in sent and "module" in sent

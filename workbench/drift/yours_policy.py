@@ -1,0 +1,120 @@
+"""The user's own agents as lab policies (`workbench drift PATH`), beside the built-in policies and
+scored the same way, each in two rows:
+
+- **as configured**: the agent as its author built it (its client, instructions, tools, history and
+  memories, `workbench.runtime.loaded.derived`), in new sessions; a request to forget reaches it
+  only as words, as it does every policy without a forget of its own;
+- **in the workbench**: the same agent with the working memory as a context provider and the host's
+  parse as the writer, as the app runs it; a forget is the product's: the facts, then the agent's
+  sessions replaced by new ones (their in-memory history goes with them), through the one forget.
+
+Its memories receive the chronology's messages as they would in any conversation and keep them
+where the agent keeps them: the command says so before it runs. One pair of rows per agent, both
+chronology roles (support and logs) on its two sessions; or, when the agents are named as the
+chronology's roles, one pair of them all, each role on its agent."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from agent_framework import Agent, ContextProvider, InMemoryHistoryProvider, Message
+
+from workbench.chronology import AGENTS
+from workbench.drift.policies import FactsPolicy, Policy, PolicyInfo
+from workbench.loading import LoadedAgent
+from workbench.memory import WorkingMemory
+from workbench.memory.forget import TextHolder
+from workbench.runtime.calls import CallLog, RecordingMiddleware
+from workbench.runtime.loaded import client_label, derived, in_memory_messages, own_history
+from workbench.runtime.models import ModelSet
+from workbench.runtime.provider import WorkingMemoryProvider
+from workbench.runtime.updater import MemoryUpdater
+from workbench.runtime.writer import HostWriter
+
+PREFIX = "yours:"  # a policy of the user's agents; no built-in policy's name starts with it
+
+
+def memory_names(agent: Agent) -> str:
+    """The context providers the agent brings, by class, as the report names its memories."""
+    names = [type(p).__name__ for p in agent.context_providers]
+    return ", ".join(names) if names else "none: the framework's in-memory history"
+
+
+def in_memory_history(policy: Policy) -> list[Message]:
+    """What a policy's agents' in-memory histories hold; a history they keep elsewhere is on disk or on
+    a server, counted by the memory that keeps it, not here."""
+    return [m for role, agent in policy.agents.items() for m in in_memory_messages(agent, policy.sessions[role])]
+
+
+class YourAgentsPolicy(Policy):
+    """The user's agents by chronology role, as configured."""
+
+    def retained(self) -> list[Message]:
+        return in_memory_history(self)
+
+
+class YourAgentsInWorkbench(FactsPolicy):
+    """The user's agents with the working memory, as the app runs them, and the product's forget."""
+
+    def __init__(self, info: PolicyInfo, agents: dict[str, Agent], memory: WorkingMemory) -> None:
+        super().__init__(info, agents, memory)
+        self.forgetting.register(TextHolder("agent sessions", "message(s)", self._texts, self._new_sessions))
+
+    def _texts(self) -> list[str]:
+        return [m.text or "" for m in self.retained()]
+
+    def _new_sessions(self, _: object) -> int:
+        dropped = len(self.retained())
+        self.sessions = {role: agent.create_session() for role, agent in self.agents.items()}
+        return dropped
+
+    def retained(self) -> list[Message]:
+        return in_memory_history(self)
+
+
+def _built(
+    roles: dict[str, LoadedAgent], added: list[ContextProvider], models: ModelSet, calls: CallLog
+) -> dict[str, Agent]:
+    """Each role's agent as its author built it, with `added` after its providers, recorded by the lab."""
+    return {
+        role: derived(
+            item.agent,
+            [*([] if own_history(item.agent) else [InMemoryHistoryProvider()]), *added],
+            RecordingMiddleware(calls, "agent", client_label(item.agent), timeout=models.timeout),
+        )
+        for role, item in roles.items()
+    }
+
+
+def build_your_policies(agents: Sequence[LoadedAgent], models: ModelSet, calls: CallLog) -> list[Policy]:
+    """The lab's policies of the user's agents (see the module's docstring)."""
+    by_name = {item.name: item for item in agents}
+    if set(AGENTS) <= set(by_name):
+        groups = [{role: by_name[role] for role in AGENTS}]
+    else:
+        groups = [dict.fromkeys(AGENTS, item) for item in agents]
+    policies: list[Policy] = []
+    for roles in groups:
+        named = list(dict.fromkeys(item.name for item in roles.values()))
+        title = f"your agent{'s' if len(named) > 1 else ''} {', '.join(named)}"
+        memories = "; ".join(f"{item.name}: {memory_names(item.agent)}" for item in dict.fromkeys(roles.values()))
+        kept = f"its memories ({memories}) receive the chronology's messages and keep them"
+        memory = WorkingMemory()
+        facts = WorkingMemoryProvider(memory, MemoryUpdater(memory, HostWriter()), origin="facts")
+        policies += [
+            YourAgentsPolicy(
+                PolicyInfo(f"{PREFIX}{'+'.join(named)}", f"{title}, as configured", f"as you configured it; {kept}"),
+                _built(roles, [], models, calls),
+            ),
+            YourAgentsInWorkbench(
+                PolicyInfo(
+                    f"{PREFIX}{'+'.join(named)}+facts",
+                    f"{title}, in the workbench",
+                    f"with the working memory (host parse) as the app adds it; {kept}; the product's forget "
+                    "removes the facts and replaces its sessions",
+                ),
+                _built(roles, [facts], models, calls),
+                memory,
+            ),
+        ]
+    return policies
