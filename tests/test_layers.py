@@ -232,7 +232,13 @@ def test_holders_of_text_are_registered_by_the_one_assembly_only():
     root = Path(__file__).resolve().parent.parent / "workbench"
     registering = re.compile(r"forgetting\.register\(|\bForgetting\(")
     found = sorted(str(p.relative_to(root)) for p in root.rglob("*.py") if registering.search(p.read_text()))
-    lab = ["drift/agentmem_policy.py", "drift/mem0_policy.py", "drift/persisted_policy.py", "drift/policies.py"]
+    lab = [
+        "drift/agentmem_policy.py",
+        "drift/mem0_policy.py",
+        "drift/persisted_policy.py",
+        "drift/policies.py",
+        "drift/yours_policy.py",
+    ]
     assert found == sorted(["session/assemble.py", "runtime/agents.py", *lab])  # the runtime makes the Forgetting
     assembly = (root / "session" / "assemble.py").read_text()
     runtime = (root / "runtime" / "agents.py").read_text()
