@@ -171,6 +171,11 @@ class SessionController:
 
     # -- what the user interface asks: it reads the runtime through these only ---------------------
 
+    @property
+    def agent_names(self) -> tuple[str, ...]:
+        """The agents this session runs (the built-in support and logs, or the user's), in their order."""
+        return self.runtime.names
+
     def snapshot(self) -> MemorySnapshot:
         """Working memory now: its facts and the ledger's latest events."""
         return self.runtime.snapshot()

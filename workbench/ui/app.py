@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Protocol, runtime_checkable
 from textual import events, on
 from textual.app import App, ComposeResult, SystemCommand
 from textual.binding import Binding
-from textual.containers import Container, Horizontal
+from textual.containers import Horizontal
 from textual.content import Content
 from textual.notifications import SeverityLevel
 from textual.screen import Screen
@@ -27,7 +27,7 @@ from workbench.memory.shown import quoted
 from workbench.runtime.config import Mode
 from workbench.runtime.view import NOT_SAVED, WRITER_FAILING, WRITER_SWITCHED
 from workbench.text import clip, visible
-from workbench.ui.chat import PANES, ChatPane
+from workbench.ui.chat import BUILT_IN, ChatPane, pane_words
 from workbench.ui.composer import Composer
 from workbench.ui.confirm import ConfirmForget
 from workbench.ui.console import Forget, ShowMemory, parse_console_command
@@ -35,6 +35,7 @@ from workbench.ui.facts import FactPanel, ForgetRequested, MemoryView
 from workbench.ui.header import header_titles
 from workbench.ui.main_screen import MainScreen
 from workbench.ui.messages import MemoryUpdated, TurnEnded
+from workbench.ui.panes import Panes
 from workbench.ui.paste import install_paste_guard
 from workbench.ui.startup import ERROR_CHARS, error_line, settle_the_heap, stylesheet_dir
 from workbench.ui.typing import PauseScheduler, TypingClock
@@ -73,26 +74,35 @@ class WorkbenchApp(App[None]):
     TITLE = "workbench"
     CSS_PATH = [stylesheet_dir() / "workbench.tcss"]
     HORIZONTAL_BREAKPOINTS = [(0, "-narrow"), (110, "-wide")]
-    AUTO_FOCUS = "#support Composer"  # where on_mount focuses: focus set once, not moved (each move restyles)
+    AUTO_FOCUS = "#pane-0 Composer"  # where on_mount focuses: focus set once, not moved (each move restyles)
     BINDINGS = [
         Binding("f1", "help", "Help", id="help"),
         Binding("f2", "show_calls", "What the model saw", id="show_calls"),
         # Not in the footer: at 80 columns it has no room left (F1 help, the palette and the README list it).
         Binding("f3", "remembered", "What is remembered", id="remembered", show=False),
+        Binding("f4", "other_agents", "Agents", id="other_agents"),  # the others: shown when some are out of view
         Binding("f5", "drift", "Drift lab", id="drift"),
         Binding("f8", "forget_all", "Forget all", id="forget_all"),
         Binding("ctrl+q", "quit", "Quit", id="quit"),
     ]
 
     def __init__(
-        self, session: SessionController | None = None, *, start: Callable[[], SessionController] | None = None
+        self,
+        session: SessionController | None = None,
+        *,
+        start: Callable[[], SessionController] | None = None,
+        agents: Sequence[str] | None = None,
     ) -> None:
         """Give an assembled session (`workbench.session.assemble`), or `start`, which assembles one
-        right after the first frame, so the window opens before Agent Framework and pydantic have loaded."""
+        right after the first frame, so the window opens before Agent Framework and pydantic have loaded;
+        then `agents` names the panes it opens with (default: the built-in agents). A session started
+        with other agents gets their panes when it connects."""
         if (session is None) == (start is None):
             raise ValueError("give the app a session, or a way to start one")
         super().__init__()
         self._built, self._start = session, start
+        self._agents = tuple(session.agent_names if session is not None else agents or BUILT_IN)
+        self._pane_box: Panes | None = None
         self._session: SessionController | None = None
         self._start_error: str | None = None
         self._disconnect: list[Callable[[], None]] = []
@@ -107,18 +117,30 @@ class WorkbenchApp(App[None]):
     def compose(self) -> ComposeResult:
         yield Header(icon="")
         with Horizontal(id="main"):
-            with Container(id="panes"):
-                for agent, (title, placeholder, hint) in PANES.items():
-                    yield ChatPane(
-                        agent,
-                        title=title,
-                        placeholder=placeholder,
-                        hint=hint,
-                        scheduler=self.scheduler,
-                        focused=f"#{agent} " in (self.AUTO_FOCUS or ""),  # drawn focused from the first frame
-                    )
+            self._pane_box = Panes(*self._panes(self._agents), id="panes")
+            yield self._pane_box
             yield FactPanel()
         yield Footer()
+
+    def _panes(self, agents: Sequence[str]) -> list[ChatPane]:
+        """One pane per agent, titled with its name; the first drawn focused from the first frame."""
+        panes = []
+        for number, agent in enumerate(agents):
+            title, placeholder, hint = pane_words(agent)
+            pane_id = f"pane-{number}"
+            focused = f"#{pane_id} " in (self.AUTO_FOCUS or "")
+            panes.append(
+                ChatPane(
+                    agent,
+                    title=title,
+                    placeholder=placeholder,
+                    hint=hint,
+                    scheduler=self.scheduler,
+                    focused=focused,
+                    id=pane_id,
+                )
+            )
+        return panes
 
     async def on_event(self, event: events.Event) -> None:
         """Where input enters: an answer to the forget question that came before it was drawn goes
@@ -134,7 +156,7 @@ class WorkbenchApp(App[None]):
         await super().on_event(event)
 
     def on_mount(self) -> None:
-        self._last_input = self.pane("support").prompt
+        self._last_input = self.query_one(ChatPane).prompt
         self._last_input.focus()
         self.screen_change_signal.subscribe(self, self._screen_changed)
         if self._built is not None:
@@ -190,10 +212,31 @@ class WorkbenchApp(App[None]):
         session.drafts.attach(lambda: self.query(Composer))
         self._disconnect = [session.subscribe(self._settled)]
         self.show_status()
-        for pane in self.query(ChatPane):  # what each agent resumed from disk (`--persist`), if anything
-            if history := session.resumed(pane.agent):
-                pane.show_resumed(history)
         self.query_one(FactPanel).view = MemoryView(session.snapshot())
+        if session.agent_names != tuple(p.agent for p in self.query(ChatPane)):
+            self.call_later(self._agents_panes, session.agent_names)
+        else:
+            self._show_resumed()
+
+    async def _agents_panes(self, agents: Sequence[str]) -> None:
+        """The session runs other agents than the panes opened with: their panes instead (a draft typed
+        meanwhile stays in the first pane)."""
+        panes = self._pane_box
+        assert panes is not None
+        draft = self._last_input.text
+        await panes.remove_children()
+        await panes.mount_all(self._panes(agents))
+        first = panes.panes[0].prompt
+        first.insert(draft)
+        first.focus()
+        panes.first = 0
+        self._show_resumed()
+
+    def _show_resumed(self) -> None:
+        """What each agent resumed from disk (`--persist`), if anything."""
+        for pane in self.query(ChatPane):
+            if history := self.session.resumed(pane.agent):
+                pane.show_resumed(history)
 
     def _settled(self, update: MemoryUpdate) -> None:  # may run on another thread: post, never draw
         self.post_message(MemoryUpdated(update))
@@ -229,7 +272,7 @@ class WorkbenchApp(App[None]):
             self.show_status(event.size.width)
 
     def pane(self, agent: str) -> ChatPane:
-        return self.query_one(f"#{agent}", ChatPane)
+        return next(p for p in self.query(ChatPane) if p.agent == agent)
 
     # -- focus: typing never lands anywhere it could forget something -------------------------------
 
@@ -250,7 +293,7 @@ class WorkbenchApp(App[None]):
     @property
     def active_agent(self) -> str:
         pane = next((a for a in self._last_input.ancestors if isinstance(a, ChatPane)), None)
-        return pane.agent if pane else "support"
+        return pane.agent if pane else self.query_one(ChatPane).agent
 
     # -- turns: a pane sends its text up, runs the turn the app accepts, and posts its end up ---------
 
@@ -405,6 +448,16 @@ class WorkbenchApp(App[None]):
 
     def action_forget_all(self) -> None:
         self.post_message(ForgetRequested(None))
+
+    def action_other_agents(self) -> None:
+        if self._pane_box is not None:
+            self._pane_box.turn()
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        """F4 shows in the footer only while some agents' panes are out of view."""
+        if action == "other_agents":
+            return self._pane_box is not None and self._pane_box.out_of_view > 0
+        return True
 
     def action_help(self) -> None:
         from workbench.ui.screens import HelpScreen  # loads when first opened, not at start-up

@@ -15,6 +15,7 @@ from textual import on
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Vertical, VerticalScroll
+from textual.content import Content
 from textual.message import Message
 from textual.reactive import reactive
 from textual.widget import Widget
@@ -42,6 +43,7 @@ UNFINISHED_APPLIED = (
     "{ended} Its facts were admitted before it ended and stay (click one in the panel to forget it);"
     " the history is unchanged."
 )
+# The built-in agents' panes: title, placeholder, and what the pane is for.
 PANES = {
     "support": (
         "support agent",
@@ -56,6 +58,17 @@ PANES = {
         "them. It has its own history and shares only the facts, e.g. ask: Where can I find logs?",
     ),
 }
+BUILT_IN = tuple(PANES)
+
+
+def pane_words(agent: str) -> tuple[str, str, str]:
+    """A pane's title, placeholder and hint: the built-in agents' own, or those of any agent by its name."""
+    return PANES.get(agent) or (
+        agent,
+        "Ask · Ctrl+J new line",
+        f"{agent}: your agent as you built it, with the working memory added. Declare facts as key=value, "
+        "e.g. module=Reporting; the agents share them. F1 shows help.",
+    )
 
 
 class Asker(Protocol):
@@ -173,12 +186,14 @@ class ChatPane(Vertical):
         hint: str,
         scheduler: PauseScheduler | None = None,
         focused: bool = False,
+        id: str | None = None,
     ) -> None:
-        """`focused`: the pane the focus starts in, drawn as focused from its first frame."""
-        super().__init__(id=agent, classes="chat-pane -focused" if focused else "chat-pane")
+        """`focused`: the pane the focus starts in, drawn as focused from its first frame. `title` is
+        shown as given (an agent's name is not markup)."""
+        super().__init__(id=id, classes="chat-pane -focused" if focused else "chat-pane")
         self.agent = agent
         self.scheduler = scheduler or PauseScheduler(TypingClock(), self._run_lane)
-        self.border_title = title
+        self.border_title = Content(title)
         self._placeholder = placeholder
         self._hint = hint
         self._in_flight: tuple[UserMessage, AgentReply] | None = None
