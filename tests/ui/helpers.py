@@ -1,16 +1,52 @@
+import asyncio
+from collections.abc import Callable
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import Any, TypeVar
 
 from textual import events
+from textual.app import App
+from textual.dom import DOMNode
 from textual.pilot import Pilot
+from textual.screen import Screen
 
 from workbench.memory import WorkingMemory
 from workbench.runtime import CallLog, Mode, ModelConfig, build_models
 from workbench.session.assemble import assemble
 from workbench.ui.app import WorkbenchApp
 from workbench.ui.chat import ChatPane
+from workbench.ui.confirm import ConfirmForget
 
 FIXED = datetime(2026, 11, 30, 9, 15, 0, tzinfo=UTC)
+# How long a wait on something awaited may take before the test fails (a loaded machine is slow).
+TIMEOUT = 60.0
+S = TypeVar("S", bound=Screen[Any])
+
+
+async def reached(node: DOMNode, attribute: str, holds: Callable[[Any], bool]) -> None:
+    """Return once the reactive `node.attribute` holds: at once if it does, else when a change makes it."""
+    if holds(getattr(node, attribute)):
+        return
+    done = asyncio.Event()
+    node.watch(node, attribute, lambda value: done.set() if holds(value) else None, init=False)
+    await asyncio.wait_for(done.wait(), TIMEOUT)
+
+
+async def pushed(app: App[Any], kind: type[S]) -> S:
+    """The screen of `kind` on top, once it has been pushed (the app's screen-change signal)."""
+    if not isinstance(app.screen, kind):
+        done = asyncio.Event()
+        listener = app.screen_stack[0]  # a running node of its own: unsubscribing it leaves the app's own
+        app.screen_change_signal.subscribe(
+            listener, lambda screen: done.set() if isinstance(screen, kind) else None, immediate=True
+        )
+        try:
+            await asyncio.wait_for(done.wait(), TIMEOUT)
+        finally:
+            app.screen_change_signal.unsubscribe(listener)
+    screen = app.screen
+    assert isinstance(screen, kind)
+    return screen
 
 
 def make_app(mode: Mode = Mode.MANUAL, *, delay: float = 0.0) -> WorkbenchApp:
@@ -37,14 +73,16 @@ async def say(pilot: Pilot, agent: str, text: str, *, typed: bool = False) -> No
     await pilot.pause()
 
 
+async def drawn(pilot: Pilot) -> ConfirmForget:
+    """The forget question, once it has been pushed and drawn."""
+    screen = await pushed(pilot.app, ConfirmForget)
+    await reached(screen, "shown_at", lambda at: at < float("inf"))
+    return screen
+
+
 async def read_question(pilot: Pilot) -> None:
     """Wait as a person does until the confirmation on screen has been drawn and read."""
-    from workbench.ui.confirm import ConfirmForget
-
-    screen = pilot.app.screen
-    assert isinstance(screen, ConfirmForget)
-    while screen.shown_at == float("inf"):
-        await pilot.pause(0.01)
+    await drawn(pilot)
     await pilot.pause(ConfirmForget.GUARD_SECONDS)
 
 
@@ -90,23 +128,14 @@ async def start_turn(pilot: Pilot, agent: str, text: str) -> ChatPane:
     pane.prompt.insert(text)
     await pilot.pause()
     await pilot.press("enter")
-    for _ in range(500):  # a loaded machine may take a while to start the worker
-        if pane.busy:
-            break
-        await pilot.pause(0.01)
-    assert pane.busy
+    await reached(pane, "busy", bool)
     return pane
 
 
 async def start_ended(pilot: Pilot) -> None:
     """Wait until the runtime's start, run right after the first frame, has ended (started or failed):
     on a loaded machine that frame may take more than one pause."""
-    await pilot.pause()
-    for _ in range(500):
-        if not pilot.app.sub_title.startswith("starting:"):
-            return
-        await pilot.pause(0.01)
-    raise AssertionError("the runtime's start never ended")
+    await reached(pilot.app, "sub_title", lambda title: not title.startswith("starting:"))
 
 
 def built_in_lab():

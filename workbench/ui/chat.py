@@ -17,7 +17,7 @@ from textual.binding import Binding
 from textual.containers import Vertical, VerticalScroll
 from textual.content import Content
 from textual.message import Message
-from textual.reactive import reactive
+from textual.reactive import reactive, var
 from textual.widget import Widget
 from textual.widgets import Static
 from textual.worker import Worker, WorkerState
@@ -167,6 +167,7 @@ class ChatPane(Vertical):
     # None (unknown) until a turn ends with what its calls reported: during the first turn no call has
     # reported anything, and "0 in / 0 out" would say the provider counted nothing.
     usage: reactive[Usage | None] = reactive(None)
+    answered: var[bool] = var(False)  # the turn in flight has its answer (stored): it is being drawn
 
     @dataclass
     class Submitted(Message):
@@ -197,7 +198,6 @@ class ChatPane(Vertical):
         self._placeholder = placeholder
         self._hint = hint
         self._in_flight: tuple[UserMessage, AgentReply] | None = None
-        self._answered = False  # the turn in flight has its answer: it is finishing
         self._hidden = 0
         self._earlier: deque[Callable[[], Widget]] = deque(maxlen=self.MAX_KEPT)  # hidden, newest last
         self._window = self.MAX_SHOWN
@@ -354,7 +354,7 @@ class ChatPane(Vertical):
             await reply.close()
         self.usage = event.usage
         if outcome is not None and outcome.result.ok:
-            self._answered = True  # in the history now: a forget from here on clears this turn too
+            self.answered = True  # in the history now: a forget from here on clears this turn too
             if self.scheduler.typing.typing_elsewhere(self.prompt):
                 working = self.query_one(".working", Static)
                 working.update(self.READY, layout=working.content_size.width < len(self.READY))
@@ -414,7 +414,7 @@ class ChatPane(Vertical):
                     await self.conversation.mount(answer, before=reply)
                 await reply.remove()
             self._in_flight = None
-            self._answered = False
+            self.answered = False
             self.busy = False
 
     # -- what the pane shows ---------------------------------------------------------------
