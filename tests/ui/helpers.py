@@ -136,6 +136,7 @@ async def start_ended(pilot: Pilot) -> None:
     """Wait until the runtime's start, run right after the first frame, has ended (started or failed):
     on a loaded machine that frame may take more than one pause."""
     await reached(pilot.app, "sub_title", lambda title: not title.startswith("starting:"))
+    await pilot.pause()  # what it notified is handled
 
 
 def built_in_lab():

@@ -3,7 +3,7 @@ side by side as fit, the others one key away (F4)."""
 
 from agent_framework import Agent
 
-from tests.ui.helpers import FIXED, say
+from tests.ui.helpers import FIXED, say, start_ended
 from workbench import ScriptedChatClient
 from workbench.memory import WorkingMemory
 from workbench.runtime import ModelConfig, build_models
@@ -85,6 +85,7 @@ async def test_a_session_started_after_the_first_frame_brings_its_agents_panes_a
 
     app = WorkbenchApp(start=start)
     async with app.run_test(size=(140, 40)) as pilot:
-        await pilot.pause()
+        await start_ended(pilot)
+        await app.workers.wait_for_complete()  # the agents' panes are mounted
         assert [p.agent for p in app.query_one(Panes).panes] == ["planner", "triage"]
         assert app.ready and app.pane("planner").prompt.text == "module="

@@ -6,7 +6,7 @@ from typing import cast
 from textual import events
 from textual.widgets import Static
 
-from tests.ui.helpers import answer, make_app, say, start_ended
+from tests.ui.helpers import answer, make_app, pushed, say, start_ended
 from workbench.memory import EventKind
 from workbench.ui.app import WorkbenchApp
 from workbench.ui.chat import Notice, UserMessage
@@ -79,8 +79,7 @@ async def test_a_forget_answer_typed_before_the_question_appeared_is_ignored():
         # Both keys arrive before the question is drawn, as when typing on after an Enter.
         app.post_message(events.Key("enter", "\r"))
         app.post_message(events.Key("y", "y"))
-        await pilot.pause()
-        assert isinstance(app.screen, ConfirmForget)
+        await pushed(app, ConfirmForget)
         assert [f.key for f in app.session.snapshot().facts] == ["customer"]
         await answer(pilot, "y")
         assert app.session.snapshot().facts == ()

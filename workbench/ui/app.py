@@ -214,7 +214,7 @@ class WorkbenchApp(App[None]):
         self.show_status()
         self.query_one(FactPanel).view = MemoryView(session.snapshot())
         if session.agent_names != tuple(p.agent for p in self.query(ChatPane)):
-            self.call_later(self._agents_panes, session.agent_names)
+            self.run_worker(self._agents_panes(session.agent_names), name="the agents' panes", exit_on_error=False)
         else:
             self._show_resumed()
 
