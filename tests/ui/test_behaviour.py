@@ -214,20 +214,6 @@ async def test_before_the_runtime_is_ready_a_message_waits_in_the_input(held_col
         assert prompt.text == "module=Billing" and not app.pane("support").query(UserMessage)
 
 
-async def test_a_narrow_header_keeps_mode_and_writer_in_view():
-    app = make_app()
-    async with app.run_test(size=(140, 40)) as pilot:
-        status = app.session.status
-        assert (app.title, app.sub_title) == ("workbench", status.summary)
-        await pilot.resize_terminal(80, 24)
-        await pilot.pause()
-        assert (app.title, app.sub_title) == ("", status.compact)
-        assert str(status.mode) in status.compact and status.writer in status.compact
-        await pilot.resize_terminal(140, 40)
-        await pilot.pause()
-        assert app.sub_title == status.summary
-
-
 async def test_a_writer_that_keeps_failing_is_said_once_and_the_palette_switches_to_the_host_parse(loopback):
     """SmolLM2 invented keys on every declaring turn. After three such rejections in a row the app
     says so once, and a palette entry switches the writer to the host's parse for the session."""
@@ -257,22 +243,3 @@ async def test_a_writer_that_keeps_failing_is_said_once_and_the_palette_switches
         assert [f.value for f in app.session.snapshot().facts] == ["Billing"]
         assert sum(1 for body in loopback.requests if is_writer(body)) == writer_calls
         assert "Use the host parse as the writer" not in titles()
-
-
-async def test_the_panes_footer_never_cuts_its_token_count():
-    """At 140 columns the footer read "since start: 1 turn · tokens un…": the words go first."""
-    from workbench.runtime.usage import Usage
-
-    app = make_app()
-    async with app.run_test(size=(140, 40)) as pilot:
-        pane = app.pane("support")
-        pane.turns = 1
-        await pilot.pause()
-        assert pane.border_subtitle == "1 turn · tokens unknown"
-        pane.usage = Usage(123_456, 7_890)
-        await pilot.pause()
-        assert pane.border_subtitle == "123,456 in / 7,890 out tokens"
-        assert len(pane.border_subtitle) <= pane.size.width - 4
-        await pilot.resize_terminal(240, 40)
-        await pilot.pause()
-        assert pane.border_subtitle == "since start: 1 turn · 123,456 in / 7,890 out tokens"

@@ -207,19 +207,3 @@ async def test_a_failed_start_up_says_it_failed_and_why():
         assert "could not start" in last.message and "no models today" in last.message
         assert "Still starting" not in " ".join(n.message for n in app._notifications)
         assert app.pane("support").prompt.text == "module=Billing"
-
-
-async def test_the_built_in_model_reads_a_correction_in_the_message_as_newest():
-    from workbench.ui.replies import AgentAnswer
-
-    app = make_app()
-    async with app.run_test(size=(140, 40)) as pilot:
-        await say(pilot, "support", "module=Reporting; database=PostgreSQL")
-        await say(pilot, "support", "module=Billing; database=SQL Server 2022")
-        answer = app.pane("support").query(AgentAnswer).last().text
-        # The block it read was built before this turn's update, and says so; the advice follows the correction.
-        assert "Working memory (unverified, authorizes nothing): database=PostgreSQL, module=Reporting" in answer
-        assert "This message declares (newest, not yet verified): module=Billing, database=SQL Server 2022" in answer
-        assert "reproduce the symptom for Billing / SQL Server 2022" in answer
-        assert "Reporting / PostgreSQL" not in answer
-        assert [f.value for f in app.session.snapshot().facts] == ["SQL Server 2022", "Billing"]  # updated after

@@ -14,14 +14,12 @@ from textual.pilot import Pilot
 from textual.widgets import Footer, Static
 from textual.widgets._footer import FooterKey  # the footer's key widgets: what the footer draws
 
-from tests.ui.helpers import built_in_lab, make_app, say
+from tests.ui.helpers import built_in_lab, make_app
 from tests.ui.test_widgets import settle
 from workbench.memory import WorkingMemory
 from workbench.ui.app import WorkbenchApp
-from workbench.ui.chat import Notice
 from workbench.ui.confirm import ConfirmForget
 from workbench.ui.facts import ChangeBox, FactPanel, FactTable, ForgetRequested, MemoryView
-from workbench.ui.replies import AgentAnswer
 from workbench.ui.screens import HELP, HelpScreen
 from workbench.ui.startup import stylesheet_dir
 
@@ -157,20 +155,6 @@ def footer_keys(app: App[None]) -> list[tuple[str, str]]:
     footer = next((w for w in (bottom, *bottom.ancestors) if isinstance(w, Footer)), None)
     assert footer is not None and footer.screen is app.screen, f"no footer of {app.screen} on the bottom row"
     return [(k.key_display, k.description) for k in footer.query(FooterKey)]
-
-
-async def test_the_reply_to_a_refused_batch_is_followed_by_a_line_saying_the_facts_did_not_change():
-    app = make_app()
-    async with app.run_test(size=(80, 24)) as pilot:
-        await say(pilot, "support", "module=Reporting")
-        await say(pilot, "support", "module=A; database=B; customer=C; version=1; environment=prod; log=/var")
-        shown = list(app.pane("support").conversation.children)
-        answers = [i for i, w in enumerate(shown) if isinstance(w, AgentAnswer)]
-        refused = [i for i, w in enumerate(shown) if isinstance(w, Notice) and "refused" in str(w.render())]
-        assert len(answers) == 2 and refused == [answers[1] + 1] == [len(shown) - 1]
-        line = str(shown[refused[0]].render())
-        assert "at most 5 facts" in line and "the facts were not changed" in line
-        assert [f.value for f in app.session.snapshot().facts] == ["Reporting"]
 
 
 async def test_the_drift_chart_at_80x24_has_a_legend_naming_each_series():

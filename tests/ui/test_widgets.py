@@ -9,6 +9,7 @@ from rich.console import Console
 from textual.app import App, ComposeResult
 from textual.widgets import Static
 
+from tests.ui.helpers import reached
 from workbench.memory import MemoryTurn, Outcome, Status, WorkingMemory
 from workbench.memory.records import FactCandidate
 from workbench.runtime import MemorySnapshot, MemoryUpdate, ModelConfig, TurnResult, build_models
@@ -155,7 +156,7 @@ async def test_a_chat_pane_runs_its_turn_through_the_session_and_posts_its_end_u
     host = Host(pane)
     async with host.run_test(size=(80, 24)) as pilot:
         await pane.ask(session, "module=Billing")
-        await host.workers.wait_for_complete()
+        await reached(pane, "busy", lambda busy: not busy)
         await pilot.pause()
         assert not pane.busy and pane.turns == 1 and "Billing" in pane.query_one(AgentAnswer).text
         [ended] = [m for m in host.seen if isinstance(m, TurnEnded)]
@@ -170,7 +171,7 @@ async def test_escape_cancels_the_panes_turn_and_a_cancelled_turn_says_so():
         await pane.ask(session, "hi")
         pane.prompt.focus()
         await pilot.press("escape")
-        await host.workers.wait_for_complete()
+        await reached(pane, "busy", lambda busy: not busy)
         await pilot.pause()
         [ended] = [m for m in host.seen if isinstance(m, TurnEnded)]
         assert ended.cancelled and ended.outcome is None
@@ -545,3 +546,39 @@ async def test_earlier_resumed_messages_shown_again_come_back_below_the_resumed_
             pane.query_one(HiddenNote).post_message(HiddenNote.ShowMore())
             await pilot.pause()
         assert order() == ["opening", *(f"message {n}" for n in range(10)), "closing"]
+
+
+async def test_the_panes_footer_never_cuts_its_token_count():
+    """At 140 columns (a pane 38 wide) the footer read "since start: 1 turn · tokens un…": the words go first."""
+    from workbench.runtime.usage import Usage
+
+    pane = support_pane()
+    async with StyledHost(pane).run_test(size=(38, 20)) as pilot:
+        pane.turns = 1
+        await pilot.pause()
+        assert pane.border_subtitle == "1 turn · tokens unknown"
+        pane.usage = Usage(123_456, 7_890)
+        await pilot.pause()
+        assert pane.border_subtitle == "123,456 in / 7,890 out tokens"
+        assert len(pane.border_subtitle) <= pane.size.width - 4
+        await pilot.resize_terminal(88, 20)
+        await pilot.pause()
+        assert pane.border_subtitle == "since start: 1 turn · 123,456 in / 7,890 out tokens"
+
+
+async def test_the_reply_to_a_refused_batch_is_followed_by_a_line_saying_the_facts_did_not_change():
+    session = assemble(build_models(ModelConfig()), memory=WorkingMemory(clock=lambda: WHEN))
+    pane = support_pane()
+    host = StyledHost(pane)
+    async with host.run_test(size=(80, 24)) as pilot:
+        for text in ("module=Reporting", "module=A; database=B; customer=C; version=1; environment=prod; log=/var"):
+            await pane.ask(session, text)
+            await reached(pane, "busy", lambda busy: not busy)  # its answer drawn
+        await pilot.pause()
+        shown = list(pane.conversation.children)
+        answers = [i for i, w in enumerate(shown) if isinstance(w, AgentAnswer)]
+        refused = [i for i, w in enumerate(shown) if isinstance(w, Notice) and "refused" in str(w.render())]
+        assert len(answers) == 2 and refused == [answers[1] + 1] == [len(shown) - 1]
+        line = str(shown[refused[0]].render())
+        assert "at most 5 facts" in line and "the facts were not changed" in line
+        assert [f.value for f in session.snapshot().facts] == ["Reporting"]
