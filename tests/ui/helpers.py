@@ -148,3 +148,49 @@ def built_in_lab():
 
     models = build_models(ModelConfig())
     return DriftScreen(partial(run_drift, models), models.agent_label)
+
+
+def scripted_session(mode: Mode = Mode.MANUAL, **options: Any):
+    """A session on the built-in model with the fixed clock, as `make_app`'s, without the app."""
+    return assemble(build_models(ModelConfig()), memory=WorkingMemory(clock=lambda: FIXED), mode=mode, **options)
+
+
+class ScreenHost(App[None]):
+    """An empty app that opens one screen, styled as in the app."""
+
+    CSS_PATH = WorkbenchApp.CSS_PATH
+    HORIZONTAL_BREAKPOINTS = WorkbenchApp.HORIZONTAL_BREAKPOINTS
+
+    def __init__(self, screen: Screen[Any]) -> None:
+        super().__init__()
+        self.first = screen
+
+    def on_mount(self) -> None:
+        self.push_screen(self.first)
+
+
+class PaneHost(App[None]):
+    """One agent's pane alone, styled as in the app; what it sends up it asks of `session`, as the app does."""
+
+    CSS_PATH = WorkbenchApp.CSS_PATH
+
+    def __init__(self, session: Any, agent: str = "support") -> None:
+        super().__init__()
+        self.session, self.agent = session, agent
+
+    def compose(self):
+        yield ChatPane(self.agent, title=self.agent, placeholder="type", hint="hint")
+
+    @property
+    def pane(self) -> ChatPane:
+        return self.query_one(ChatPane)
+
+    async def on_chat_pane_submitted(self, event: ChatPane.Submitted) -> None:
+        await event.pane.ask(self.session, event.text)
+
+    async def sent(self, pilot: Pilot) -> None:
+        """Press Enter in the pane and wait until its turn is drawn to the end."""
+        await pilot.press("enter")
+        await reached(self.pane, "turns", bool)
+        await reached(self.pane, "busy", lambda busy: not busy)
+        await pilot.pause()

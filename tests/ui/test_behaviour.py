@@ -14,7 +14,6 @@ from workbench.session.assemble import assemble
 from workbench.ui.app import WorkbenchApp
 from workbench.ui.chat import Notice, UserMessage
 from workbench.ui.replies import AgentAnswer
-from workbench.ui.screens import CallsScreen
 
 HOSTILE = "[bold]loud[/bold] [link=https://example.com]x[/link] \x1b[31mred\x1b[0m\nmodule=[red]x"
 
@@ -88,31 +87,6 @@ async def test_escape_cancels_a_running_turn():
         # The cancelled call was made and what it used is unknown: so is the pane's total, not "0 in / 0 out".
         assert app.session.usage("support") is None
         assert (pane.border_subtitle or "").endswith("tokens unknown")
-
-
-async def test_f2_shows_what_the_model_saw_for_the_focused_pane():
-    app = make_app(Mode.PROVIDER)
-    async with app.run_test(size=(140, 40)) as pilot:
-        await say(pilot, "support", "module=Billing")
-        await say(pilot, "logs", "Where can I find logs?")
-        await pilot.press("f2")
-        await pilot.pause()
-        assert isinstance(app.screen, CallsScreen) and app.screen.agent == "logs"
-        shown = str(app.screen.query_one("#calls Static", Static).render())
-        assert "logs call" in shown and "You are the logs agent" in shown
-        assert "reported usage: unknown" in shown
-        assert "an estimate, not a bill" in shown
-        assert 'module = "Billing"' in shown and "Where can I find logs?" in shown
-        assert "writer call" not in shown  # the logs turn declared nothing: no writer call
-        bar = str(app.screen.query_one("#context-bar").render())
-        assert "Context of the last request (turn 2)" in bar and "facts block" in bar and "history 0" in bar
-        assert "(characters/4, an estimate)" in bar and "reported input tokens: unknown" in bar
-        await pilot.press("escape")
-        app.pane("support").prompt.focus()
-        await pilot.press("f2")
-        await pilot.pause()
-        shown = str(app.screen.query_one("#calls Static", Static).render())
-        assert "support call" in shown and "writer call" in shown
 
 
 async def test_command_palette_switches_mode_and_says_what_happens_to_histories():

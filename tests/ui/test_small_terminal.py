@@ -14,7 +14,7 @@ from textual.pilot import Pilot
 from textual.widgets import Footer, Static
 from textual.widgets._footer import FooterKey  # the footer's key widgets: what the footer draws
 
-from tests.ui.helpers import built_in_lab, make_app
+from tests.ui.helpers import ScreenHost, built_in_lab, make_app
 from tests.ui.test_widgets import settle
 from workbench.memory import WorkingMemory
 from workbench.ui.app import WorkbenchApp
@@ -47,20 +47,6 @@ class AskingPanelHost(PanelHost):
     @on(ForgetRequested)
     def _ask(self, request: ForgetRequested) -> None:
         self.push_screen(ConfirmForget(request.keys))
-
-
-class ScreenHost(App[None]):
-    """An empty app that opens one screen, styled as in the app."""
-
-    CSS_PATH = [stylesheet_dir() / "workbench.tcss"]
-    HORIZONTAL_BREAKPOINTS = WorkbenchApp.HORIZONTAL_BREAKPOINTS
-
-    def __init__(self, screen) -> None:
-        super().__init__()
-        self.first = screen
-
-    def on_mount(self) -> None:
-        self.push_screen(self.first)
 
 
 def drift_lab() -> ScreenHost:

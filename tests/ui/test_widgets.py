@@ -6,13 +6,15 @@ from datetime import UTC, datetime
 
 import pytest
 from rich.console import Console
+from textual import events
 from textual.app import App, ComposeResult
 from textual.widgets import Static
 
-from tests.ui.helpers import reached
+from tests.ui.helpers import PaneHost, reached, scripted_session
+from tests.ui.helpers import ScreenHost as OneScreen
 from workbench.memory import MemoryTurn, Outcome, Status, WorkingMemory
 from workbench.memory.records import FactCandidate
-from workbench.runtime import MemorySnapshot, MemoryUpdate, ModelConfig, TurnResult, build_models
+from workbench.runtime import MemorySnapshot, MemoryUpdate, Mode, ModelConfig, TurnResult, build_models
 from workbench.runtime.calls import CallRecord
 from workbench.runtime.view import ResumedHistory, ResumedMessage
 from workbench.session.assemble import assemble
@@ -22,6 +24,7 @@ from workbench.ui.chat import ChatPane, HiddenNote, Hint, Notice, ResumedOpening
 from workbench.ui.composer import Composer
 from workbench.ui.facts import FactPanel, FactTable, MemoryView
 from workbench.ui.messages import Streamed, TurnEnded
+from workbench.ui.paste import PASTED_ESC
 from workbench.ui.replies import AgentAnswer, AgentReply, PreRendered
 from workbench.ui.screens import CallsScreen, HelpScreen
 from workbench.ui.startup import stylesheet_dir
@@ -582,3 +585,64 @@ async def test_the_reply_to_a_refused_batch_is_followed_by_a_line_saying_the_fac
         line = str(shown[refused[0]].render())
         assert "at most 5 facts" in line and "the facts were not changed" in line
         assert [f.value for f in session.snapshot().facts] == ["Reporting"]
+
+
+async def test_a_multi_line_paste_keeps_its_lines_and_declares_every_line():
+    host = PaneHost(scripted_session())
+    async with host.run_test(size=(80, 24)) as pilot:
+        host.pane.prompt.focus()
+        host.post_message(events.Paste("version=7.1\nlog=/var/log/app.log\r\nconstraint=no restarts"))
+        await pilot.pause()
+        await host.sent(pilot)
+        assert {f.key: f.value for f in host.session.snapshot().facts} == {
+            "version": "7.1",
+            "log": "/var/log/app.log",
+            "constraint": "no restarts",
+        }
+        (user,) = host.pane.query(UserMessage)
+        assert str(user.render()).splitlines() == ["version=7.1", "log=/var/log/app.log", "constraint=no restarts"]
+
+
+async def test_control_characters_in_a_paste_are_shown_and_the_user_is_told():
+    host = PaneHost(scripted_session())
+    async with host.run_test(size=(80, 24), notifications=True) as pilot:
+        prompt = host.pane.prompt
+        prompt.focus()
+        prompt.insert("symptom=before ")
+        host.post_message(events.Paste("\x1b[31mRED\x1b[0m after bell\x07"))
+        await pilot.pause()
+        assert prompt.text == "symptom=before \\x1b[31mRED\\x1b[0m after bell\\x07"
+        assert any("3 control or invisible character(s)" in n.message for n in host._notifications)
+        await host.sent(pilot)
+        (fact,) = host.session.snapshot().facts
+        assert fact.value == "before \\x1b[31mRED\\x1b[0m after bell\\x07"
+        host.post_message(events.Paste(f"{PASTED_ESC}[1m"))  # an ESC as the terminal reader hands it over
+        await pilot.pause()
+        assert prompt.text == "\\x1b[1m"
+
+
+async def test_what_the_model_saw_for_an_agent_its_calls_and_the_context_of_its_last_request():
+    session = scripted_session(Mode.PROVIDER)
+    await session.ask("support", "module=Billing")
+    await session.ask("logs", "Where can I find logs?")
+
+    def calls_of(agent: str) -> CallsScreen:
+        splits, recalled = session.context_by_turn(agent), session.recalled(agent)
+        return CallsScreen(agent, session.last_turn_calls(agent), splits=splits, recalled=recalled)
+
+    async with OneScreen(calls_of("logs")).run_test(size=(140, 40)) as pilot:
+        await pilot.pause()
+        screen = pilot.app.screen
+        shown = str(screen.query_one("#calls Static", Static).render())
+        assert "logs call" in shown and "You are the logs agent" in shown
+        assert "reported usage: unknown" in shown
+        assert "an estimate, not a bill" in shown
+        assert 'module = "Billing"' in shown and "Where can I find logs?" in shown
+        assert "writer call" not in shown  # the logs turn declared nothing: no writer call
+        bar = str(screen.query_one("#context-bar").render())
+        assert "Context of the last request (turn 2)" in bar and "facts block" in bar and "history 0" in bar
+        assert "(characters/4, an estimate)" in bar and "reported input tokens: unknown" in bar
+    async with OneScreen(calls_of("support")).run_test(size=(140, 40)) as pilot:
+        await pilot.pause()
+        shown = str(pilot.app.screen.query_one("#calls Static", Static).render())
+        assert "support call" in shown and "writer call" in shown
