@@ -646,3 +646,17 @@ async def test_what_the_model_saw_for_an_agent_its_calls_and_the_context_of_its_
         await pilot.pause()
         shown = str(pilot.app.screen.query_one("#calls Static", Static).render())
         assert "support call" in shown and "writer call" in shown
+
+
+async def test_a_turn_cancelled_before_its_worker_ran_ends_as_cancelled_and_asks_nothing():
+    session = scripted_session()
+    pane = support_pane()
+    host = Host(pane)
+    async with host.run_test(size=(80, 24)) as pilot:
+        await pane.ask(session, "module=Billing")
+        pane.action_cancel()  # in the same tick: the worker has not started
+        await reached(pane, "busy", lambda busy: not busy)
+        await pilot.pause()
+        [ended] = [m for m in host.seen if isinstance(m, TurnEnded)]
+        assert ended.cancelled and "Cancelled" in str(pane.query(Notice).last().render())
+        assert session.snapshot().facts == () and not session.transcript.entries

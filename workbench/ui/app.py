@@ -317,6 +317,11 @@ class WorkbenchApp(App[None]):
         else:
             await pane.ask(self.session, text)
 
+    @property
+    def _pair(self) -> bool:
+        """Two agents run (the built-in pair, or two of the user's): messages say "both"."""
+        return len(self.query(ChatPane)) == 2
+
     def turns_running(self) -> bool:
         return any(pane.running for pane in self.query(ChatPane))
 
@@ -438,7 +443,8 @@ class WorkbenchApp(App[None]):
             )
         )
         went = f" and {', '.join(also)} ({'its value' if len(also) == 1 else 'their values'} held one)" if also else ""
-        self.notify(f"{'Forgot ' + ', '.join(keys) + went if keys else 'Forgot every fact'}; both histories replaced.")
+        forgot = "Forgot " + ", ".join(keys) + went if keys else "Forgot every fact"
+        self.notify(f"{forgot}; {'both histories' if self._pair else 'every agent history'} replaced.")
 
     async def _replace_histories(self, reason: Callable[[str], str]) -> None:
         for pane in self.query(ChatPane):
@@ -577,7 +583,9 @@ class WorkbenchApp(App[None]):
             self.notify("This session was started without recall.", severity="warning")
             return
         self.show_status()
-        state = "on: both agents recall from every earlier message of yours" if on else "off"
+        state = (
+            f"on: {'both' if self._pair else 'all'} agents recall from every earlier message of yours" if on else "off"
+        )
         await self._replace_histories(
             lambda agent: f"Recall {state}. The {agent} agent starts a new session; the facts are kept."
         )
@@ -590,14 +598,16 @@ class WorkbenchApp(App[None]):
     def get_system_commands(self, screen: Screen[object]) -> Iterable[SystemCommand]:
         """The command palette (Ctrl+P): Textual's commands, then the workbench's."""
         yield from super().get_system_commands(screen)
+        both = "both" if self._pair else "all"
         yield SystemCommand(
-            "Forget all facts", "Remove every fact and replace both agents' histories", self.action_forget_all
+            "Forget all facts", f"Remove every fact and replace {both} agents' histories", self.action_forget_all
         )
         if self.ready:
             other = Mode.PROVIDER if self.session.mode is Mode.MANUAL else Mode.MANUAL
             yield SystemCommand(
                 f"Switch to {other} mode",
-                "Both agents start new, empty sessions (their histories are replaced); the facts are kept",
+                f"{both.capitalize()} agents start new, empty sessions (their histories are replaced); "
+                "the facts are kept",
                 lambda: self.run_worker(self.set_session_mode(other)),
             )
             if self.session.writer_failing:
@@ -611,7 +621,7 @@ class WorkbenchApp(App[None]):
             yield SystemCommand(
                 f"Turn recall {'off' if recall_on else 'on'}",
                 "Retrieved chat-history memory (seed 004): store every message, recall similar ones; "
-                "both agents start new sessions",
+                f"{both} agents start new sessions",
                 lambda: self.run_worker(self.set_session_recall(not recall_on)),
             )
         yield SystemCommand("What the model saw", "The last turn's calls of the focused pane", self.action_show_calls)
@@ -625,12 +635,12 @@ class WorkbenchApp(App[None]):
         )
         yield SystemCommand(
             "Export conversation as chronology",
-            "Both panes' messages and every forget, to a file the drift lab runs; questions are probes",
+            f"{both.capitalize()} panes' messages and every forget, to a file the drift lab runs; questions are probes",
             self.action_export_chronology,
         )
         yield SystemCommand(
             "Run the drift lab on this conversation",
-            "Replay both panes' messages and forgets through every context policy",
+            f"Replay {both} panes' messages and forgets through every context policy",
             self.action_drift_on_conversation,
         )
         yield SystemCommand("Workbench help", "The contract, the commands and the keys", self.action_help)

@@ -198,6 +198,8 @@ class ChatPane(Vertical):
         self._placeholder = placeholder
         self._hint = hint
         self._in_flight: tuple[UserMessage, AgentReply] | None = None
+        # The turn its worker has not run yet (a worker cancelled before it runs runs nothing of it).
+        self._unasked: Coroutine[Any, Any, None] | None = None
         self._hidden = 0
         self._earlier: deque[Callable[[], Widget]] = deque(maxlen=self.MAX_KEPT)  # hidden, newest last
         self._window = self.MAX_SHOWN
@@ -281,6 +283,10 @@ class ChatPane(Vertical):
         """Esc: cancel this pane's turn, and draw at once its answer waiting for a pause in typing."""
         for worker in [w for w in self.app.workers if w.group == self.turn_group]:
             worker.cancel()
+        if self._unasked is not None:  # cancelled before its worker ran: nothing was asked
+            self._unasked.close()
+            self._unasked = None
+            self.post_message(TurnEnded(self.agent, None, cancelled=True, usage=self.usage))
 
     @property
     def running(self) -> bool:
@@ -293,9 +299,8 @@ class ChatPane(Vertical):
         """Run `text` as this agent's turn: drawn from here on, asked of `session` by a worker. Its failure
         ends in `_worker_changed`; its end is TurnEnded, drawn here and then the app's."""
         await self.begin(text)
-        self.run_worker(
-            self._turn(session, text), name=f"{self.agent} turn", group=self.turn_group, exit_on_error=False
-        )
+        self._unasked = work = self._turn(session, text)
+        self.run_worker(work, name=f"{self.agent} turn", group=self.turn_group, exit_on_error=False)
 
     async def begin(self, text: str) -> None:
         """Draw the start of a turn of `text`: it leaves the draft, and its reply streams below it."""
@@ -308,6 +313,7 @@ class ChatPane(Vertical):
         await self._show(*self._in_flight)
 
     async def _turn(self, session: Asker, text: str) -> None:
+        self._unasked = None
         outcome: TurnOutcome | None = None
         cancelled = False
         try:
