@@ -1,7 +1,10 @@
 """A pane per agent the session runs (the user's own agents, issue 29): titled with its name, as many
 side by side as fit, the others one key away (F4)."""
 
+import pytest
 from agent_framework import Agent
+from textual.app import App, ComposeResult
+from textual.containers import Horizontal
 
 from tests.ui.helpers import FIXED, say, start_ended
 from workbench import ScriptedChatClient
@@ -10,7 +13,8 @@ from workbench.runtime import ModelConfig, build_models
 from workbench.session.assemble import assemble
 from workbench.session.controller import SessionController
 from workbench.ui.app import WorkbenchApp
-from workbench.ui.chat import Hint
+from workbench.ui.chat import ChatPane, Hint
+from workbench.ui.facts import FactPanel
 from workbench.ui.panes import Panes
 
 NAMES = ("planner", "Release notes", "triage", "reviewer")
@@ -60,14 +64,37 @@ async def test_at_80_columns_two_panes_show_and_f4_brings_the_others():
         assert shown(app) == ["planner", "Release notes"]
 
 
-async def test_at_140_columns_three_of_four_show_and_f4_turns_round():
-    app = WorkbenchApp(session_of(*NAMES))
-    async with app.run_test(size=(140, 40)) as pilot:
+class PanesHost(App[None]):
+    """The panes of four agents beside the fact panel, styled as in the app, without a session."""
+
+    CSS_PATH = WorkbenchApp.CSS_PATH
+    HORIZONTAL_BREAKPOINTS = WorkbenchApp.HORIZONTAL_BREAKPOINTS
+
+    def compose(self) -> ComposeResult:
+        with Horizontal(id="main"):
+            yield Panes(*(ChatPane(n, title=n, placeholder="type", hint="hint") for n in NAMES), id="panes")
+            yield FactPanel()
+
+
+@pytest.mark.parametrize(
+    ("size", "first", "then"),
+    [
+        ((140, 40), list(NAMES[:3]), ["reviewer", "planner", "Release notes"]),
+        ((200, 50), list(NAMES), list(NAMES)),  # four fit: nothing out of view, nothing turns
+        ((80, 24), list(NAMES[:2]), list(NAMES[2:])),
+    ],
+)
+async def test_as_many_panes_show_side_by_side_as_fit_and_the_others_come_in_turn(size, first, then):
+    host = PanesHost()
+    async with host.run_test(size=size) as pilot:
+        panes = host.query_one(Panes)
         await pilot.pause()
-        assert shown(app) == list(NAMES[:3]) and "f4" in footer_keys(app)
-        await pilot.press("f4")
+        assert [p.agent for p in panes.shown()] == first == [p.agent for p in panes.panes if p.display]
+        assert panes.out_of_view == len(NAMES) - len(first)
+        panes.turn()
         await pilot.pause()
-        assert shown(app) == ["reviewer", "planner", "Release notes"]
+        assert [p.agent for p in panes.panes if p.display] == [n for n in NAMES if n in then]
+        assert [p.agent for p in panes.shown()] == then
 
 
 async def test_a_user_agents_pane_runs_its_turn_and_the_facts_are_shared():
