@@ -30,7 +30,7 @@ def test_the_window_starts_with_the_collector_held(monkeypatch):
 def test_a_command_without_a_window_runs_with_the_collector_on(monkeypatch, name):
     seen = []
 
-    def run(args: object, config: object) -> int:
+    def run(args: object, config: object, *loaded: object) -> int:
         seen.append(gc.isenabled())
         return 0
 

@@ -224,25 +224,18 @@ def test_no_opentelemetry_sdk_or_exporter_is_loaded_unless_traces_are_on():
 
 
 def test_holders_of_text_are_registered_by_the_one_assembly_only():
-    """Whoever adds a memory finds the one list in `workbench/session/assemble.py`. The drift lab's
-    policies still run forgets of their own over the memories they build (not yet through it)."""
+    """Whoever adds a memory finds the one list in `workbench/session/assemble.py`; it and the drift
+    lab's product policies register their holders through `workbench/runtime/holders.py`, the one
+    module that registers (below both: the session and the lab are peers)."""
     import re
     from pathlib import Path
 
     root = Path(__file__).resolve().parent.parent / "workbench"
-    registering = re.compile(r"forgetting\.register\(|\bForgetting\(")
+    registering = re.compile(r"\.register\(|\bForgetting\(")
     found = sorted(str(p.relative_to(root)) for p in root.rglob("*.py") if registering.search(p.read_text()))
-    lab = [
-        "drift/agentmem_policy.py",
-        "drift/mem0_policy.py",
-        "drift/persisted_policy.py",
-        "drift/policies.py",
-        "drift/yours_policy.py",
-    ]
-    assert found == sorted(["session/assemble.py", "runtime/agents.py", *lab])  # the runtime makes the Forgetting
-    assembly = (root / "session" / "assemble.py").read_text()
-    runtime = (root / "runtime" / "agents.py").read_text()
-    assert "forgetting.register(" in assembly and "forgetting.register(" not in runtime
+    assert found == ["runtime/agents.py", "runtime/holders.py"]  # the runtime makes the product's Forgetting
+    assert ".register(" not in (root / "runtime" / "agents.py").read_text()
+    assert "register(runtime.forgetting, " in (root / "session" / "assemble.py").read_text()
 
 
 def test_file_modes_and_the_umask_have_one_owner():
@@ -267,3 +260,16 @@ def test_the_session_the_lab_and_qualify_are_peers():
         if name.startswith(peers)
     }
     assert {name: t for name, t in crossing.items() if t} == {}
+
+
+def test_the_built_in_agents_start_loads_neither_duckdb_nor_the_recognised_memories():
+    """Every start builds the recall store (a forget reaches a file an earlier run left), and most open
+    none: DuckDB loads with a file; the recogniser of the user's agents' memories only with their agents."""
+    probe = (
+        "import sys; from workbench import cli; args = cli.parse([]); "
+        "cli.session_start(args, cli.model_config(args))(); "
+        "print(' '.join(m for m in ('duckdb', 'workbench.agentmem.recognise') if m in sys.modules))"
+    )
+    env = {**os.environ, "WORKBENCH_DATA_DIR": os.devnull + "-not-a-folder"}
+    out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True, env=env).stdout
+    assert out.split() == []

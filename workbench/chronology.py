@@ -13,10 +13,18 @@ from importlib import resources
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    ValidationError,
+    ValidationInfo,
+    field_validator,
+    model_validator,
+)
 from pydantic_core import PydanticCustomError
 
-from workbench.memory import ALLOWED_KEYS, MAX_MESSAGE_CHARS, declares_anything, parse_declarations
+from workbench.memory import MAX_MESSAGE_CHARS, SEED, Contract, declares_anything, parse_declarations
 from workbench.memory.rules import admissible_as_declared
 from workbench.memory.shown import quoted
 
@@ -75,11 +83,12 @@ class StepFile(BaseModel):
 
     @field_validator("forget")
     @classmethod
-    def _known_key(cls, value: str | None) -> str | None:
-        if value is not None and value != FORGET_ALL and value not in ALLOWED_KEYS:
+    def _known_key(cls, value: str | None, info: ValidationInfo) -> str | None:
+        contract = _contract(info)
+        if value is not None and value != FORGET_ALL and not contract.allows(value):
             raise ValueError(
                 f"{_echo(value)} is not a key that can be forgotten; use one of "
-                f"{', '.join(sorted(ALLOWED_KEYS))}, or {quoted(FORGET_ALL)}"
+                f"{', '.join(contract.keys)}, or {quoted(FORGET_ALL)}"
             )
         return value
 
@@ -117,9 +126,10 @@ class ChronologyFile(BaseModel):
 
     @field_validator("prohibition_key")
     @classmethod
-    def _allowed(cls, value: str | None) -> str | None:
-        if value is not None and value not in ALLOWED_KEYS:
-            raise ValueError(f"{_echo(value)} is not an allowed key ({', '.join(sorted(ALLOWED_KEYS))})")
+    def _allowed(cls, value: str | None, info: ValidationInfo) -> str | None:
+        contract = _contract(info)
+        if value is not None and not contract.allows(value):
+            raise ValueError(f"{_echo(value)} is not an allowed key ({', '.join(contract.keys)})")
         return value
 
     @field_validator("filler")
@@ -130,6 +140,13 @@ class ChronologyFile(BaseModel):
         if value and "{n}" not in value:
             raise ValueError("a filler must contain {n}, the filler's number, so no two filler turns are alike")
         return value
+
+
+def _contract(info: ValidationInfo) -> Contract:
+    """The contract a chronology is read under (`parse_chronology`'s), handed to validation as its context."""
+    context = info.context if isinstance(info.context, dict) else {}
+    contract = context.get("contract", SEED)
+    return contract if isinstance(contract, Contract) else SEED
 
 
 def _echo(text: str) -> str:
@@ -215,12 +232,12 @@ def _describe(error: Any) -> str:
     return f"{place}{named}: {message}"
 
 
-def _story_problems(data: object) -> list[str]:
+def _story_problems(data: object, contract: Contract) -> list[str]:
     """Problems of the story as a whole, read from the decoded JSON as far as it goes, so they are
     listed with the field problems instead of only when there are none."""
     if not isinstance(data, dict) or not isinstance(steps := data.get("steps"), list) or not steps:
         return []
-    problems = []
+    problems = _other_contract(steps, contract)
     seen: dict[str, int] = {}
     for number, step in enumerate(steps, 1):
         probe = step.get("probe") if isinstance(step, dict) else None
@@ -235,6 +252,21 @@ def _story_problems(data: object) -> list[str]:
     if not any(isinstance(step, dict) and "probe" in step for step in steps):
         problems.append('chronology, field "steps": no step is a probe, so nothing would be scored')
     return problems
+
+
+def _other_contract(steps: list[object], contract: Contract) -> list[str]:
+    """A story whose messages declare keys, none of them the contract's, would only be rejected at every
+    turn: it was written for another contract (the seed's story under a team's, say). A story that also
+    declares an unknown key now and then (a batch the app rejects) is one the lab can replay."""
+    says = [step.get("say") for step in steps if isinstance(step, dict)]
+    declared = {key for say in says if isinstance(say, str) for key in parse_declarations(say)}
+    if not declared or any(contract.allows(key) for key in declared):
+        return []
+    named = ", ".join(_echo(key) for key in sorted(declared)[:6]) + (", ..." if len(declared) > 6 else "")
+    return [
+        f'chronology, field "steps": its messages declare only keys outside the contract ({named}); '
+        f"the contract's keys are {', '.join(contract.keys)} (workbench.toml or --keys)"
+    ]
 
 
 def _in_order(problems: list[str]) -> list[str]:
@@ -291,6 +323,7 @@ class Chronology:
     filler: str = ""
     fillers_after: int = 0
     expectations: tuple[Expectation, ...] = field(default=())
+    contract: Contract = SEED  # what its messages are read under, and the lab's facts policy runs on
 
     @property
     def turns(self) -> int:
@@ -341,11 +374,11 @@ class Chronology:
 _WORD = re.compile(r"[a-z]+")
 
 
-def named_keys(question: str) -> list[str]:
-    """The allowed keys a question names as words, singular or plural ("Which module ...", "Where
+def named_keys(question: str, contract: Contract) -> list[str]:
+    """The contract's keys a question names as words, singular or plural ("Which module ...", "Where
     are the logs?")."""
     words = set(_WORD.findall(question.lower()))
-    return sorted(key for key in ALLOWED_KEYS if key in words or f"{key}s" in words)
+    return [key for key in contract.keys if key.lower() in words or f"{key.lower()}s" in words]
 
 
 def with_expectations(chronology: Chronology) -> Chronology:
@@ -366,7 +399,7 @@ def with_expectations(chronology: Chronology) -> Chronology:
             continue
         if step.probe:
             expectations.append(_expectation(chronology, step, step.say, current, superseded, forgotten))
-        if admissible_as_declared(step.say):
+        if admissible_as_declared(step.say, chronology.contract):
             for key, value in parse_declarations(step.say).items():
                 if key in current and current[key] != value:
                     superseded.setdefault(key, []).append(current[key])
@@ -384,7 +417,7 @@ def _expectation(
 ) -> Expectation:
     derived = step.expect is None and step.forbid is None
     prohibition = current.get(chronology.prohibition_key) if chronology.prohibition_key else None
-    keys = named_keys(question)
+    keys = named_keys(question, chronology.contract)
     expect_any = step.expect_any or ()
     if step.about_prohibition and prohibition is not None and derived:
         expect_any = tuple(dict.fromkeys((prohibition, *expect_any)))
@@ -429,11 +462,12 @@ def _why(chronology: Chronology, step: Step, keys: list[str], derived: bool, pro
     return f"the current values of the keys the question names ({named}) are expected; {forbids}"
 
 
-def parse_chronology(data: object, source: str = "chronology") -> Chronology:
-    """A chronology from decoded JSON, or ChronologyError naming every problem by step and field."""
-    problems = _story_problems(data)
+def parse_chronology(data: object, source: str = "chronology", contract: Contract = SEED) -> Chronology:
+    """A chronology from decoded JSON, read under `contract` (the keys it may forget and name as its
+    prohibition, and its messages' admission), or ChronologyError naming every problem by step and field."""
+    problems = _story_problems(data, contract)
     try:
-        parsed = ChronologyFile.model_validate(data)
+        parsed = ChronologyFile.model_validate(data, context={"contract": contract})
     except ValidationError as exc:
         problems = [_describe(e) for e in exc.errors()] + problems
     if problems:
@@ -453,20 +487,28 @@ def parse_chronology(data: object, source: str = "chronology") -> Chronology:
         for s in parsed.steps
     )
     return with_expectations(
-        Chronology(parsed.name, parsed.description, parsed.prohibition_key, steps, parsed.filler, parsed.fillers_after)
+        Chronology(
+            parsed.name,
+            parsed.description,
+            parsed.prohibition_key,
+            steps,
+            parsed.filler,
+            parsed.fillers_after,
+            contract=contract,
+        )
     )
 
 
-def read_chronology(text: str, source: str) -> Chronology:
+def read_chronology(text: str, source: str, contract: Contract = SEED) -> Chronology:
     try:
         data = json.loads(text)
     except json.JSONDecodeError as exc:
         raise ChronologyError(source, [f"not JSON: line {exc.lineno}, column {exc.colno}: {exc.msg}"]) from None
-    return parse_chronology(data, source)
+    return parse_chronology(data, source, contract)
 
 
-def load_chronology_file(path: str | Path) -> Chronology:
-    """A user's chronology file."""
+def load_chronology_file(path: str | Path, contract: Contract = SEED) -> Chronology:
+    """A user's chronology file, read under `contract` (the run's: the seed's, or a team's own)."""
     source = str(path)
     try:
         text = Path(path).read_text(encoding="utf-8")
@@ -476,9 +518,10 @@ def load_chronology_file(path: str | Path) -> Chronology:
         raise ChronologyError(source, [problem]) from None
     except OSError as exc:
         raise ChronologyError(source, [f"cannot be read: {exc.strerror or 'the system refused'}"]) from None
-    return read_chronology(text, source)
+    return read_chronology(text, source, contract)
 
 
 def load_chronology(name: str = "chronology.json") -> Chronology:
-    """The chronology shipped with the package, read and validated like any user's file."""
+    """The chronology shipped with the package, read and validated like any user's file. It is the
+    seed's story, so it is read under the seed's contract whatever contract a run declares."""
     return read_chronology(resources.files("workbench").joinpath(name).read_text(encoding="utf-8"), name)

@@ -7,7 +7,7 @@ import asyncio
 import math
 import os
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any, NoReturn
 
 from workbench.agentmem.config import AgentMemoryConfig, AgentMemoryKind
@@ -27,7 +27,9 @@ from workbench.runtime.telemetry import TelemetryError, TelemetrySettings, start
 
 if TYPE_CHECKING:
     from workbench.agentmem.mem0_config import Mem0Config
+    from workbench.memory.contract import Contract
     from workbench.persist.journal import ForgetJournal
+    from workbench.persist.redis_histories import RedisHistories
     from workbench.persist.sessions import PersistedSessions
     from workbench.session.controller import SessionController
     from workbench.ui.app import WorkbenchApp
@@ -78,6 +80,27 @@ def _lengths(text: str) -> tuple[int, ...]:
         return parse_lengths(text)
     except ValueError as exc:
         raise argparse.ArgumentTypeError(str(exc)) from None
+
+
+REDIS_SCHEMES = ("redis://", "rediss://", "unix://")
+
+
+def _persist_target(text: str) -> str:
+    """--persist's optional value: a Redis URL (never echoed: it may hold a password)."""
+    if not text.startswith(REDIS_SCHEMES):
+        raise argparse.ArgumentTypeError("expected nothing or a Redis URL (redis://, rediss://, unix://)")
+    from workbench.agentmem.redis_server import display_url
+
+    try:
+        display_url(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+    return text
+
+
+def redis_persist(args: argparse.Namespace) -> str | None:
+    """The Redis URL `--persist redis://…` keeps the agents' histories on, if it gave one."""
+    return args.persist if isinstance(args.persist, str) else None
 
 
 def _quoted(text: str) -> str:
@@ -214,26 +237,71 @@ def add_agent_memory_options(parser: argparse.ArgumentParser) -> None:
 
 
 # The commands besides the TUI. A first word that names none of them is the TUI's PATH.
-COMMANDS = ("drift", "qualify")
+COMMANDS = ("drift", "qualify", "remembered", "forget")
 
 
-def add_agents_options(parser: argparse.ArgumentParser) -> None:
+PATH_HELP = (
+    "a folder laid out as for the framework's DevUI: subfolders whose __init__.py exports agent, or .py files "
+    "exporting agent or agents"
+)
+
+
+def add_agents_options(parser: argparse.ArgumentParser, *, path: bool = True) -> None:
+    """PATH and --agents; without `path`, --agents alone (the command takes PATH among its own words)."""
     group = parser.add_argument_group(
         "your own Agent Framework agents (default: the built-in support and logs agents); loading runs their code"
     )
-    group.add_argument(
-        "path",
-        nargs="?",
-        metavar="PATH",
-        help="a folder laid out as for the framework's DevUI: subfolders whose __init__.py exports agent, or .py "
-        "files exporting agent or agents",
-    )
+    if path:
+        group.add_argument("path", nargs="?", metavar="PATH", help=PATH_HELP)
     group.add_argument(
         "--agents",
         action="append",
         metavar="MODULE:ATTRIBUTE",
         help="an importable Agent, list of agents, or function returning them (repeatable)",
     )
+
+
+def add_persist_option(parser: argparse.ArgumentParser) -> None:
+    """--persist, with an optional Redis URL: a positional argument goes before it, or it is taken for one."""
+    parser.add_argument(
+        "--persist",
+        nargs="?",
+        const=True,
+        type=_persist_target,
+        metavar="redis://…",
+        help="keep both agents' sessions, the facts and the ledger in the user's data directory (files readable "
+        "by you only) and resume them on the next --persist; with a Redis URL (redis://, rediss://, unix://) the "
+        "agents' histories are kept on that server instead (docs/redis.md); without it nothing is written",
+    )
+
+
+def add_contract_options(parser: argparse.ArgumentParser) -> None:
+    group = parser.add_argument_group("the contract (default: the seed's keys, 5 facts, values of 256 characters)")
+    group.add_argument(
+        "--config",
+        metavar="FILE",
+        help="read the contract from this file's [contract] table (keys, max_facts, max_value_chars); default: "
+        "workbench.toml in PATH's folder, else in the current folder, when there is one",
+    )
+    group.add_argument(
+        "--keys",
+        metavar="KEY,KEY,...",
+        help="the contract's keys (ASCII identifiers, 1 to 32), replacing the file's; `qualify` keeps its fixed "
+        "suite on the seed's keys",
+    )
+
+
+def contract_config(args: argparse.Namespace) -> Contract:
+    """The run's contract from --config (or a workbench.toml beside PATH's agents, else in the current
+    folder) and --keys; ContractFileError, one line naming the file or the option, when it declares none
+    that can be used. `main` checks it before any command runs."""
+    from pathlib import Path
+
+    from workbench.contract_file import declared_contract
+
+    path = getattr(args, "path", None)
+    folders = [] if path is None else [Path(path) if Path(path).is_dir() else Path(path).parent]
+    return declared_contract(getattr(args, "config", None), getattr(args, "keys", None), [*folders, Path.cwd()])
 
 
 def build_parser(*, path: bool = False) -> argparse.ArgumentParser:
@@ -246,24 +314,7 @@ def build_parser(*, path: bool = False) -> argparse.ArgumentParser:
         "API keys are read from OPENAI_API_KEY (Azure: AZURE_OPENAI_API_KEY) and never shown.",
     )
     add_model_options(parser)
-    parser.add_argument(
-        "--mode",
-        choices=[m.value for m in Mode],
-        help="how the facts reach the agents: in the user message (manual, the built-in agents' default) or a "
-        "context provider (provider, your agents' default)",
-    )
-    parser.add_argument(
-        "--writer",
-        choices=[w.value for w in WriterKind],
-        help="who proposes facts: the writer model, or the host's own parse (no model call); default: the writer "
-        "model, but the host's parse for your agents unless --writer-model names a model",
-    )
-    parser.add_argument(
-        "--persist",
-        action="store_true",
-        help="keep both agents' sessions, the facts and the ledger in the user's data directory (files readable "
-        "by you only) and resume them on the next --persist; without it nothing is written",
-    )
+    add_session_options(parser)
     add_recall_options(parser)
     add_agent_memory_options(parser)
     add_otel_options(parser)
@@ -284,6 +335,7 @@ def build_parser(*, path: bool = False) -> argparse.ArgumentParser:
         argument_default=argparse.SUPPRESS,
     )
     add_model_options(drift, with_defaults=False)
+    add_contract_options(drift)
     add_agents_options(drift)
     drift.add_argument(
         "--turns",
@@ -320,8 +372,77 @@ def build_parser(*, path: bool = False) -> argparse.ArgumentParser:
         argument_default=argparse.SUPPRESS,
     )
     add_model_options(qualify, with_defaults=False)
+    add_contract_options(qualify)
     qualify.add_argument("--json", action="store_true", help="print the report as JSON")
+    add_script_commands(commands)
     return parser
+
+
+def add_session_options(parser: argparse.ArgumentParser) -> None:
+    """How the agents take the facts, who writes them, and whether the sessions are kept. No defaults:
+    they depend on whose agents run (`mode`, `writer`)."""
+    parser.add_argument(
+        "--mode",
+        choices=[m.value for m in Mode],
+        help="how the facts reach the agents: in the user message (manual, the built-in agents' default) or a "
+        "context provider (provider, your agents' default)",
+    )
+    parser.add_argument(
+        "--writer",
+        choices=[w.value for w in WriterKind],
+        help="who proposes facts: the writer model, or the host's own parse (no model call); default: the writer "
+        "model, but the host's parse for your agents unless --writer-model names a model",
+    )
+    add_persist_option(parser)
+    add_contract_options(parser)
+
+
+def add_script_commands(commands: Any) -> None:
+    """`workbench remembered` and `workbench forget`: the TUI's F3 and forget for scripts. They open what
+    the TUI opens with the same options, given before or after the command (`workbench.scripts`)."""
+    common = {"argument_default": argparse.SUPPRESS}
+    cannot_start = (
+        "1 when the start cannot open what the options ask (another workbench holds it, a file cannot be read)"
+    )
+    remembered = commands.add_parser(
+        "remembered",
+        help="print what every memory the agents run holds now (the TUI's F3)",
+        description="Print what every memory the agents run holds now, as the TUI's F3 lists it: the working "
+        "memory's facts and ledger, both agents' histories, recall and the other memories, each item with the "
+        "keys a forget of which reaches it. Text is shown as typed, control and invisible characters as "
+        "escapes; --json prints it whole (the format is in docs/forget.md). A memory that cannot be read says "
+        f"why in its place. Exit status: 0, or {cannot_start}.",
+        **common,
+    )
+    forget = commands.add_parser(
+        "forget",
+        help="forget a key, or everything, through the one forget, and print what each holder removed",
+        description="Forget KEY (or --all: every key) through the one forget the TUI runs: working memory, "
+        "both agents' sessions and every memory they run, in one plan. Without --yes it shows what the forget "
+        "will remove and asks; with stdin not a terminal it refuses. Then it prints what each holder removed "
+        "(--json: the format is in docs/forget.md). Exit status: 0 when every holder applied the forget, 3 when "
+        "a holder was not reached or failed (the others applied it), 2 for a usage error or a question stdin "
+        f"cannot answer, {cannot_start}, or when the question was answered no.",
+        **common,
+    )
+    for script in (remembered, forget):
+        add_model_options(script, with_defaults=False)
+        add_session_options(script)
+        add_recall_options(script)
+        add_agent_memory_options(script)
+        script.add_argument("--json", action="store_true", help="print the result as JSON")
+    # One list, read by `forget_words`: argparse gives a second optional positional nothing once an option
+    # comes between (`forget module --yes PATH`), and KEY would take PATH after --all.
+    forget.add_argument(
+        "words",
+        nargs="*",
+        metavar="KEY [PATH]",
+        help=f"the key to forget (one of the contract's keys); PATH: {PATH_HELP}",
+    )
+    forget.add_argument("--all", action="store_true", help="forget every key (then the only word is PATH)")
+    forget.add_argument("--yes", action="store_true", help="forget without showing what goes and asking")
+    add_agents_options(remembered)
+    add_agents_options(forget, path=False)
 
 
 def _print_report(args: argparse.Namespace, data: dict[str, Any], renderable: Any) -> None:
@@ -360,7 +481,10 @@ def run_qualify_command(args: argparse.Namespace, config: ModelConfig) -> int:
 
     try:
         with stderr_progress(wanted=not getattr(args, "json", False)) as progress:
-            report = asyncio.run(run_qualify(build_models(config), timeout=config.timeout, progress=progress))
+            models = build_models(config)
+            report = asyncio.run(
+                run_qualify(models, timeout=config.timeout, progress=progress, configured=contract_config(args))
+            )
     except QualifyStopped as exc:
         _stopped("qualify", exc)
         return 1
@@ -385,13 +509,16 @@ def _drift_mem0(args: argparse.Namespace, config: ModelConfig) -> Mem0Config | N
 
 def run_drift_command(args: argparse.Namespace, config: ModelConfig, loaded: Sequence[LoadedAgent] = ()) -> int:
     """The report, whole or partial; a stop adds one line on stderr and exits 1. A usage error or a
-    chronology that is not valid exits 2 before anything runs."""
+    chronology that is not valid exits 2 before anything runs. A chronology file is read under the run's
+    contract; the built-in one is the seed's story and runs on the seed's (a line says so when the run
+    declares another)."""
     from workbench.drift import ChronologyError, load_chronology, load_chronology_file, run_drift
     from workbench.drift.report import render, render_sweep, stop_line, sweep_json, to_json
     from workbench.drift.sweep import run_sweep
     from workbench.progress import stderr_progress
     from workbench.runtime import build_models
 
+    contract = contract_config(args)
     path = getattr(args, "chronology", None)
     lengths: tuple[int, ...] | None = getattr(args, "sweep", None)
     turns: int | None = getattr(args, "turns", None)
@@ -399,7 +526,7 @@ def run_drift_command(args: argparse.Namespace, config: ModelConfig, loaded: Seq
         _say("drift", "--sweep and --turns cannot be combined: --sweep gives the lengths (see --help)")
         return 2
     try:
-        story = load_chronology_file(path) if path else load_chronology()
+        story = load_chronology_file(path, contract) if path else load_chronology()
         for length in lengths or ((turns,) if turns is not None else ()):
             story.check_length(length)
         mem0 = _drift_mem0(args, config)
@@ -410,6 +537,12 @@ def run_drift_command(args: argparse.Namespace, config: ModelConfig, loaded: Seq
         option = "--sweep" if lengths is not None else "--turns"
         _say("drift", f"argument {option}: {exc} (see --help)")
         return 2
+    if not path and not contract.is_seed:
+        _say(
+            "drift",
+            "the built-in chronology is the seed's story: it runs on the seed's contract, not this run's "
+            f"({contract.describe()}); give your own with --chronology FILE",
+        )
     # The report is printed once the progress display is gone: printed while it is live, the two
     # share the terminal and the display's clearing leaves a line, or a bar, behind.
     with stderr_progress(wanted=not getattr(args, "json", False)) as progress:
@@ -445,8 +578,19 @@ def run_drift_command(args: argparse.Namespace, config: ModelConfig, loaded: Seq
 
 
 def parse(argv: list[str] | None) -> argparse.Namespace:
-    words = sys.argv[1:] if argv is None else argv
+    words = _persist_last(sys.argv[1:] if argv is None else argv)
     return build_parser(path=not any(word in COMMANDS for word in words)).parse_args(words)
+
+
+def _persist_last(words: Sequence[str]) -> list[str]:
+    """`--persist` followed by a word that is not a Redis URL (a command, a folder of agents) goes after
+    that word, or argparse would take the word for --persist's optional value."""
+    moved = list(words)
+    for i in range(len(moved) - 1):
+        following = moved[i + 1]
+        if moved[i] == "--persist" and not following.startswith(("-", *REDIS_SCHEMES)):
+            moved[i], moved[i + 1] = following, moved[i]
+    return moved
 
 
 def load_agents(args: argparse.Namespace, given: Sequence[object] = ()) -> tuple[LoadedAgent, ...]:
@@ -463,13 +607,83 @@ def load_agents(args: argparse.Namespace, given: Sequence[object] = ()) -> tuple
     return checked([*loaded, *(agent for reference in references for agent in from_reference(reference))])
 
 
+def run_script_command(args: argparse.Namespace, config: ModelConfig, loaded: Sequence[LoadedAgent] = ()) -> int:
+    """`workbench remembered` and `workbench forget` (`workbench.scripts`), started as the TUI starts
+    (`session_start`). A usage error, or a question stdin cannot answer, exits 2 before anything opens;
+    a start that cannot open what the options ask exits 1 with one line, as the TUI's does."""
+    from workbench import scripts
+    from workbench.opening import StartFailed
+
+    command: str = args.command
+
+    def say(line: str) -> None:
+        _say(command, line)
+
+    key: str | None = getattr(args, "key", None)
+    contract = contract_config(args)
+    if key is not None and not contract.allows(key):
+        say(f"{_quoted(key)} is not a key; the keys: {', '.join(contract.keys)}")
+        return 2
+    ask = None if command == "remembered" or getattr(args, "yes", False) else _asked
+    if ask is not None and not sys.stdin.isatty():
+        say("stdin is not a terminal, so what the forget removes cannot be asked: add --yes to forget without asking")
+        return 2
+    if problem := unfinished_forget(args, config):
+        say(problem)
+        return scripts.NOTHING_DONE
+    try:
+        start = session_start(args, config, loaded)
+    except StartFailed as exc:
+        say(str(exc))
+        return scripts.NOTHING_DONE
+    as_json = getattr(args, "json", False)
+    try:
+        if command == "remembered":
+            return asyncio.run(scripts.remembered(start, as_json=as_json, say=say))
+        return asyncio.run(scripts.forget(start, key, ask=ask, as_json=as_json, say=say))
+    except scripts.Stopped as exc:
+        say(str(exc))
+        return scripts.NOTHING_DONE
+
+
+def forget_words(words: Sequence[str], *, everything: bool) -> tuple[str | None, str | None]:
+    """`workbench forget`'s KEY and PATH from its words: KEY [PATH], or with --all PATH alone."""
+    if everything:
+        if len(words) > 1:
+            raise ValueError("--all takes no key: forget --all [PATH]")
+        return None, words[0] if words else None
+    if not 1 <= len(words) <= 2:
+        raise ValueError("forget takes a KEY (or --all), then optionally PATH")
+    return words[0], words[1] if len(words) == 2 else None
+
+
+def _asked(question: str) -> bool:
+    """`question` on stderr (stdout keeps the report), answered on the terminal: yes, or anything else."""
+    print(f"{question}\nForget? [y/N] ", end="", file=sys.stderr, flush=True)
+    return sys.stdin.readline().strip().lower() in ("y", "yes")
+
+
 def main(argv: list[str] | None = None, *, agents: Sequence[object] = ()) -> int:
     """Every command; the TUI's window settles the collector `workbench.command` held, the others
     release it before they run. `agents`: the user's agents handed in from Python (`workbench.serve`)."""
     args = parse(argv)
+    if args.command == "forget":
+        try:
+            words = getattr(args, "words", [])
+            args.key, args.path = forget_words(words, everything=getattr(args, "all", False))
+        except ValueError as exc:
+            _say("forget", f"{exc} (see --help)")
+            return 2
     try:
         loaded = load_agents(args, agents)
     except LoadFailed as exc:
+        print(f"workbench: {exc}", file=sys.stderr)
+        return 2
+    from workbench.contract_file import ContractFileError
+
+    try:
+        contract_config(args)  # checked here, so a bad one stops every command before it runs
+    except ContractFileError as exc:
         print(f"workbench: {exc}", file=sys.stderr)
         return 2
     try:
@@ -491,6 +705,8 @@ def main(argv: list[str] | None = None, *, agents: Sequence[object] = ()) -> int
         return run_drift_command(args, config, loaded)
     if args.command == "qualify":
         return run_qualify_command(args, config)
+    if args.command in ("remembered", "forget"):
+        return run_script_command(args, config, loaded)
     if problem := unfinished_forget(args, config):
         print(f"workbench: {problem}", file=sys.stderr)
         return 1
@@ -508,7 +724,7 @@ def main(argv: list[str] | None = None, *, agents: Sequence[object] = ()) -> int
 def stores_on_disk(args: argparse.Namespace, config: ModelConfig) -> tuple[str, ...]:
     """The stores a forget of this start reaches beyond the process, as the options that open them:
     what its journal records (`workbench.persist.journal`). Names no password."""
-    stores = ["--persist"] if args.persist else []
+    stores = [_persist_store(args)] if args.persist else []
     recall = recall_config(args, config)
     if (conninfo := recall.postgres) is not None:
         from workbench.recall.postgres_store import display_location
@@ -526,6 +742,14 @@ def stores_on_disk(args: argparse.Namespace, config: ModelConfig) -> tuple[str, 
         stores.append(str(Path(path).resolve()))
     stores += [f"--agents {reference}" for reference in getattr(args, "agents", None) or []]
     return tuple(stores)
+
+
+def _persist_store(args: argparse.Namespace) -> str:
+    if (url := redis_persist(args)) is None:
+        return "--persist"
+    from workbench.agentmem.redis_server import display_url
+
+    return f"--persist {display_url(url)}"
 
 
 def forget_journal(args: argparse.Namespace, config: ModelConfig) -> ForgetJournal | None:
@@ -572,16 +796,32 @@ def build_app(args: argparse.Namespace, config: ModelConfig, loaded: Sequence[Lo
     """The TUI as `workbench` opens it: what the options ask it to keep or reach is opened first
     (StartFailed, one line, when it cannot be: `workbench.opening`), then the window, then the agent
     runtime right after its first frame."""
-    from workbench.opening import open_for_start
     from workbench.ui.app import WorkbenchApp
 
+    return WorkbenchApp(start=session_start(args, config, loaded))
+
+
+def session_start(
+    args: argparse.Namespace, config: ModelConfig, loaded: Sequence[LoadedAgent] = ()
+) -> Callable[[], SessionController]:
+    """The one start path of the TUI and the scripts (`workbench remembered`, `workbench forget`): what
+    the options ask to keep or reach, opened and locked now (StartFailed, one line, when it cannot be),
+    and the function that assembles the session over it (`workbench.session.assemble`), over the user's
+    agents when `loaded` holds any."""
+    from workbench.opening import open_for_start
+
+    contract = contract_config(args)
     recall = recall_config(args, config)
     agent_memory = agent_memory_config(args, config)
     opened = open_for_start(
-        persisted=open_persisted if args.persist else None, agent_memory=agent_memory, recall=recall
+        persisted=(lambda: open_persisted(contract)) if args.persist else None,
+        agent_memory=agent_memory,
+        recall=recall,
+        redis=redis_persist(args),
     )
 
     def start() -> SessionController:
+        from workbench.memory import WorkingMemory
         from workbench.runtime import CallLog, build_models
         from workbench.session.assemble import assemble
 
@@ -589,6 +829,7 @@ def build_app(args: argparse.Namespace, config: ModelConfig, loaded: Sequence[Lo
         calls = CallLog()  # recall's embeddings requests are logged beside the model calls
         return assemble(
             build_models(config, function_calls=recall.on_demand or (agent_memory.calls_functions and config.is_live)),
+            memory=None if opened.persisted is not None else WorkingMemory(contract),
             mode=mode(args, loaded),
             writer=writer(args, config, loaded),
             timeout=config.timeout,
@@ -599,29 +840,41 @@ def build_app(args: argparse.Namespace, config: ModelConfig, loaded: Sequence[Lo
             persisted=opened.persisted,
             journal=forget_journal(args, config),
             agents=[item.agent for item in loaded],
+            redis=redis_histories(args, opened.persisted),
         )
 
-    return WorkbenchApp(start=start)
+    return start
 
 
 def mode(args: argparse.Namespace, loaded: Sequence[LoadedAgent]) -> Mode:
     """--mode, else a context provider for the user's agents and manual injection for the built-in ones."""
-    return Mode(args.mode) if args.mode else Mode.PROVIDER if loaded else Mode.MANUAL
+    chosen = getattr(args, "mode", None)
+    return Mode(chosen) if chosen else Mode.PROVIDER if loaded else Mode.MANUAL
 
 
 def writer(args: argparse.Namespace, config: ModelConfig, loaded: Sequence[LoadedAgent]) -> WriterKind:
     """--writer, else the writer model; for the user's agents, the host's parse unless --writer-model
     names a model (their model is theirs: the workbench does not send it its writer's prompts)."""
-    if args.writer:
-        return WriterKind(args.writer)
+    if chosen := getattr(args, "writer", None):
+        return WriterKind(chosen)
     return WriterKind.HOST if loaded and not config.writer_model else WriterKind.MODEL
 
 
-def open_persisted() -> PersistedSessions:
-    """The persisted sessions in the user's data directory; SavedFileError when a file there cannot be
-    read, InUse when another workbench holds them, OSError when the folder cannot be opened (start-up
-    stops with the reason in one line and the files are left as they are)."""
+def open_persisted(contract: Contract) -> PersistedSessions:
+    """The persisted sessions in the user's data directory, under `contract`; SavedFileError when a file
+    there cannot be read or was saved under a contract this one does not widen, InUse when another
+    workbench holds them, OSError when the folder cannot be opened (start-up stops with the reason in one
+    line and the files are left as they are)."""
     from workbench.files import data_dir
     from workbench.persist.sessions import DIRECTORY, PersistedSessions
 
-    return PersistedSessions(data_dir() / DIRECTORY)
+    return PersistedSessions(data_dir() / DIRECTORY, contract=contract)
+
+
+def redis_histories(args: argparse.Namespace, persisted: PersistedSessions | None) -> RedisHistories | None:
+    """The agents' histories on the server `--persist redis://…` names (checked reachable at opening)."""
+    if (url := redis_persist(args)) is None or persisted is None:
+        return None
+    from workbench.persist.redis_histories import RedisHistories
+
+    return RedisHistories(persisted, url)

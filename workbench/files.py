@@ -78,17 +78,18 @@ def private_file(path: Path) -> None:
         os.close(descriptor)
 
 
-def write_private(path: Path, text: str, *, new: bool = False) -> None:
-    """Write `text` (UTF-8) to `path`, created or truncated, readable by the user only. The mode is
-    set on the open descriptor before a byte is written, so no other user can open it meanwhile.
-    `new`: only create it; FileExistsError when `path` exists, which is left as it is."""
+def write_private(path: Path, text: str | bytes, *, new: bool = False) -> None:
+    """Write `text` (UTF-8, or bytes as they are) to `path`, created or truncated, readable by the
+    user only. The mode is set on the open descriptor before a byte is written, so no other user can
+    open it meanwhile. `new`: only create it; FileExistsError when `path` exists, which is left as it is."""
     descriptor = os.open(path, os.O_WRONLY | os.O_CREAT | (os.O_EXCL if new else os.O_TRUNC), PRIVATE)
-    with os.fdopen(descriptor, "w", encoding="utf-8") as file:
+    binary = isinstance(text, bytes)
+    with os.fdopen(descriptor, "wb" if binary else "w", encoding=None if binary else "utf-8") as file:
         os.fchmod(descriptor, PRIVATE)
         file.write(text)
 
 
-def replace_private(path: Path, text: str) -> None:
+def replace_private(path: Path, text: str | bytes) -> None:
     """Write `text` to `path` as one step: a private work file beside it, flushed to disk, renamed over
     it, and the folder flushed, so a crash leaves the old contents or the new, never half of either."""
     work = path.with_name(path.name + WORK_SUFFIX)

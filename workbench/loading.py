@@ -80,6 +80,8 @@ def from_reference(reference: str) -> tuple[LoadedAgent, ...]:
     module_name, _, attribute = reference.partition(":")
     if not module_name or not attribute:
         raise LoadFailed(reference, "expected module:attribute, e.g. my_agents:agent")
+    if (here := str(Path.cwd())) not in sys.path:  # as `python -m` and uvicorn do: the current folder imports
+        sys.path.insert(0, here)
     try:
         module = importlib.import_module(module_name)
     except Exception as exc:  # the user's code may raise anything while it is imported

@@ -2,7 +2,8 @@
 server, opened, checked and locked, so that a start that cannot open it ends with one line on stderr
 and a non-zero exit before any TUI, never a window with no agents in it.
 
-- the persisted sessions (`--persist`): read, and locked by their own store;
+- the persisted sessions (`--persist`): read, and locked by their own store; with `--persist redis://…`
+  the Redis server that keeps the agents' histories first, connected to once within its CONNECT_TIMEOUT;
 - the agent-memory folder (`--agent-memory`, Mem0's too): created user-only, or refused when the user
   made it read-only or open to others, and locked;
 - recall's store (`--recall`): a DuckDB file locked and opened (corrupt, truncated, unreadable, held by
@@ -56,11 +57,15 @@ def open_for_start(
     persisted: Callable[[], PersistedSessions] | None,
     agent_memory: AgentMemoryConfig,
     recall: RecallConfig,
+    redis: str | None = None,
 ) -> Opened:
-    """Open what the options ask for (`persisted` opens the persisted sessions when --persist asked);
-    StartFailed with one line when any of it cannot be, and whatever was opened before is let go."""
+    """Open what the options ask for (`persisted` opens the persisted sessions when --persist asked;
+    `redis`: the server --persist keeps the histories on); StartFailed with one line when any of it
+    cannot be, and whatever was opened before is let go."""
     opened = Opened()
     try:
+        if redis is not None:
+            _check_redis(redis)
         if persisted is not None:
             opened.persisted = _step("the persisted sessions", persisted)
         if (folder := agent_memory.folder) is not None:
@@ -72,6 +77,12 @@ def open_for_start(
         opened.close()
         raise
     return opened
+
+
+def _check_redis(url: str) -> None:
+    from workbench.agentmem.redis_server import check_reachable
+
+    _step("the Redis server", lambda: check_reachable(url))
 
 
 def _open_recall(recall: RecallConfig, opened: Opened) -> None:

@@ -1,5 +1,6 @@
 """`workbench drift`: tables for people, --json for machines, a clear non-zero exit when it stops."""
 
+import contextlib
 import io
 import json
 import re
@@ -99,9 +100,19 @@ def test_json_output_shape(capsys):
         assert cost["estimated_tokens"] == cost["request_chars"] // 4
 
 
-def test_tables_name_no_winner(capsys):
-    assert main(["drift"]) == 0
-    out = capsys.readouterr().out
+@pytest.fixture(scope="module")
+def piped() -> tuple[str, str]:
+    """`workbench drift --turns 12 > file` at COLUMNS=80: its stdout and stderr (one run for the tests
+    that read the tables a pipe receives)."""
+    out, err = io.StringIO(), io.StringIO()
+    with pytest.MonkeyPatch.context() as patch, contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        patch.setenv("COLUMNS", "80")
+        assert main(["drift", "--turns", "12"]) == 0  # a short run: its rows are wider than 80 columns already
+    return out.getvalue(), err.getvalue()
+
+
+def test_tables_name_no_winner(piped):
+    out, _ = piped
     assert (
         'probe "restart"' in out
         and 'expect "SQL Server 2022", "Billing"' in out
@@ -241,9 +252,8 @@ def test_bad_sweep_lengths_exit_2(bad, capsys):
     assert exit.value.code == 2 and "--sweep" in capsys.readouterr().err
 
 
-def test_progress_stays_off_when_stderr_is_not_a_terminal(capsys):
-    assert main(["drift", "--turns", "11"]) == 0
-    assert capsys.readouterr().err == ""
+def test_progress_stays_off_when_stderr_is_not_a_terminal(piped):
+    assert piped[1] == ""
 
 
 def test_an_unreachable_model_stops_with_a_clear_message(capsys):
@@ -261,11 +271,9 @@ def test_live_answers_are_labelled_as_that_models_answers(loopback, capsys, monk
     assert "what loopback-model @ 127.0.0.1" in out and "answered (that model's answers, not a verdict)" in out
 
 
-def test_piped_tables_are_not_wrapped(capsys, monkeypatch):
+def test_piped_tables_are_not_wrapped(piped):
     """`workbench drift > file`: each table row on one line, every number whole, at any COLUMNS."""
-    monkeypatch.setenv("COLUMNS", "80")
-    assert main(["drift", "--turns", "12"]) == 0  # a short run: its rows are wider than 80 columns already
-    lines = capsys.readouterr().out.splitlines()
+    lines = piped[0].splitlines()
     for policy in POLICIES:
         if policy.name in SCRIPTED_UNAVAILABLE:  # the built-in model runs no such policy: its row says why
             assert any(line.startswith(f"│ {policy.title} ") and "needs --model" in line for line in lines)

@@ -9,6 +9,7 @@ from rich.console import Console
 
 from workbench.drift import MAX_SUMMARY_CHARS, lab, load_chronology, run_drift
 from workbench.drift.tally import LabCallLog
+from workbench.memory import SEED
 from workbench.runtime import ModelConfig, build_models
 from workbench.runtime.calls import CallRecord
 from workbench.runtime.scripted import ScriptedChatClient
@@ -215,7 +216,8 @@ async def test_native_compaction_sends_a_window_over_the_whole_history_while_wor
 
     logs = {name: CallLog(capacity=1_000) for name in ("compaction", "window")}
     policies = {
-        name: next(p for p in build_policies(SCRIPTED, log) if p.info.name == name) for name, log in logs.items()
+        name: next(p for p in build_policies(SCRIPTED, log, contract=SEED) if p.info.name == name)
+        for name, log in logs.items()
     }
     for turn in range(1, 41):
         text = f"module=M{turn}" if turn % 7 == 0 else f"still looking at it ({turn})"

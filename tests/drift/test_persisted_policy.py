@@ -14,6 +14,7 @@ from workbench.drift import run_drift
 from workbench.drift.persisted_policy import PersistedHistoryPolicy
 from workbench.drift.policies import POLICIES
 from workbench.drift.report import render, to_json
+from workbench.memory import SEED
 from workbench.persist.sessions import PersistedSessions
 from workbench.persist.state import STATE_FILE
 from workbench.runtime import CallLog, ModelConfig, build_models
@@ -29,7 +30,7 @@ def policy_and_log() -> tuple[PersistedHistoryPolicy, CallLog]:
         recorder = RecordingMiddleware(calls, "agent", models.agent_label)
         return Agent(models.agent_client, instructions, name=name, context_providers=providers, middleware=[recorder])
 
-    return PersistedHistoryPolicy(INFO, agent), calls
+    return PersistedHistoryPolicy(INFO, agent, SEED), calls
 
 
 def sent(calls: CallLog) -> str:

@@ -54,3 +54,17 @@ def test_the_report_names_each_agents_memories_and_where_they_keep_the_story(rep
     assert "FileMemoryProvider" in described["yours:notes+facts"]
     assert "keep them" in described["yours:notes"]
     assert any((data / "triage-history").glob("*.jsonl"))  # the lab ran the agent as configured: it kept them
+
+
+def test_with_model_the_lab_runs_the_agents_on_that_model_instead_of_their_own(loopback):
+    from agent_framework import Agent
+
+    from workbench import ScriptedChatClient
+    from workbench.loading import from_objects
+
+    mine = Agent(ScriptedChatClient(), "You are my own agent.", name="mine")
+    models = build_models(ModelConfig(model="loopback-model", base_url=loopback.base_url))
+    drift = asyncio.run(run_drift(models, agents=from_objects([mine])))
+    sent = [r for r in loopback.requests if "You are my own agent." in str(r.get("messages"))]
+    assert len(sent) == 2 * drift.chronology.turns  # every turn of both rows went to the lab's model
+    assert {r["model"] for r in sent} == {"loopback-model"}

@@ -10,7 +10,7 @@ import pytest
 from tests.live.helpers import is_writer, live_runtime
 from tests.support.openai_server import Canned
 from workbench.cli import main
-from workbench.memory import EventKind, ReasonCode
+from workbench.memory import MAX_FACTS, EventKind, ReasonCode
 from workbench.runtime.bounds import writer_max_tokens
 from workbench.runtime.failures import explain_failure
 
@@ -79,7 +79,9 @@ async def test_a_cut_off_writer_reply_is_a_rejected_batch(loopback):
     assert (await runtime.ask("support", "module=Billing")).ok
     event = runtime.memory.ledger.latest(1)[0]
     assert event.kind is EventKind.REJECTED and event.reasons[0].code is ReasonCode.MALFORMED_OUTPUT
-    assert f"the writer's reply was cut off at {writer_max_tokens('module=Billing')} tokens" in event.describe()
+    assert (
+        f"the writer's reply was cut off at {writer_max_tokens('module=Billing', MAX_FACTS)} tokens" in event.describe()
+    )
     assert runtime.memory.facts() == ()
 
 

@@ -9,8 +9,9 @@ import pytest
 from tests.live.helpers import is_writer, live_runtime, writer_format_of
 from tests.support.openai_server import Canned
 from workbench.cli import main
-from workbench.memory import EventKind, Extraction, ReasonCode
+from workbench.memory import SEED, EventKind, ReasonCode
 from workbench.runtime import Mode
+from workbench.runtime.writer import extraction_model
 
 # What llama-cpp-python 0.3.x answers to response_format json_schema.
 REFUSAL = "1 validation error: response_format.type: Input should be 'text' or 'json_object'"
@@ -46,7 +47,7 @@ async def test_auto_finds_json_mode_with_the_schema_and_keeps_it(loopback, mode)
     assert {f.key: f.value for f in runtime.memory.facts()} == {"module": "Billing", "database": "SQL Server 2022"}
     assert writer_formats(loopback) == ["json_schema", "json_object_schema"]
     sent = [r for r in loopback.requests if is_writer(r)][-1]
-    assert sent["response_format"] == {"type": "json_object", "schema": Extraction.model_json_schema()}
+    assert sent["response_format"] == {"type": "json_object", "schema": extraction_model(SEED).model_json_schema()}
     (note,) = [e.describe() for e in runtime.memory.ledger.latest() if e.kind is EventKind.NOTE]
     assert "rejected the writer's json_schema request format; using json_object_schema" in note
     assert (await runtime.ask("logs", "customer=Contoso")).ok

@@ -7,7 +7,7 @@ import json
 from tests.live.helpers import is_writer
 from tests.support.openai_server import Canned
 from workbench.cli import main
-from workbench.memory import EventKind, ReasonCode
+from workbench.memory import MAX_FACTS, EventKind, ReasonCode
 from workbench.runtime import AgentRuntime, ModelConfig, build_models
 from workbench.runtime.bounds import ReplyBound, writer_max_tokens
 from workbench.runtime.config import DEFAULT_MAX_TOKENS
@@ -29,13 +29,13 @@ async def test_every_request_carries_its_bound_under_both_names(loopback):
     writer = next(body for body in loopback.requests if is_writer(body))
     agent = next(body for body in loopback.requests if not is_writer(body))
     assert agent["max_tokens"] == agent["max_completion_tokens"] == DEFAULT_MAX_TOKENS
-    assert writer["max_tokens"] == writer["max_completion_tokens"] == writer_max_tokens("module=Billing")
+    assert writer["max_tokens"] == writer["max_completion_tokens"] == writer_max_tokens("module=Billing", MAX_FACTS)
 
 
 def test_the_writer_bound_is_a_few_hundred_tokens_for_five_facts():
     five = "module=Billing; database=SQL Server 2022; priority=high; customer=Contoso; version=12.4"
-    assert writer_max_tokens("Where are the logs?") == 256
-    assert 300 < writer_max_tokens(five) < 700
+    assert writer_max_tokens("Where are the logs?", MAX_FACTS) == 256
+    assert 300 < writer_max_tokens(five, MAX_FACTS) < 700
     # OpenAI and Azure read the framework's max_tokens as max_completion_tokens; nothing more is sent.
     assert ReplyBound().options(64) == {"max_tokens": 64}
     assert ReplyBound(compatible_server=True).options(64) == {"max_tokens": 64, "extra_body": {"max_tokens": 64}}

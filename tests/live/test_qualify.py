@@ -25,9 +25,10 @@ def test_the_built_in_model_checks_the_suite_and_qualifies_nothing(capsys):
     assert main(["qualify", "--json"]) == 4  # never 0: no CI job can read it as a qualification
     data = json.loads(capsys.readouterr().out)
     assert set(data) == {
-        "kind", "qualified", "suite", "model", "requested_format", "formats", "passed", "total",
-        "host_checks", "next_steps", "reported_tokens", "cases",
+        "kind", "qualified", "suite", "configured_contract", "contract_note", "model", "requested_format",
+        "formats", "passed", "total", "host_checks", "next_steps", "reported_tokens", "cases",
     }  # fmt: skip
+    assert (data["configured_contract"], data["contract_note"]) == (None, None)
     assert (data["kind"], data["qualified"], data["formats"]) == ("suite self-check", False, None)
     assert (data["passed"], data["total"], data["host_checks"]) == (8, 8, {"passed": 2, "total": 2})
     assert data["model"].startswith("scripted") and data["reported_tokens"] is None

@@ -76,3 +76,38 @@ def test_manual_mode_puts_the_block_in_the_message_of_a_loaded_agent_too():
     asyncio.run(two())
     sent = runtime.history("mine")[-2].text
     assert "<working-memory>" in sent and "module" in sent
+
+
+def test_a_forget_over_your_agents_is_recorded_even_before_the_data_folder_exists(examples, tmp_path, monkeypatch):
+    """Their stores are on disk: the forget's journal goes to the data folder, made for it if need be."""
+    from workbench import cli
+
+    data = tmp_path / "data-not-made-yet"
+    monkeypatch.setenv("WORKBENCH_DATA_DIR", str(data))
+    args = cli.parse([str(EXAMPLES)])
+    session = cli.session_start(args, cli.model_config(args), examples)()
+
+    async def story():
+        await session.ask("triage", "customer=Contoso")
+        return await session.forget("customer")
+
+    report = asyncio.run(story())
+    assert report.failures == {} and report.removed["triage: FileHistoryProvider"] == 1
+    assert not (data / "forget-pending.json").exists() and data.is_dir()
+
+
+def test_what_is_remembered_lists_each_history_once_where_it_is_kept(examples):
+    """triage keeps its history in files (listed by its recognised memory), `mine` in its own in-memory
+    history (listed with the sessions), notes in the runtime's."""
+    mine = Agent(ScriptedChatClient(), name="mine", context_providers=[InMemoryHistoryProvider()])
+    runtime = session_over([*(a.agent for a in examples), mine]).runtime
+
+    async def story():
+        for name in runtime.names:
+            await runtime.ask(name, f"module=Billing-{name}")
+        return await runtime.remembered()
+
+    listed = {system.name: system for system in asyncio.run(story()).systems}
+    sessions = {item.name for item in listed["agent sessions"].items}
+    assert sessions == {"notes", "mine"}
+    assert any("Billing-triage" in item.content for item in listed["triage: FileHistoryProvider"].items)

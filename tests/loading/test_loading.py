@@ -136,3 +136,10 @@ def test_two_commands_names_are_not_taken_for_a_folder(tmp_path):
     assert (args.command, args.path) == ("drift", str(tmp_path))
     args = cli.parse([str(tmp_path), "--mode", "manual"])
     assert (args.command, args.path, args.mode) == (None, str(tmp_path), "manual")
+
+
+def test_a_reference_imports_from_the_current_folder_as_python_m_does(tmp_path, monkeypatch):
+    """The `workbench` script's own folder is first on sys.path, not the one the user is in."""
+    write(tmp_path, "here_agents.py", "agent = Agent(ScriptedChatClient(), name='here')\n")
+    monkeypatch.chdir(tmp_path)
+    assert [a.name for a in from_reference("here_agents:agent")] == ["here"]

@@ -7,18 +7,20 @@ from hypothesis import strategies as st
 from hypothesis.stateful import Bundle, RuleBasedStateMachine, consumes, invariant, rule
 
 from tests.memory.test_forget import everything_visible
-from workbench.memory import ALLOWED_KEYS, MAX_FACTS, FactCandidate, Status, WorkingMemory, declared_candidates
+from workbench.memory import SEED, Contract, FactCandidate, Status, WorkingMemory, declared_candidates
 
-KEYS = [*sorted(ALLOWED_KEYS), "password", "Module"]
+# A team's contract: fewer facts and shorter values than the seed's, keys the seed does not know.
+TEAM = Contract(("service", "region", "owner"), max_facts=2, max_value_chars=10)
+KEYS = [*SEED.keys, *TEAM.keys, "password", "Module"]
 _serial = itertools.count()
 words = st.text(alphabet="ab =xyzé漢\u200b", min_size=0, max_size=6)
 
 
 @st.composite
-def messages(draw):
+def messages(draw, keys=KEYS):
     """A message of declarations (each value unique, so it can be traced) and free text."""
     parts = []
-    for key in draw(st.lists(st.sampled_from(KEYS), max_size=7)):
+    for key in draw(st.lists(st.sampled_from(keys), max_size=7)):
         parts.append(f"{key}={draw(words)}⟨{next(_serial)}⟩")
     parts += draw(st.lists(st.sampled_from(["Where are the logs?", "thanks", "a b = c"]), max_size=2))
     return "; ".join(draw(st.permutations(parts)))
@@ -40,10 +42,11 @@ def mutate(candidates: list[FactCandidate], how: str, text: str) -> list[FactCan
 
 class MemoryMachine(RuleBasedStateMachine):
     turns = Bundle("turns")
+    contract = SEED
 
     def __init__(self):
         super().__init__()
-        self.memory = WorkingMemory()
+        self.memory = WorkingMemory(self.contract)
         self.texts: dict[int, str] = {}
         self.held: dict[str, set[str]] = {}
 
@@ -96,14 +99,26 @@ class MemoryMachine(RuleBasedStateMachine):
     @invariant()
     def store_is_bounded_and_quoted(self):
         facts = self.memory.facts()
-        assert len(facts) <= MAX_FACTS
+        assert len(facts) <= self.contract.max_facts
         assert len({f.key for f in facts}) == len(facts)
         for fact in facts:
-            assert fact.key in ALLOWED_KEYS
+            assert self.contract.allows(fact.key) and len(fact.value) <= self.contract.max_value_chars
             assert fact.evidence in self.texts[fact.turn]
             assert fact.value in fact.evidence
             assert fact.value.strip()
 
 
+class TeamMemoryMachine(MemoryMachine):
+    """The same invariants under a team's contract: its keys, its bounds, the seed's keys unknown."""
+
+    contract = TEAM
+
+    @rule(target=MemoryMachine.turns, text=messages([*TEAM.keys, "module", "password"]))
+    def begin(self, text):  # mostly the team's keys, so its batches are admitted too
+        return super().begin(text)
+
+
 MemoryMachine.TestCase.settings = settings(max_examples=150, stateful_step_count=30, deadline=None)
+TeamMemoryMachine.TestCase.settings = settings(max_examples=100, stateful_step_count=30, deadline=None)
 TestMemoryMachine = MemoryMachine.TestCase
+TestTeamMemoryMachine = TeamMemoryMachine.TestCase

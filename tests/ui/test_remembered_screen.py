@@ -18,7 +18,7 @@ from tests.support.residue import residue
 from tests.ui.helpers import FIXED, answer, make_app, say
 from tests.ui.test_small_terminal import README, footer_keys
 from workbench.agentmem.extracted import ExtractedMemory
-from workbench.memory import WorkingMemory
+from workbench.memory import SEED, WorkingMemory
 from workbench.runtime import ModelConfig, build_models
 from workbench.runtime.remembered import HeldItem, Remembered, RememberedSystem
 from workbench.session.assemble import assemble
@@ -26,7 +26,7 @@ from workbench.ui.app import WorkbenchApp
 from workbench.ui.confirm import ConfirmForget
 from workbench.ui.facts import ForgetRequested
 from workbench.ui.remembered_screen import ITEMS_SHOWN, LINES_SHOWN, RememberedScreen
-from workbench.ui.screens import HELP
+from workbench.ui.screens import help_text
 from workbench.ui.startup import stylesheet_dir
 
 HOSTILE = "[bold]Contoso[/bold] \x1b[31mred\x1b[0m \u202eevil"
@@ -255,5 +255,7 @@ async def test_f3_the_palette_the_help_and_the_readme_all_offer_it_and_its_foote
         await pilot.press("f3")  # F3 again closes it, as Esc does
         await pilot.pause()
         assert not isinstance(app.screen, RememberedScreen)
-    assert "F3 what is remembered" in HELP and "What is remembered (F3) lists every memory" in HELP
+    assert "F3 what is remembered" in help_text(SEED) and "What is remembered (F3) lists every memory" in help_text(
+        SEED
+    )
     assert "| F3 | what is remembered" in README.read_text(encoding="utf-8")

@@ -16,11 +16,11 @@ from textual.widgets._footer import FooterKey  # the footer's key widgets: what 
 
 from tests.ui.helpers import ScreenHost, built_in_lab, make_app
 from tests.ui.test_widgets import settle
-from workbench.memory import WorkingMemory
+from workbench.memory import SEED, WorkingMemory
 from workbench.ui.app import WorkbenchApp
 from workbench.ui.confirm import ConfirmForget
 from workbench.ui.facts import ChangeBox, FactPanel, FactTable, ForgetRequested, MemoryView
-from workbench.ui.screens import HELP, HelpScreen
+from workbench.ui.screens import HelpScreen, help_text
 from workbench.ui.startup import stylesheet_dir
 
 README = Path(__file__).resolve().parents[2] / "README.md"
@@ -197,7 +197,7 @@ async def test_f1_help_reads_as_sentences_at_80x24_and_says_how_to_clear_a_refus
         for text in pilot.app.screen.query("#help-body Static"):
             assert premature_breaks(text) == []
         assert ("esc", "Close") in footer_keys(pilot.app)
-    assert "F7 selects the whole draft, and Delete then clears it" in HELP
+    assert "F7 selects the whole draft, and Delete then clears it" in help_text(SEED)
     readme = README.read_text(encoding="utf-8")
     assert "| F7 |" in readme and "select" in readme.split("| F7 |")[1].splitlines()[0]
 

@@ -4,6 +4,7 @@ their own, what each put into an agent's latest turn, and the values their files
 from __future__ import annotations
 
 import asyncio
+import json
 from abc import ABC, abstractmethod
 from collections.abc import Sequence
 from pathlib import Path
@@ -88,3 +89,15 @@ class FileBackedMemory(ABC):
         for agent, (_, messages) in list(self._injected.items()):
             if plan.everything or any(plan.holds(m.text or "") for m in messages):
                 del self._injected[agent]
+
+
+def line_holds(plan: ForgetPlan, line: str) -> bool:
+    """Whether one stored message (a JSON Lines line) holds a forgotten value, in its JSON text or in
+    its decoded text (a declaration after a newline is `\\n`-escaped in the line)."""
+    if plan.holds(line):
+        return True
+    try:
+        message = Message.from_dict(json.loads(line))
+    except (ValueError, TypeError):
+        return False
+    return plan.holds(message.text or "")

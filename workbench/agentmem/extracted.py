@@ -16,6 +16,7 @@ that a forget overlapped stores nothing (as recall)."""
 from __future__ import annotations
 
 import asyncio
+import base64
 import json
 import shutil
 from collections.abc import Mapping
@@ -33,7 +34,7 @@ from agent_framework import (
     SupportsChatGetResponse,
 )
 
-from workbench.agentmem.base import CONSOLIDATION_CALL, EXTRACTION_CALL, USER_ID, FileBackedMemory
+from workbench.agentmem.base import CONSOLIDATION_CALL, EXTRACTION_CALL, USER_ID, FileBackedMemory, line_holds
 from workbench.files import erase_file, private_dir, private_tree, write_private
 from workbench.memory.forget import ForgetPlan, declared_in
 from workbench.runtime.calls import RecordingMiddleware, recorder_of
@@ -124,14 +125,19 @@ class ExtractedMemory(FileBackedMemory):
     framework_name = "MemoryContextProvider"
     calls_functions = False  # it offers tools, but extracts after every turn whether or not they are called
 
-    def __init__(self, root: Path, *, user_id: str = USER_ID) -> None:
+    def __init__(self, root: Path, *, user_id: str = USER_ID, provider: MemoryContextProvider | None = None) -> None:
+        """`provider`: one already on a loaded agent (its store's folder is `root`): this memory is then
+        what its `MemoryFileStore` keeps for the owner `user_id` (`owners` finds them)."""
         super().__init__(root)
         self.user_id = user_id
-        self.store = MemoryFileStore(root, owner_state_key=OWNER_KEY)
-        self._defaults = MemoryContextProvider(store=self.store)  # its source id and index limits
+        # The provider's source id and index limits; the workbench's own built here.
+        self._defaults = provider or MemoryContextProvider(store=MemoryFileStore(root, owner_state_key=OWNER_KEY))
+        if not isinstance(self._defaults.store, MemoryFileStore):
+            raise TypeError(f"{type(self._defaults.store).__name__} keeps no files the workbench can read")
+        self.store = self._defaults.store
         self.source_id = self._defaults.source_id
-        self._session = AgentSession(session_id="workbench-view")  # reads and forgets as the user
-        self._session.state[OWNER_KEY] = user_id
+        self._session = AgentSession(session_id="workbench-view")  # reads and forgets as the owner
+        self._session.state[self.store.owner_state_key] = user_id
         self.forgets = 0
 
     @property
@@ -182,7 +188,7 @@ class ExtractedMemory(FileBackedMemory):
                 try:
                     texts.append(Message.from_dict(json.loads(line)).text or "")
                 except (ValueError, TypeError):
-                    continue  # a line a crash cut off: `_holds` reads it raw
+                    continue  # a line a crash cut off: `line_holds` reads it raw
         return texts
 
     async def forget(self, plan: ForgetPlan) -> int:
@@ -240,7 +246,7 @@ class ExtractedMemory(FileBackedMemory):
         directory = self.store.get_transcripts_directory(self._session, source_id=self.source_id)
         for path in sorted(directory.glob("*")) if directory.is_dir() else []:
             lines = path.read_text(encoding="utf-8").splitlines(keepends=True)
-            kept = [line for line in lines if not _holds(plan, line)]
+            kept = [line for line in lines if not line_holds(plan, line)]
             if len(kept) == len(lines):
                 continue
             reached += 1
@@ -251,12 +257,36 @@ class ExtractedMemory(FileBackedMemory):
         return reached
 
 
-def _holds(plan: ForgetPlan, line: str) -> bool:
-    """Whether one stored message holds a forgotten value, in its JSON text or in its decoded text."""
-    if plan.holds(line):
-        return True
+def owners(provider: MemoryContextProvider, store: MemoryFileStore) -> tuple[list[str], list[Path]]:
+    """Every owner `provider`'s store keeps memory for (its folders under the provider's source), and
+    the folders whose owner cannot be named (the framework names a folder after a very long owner id
+    by a digest, which cannot be read back). A folder's name is the owner id itself or its base32
+    encoding (`~memory-...`); each candidate is checked by asking the store where that owner's files
+    live."""
+    probe = AgentSession(session_id="workbench-view")
+    probe.state[store.owner_state_key] = "probe"
+    source = store.get_transcripts_directory(probe, source_id=provider.source_id).parent.parent.parent
+    found: list[str] = []
+    unnamed: list[Path] = []
+    for folder in sorted(p for p in source.iterdir() if p.is_dir()) if source.is_dir() else []:
+        owner = _owner_named(folder.name, store.owner_prefix)
+        session = AgentSession(session_id="workbench-view")
+        session.state[store.owner_state_key] = owner
+        if (
+            owner is not None
+            and store.get_transcripts_directory(session, source_id=provider.source_id).parent.parent == folder
+        ):
+            found.append(owner)
+        else:
+            unnamed.append(folder)
+    return found, unnamed
+
+
+def _owner_named(segment: str, prefix: str) -> str | None:
+    """The owner id a folder name spells (prefix removed), if it spells one."""
+    encoded = segment.rpartition("~memory-")[2] if segment.startswith("~") else None
     try:
-        message = Message.from_dict(json.loads(line))
-    except (ValueError, TypeError):
-        return False
-    return plan.holds(message.text or "")
+        named = segment if encoded is None else base64.b32decode(encoded.upper() + "=" * (-len(encoded) % 8)).decode()
+    except (ValueError, UnicodeDecodeError):
+        return None
+    return named.removeprefix(prefix) if named.startswith(prefix) else None

@@ -70,7 +70,8 @@ class WatchedFileMemoryProvider(FileMemoryProvider):
 
 
 class FileMemory(FileBackedMemory):
-    """Both agents' `FileMemoryProvider`s over one user-only folder, `root/<user>`."""
+    """Both agents' `FileMemoryProvider`s over one user-only folder, `root/<user>`; or, made by
+    `over`, one working folder of a provider already on a loaded agent, on that provider's own store."""
 
     name = "memory files"
     unit = "memory file(s) deleted or rewritten"
@@ -79,12 +80,20 @@ class FileMemory(FileBackedMemory):
 
     def __init__(self, root: Path, *, scope: str = USER_ID) -> None:
         super().__init__(root)
-        self.scope = scope
-        self.store = PrivateFileStore(root)
+        self.scope = scope  # a plain scope such as `local-user`: the framework uses it as the folder name
+        self.store: FileSystemAgentFileStore = PrivateFileStore(root)
+
+    @classmethod
+    def over(cls, store: FileSystemAgentFileStore, working_folder: str) -> FileMemory:
+        """The memory files in `working_folder` of `store`, an existing provider's (the folder name the
+        framework derived from its scope or a session id): a forget takes the lock its tools take."""
+        memory = cls(store.root_path, scope=working_folder)  # a folder name is its own plain scope
+        memory.store = store  # the one its tools lock (the store built above writes nothing: it is dropped)
+        return memory
 
     @property
     def folder(self) -> Path:
-        """The user's folder: the framework uses a plain scope such as `local-user` as the folder name."""
+        """The working folder: `root/<user>` for the workbench's own."""
         return self.root / self.scope
 
     def providers(self, agent: str) -> list[ContextProvider]:

@@ -15,9 +15,10 @@ from workbench.agentmem.base import FileBackedMemory
 from workbench.agentmem.extracted import ExtractedMemory
 from workbench.agentmem.files import FileMemory
 from workbench.drift.policies import NoHistoryProvider, Policy, PolicyInfo, folder_size
-from workbench.memory import WorkingMemory
-from workbench.memory.forget import ForgetPlan, Forgetting, TextHolder
+from workbench.memory import Contract, WorkingMemory
+from workbench.memory.forget import ForgetPlan, TextHolder
 from workbench.runtime.agents import AGENT_NAMES, INSTRUCTIONS
+from workbench.runtime.holders import forgetting_over
 
 NEEDS_MODEL = "needs --model: only a model that calls functions writes memory files"
 NEEDS_LOOP = "needs the function loop: run the lab with workbench drift --model, or the app with --agent-memory"
@@ -37,6 +38,7 @@ class AgentMemoryPolicy(Policy):
         agents: dict[str, Agent],
         memory: FileBackedMemory,
         folder: tempfile.TemporaryDirectory[str],
+        contract: Contract,
     ) -> None:
         super().__init__(info, agents)
         # Named sessions: topic files record the sessions that wrote them, so requests repeat run to run.
@@ -44,9 +46,8 @@ class AgentMemoryPolicy(Policy):
         self.memory = memory
         self._folder = folder  # deleted with the policy
         self.said: list[str] = []
-        self.forgetting = Forgetting(WorkingMemory())
-        self.forgetting.register(TextHolder("conversation", "message(s)", lambda: self.said, self._scrub_said))
-        self.forgetting.register(memory)
+        conversation = TextHolder("conversation", "message(s)", lambda: self.said, self._scrub_said)
+        self.forgetting = forgetting_over(WorkingMemory(contract), [conversation, memory])
 
     def _scrub_said(self, plan: ForgetPlan) -> int:
         held = [text for text in self.said if plan.everything or plan.holds(text)]
@@ -68,8 +69,9 @@ class AgentMemoryPolicy(Policy):
         return [Message(role="assistant", contents=[held.content]) for held in self.memory.files()]
 
 
-def build_agent_memory_policies(infos: Sequence[PolicyInfo], agent: AgentFactory) -> list[Policy]:
-    """The memory-files and extracted-memory policies, by `infos` name."""
+def build_agent_memory_policies(infos: Sequence[PolicyInfo], agent: AgentFactory, contract: Contract) -> list[Policy]:
+    """The memory-files and extracted-memory policies, by `infos` name; a forget of everything plans
+    with `contract`'s keys."""
     policies: list[Policy] = []
     for info in infos:
         folder = tempfile.TemporaryDirectory(prefix=f"workbench-drift-{info.name}-")
@@ -84,5 +86,5 @@ def build_agent_memory_policies(infos: Sequence[PolicyInfo], agent: AgentFactory
         else:
             memory = ExtractedMemory(root)  # a history provider itself: it loads no turns (recent_turns=0)
             agents = {role: agent(info.name, memory.providers(role), INSTRUCTIONS[role]) for role in AGENT_NAMES}
-        policies.append(AgentMemoryPolicy(info, agents, memory, folder))
+        policies.append(AgentMemoryPolicy(info, agents, memory, folder, contract))
     return policies

@@ -25,7 +25,7 @@ from workbench.drift.policies import (
 from workbench.drift.recall_policy import build_recall_policies
 from workbench.drift.yours_policy import build_your_policies
 from workbench.loading import LoadedAgent
-from workbench.memory import WorkingMemory
+from workbench.memory import Contract, WorkingMemory
 from workbench.runtime.agents import AGENT_NAMES, INSTRUCTIONS
 from workbench.runtime.calls import CallLog, RecordingMiddleware
 from workbench.runtime.models import ModelSet
@@ -35,7 +35,12 @@ from workbench.runtime.writer import ModelWriter
 
 
 def build_policies(
-    models: ModelSet, calls: CallLog, *, mem0: Mem0Config | None = None, yours: Sequence[LoadedAgent] = ()
+    models: ModelSet,
+    calls: CallLog,
+    *,
+    contract: Contract,
+    mem0: Mem0Config | None = None,
+    yours: Sequence[LoadedAgent] = (),
 ) -> list[Policy]:
     """The policies over the same clients; every call is recorded under the policy's name. Each
     policy has a support and a logs agent with their own providers; the bounded facts are shared.
@@ -61,7 +66,7 @@ def build_policies(
         return {role: agent(name, providers(), INSTRUCTIONS[role]) for role in AGENT_NAMES}
 
     info = {p.name: p for p in POLICIES}
-    memory = WorkingMemory()
+    memory = WorkingMemory(contract)
     writer = ModelWriter(
         writer_client,
         calls,
@@ -69,6 +74,7 @@ def build_policies(
         timeout=models.timeout,
         writer_format=models.writer_format,
         bound=models.bound,
+        contract=contract,
     )
     updater = MemoryUpdater(memory, writer)
     facts_provider = WorkingMemoryProvider(memory, updater, origin="facts")
@@ -92,9 +98,9 @@ def build_policies(
                 ],
             ),
         ),
-        *build_recall_policies([info["recall"], info["recall_purged"]], agent, calls),
-        PersistedHistoryPolicy(info["persisted"], agent),
-        *build_agent_memory_policies([info["memory_files"], info["extracted"]], agent),
-        build_mem0_policy(info["mem0"], agent, mem0),
-        *build_your_policies(yours, models, calls),
+        *build_recall_policies([info["recall"], info["recall_purged"]], agent, calls, contract),
+        PersistedHistoryPolicy(info["persisted"], agent, contract),
+        *build_agent_memory_policies([info["memory_files"], info["extracted"]], agent, contract),
+        build_mem0_policy(info["mem0"], agent, mem0, contract),
+        *build_your_policies(yours, models, calls, contract),
     ]

@@ -249,7 +249,7 @@ async def run_drift(
     if turns is not None:
         story = story.stretched(turns)
     calls = LabCallLog()
-    policies = build_policies(models, calls, mem0=mem0, yours=agents)
+    policies = build_policies(models, calls, contract=story.contract, mem0=mem0, yours=agents)
     report = DriftReport(
         story, models.agent_label, live=models.agent_label != SCRIPTED_LABEL, policies=tuple(p.info for p in policies)
     )

@@ -16,9 +16,9 @@ from workbench.agentmem.mem0 import Mem0Memory
 from workbench.agentmem.mem0_config import Mem0Config
 from workbench.drift.agentmem_policy import AgentFactory
 from workbench.drift.policies import NoHistoryProvider, Policy, PolicyInfo, folder_size
-from workbench.memory import WorkingMemory
-from workbench.memory.forget import Forgetting
+from workbench.memory import Contract, WorkingMemory
 from workbench.runtime.agents import AGENT_NAMES, INSTRUCTIONS
+from workbench.runtime.holders import forgetting_over
 from workbench.runtime.remembered import HeldItem
 
 MEM0_NEEDS_MODEL = "needs --model (a live model extracts Mem0's memories; the built-in script would fake them)"
@@ -29,11 +29,14 @@ class Mem0Policy(Policy):
     """Each turn: the memories Mem0 finds for the user in the request, no history; after it, Mem0
     extracts memories from the turn. A forget goes through the product's forget, which reaches Mem0."""
 
-    def __init__(self, info: PolicyInfo, agents: dict[str, Agent], memory: Mem0Memory, folder: Path) -> None:
+    def __init__(
+        self, info: PolicyInfo, agents: dict[str, Agent], memory: Mem0Memory, folder: Path, contract: Contract
+    ) -> None:
         super().__init__(info, agents)
         self.memory = memory
-        self.forgetting = Forgetting(WorkingMemory())  # the lab's facts are not Mem0's: only Mem0 is reached
-        self.forgetting.register(memory)
+        self.forgetting = forgetting_over(
+            WorkingMemory(contract), [memory]
+        )  # the lab's facts are not Mem0's: only Mem0
         self.kept: list[HeldItem] = []
         self._folder = folder
 
@@ -57,7 +60,7 @@ class Mem0Policy(Policy):
         return [Message(role="assistant", contents=[m.content]) for m in self.kept]
 
 
-def build_mem0_policy(info: PolicyInfo, agent: AgentFactory, mem0: Mem0Config | None) -> Policy:
+def build_mem0_policy(info: PolicyInfo, agent: AgentFactory, mem0: Mem0Config | None, contract: Contract) -> Policy:
     """Mem0 over `mem0`'s model and embedder; without them a policy with no agents, which the lab
     does not run (it reports what the policy needs)."""
     if mem0 is None:
@@ -68,4 +71,4 @@ def build_mem0_policy(info: PolicyInfo, agent: AgentFactory, mem0: Mem0Config | 
         role: agent(info.name, [NoHistoryProvider(), *memory.providers(role)], INSTRUCTIONS[role])
         for role in AGENT_NAMES
     }
-    return Mem0Policy(info, agents, memory, folder)
+    return Mem0Policy(info, agents, memory, folder, contract)

@@ -16,9 +16,11 @@ from agent_framework import Message
 
 from workbench.drift.agentmem_policy import AgentFactory
 from workbench.drift.policies import Policy, PolicyInfo, folder_size
-from workbench.memory.forget import Forgetting, TextHolder
+from workbench.memory import Contract
+from workbench.memory.forget import TextHolder
 from workbench.persist.sessions import DIRECTORY, PersistedSessions
 from workbench.runtime.agents import AGENT_NAMES, INSTRUCTIONS
+from workbench.runtime.holders import forgetting_over
 
 SHAPE = "drift lab, full history"  # what shaped the histories: the same at every restart, so each resumes
 
@@ -26,9 +28,10 @@ SHAPE = "drift lab, full history"  # what shaped the histories: the same at ever
 class PersistedHistoryPolicy(Policy):
     """Both agents over the product's persisted sessions, reopened at every step."""
 
-    def __init__(self, info: PolicyInfo, agent: AgentFactory) -> None:
+    def __init__(self, info: PolicyInfo, agent: AgentFactory, contract: Contract) -> None:
         super().__init__(info, {})
         self._agent = agent
+        self._contract = contract
         self._folder = tempfile.TemporaryDirectory(prefix="workbench-drift-persisted-")  # deleted with the policy
         self.directory = Path(self._folder.name) / DIRECTORY
 
@@ -36,7 +39,7 @@ class PersistedHistoryPolicy(Policy):
     def _restarted(self) -> Iterator[PersistedSessions]:
         """A workbench started on the directory, as `workbench --persist` starts: both agents resume their
         saved sessions (`self.agents`, `self.sessions`); it quits at the end of the block."""
-        persisted = PersistedSessions(self.directory)
+        persisted = PersistedSessions(self.directory, contract=self._contract)
         try:
             self.agents = {
                 role: self._agent(self.info.name, [persisted.provider(role)], INSTRUCTIONS[role])
@@ -58,13 +61,10 @@ class PersistedHistoryPolicy(Policy):
         """The product's forget on the persisted sessions: its memory (empty here: this policy keeps no
         facts), the agents' sessions replaced, then the files rewritten and scanned."""
         with self._restarted() as persisted:
-            forgetting = Forgetting(persisted.memory)
             sessions = TextHolder(
                 "agent sessions", "message(s)", lambda: self._texts(persisted), lambda _: self._new(persisted)
             )
-            forgetting.register(sessions)
-            forgetting.register(persisted)
-            report = await forgetting.forget(key)
+            report = await forgetting_over(persisted.memory, [sessions, persisted]).forget(key)  # the app's order
         if report.failures:
             raise RuntimeError(report.describe())
 

@@ -28,7 +28,8 @@ from agent_framework import (
 )
 
 from workbench.memory import Outcome, Status, WorkingMemory
-from workbench.memory.forget import Forgetting
+from workbench.memory.forget import Holder
+from workbench.runtime.holders import forgetting_over
 
 WINDOW_TURNS = 3
 MAX_SUMMARY_CHARS = 700
@@ -269,10 +270,14 @@ def folder_size(folder: Path) -> int:
 
 
 class FactsPolicy(Policy):
-    def __init__(self, info: PolicyInfo, agents: dict[str, Agent], memory: WorkingMemory) -> None:
+    def __init__(
+        self, info: PolicyInfo, agents: dict[str, Agent], memory: WorkingMemory, holders: Sequence[Holder] = ()
+    ) -> None:
+        """`holders`: what else its forget reaches after memory (the facts policy keeps no history: memory is
+        all it holds)."""
         super().__init__(info, agents)
         self.memory = memory
-        self.forgetting = Forgetting(memory)  # the facts policy keeps no history: memory is all it holds
+        self.forgetting = forgetting_over(memory, holders)
         self.batches = Counter[str]()
         self.first_reason = ""
         memory.subscribe(self._settled)

@@ -11,13 +11,15 @@ from collections.abc import Callable, Sequence
 from agent_framework import Agent, AgentSession, ContextProvider, Message
 
 from workbench.drift.policies import NoHistoryProvider, Policy, PolicyInfo, Received
-from workbench.memory import WorkingMemory
+from workbench.memory import Contract, WorkingMemory
+from workbench.memory.forget import ForgetPlan, TextHolder
 from workbench.recall.embedders import lexical_embedder, logged_embedder
 from workbench.recall.provider import Recalled, RecallProvider
 from workbench.recall.records import RecallScope, StoredMessage
 from workbench.recall.store import RecallStore
 from workbench.runtime.agents import AGENT_NAMES, INSTRUCTIONS
 from workbench.runtime.calls import CallLog
+from workbench.runtime.holders import forgetting_over
 
 SCOPE = RecallScope(application_id="drift-lab", user_id="drift-user")
 
@@ -32,18 +34,25 @@ class RecallPolicy(Policy):
         store: RecallStore,
         kept: list[StoredMessage],
         tally: Counter[str],
+        contract: Contract,
     ) -> None:
         super().__init__(info, agents)
         self.store = store
         self.kept = kept  # what the store holds, kept current by the provider and by forget
         self.tally = tally  # messages ever stored and recalled (a purge leaves `kept` shorter)
-        self.purges = info.name == "recall_purged"
-        self.planner = WorkingMemory()  # holds no fact: plans a forget from what the store declared
+        # The purged variant runs the product's forget, its memory holding no fact: the plan comes from
+        # what the stored messages declare. The other variant's forget is only words to it.
+        stored = TextHolder("recall store", "stored message(s) deleted", lambda: [r.text for r in kept], self._purge)
+        self.forgetting = forgetting_over(WorkingMemory(contract), [stored]) if info.name == "recall_purged" else None
+
+    async def _purge(self, plan: ForgetPlan) -> int:
+        purged = await self.store.forget(plan, SCOPE)
+        self.kept[:] = await self.store.records(SCOPE)
+        return purged.records
 
     async def forget(self, key: str | None) -> None:
-        if self.purges:
-            await self.store.forget(self.planner.plan(key), SCOPE)
-            self.kept[:] = await self.store.records(SCOPE)
+        if self.forgetting is not None:
+            await self.forgetting.forget(key)
 
     def retained(self) -> list[Message]:
         return [Message(role=r.role, contents=[r.text]) for r in self.kept]
@@ -56,7 +65,9 @@ class RecallPolicy(Policy):
 AgentFactory = Callable[[str, list[ContextProvider], str], Agent]
 
 
-def build_recall_policies(infos: Sequence[PolicyInfo], agent: AgentFactory, calls: CallLog) -> list[Policy]:
+def build_recall_policies(
+    infos: Sequence[PolicyInfo], agent: AgentFactory, calls: CallLog, contract: Contract
+) -> list[Policy]:
     """Both variants, each with its own InMemoryStore shared by the support and logs agents (each stores
     under its own agent id; both search the whole user scope), on one embedder whose calls are logged."""
     embedder = logged_embedder(lexical_embedder(), calls)
@@ -91,5 +102,5 @@ def build_recall_policies(infos: Sequence[PolicyInfo], agent: AgentFactory, call
             )
             for role in AGENT_NAMES
         }
-        policies.append(RecallPolicy(info, agents, store, kept, tally))
+        policies.append(RecallPolicy(info, agents, store, kept, tally, contract))
     return policies

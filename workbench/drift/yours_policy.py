@@ -5,8 +5,10 @@ scored the same way, each in two rows:
   memories, `workbench.runtime.loaded.derived`), in new sessions; a request to forget reaches it
   only as words, as it does every policy without a forget of its own;
 - **in the workbench**: the same agent with the working memory as a context provider and the host's
-  parse as the writer, as the app runs it; a forget is the product's: the facts, then the agent's
-  sessions replaced by new ones (their in-memory history goes with them), through the one forget.
+  parse as the writer, as the app runs it; a forget is the product's on the facts and the sessions
+  (replaced by new ones: their in-memory history goes with them). Unlike the app's, it leaves the
+  stores the agents keep on disk or on a server alone: there it would remove the story's values from
+  whatever else they keep (a real conversation that mentions `Billing`), beyond this run.
 
 Its memories receive the chronology's messages as they would in any conversation and keep them
 where the agent keeps them: the command says so before it runs. One pair of rows per agent, both
@@ -22,7 +24,7 @@ from agent_framework import Agent, ContextProvider, InMemoryHistoryProvider, Mes
 from workbench.chronology import AGENTS
 from workbench.drift.policies import FactsPolicy, Policy, PolicyInfo
 from workbench.loading import LoadedAgent
-from workbench.memory import WorkingMemory
+from workbench.memory import Contract, WorkingMemory
 from workbench.memory.forget import TextHolder
 from workbench.runtime.calls import CallLog, RecordingMiddleware
 from workbench.runtime.loaded import client_label, derived, in_memory_messages, own_history
@@ -57,8 +59,11 @@ class YourAgentsInWorkbench(FactsPolicy):
     """The user's agents with the working memory, as the app runs them, and the product's forget."""
 
     def __init__(self, info: PolicyInfo, agents: dict[str, Agent], memory: WorkingMemory) -> None:
-        super().__init__(info, agents, memory)
-        self.forgetting.register(TextHolder("agent sessions", "message(s)", self._texts, self._new_sessions))
+        """Its forget reaches the facts and the sessions, not the stores the agents keep: there it would
+        remove the story's values from whatever else the user's agents keep (`Billing` in a real
+        conversation), beyond this run."""
+        sessions = TextHolder("agent sessions", "message(s)", self._texts, self._new_sessions)
+        super().__init__(info, agents, memory, [sessions])
 
     def _texts(self) -> list[str]:
         return [m.text or "" for m in self.retained()]
@@ -75,19 +80,29 @@ class YourAgentsInWorkbench(FactsPolicy):
 def _built(
     roles: dict[str, LoadedAgent], added: list[ContextProvider], models: ModelSet, calls: CallLog
 ) -> dict[str, Agent]:
-    """Each role's agent as its author built it, with `added` after its providers, recorded by the lab."""
+    """Each role's agent as its author built it, with `added` after its providers, recorded by the lab;
+    on the lab's model when `--model` names one, else on its own client."""
     return {
         role: derived(
             item.agent,
             [*([] if own_history(item.agent) else [InMemoryHistoryProvider()]), *added],
-            RecordingMiddleware(calls, "agent", client_label(item.agent), timeout=models.timeout),
+            *(
+                (RecordingMiddleware(calls, "agent", client_label(item.agent), timeout=models.timeout),)
+                if models.scripted
+                else (
+                    RecordingMiddleware(calls, "agent", models.agent_label, timeout=models.timeout),
+                    models.agent_client,
+                )
+            ),
         )
         for role, item in roles.items()
     }
 
 
-def build_your_policies(agents: Sequence[LoadedAgent], models: ModelSet, calls: CallLog) -> list[Policy]:
-    """The lab's policies of the user's agents (see the module's docstring)."""
+def build_your_policies(
+    agents: Sequence[LoadedAgent], models: ModelSet, calls: CallLog, contract: Contract
+) -> list[Policy]:
+    """The lab's policies of the user's agents (see the module's docstring), their facts under `contract`."""
     by_name = {item.name: item for item in agents}
     if set(AGENTS) <= set(by_name):
         groups = [{role: by_name[role] for role in AGENTS}]
@@ -99,7 +114,7 @@ def build_your_policies(agents: Sequence[LoadedAgent], models: ModelSet, calls: 
         title = f"your agent{'s' if len(named) > 1 else ''} {', '.join(named)}"
         memories = "; ".join(f"{item.name}: {memory_names(item.agent)}" for item in dict.fromkeys(roles.values()))
         kept = f"its memories ({memories}) receive the chronology's messages and keep them"
-        memory = WorkingMemory()
+        memory = WorkingMemory(contract)
         facts = WorkingMemoryProvider(memory, MemoryUpdater(memory, HostWriter()), origin="facts")
         policies += [
             YourAgentsPolicy(
@@ -111,7 +126,7 @@ def build_your_policies(agents: Sequence[LoadedAgent], models: ModelSet, calls: 
                     f"{PREFIX}{'+'.join(named)}+facts",
                     f"{title}, in the workbench",
                     f"with the working memory (host parse) as the app adds it; {kept}; the product's forget "
-                    "removes the facts and replaces its sessions",
+                    "removes the facts and replaces its sessions (the lab leaves your agents' stores alone)",
                 ),
                 _built(roles, [facts], models, calls),
                 memory,

@@ -9,9 +9,13 @@ from __future__ import annotations
 import re
 import unicodedata
 from dataclasses import dataclass
+from functools import cached_property
 
+from workbench.memory.shown import quoted
 from workbench.text import LONE_SURROGATE
 
+# The seed's contract (seed 001): the keys, facts and value length every surface uses unless a team
+# declares its own (`Contract`, `workbench.toml` or `--keys`). `qualify`'s fixed suite runs on these.
 ALLOWED_KEYS: frozenset[str] = frozenset(
     {
         "product",
@@ -30,6 +34,16 @@ MAX_FACTS = 5
 MAX_VALUE_CHARS = 256
 MAX_EVIDENCE_CHARS = 512
 MAX_MESSAGE_CHARS = 4096
+
+# Bounds on a contract a team declares. A value, its key and `=` must fit one message, and a
+# quotation holds its value and at most this much more (the seed's: 256 + 256 = 512).
+MAX_KEYS = 32
+MAX_KEY_CHARS = 32
+MAX_FACTS_LIMIT = 20
+MAX_VALUE_CHARS_LIMIT = 4000
+# Not a key: a chronology (and an exported conversation) says `"forget": "all"` for a forget of everything.
+RESERVED_KEY = "all"
+_EVIDENCE_MARGIN = MAX_EVIDENCE_CHARS - MAX_VALUE_CHARS
 
 _IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 # Where one declaration ends. Captured, so a split keeps the separators and can be joined back.
@@ -121,12 +135,101 @@ def unencodable(text: str) -> str | None:
     )
 
 
-def explain_key(key: str) -> str:
-    """Why `key` is not an allowed key, naming any invisible or look-alike characters in it
-    (the first few: a key is an echo of what a user or model wrote, and echoes are bounded)."""
-    foreign = list(dict.fromkeys(ch for ch in key if not (ch.isascii() and (ch.isalnum() or ch == "_"))))
-    if foreign:
-        names = ", ".join(f"U+{ord(ch):04X} {unicodedata.name(ch, 'unnamed character')}" for ch in foreign[:4])
-        more = f" and {len(foreign) - 4:,} other characters" if len(foreign) > 4 else ""
-        return f"not an allowed key: it contains {names}{more}; keys are matched character for character"
-    return f"not an allowed key (allowed: {', '.join(sorted(ALLOWED_KEYS))})"
+class ContractError(ValueError):
+    """A contract that cannot be used, in words (what a workbench.toml or --keys gave wrong)."""
+
+
+@dataclass(frozen=True)
+class Contract:
+    """The one owner of the contract's limits: which keys may become facts, how many facts memory holds
+    and how long a value may be. The seed's (`SEED`) unless a team declares its own; working memory holds
+    the one a run uses, and every surface reads it from there. `keys` is kept sorted and unique."""
+
+    keys: tuple[str, ...]
+    max_facts: int = MAX_FACTS
+    max_value_chars: int = MAX_VALUE_CHARS
+
+    def __post_init__(self) -> None:
+        if not all(isinstance(key, str) for key in self.keys):
+            raise ContractError("a contract's keys are text")
+        keys = tuple(sorted(set(self.keys)))
+        object.__setattr__(self, "keys", keys)
+        if problem := self._problem():
+            raise ContractError(problem)
+
+    def _problem(self) -> str | None:
+        if not 1 <= len(self.keys) <= MAX_KEYS:
+            return f"a contract declares 1 to {MAX_KEYS} keys, not {len(self.keys)}"
+        for key in self.keys:
+            if not (is_identifier(key) and len(key) <= MAX_KEY_CHARS):
+                return (
+                    f"the key {quoted(key, MAX_KEY_CHARS + 8)} is not an ASCII identifier of at most "
+                    f"{MAX_KEY_CHARS} characters (letters, digits and _, not starting with a digit)"
+                )
+            if key == RESERVED_KEY:
+                return f'the key "{RESERVED_KEY}" is reserved: a chronology\'s "forget": "all" forgets everything'
+
+        for name, value, limit in (
+            ("max_facts", self.max_facts, MAX_FACTS_LIMIT),
+            ("max_value_chars", self.max_value_chars, MAX_VALUE_CHARS_LIMIT),
+        ):
+            if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= limit:
+                return f"{name} is a whole number from 1 to {limit:,}, not {value!r}"
+        return None
+
+    @property
+    def is_seed(self) -> bool:
+        return self == SEED
+
+    @property
+    def max_evidence_chars(self) -> int:
+        """How long a quotation may be: its value and as much again as the seed allows around one."""
+        return self.max_value_chars + _EVIDENCE_MARGIN
+
+    def allows(self, key: str | None) -> bool:
+        return key in self.key_set
+
+    @cached_property
+    def key_set(self) -> frozenset[str]:
+        """Every key, as a set (what a forget of everything removes)."""
+        return frozenset(self.keys)
+
+    def describe(self) -> str:
+        """The contract in one line, as the header, the help and refusals name it."""
+        return (
+            f"keys {', '.join(self.keys)}; at most {self.max_facts} facts; "
+            f"values of at most {self.max_value_chars:,} characters"
+        )
+
+    def admits_all_of(self, other: Contract) -> bool:
+        """Whether everything `other` admitted passes this contract too (its keys, as many facts, values
+        as long): memory saved under `other` can be opened under this one, nothing left out."""
+        return (
+            set(other.keys) <= set(self.keys)
+            and other.max_facts <= self.max_facts
+            and other.max_value_chars <= self.max_value_chars
+        )
+
+    def cannot_open(self, saved: Contract) -> str | None:
+        """Why memory saved under `saved` cannot be opened under this contract, in words naming both;
+        None when it can."""
+        if self.admits_all_of(saved):
+            return None
+        return (
+            f"it was saved under the contract ({saved.describe()}), and this start's ({self.describe()}) does "
+            "not admit everything that one did; start with the contract it was saved under (workbench.toml or "
+            "--keys), or move the folder away to start afresh"
+        )
+
+    def explain_key(self, key: str) -> str:
+        """Why `key` is not an allowed key, naming any invisible or look-alike characters in it
+        (the first few: a key is an echo of what a user or model wrote, and echoes are bounded)."""
+        foreign = list(dict.fromkeys(ch for ch in key if not (ch.isascii() and (ch.isalnum() or ch == "_"))))
+        if foreign:
+            names = ", ".join(f"U+{ord(ch):04X} {unicodedata.name(ch, 'unnamed character')}" for ch in foreign[:4])
+            more = f" and {len(foreign) - 4:,} other characters" if len(foreign) > 4 else ""
+            return f"not an allowed key: it contains {names}{more}; keys are matched character for character"
+        return f"not an allowed key (allowed: {', '.join(self.keys)})"
+
+
+SEED = Contract(tuple(ALLOWED_KEYS))

@@ -2,7 +2,7 @@
 
 A forget of a key removes every value the store knew for it (current, replaced, evicted) and every
 value any text a holder keeps declared for it (admitted or not: a rejected batch's `priority=P9` is
-forgotten too). A forget of everything removes every allowed key. Each holder of user or model text
+forgotten too). A forget of everything removes every key of memory's contract. Each holder of user or model text
 (agent sessions, call log, transcript, recall store, input undo, any memory added later) registers
 with `Forgetting` and applies the same `ForgetPlan`. Scrubbing blanks whole declarations and whole
 occurrences of a value, never a piece of another word or number: forgetting `version=2` leaves
@@ -19,9 +19,9 @@ from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import dataclass, field, replace
 from datetime import datetime
 from functools import cached_property
-from typing import TYPE_CHECKING, Protocol
+from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
-from workbench.memory.contract import ALLOWED_KEYS, SEGMENT_SEPARATOR, parse_message
+from workbench.memory.contract import SEGMENT_SEPARATOR, parse_message
 from workbench.memory.ledger import MemoryEvent
 from workbench.memory.outcome import Outcome
 from workbench.text import clip, escape_json
@@ -138,7 +138,8 @@ def declared_in(texts: Iterable[str], keys: frozenset[str]) -> set[str]:
 
 class Holder(Protocol):
     """Anything that keeps user or model text. `declared` tells the plan what values its text declares
-    for the keys; `forget` applies the plan and returns how many of its `unit` it removed or scrubbed."""
+    for the keys; `forget` applies the plan and returns how many of its `unit` it removed or scrubbed,
+    or raises `NotReached` when it has no way to reach what it holds."""
 
     @property
     def name(self) -> str: ...
@@ -168,20 +169,43 @@ class TextHolder:
         return await done if inspect.isawaitable(done) else done
 
 
+class NotReached(Exception):
+    """Raised by a holder's `forget` that has no way to reach what it holds (a memory of a class the
+    workbench does not know): said in the report, and no failure. A failure keeps the forget's journal,
+    so the next start forgets again; a holder that can never be reached would have every start forget
+    again, for ever, and reach it no better."""
+
+
+UNREACHABLE = "forget cannot reach this"  # what F3, the forget question and the report say of such a holder
+
+
+@runtime_checkable
+class Unreachable(Protocol):
+    """A holder that can say, before a forget, that the forget cannot reach it (or part of it)."""
+
+    @property
+    def unreachable(self) -> str | None:
+        """Why a forget cannot reach it, or None when it can."""
+        ...
+
+
 @dataclass(frozen=True)
 class ForgetReport:
     """What a forget did: memory's outcome, and per holder a count (or why it could not reach it):
-    `removed` as a number, `counts` in words with the holder's unit."""
+    `removed` as a number, `counts` in words with the holder's unit. `failures`: holders that failed
+    (the journal is kept, the next start forgets again); `unreached`: holders that cannot be reached
+    at all (`NotReached`), said every time and never retried."""
 
     outcome: Outcome
     counts: dict[str, str] = field(default_factory=dict)
     removed: dict[str, int] = field(default_factory=dict)
     failures: dict[str, str] = field(default_factory=dict)
+    unreached: dict[str, str] = field(default_factory=dict)
 
     def describe(self) -> str:
         reached = ", ".join(f"{name}: {self.counts[name]}" for name, n in self.removed.items() if n) or "nothing else"
         empty = ", ".join(name for name, n in self.removed.items() if not n)
-        missed = "".join(f"; {name} NOT reached ({why})" for name, why in self.failures.items())
+        missed = "".join(f"; {name} NOT reached ({why})" for name, why in {**self.unreached, **self.failures}.items())
         return f"forget reached {reached}{f'; held nothing to remove: {empty}' if empty else ''}{missed}"
 
 
@@ -246,6 +270,11 @@ class Forgetting:
     def holders(self) -> tuple[str, ...]:
         return tuple(h.name for h in self._holders)
 
+    def unreachable(self) -> dict[str, str]:
+        """The holders a forget cannot reach (or reach only in part), and why: for the forget's
+        question, asked before the user answers."""
+        return {h.name: why for h in self._holders if isinstance(h, Unreachable) and (why := h.unreachable)}
+
     def register(self, holder: Holder) -> Callable[[], None]:
         """Add a holder; returns the function that removes it again."""
         if any(h.name == holder.name for h in self._holders):
@@ -254,7 +283,7 @@ class Forgetting:
         return lambda: self._holders.remove(holder) if holder in self._holders else None
 
     async def plan(self, key: str | None) -> ForgetPlan:
-        keys = ALLOWED_KEYS if key is None else frozenset({key})
+        keys = self._memory.plan(key).keys  # everything: every key of memory's contract
         declared: set[str] = set()
         for holder in list(self._holders):
             declared |= await holder.declared(keys)
@@ -308,6 +337,8 @@ class Forgetting:
             try:
                 removed = report.removed[holder.name] = await holder.forget(plan)
                 report.counts[holder.name] = f"{removed:,} {holder.unit}"
+            except NotReached as exc:
+                report.unreached[holder.name] = clip(plan.scrub(str(exc) or UNREACHABLE), _FAILURE_CHARS)
             except Exception as exc:  # one holder's failure must not keep the forget from the others
                 report.failures[holder.name] = clip(plan.scrub(f"{type(exc).__name__}: {exc}"), _FAILURE_CHARS)
         self._memory.note(report.describe(), origin="forget")

@@ -13,7 +13,7 @@ from dataclasses import dataclass, replace
 from datetime import datetime
 from enum import StrEnum
 
-from workbench.memory.contract import MAX_EVIDENCE_CHARS, MAX_FACTS, MAX_MESSAGE_CHARS, MAX_VALUE_CHARS
+from workbench.memory.contract import MAX_FACTS, MAX_MESSAGE_CHARS
 from workbench.memory.shown import quoted
 from workbench.text import clip
 
@@ -53,16 +53,22 @@ _GENERIC: dict[ReasonCode, str] = {
     ReasonCode.UNKNOWN_KEY: "the key is not one of the allowed keys",
     ReasonCode.DUPLICATE_KEY: "the key appears more than once in the batch",
     ReasonCode.EMPTY_VALUE: "the value is empty",
-    ReasonCode.VALUE_TOO_LONG: f"the value is longer than {MAX_VALUE_CHARS} characters",
+    ReasonCode.VALUE_TOO_LONG: "the value is longer than the contract allows",
     ReasonCode.EVIDENCE_MISSING: "no quotation of the message was given",
-    ReasonCode.EVIDENCE_TOO_LONG: f"the quotation is longer than {MAX_EVIDENCE_CHARS} characters",
+    ReasonCode.EVIDENCE_TOO_LONG: "the quotation is longer than the contract allows",
     ReasonCode.EVIDENCE_NOT_IN_MESSAGE: "the quotation is not an exact part of the message",
     ReasonCode.VALUE_NOT_IN_EVIDENCE: "the quotation does not contain the value",
-    ReasonCode.TOO_MANY_FACTS: f"one message may carry at most {MAX_FACTS} facts",
+    ReasonCode.TOO_MANY_FACTS: "one message carries more facts than the contract allows",
     ReasonCode.DECLARATION_MISMATCH: "the candidates do not match the message's key=value declarations",
     ReasonCode.MESSAGE_TOO_LONG: f"the message is longer than {MAX_MESSAGE_CHARS} characters",
     ReasonCode.UNENCODABLE_TEXT: "the message holds half of a surrogate pair and cannot be encoded as UTF-8",
     ReasonCode.MALFORMED_OUTPUT: "the writer's output is not a valid extraction",
+}
+# The same with the contract's limit, when the reason carries it (`Reason.limit`).
+_LIMITED: dict[ReasonCode, str] = {
+    ReasonCode.VALUE_TOO_LONG: "the value is longer than {limit:,} characters",
+    ReasonCode.EVIDENCE_TOO_LONG: "the quotation is longer than {limit:,} characters",
+    ReasonCode.TOO_MANY_FACTS: "one message may carry at most {limit} facts",
 }
 
 _REMOVED = "(removed by forget)"
@@ -76,11 +82,13 @@ MAX_REASONS = 12
 
 @dataclass(frozen=True)
 class Reason:
-    """Why one candidate (or, with `key` None, the whole batch) failed."""
+    """Why one candidate (or, with `key` None, the whole batch) failed. `limit` is the contract's
+    bound the candidate broke (a count or a length), for the reasons about one."""
 
     code: ReasonCode
     key: str | None
     detail: str
+    limit: int | None = None
 
     def __post_init__(self) -> None:
         if self.key is not None:
@@ -89,6 +97,9 @@ class Reason:
 
     @property
     def generic(self) -> str:
+        """The contract's words for the code, with no user text: the limit broken, when known."""
+        if self.limit is not None and self.code in _LIMITED:
+            return _LIMITED[self.code].format(limit=self.limit)
         return _GENERIC[self.code]
 
     def redacted(self) -> Reason:
@@ -177,10 +188,9 @@ class MemoryEvent:
                     f"({turn}, quoting {_quoted(self.evidence)})."
                 )
             case EventKind.EVICTED:
-                return (
-                    f"{self.key} = {value} (turn {self.fact_turn}) evicted: the store holds at most "
-                    f"{MAX_FACTS} facts and it was the oldest."
-                )
+                # An event saved before contracts could be declared was evicted under the seed's.
+                full = self.detail or f"the store holds at most {MAX_FACTS} facts"
+                return f"{self.key} = {value} (turn {self.fact_turn}) evicted: {full} and it was the oldest."
             case EventKind.REJECTED:
                 reasons = "; ".join(r.sentence() for r in self.reasons)
                 if self.more_reasons:

@@ -7,17 +7,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from workbench.memory.contract import (
-    ALLOWED_KEYS,
-    MAX_EVIDENCE_CHARS,
-    MAX_FACTS,
-    MAX_MESSAGE_CHARS,
-    MAX_VALUE_CHARS,
-    ParsedMessage,
-    explain_key,
-    parse_message,
-    unencodable,
-)
+from workbench.memory.contract import MAX_MESSAGE_CHARS, Contract, ParsedMessage, parse_message, unencodable
 from workbench.memory.ledger import Reason, ReasonCode
 from workbench.memory.records import Fact, FactCandidate, declared_candidates
 from workbench.memory.shown import quoted
@@ -36,75 +26,81 @@ def check_message(user_text: str) -> Reason | None:
     return None
 
 
-def _value_problem(key: str, value: str) -> Reason | None:
+def _value_problem(key: str, value: str, contract: Contract) -> Reason | None:
     if not value.strip():
         return Reason(ReasonCode.EMPTY_VALUE, key, "the value is empty")
-    if len(value) > MAX_VALUE_CHARS:
-        return Reason(
-            ReasonCode.VALUE_TOO_LONG, key, f"the value has {len(value):,} characters; at most {MAX_VALUE_CHARS:,}"
-        )
+    if len(value) > (most := contract.max_value_chars):
+        detail = f"the value has {len(value):,} characters; at most {most:,}"
+        return Reason(ReasonCode.VALUE_TOO_LONG, key, detail, limit=most)
     return None
 
 
-def _candidate_problem(user_text: str, candidate: FactCandidate, seen: set[str]) -> Reason | None:
+def _candidate_problem(user_text: str, candidate: FactCandidate, seen: set[str], contract: Contract) -> Reason | None:
     key, value, evidence = candidate.key, candidate.value, candidate.evidence
-    if key not in ALLOWED_KEYS:
-        return Reason(ReasonCode.UNKNOWN_KEY, key, explain_key(key))
+    if not contract.allows(key):
+        return Reason(ReasonCode.UNKNOWN_KEY, key, contract.explain_key(key))
     if key in seen:
         return Reason(ReasonCode.DUPLICATE_KEY, key, "the batch proposes this key more than once")
-    if problem := _value_problem(key, value):
+    if problem := _value_problem(key, value, contract):
         return problem
     if not evidence.strip():
         return Reason(ReasonCode.EVIDENCE_MISSING, key, "no quotation of the message was given")
-    if len(evidence) > MAX_EVIDENCE_CHARS:
-        return Reason(
-            ReasonCode.EVIDENCE_TOO_LONG,
-            key,
-            f"the quotation has {len(evidence):,} characters; at most {MAX_EVIDENCE_CHARS:,}",
-        )
+    if len(evidence) > (most := contract.max_evidence_chars):
+        detail = f"the quotation has {len(evidence):,} characters; at most {most:,}"
+        return Reason(ReasonCode.EVIDENCE_TOO_LONG, key, detail, limit=most)
     if evidence not in user_text:
         return Reason(
             ReasonCode.EVIDENCE_NOT_IN_MESSAGE,
             key,
-            f"the quotation {quoted(evidence, MAX_EVIDENCE_CHARS)} is not an exact part of the message",
+            f"the quotation {quoted(evidence, contract.max_evidence_chars)} is not an exact part of the message",
         )
     if value not in evidence:
         return Reason(
             ReasonCode.VALUE_NOT_IN_EVIDENCE,
             key,
-            f"the quotation {quoted(evidence, MAX_EVIDENCE_CHARS)} does not contain the value "
-            f"{quoted(value, MAX_VALUE_CHARS)}",
+            f"the quotation {quoted(evidence, contract.max_evidence_chars)} does not contain the value "
+            f"{quoted(value, contract.max_value_chars)}",
         )
     return None
 
 
-def check_candidates(user_text: str, candidates: Sequence[FactCandidate]) -> list[Reason]:
-    """The store rules: at most five candidates, unique allowed keys, bounded non-blank values
+def check_candidates(user_text: str, candidates: Sequence[FactCandidate], contract: Contract) -> list[Reason]:
+    """The store rules: at most `max_facts` candidates, unique allowed keys, bounded non-blank values
     and quotations, each quotation an exact part of the message that contains its value."""
     reasons: list[Reason] = []
-    if len(candidates) > MAX_FACTS:
+    if len(candidates) > contract.max_facts:
         reasons.append(
-            Reason(ReasonCode.TOO_MANY_FACTS, None, f"{len(candidates)} candidates; at most {MAX_FACTS} per batch")
+            Reason(
+                ReasonCode.TOO_MANY_FACTS,
+                None,
+                f"{len(candidates)} candidates; at most {contract.max_facts} per batch",
+                limit=contract.max_facts,
+            )
         )
     seen: set[str] = set()
     for candidate in candidates:
-        if problem := _candidate_problem(user_text, candidate, seen):
+        if problem := _candidate_problem(user_text, candidate, seen, contract):
             reasons.append(problem)
         seen.add(candidate.key)
     return reasons
 
 
-def check_declarations(parsed: ParsedMessage, candidates: Sequence[FactCandidate]) -> list[Reason]:
+def check_declarations(parsed: ParsedMessage, candidates: Sequence[FactCandidate], contract: Contract) -> list[Reason]:
     """The host check: the candidates are exactly the message's declarations, key for key and
     value for value, and the declarations themselves are admissible."""
     reasons: list[Reason] = [
-        Reason(ReasonCode.UNKNOWN_KEY, key, f"declared in the message, but {explain_key(key)}")
+        Reason(ReasonCode.UNKNOWN_KEY, key, f"declared in the message, but {contract.explain_key(key)}")
         for key in parsed.lookalike_keys
     ]
     declared = parsed.declarations
-    if len(declared) > MAX_FACTS:
+    if len(declared) > contract.max_facts:
         reasons.append(
-            Reason(ReasonCode.TOO_MANY_FACTS, None, f"the message declares {len(declared)} keys; at most {MAX_FACTS}")
+            Reason(
+                ReasonCode.TOO_MANY_FACTS,
+                None,
+                f"the message declares {len(declared)} keys; at most {contract.max_facts}",
+                limit=contract.max_facts,
+            )
         )
     proposed = {c.key for c in candidates}
     for candidate in candidates:
@@ -121,16 +117,17 @@ def check_declarations(parsed: ParsedMessage, candidates: Sequence[FactCandidate
                 Reason(
                     ReasonCode.DECLARATION_MISMATCH,
                     candidate.key,
-                    f"the proposed value {quoted(candidate.value, MAX_VALUE_CHARS)} is not the declared "
-                    f"{quoted(declared[candidate.key], MAX_VALUE_CHARS)}",
+                    f"the proposed value {quoted(candidate.value, contract.max_value_chars)} is not the declared "
+                    f"{quoted(declared[candidate.key], contract.max_value_chars)}",
                 )
             )
     for key, value in declared.items():
         if key in proposed:
             continue
-        if key not in ALLOWED_KEYS:
-            reasons.append(Reason(ReasonCode.UNKNOWN_KEY, key, f"declared in the message, but {explain_key(key)}"))
-        elif problem := _value_problem(key, value):
+        if not contract.allows(key):
+            reason = f"declared in the message, but {contract.explain_key(key)}"
+            reasons.append(Reason(ReasonCode.UNKNOWN_KEY, key, reason))
+        elif problem := _value_problem(key, value, contract):
             reasons.append(problem)
         else:
             reasons.append(
@@ -153,7 +150,7 @@ def first_per_key(reasons: list[Reason]) -> tuple[Reason, ...]:
     return tuple(kept)
 
 
-def admissible_as_declared(user_text: str) -> bool:
+def admissible_as_declared(user_text: str, contract: Contract) -> bool:
     """Whether admission would take the message's declarations as the host reads them (no writer):
     readable, matching its declarations exactly, passing every store rule. What the drift lab's
     expectations walk with, so a story is judged by the same rules as the app."""
@@ -161,20 +158,21 @@ def admissible_as_declared(user_text: str) -> bool:
         return False
     candidates = declared_candidates(user_text)
     parsed = parse_message(user_text)
-    return not (check_declarations(parsed, candidates) or check_candidates(user_text, candidates))
+    return not (check_declarations(parsed, candidates, contract) or check_candidates(user_text, candidates, contract))
 
 
-def stored_problem(facts: Sequence[Fact]) -> str | None:
+def stored_problem(facts: Sequence[Fact], contract: Contract) -> str | None:
     """The first rule that stored facts break, in words, or None: what a fact read back (a resumed
-    file) must satisfy, as admission made it. At most five facts, one per allowed key, values and
-    quotations bounded, each quotation holding its value, each fact's own declaration declaring exactly
-    its key with its value, and quotation and declaration parts of one message (one holds the other)."""
-    if len(facts) > MAX_FACTS:
-        return f"{len(facts)} facts; at most {MAX_FACTS}"
+    file) must satisfy, as admission made it under `contract`. At most `max_facts` facts, one per
+    allowed key, values and quotations bounded, each quotation holding its value, each fact's own
+    declaration declaring exactly its key with its value, and quotation and declaration parts of one
+    message (one holds the other)."""
+    if len(facts) > contract.max_facts:
+        return f"{len(facts)} facts; at most {contract.max_facts}"
     seen: set[str] = set()
     for fact in facts:
         candidate = FactCandidate(key=fact.key, value=fact.value, evidence=fact.evidence)
-        if problem := _candidate_problem(fact.evidence, candidate, seen):
+        if problem := _candidate_problem(fact.evidence, candidate, seen, contract):
             return f"{quoted(fact.key, 40)}: {problem.detail}"
         seen.add(fact.key)
         if parse_message(fact.declaration).declarations.get(fact.key) != fact.value:

@@ -8,7 +8,7 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from datetime import UTC, datetime
 
-from workbench.memory.contract import ALLOWED_KEYS, MAX_FACTS, parse_message
+from workbench.memory.contract import SEED, Contract, parse_message
 from workbench.memory.forget import ForgetPlan
 from workbench.memory.ledger import EventKind, Ledger, MemoryEvent, Reason, ReasonCode
 from workbench.memory.outcome import Outcome, Status
@@ -27,7 +27,9 @@ def utc_now() -> datetime:
 
 
 class WorkingMemory:
-    """At most five facts shared by every agent, changed only through verified batches.
+    """At most `contract.max_facts` facts shared by every agent, changed only through verified batches.
+    `contract` (the seed's unless a team declared its own) is the one owner of the limits every surface
+    reads.
 
     Tickets: `begin_turn` issues one per user message, numbered in submission order across
     epochs. This is the one registry of open tickets: a ticket stays open until it settles, once
@@ -39,7 +41,10 @@ class WorkingMemory:
     cancelled.
     """
 
-    def __init__(self, *, ledger_capacity: int = 500, clock: Callable[[], datetime] = utc_now) -> None:
+    def __init__(
+        self, contract: Contract = SEED, *, ledger_capacity: int = 500, clock: Callable[[], datetime] = utc_now
+    ) -> None:
+        self.contract = contract
         self._lock = threading.RLock()
         self._clock = clock
         self._facts: dict[str, Fact] = {}
@@ -54,10 +59,21 @@ class WorkingMemory:
 
     @classmethod
     def restored(
-        cls, saved: SavedMemory, *, ledger_capacity: int = 500, clock: Callable[[], datetime] = utc_now
+        cls,
+        saved: SavedMemory,
+        contract: Contract | None = None,
+        *,
+        ledger_capacity: int = 500,
+        clock: Callable[[], datetime] = utc_now,
     ) -> WorkingMemory:
-        """Memory as `saved()` left it: the same facts, ledger, epoch and counters, no open ticket."""
-        memory = cls(ledger_capacity=ledger_capacity, clock=clock)
+        """Memory as `saved()` left it: the same facts, ledger, epoch and counters, no open ticket; under
+        `contract` (default: the one it was saved under), which must admit everything that one did
+        (ValueError, naming both, when it does not: no fact or event may fall outside the contract
+        that a forget of everything reaches)."""
+        contract = contract or saved.contract
+        if problem := contract.cannot_open(saved.contract):
+            raise ValueError(problem)
+        memory = cls(contract, ledger_capacity=ledger_capacity, clock=clock)
         memory._facts = {f.key: f for f in saved.facts}
         memory._epoch, memory._turn, memory._last_applied = saved.epoch, saved.turn, saved.last_applied
         memory.ledger = Ledger(ledger_capacity, saved.ledger, saved.ledger_seq)
@@ -73,6 +89,7 @@ class WorkingMemory:
                 epoch=self._epoch,
                 turn=self._turn,
                 last_applied=self._last_applied,
+                contract=self.contract,
             )
 
     @property
@@ -187,7 +204,7 @@ class WorkingMemory:
         """What forgetting `key` (None: everything) removes: every value memory knows for it (the
         fact's, and the replaced and evicted ones its events still hold) and the `declared` values the
         holders of text found. `Forgetting` gathers those; a bare memory can plan without them."""
-        keys = ALLOWED_KEYS if key is None else frozenset({key})
+        keys = self.contract.key_set if key is None else frozenset({key})
         with self._lock:
             values = {f.value for f in self._facts.values() if f.key in keys}
             for event in self.ledger.latest():
@@ -264,8 +281,8 @@ class WorkingMemory:
                 return stale
             parsed = parse_message(turn.user_text)
             # A mismatch with the declarations is the most telling reason, so it is listed first.
-            reasons = check_declarations(parsed, candidates) if match_declarations else []
-            reasons += check_candidates(turn.user_text, candidates)
+            reasons = check_declarations(parsed, candidates, self.contract) if match_declarations else []
+            reasons += check_candidates(turn.user_text, candidates, self.contract)
             if reasons:
                 return self._reject(turn, first_per_key(reasons), candidates)
             self._release(turn)
@@ -321,7 +338,7 @@ class WorkingMemory:
                     evidence=c.evidence,
                 )
             )
-        while len(self._facts) > MAX_FACTS:
+        while len(self._facts) > self.contract.max_facts:
             oldest = min(self._facts.values(), key=lambda f: (f.turn, f.key))
             del self._facts[oldest.key]
             events.append(
@@ -332,6 +349,7 @@ class WorkingMemory:
                     value=oldest.value,
                     evidence=oldest.evidence,
                     fact_turn=oldest.turn,
+                    detail=f"the store holds at most {self.contract.max_facts} facts",
                 )
             )
         self._last_applied = turn.number

@@ -5,7 +5,9 @@ state database keeps them in its rows (`state.py`), and as the files of a folder
 
 Both carry a format version. What is not valid in this format is refused with the reason, and never
 overwritten: nothing is lost because a file was hand-edited or written by a newer version. Memory read
-back must also satisfy the contract that admitted it (`workbench.memory.rules.stored_problem`)."""
+back must also satisfy the contract that admitted it (`workbench.memory.rules.stored_problem`): the seed's,
+or the one a team declared, which memory records beside its facts (`SavedMemory.contract`; a file saved
+before contracts could be declared has none, and was saved under the seed's)."""
 
 from __future__ import annotations
 
@@ -79,7 +81,7 @@ def _read(path: Path, model: type[_Model]) -> _Model | None:
 
 def read_memory(path: Path) -> SavedMemory | None:
     saved = _read(path, MemoryFile)
-    if saved is not None and (problem := stored_problem(saved.memory.facts)):
+    if saved is not None and (problem := stored_problem(saved.memory.facts, saved.memory.contract)):
         raise SavedFileError(f"{path} breaks the contract: {problem}")
     return saved.memory if saved is not None else None
 

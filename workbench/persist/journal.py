@@ -13,7 +13,7 @@ import json
 from datetime import UTC, datetime
 from pathlib import Path
 
-from workbench.files import replace_private, sync_folder
+from workbench.files import private_dir, replace_private, sync_folder
 from workbench.memory.forget import PendingForget
 
 FILE_NAME = "forget-pending.json"  # in the user's data directory
@@ -36,6 +36,7 @@ class ForgetJournal:
     def begin(self, key: str | None) -> None:
         """Record the forget, on disk before this returns (the file and its folder flushed)."""
         record = {"version": 1, "key": key, "asked_at": datetime.now(UTC).isoformat(), "stores": list(self.stores)}
+        private_dir(self.path.parent)  # a start that keeps nothing there itself (your agents: their stores) has none
         replace_private(self.path, json.dumps(record) + "\n")
 
     def end(self) -> None:

@@ -36,7 +36,7 @@ from typing import Any
 from agent_framework import Agent, AgentSession, HistoryProvider, Message
 
 from workbench.files import WORK_SUFFIX, FolderLock, private_dir
-from workbench.memory import WorkingMemory
+from workbench.memory import SEED, Contract, WorkingMemory
 from workbench.memory.forget import ForgetPlan, declared_in
 from workbench.memory.outcome import Outcome, Status
 from workbench.memory.store import utc_now
@@ -66,12 +66,24 @@ class PersistedSessions:
     Give `memory` and the object itself (as `histories`) to the runtime, then register the object
     with the runtime's `forgetting`, last. A saved file this version cannot read stops start-up with the
     reason and is left as it is. One workbench at a time: a second one on the same directory would
-    interleave its writes, and its memory could write back what the other forgot (`InUse`)."""
+    interleave its writes, and its memory could write back what the other forgot (`InUse`).
+
+    Memory is opened under `contract`, which must admit everything the contract it was saved under did
+    (its keys, as many facts, values as long): else start-up stops with one line naming both, and the
+    file is left as it is, so no fact and no ledger event of a key the run would not know is hidden, nor
+    kept out of reach of a forget of everything. A wider contract opens it, with a note in the ledger."""
 
     name = "persisted sessions"
     unit = "file(s)"
 
-    def __init__(self, directory: Path, *, ledger_capacity: int = 500, clock: Callable[[], datetime] = utc_now) -> None:
+    def __init__(
+        self,
+        directory: Path,
+        *,
+        contract: Contract = SEED,
+        ledger_capacity: int = 500,
+        clock: Callable[[], datetime] = utc_now,
+    ) -> None:
         self.directory = private_dir(directory.expanduser().resolve())
         self._folder_lock = FolderLock(self.directory / LOCK_FILE, f"the persisted sessions in {self.directory}")
         self._state: StateFile | None = None
@@ -83,6 +95,8 @@ class PersistedSessions:
             self._state = state = StateFile(path)
             move_into(state, self.directory)
             saved = state.memory()
+            if saved is not None and (problem := contract.cannot_open(saved.contract)):
+                raise SavedFileError(f"{path}: {problem}")
             self._saved_shape, self._saved_sessions = state.sessions()
         except BaseException:
             self.close()  # start-up stops here; the directory is free again
@@ -98,14 +112,20 @@ class PersistedSessions:
         self._unsaved_messages: dict[str, list[dict[str, Any]]] = {}
         self._forgetting = False  # a forget is under way: memory is written when it ends, not before
         self.memory = (
-            WorkingMemory.restored(saved, ledger_capacity=ledger_capacity, clock=clock)
+            WorkingMemory.restored(saved, contract, ledger_capacity=ledger_capacity, clock=clock)
             if saved is not None
-            else WorkingMemory(ledger_capacity=ledger_capacity, clock=clock)
+            else WorkingMemory(contract, ledger_capacity=ledger_capacity, clock=clock)
         )
         self._resumed = Persisted(
             str(self.directory), facts=len(self.memory.facts()), resumed=saved is not None, saved_at=saved_at
         )
         self.memory.subscribe(self._memory_changed)
+        if saved is not None and saved.contract != contract:
+            self.memory.note(  # saved with the memory it notes
+                f"opened under a wider contract ({contract.describe()}) than the one it was saved under "
+                f"({saved.contract.describe()}): every fact and event is kept",
+                origin="persist",
+            )
 
     def close(self) -> None:
         """Let another workbench use the directory (exiting the process does the same)."""

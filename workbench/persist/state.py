@@ -137,7 +137,7 @@ class StateFile:
             saved = MemoryFile.model_validate_json(row).memory
         except ValidationError as exc:
             raise SavedFileError(f"{self.path}: the saved memory does not parse ({_first(exc)})") from None
-        if problem := stored_problem(saved.facts):
+        if problem := stored_problem(saved.facts, saved.contract):
             raise SavedFileError(f"{self.path}: the saved memory breaks the contract: {problem}")
         return saved
 

@@ -40,6 +40,8 @@ def _facts(facts: dict[str, str]) -> str:
 
 def render(report: QualifyReport) -> Group:
     parts: list[Any] = []
+    if report.contract_note is not None:
+        parts.append(Text(report.contract_note, "bold"))
     if report.self_check:
         parts.append(Text(SELF_CHECK, "bold yellow"))
     else:
@@ -124,6 +126,8 @@ def to_json(report: QualifyReport) -> dict[str, Any]:
         "kind": "suite self-check" if report.self_check else "qualification",
         "qualified": report.qualified,
         "suite": report.suite.name,
+        "configured_contract": None if report.configured is None else report.configured.describe(),
+        "contract_note": report.contract_note,
         "model": report.model,
         "requested_format": report.requested_format,
         "formats": None if report.self_check else report.formats,

@@ -7,6 +7,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 
 from workbench.memory import (
+    SEED,
+    Contract,
     EventKind,
     FactCandidate,
     MemoryTurn,
@@ -69,6 +71,20 @@ class QualifyReport:
     results: list[CaseResult] = field(default_factory=list)
     formats: dict[str, str] = field(default_factory=dict)
     self_check: bool = False
+    # The contract the user configured (workbench.toml, --keys) when it is not the seed's: the suite still
+    # runs on the seed's, and the report says so.
+    configured: Contract | None = None
+
+    @property
+    def contract_note(self) -> str | None:
+        """What the report says when a contract of the user's own is configured; None under the seed's."""
+        if self.configured is None:
+            return None
+        return (
+            f"The suite is fixed and runs on the seed's contract ({SEED.describe()}), not the one configured "
+            f"here ({self.configured.describe()}): its cases declare the seed's keys. The host checks a run "
+            "under yours by the same rules."
+        )
 
     @property
     def scored(self) -> list[CaseResult]:
@@ -112,6 +128,7 @@ async def probe_formats(models: ModelSet, text: str, timeout: float) -> tuple[di
             timeout=timeout,
             writer_format=writer_format,
             bound=models.bound,
+            contract=SEED,
         )
         timed_out = False
         try:
@@ -146,8 +163,8 @@ class QualifyStopped(Exception):
 
 
 def _prepared(case: Case) -> WorkingMemory:
-    """A fresh memory after the case's setup."""
-    memory = WorkingMemory()
+    """A fresh memory, under the seed's contract, after the case's setup."""
+    memory = WorkingMemory(SEED)
     for text in case.setup:
         with memory.open_turn(text, "setup") as setup:
             memory.admit(setup.ticket, declared_candidates(text))
@@ -238,11 +255,17 @@ async def _run_case(case: Case, writer: ModelWriter, calls: CallLog, models: Mod
 
 
 async def run_qualify(
-    models: ModelSet, *, timeout: float = 120.0, suite: Suite | None = None, progress: Progress | None = None
+    models: ModelSet,
+    *,
+    timeout: float = 120.0,
+    suite: Suite | None = None,
+    progress: Progress | None = None,
+    configured: Contract = SEED,
 ) -> QualifyReport:
     """Every case of the suite through one writer with the configured format (auto negotiates once,
     then keeps what it found). The host's verification is the app's own. On the built-in script the
-    run is a self-check of the suite (do its expectations agree with the contract?), not a qualification."""
+    run is a self-check of the suite (do its expectations agree with the contract?), not a qualification.
+    The suite is fixed, on the seed's contract, whatever contract is `configured` (the report says so)."""
     suite = suite or load_suite()
     calls = CallLog()
     writer = ModelWriter(
@@ -252,8 +275,15 @@ async def run_qualify(
         timeout=timeout,
         writer_format=models.writer_format,
         bound=models.bound,
+        contract=SEED,
     )
-    report = QualifyReport(suite, models.writer_label, str(models.writer_format), self_check=models.scripted)
+    report = QualifyReport(
+        suite,
+        models.writer_label,
+        str(models.writer_format),
+        self_check=models.scripted,
+        configured=None if configured.is_seed else configured,
+    )
     steps = len(suite.cases) + (0 if report.self_check else 1)
     probe_timed_out = False
     if not report.self_check:  # the built-in script has no server whose formats could be probed

@@ -20,17 +20,17 @@ import os
 import re
 import shutil
 from pathlib import Path
-
-import duckdb
-from agent_framework import BaseVectorStore
-
-# The framework's column types and SQL quoting, so a converted column is what it would create.
-from agent_framework_duckdb._vector_store import _column_type, _identifier
+from typing import TYPE_CHECKING
 
 from workbench.files import PRIVATE, PrivateFiles, private_dir
-from workbench.recall.duckdb_search import ROW_GROUP_ROWS, RecallDuckDBStore, threads_for
 from workbench.recall.paths import default_path
-from workbench.recall.records import vector_field
+
+if TYPE_CHECKING:
+    import duckdb
+    from agent_framework import BaseVectorStore
+
+# DuckDB, the framework and the search are imported when a file is opened, not with this module: every
+# start builds the recall store (a forget reaches a file an earlier run left) and most open none.
 
 DATABASE = "recall"  # the file's name inside the product's connection
 _REWRITE_SUFFIX = ".rewrite"
@@ -60,6 +60,10 @@ def connect(path: Path) -> duckdb.DuckDBPyConnection:
     row groups of `ROW_GROUP_ROWS` rows (an attach option DuckDB does not keep in the file) and made
     the current database, FLOAT columns written uncompressed, spilled data in DuckDB's usual place
     beside the file. Call it with `PrivateFiles` held: attaching may replay and remove a log."""
+    import duckdb
+
+    from workbench.recall.duckdb_search import ROW_GROUP_ROWS
+
     connection = duckdb.connect(config={"temp_directory": str(spill_directory(path))})
     try:
         connection.execute(f"SET disabled_compression_methods = '{_UNCOMPRESSED_FLOATS}'")
@@ -70,34 +74,6 @@ def connect(path: Path) -> duckdb.DuckDBPyConnection:
         connection.close()
         raise
     return connection
-
-
-class PrivateDuckDBStore(RecallDuckDBStore):
-    """The recall DuckDB store on a connection made for it, holding `PrivateFiles` from its creation
-    until it is closed."""
-
-    def __init__(self, connection: duckdb.DuckDBPyConnection) -> None:
-        PrivateFiles.acquire()
-        self._private = True
-        try:
-            super().__init__(client=connection)
-        except BaseException:
-            self._release()
-            raise
-        # Framework private: the connection is the store's alone, so the framework wraps each upsert
-        # in a transaction and closes the connection with the store, as it does with one it opened.
-        self._client.owned = True
-
-    def _release(self) -> None:
-        if self._private:
-            self._private = False
-            PrivateFiles.release()
-
-    async def aclose(self) -> None:
-        try:
-            await super().aclose()
-        finally:
-            self._release()
 
 
 class DuckDBBackend:
@@ -115,6 +91,10 @@ class DuckDBBackend:
         """The store on the file; a new file is created private to the user (it holds their words). A
         file whose vectors are not of the records' type is rewritten with them converted, first; one
         shorter than the blocks its header counts (truncated) is refused and left as it is."""
+        import duckdb
+
+        from workbench.recall.duckdb_private import PrivateDuckDBStore
+
         private_dir(self.path.parent)
         for leftover in companion_files(self.path)[1:]:
             leftover.unlink(missing_ok=True)  # a rewrite interrupted before its atomic rename
@@ -176,6 +156,11 @@ def _check_whole(connection: duckdb.DuckDBPyConnection, path: Path) -> None:
 def stale_vectors(connection: duckdb.DuckDBPyConnection, database: str) -> dict[str, str]:
     """Each table of `database` whose vector column is not of the type the records declare for its
     size (`DOUBLE[n]` in files made before issue 19), with the type it should have (`FLOAT[n]`)."""
+    # The framework's column types, so a converted column is what it would create.
+    from agent_framework_duckdb._vector_store import _column_type
+
+    from workbench.recall.records import vector_field
+
     columns = connection.execute(
         "SELECT table_name, data_type FROM duckdb_columns() WHERE database_name = ? AND column_name = ?",
         [database, _VECTOR],
@@ -208,6 +193,10 @@ def rewrite_file(path: Path) -> None:
 def _copy_live_data(path: Path, fresh: Path) -> None:
     """The tables' definitions first, each stale vector column converted while its table is empty,
     then the rows (cast to the new type as an insert casts them), on one thread per row group."""
+    from agent_framework_duckdb._vector_store import _identifier  # the framework's SQL quoting
+
+    from workbench.recall.duckdb_search import ROW_GROUP_ROWS, threads_for
+
     connection = connect(path)
     try:
         (rows,) = connection.execute(

@@ -9,7 +9,15 @@ import time
 from collections.abc import Awaitable, Callable, Iterator, Sequence
 from dataclasses import dataclass, replace
 
-from agent_framework import Agent, AgentResponse, AgentResponseUpdate, AgentSession, Message, ResponseStream
+from agent_framework import (
+    Agent,
+    AgentResponse,
+    AgentResponseUpdate,
+    AgentSession,
+    InMemoryHistoryProvider,
+    Message,
+    ResponseStream,
+)
 
 from workbench.memory import MemoryTurn, WorkingMemory
 from workbench.memory.forget import ForgetPlan, ForgetReport, Forgetting, Holder, Journal, TextHolder
@@ -130,10 +138,11 @@ class AgentRuntime:
                 writer_format=models.writer_format,
                 bound=models.bound,
                 on_step_down=lambda detail: memory.note(detail, origin="writer"),
+                contract=memory.contract,
             )
         )
         self.updater = MemoryUpdater(memory, writer_impl)
-        memory.subscribe(tracing.admission)
+        memory.subscribe(tracing.admissions(memory.contract))
         self.mode = mode
         self.recall = recall
         self.recall_on = recall_on and recall is not None
@@ -262,7 +271,7 @@ class AgentRuntime:
         """Forget one key or everything through the one forget: memory, then both histories (replaced
         by new, empty sessions), the call log and every other registered holder. A turn still running
         finishes on its old session, which nothing reads any more, and stores nothing in recall."""
-        with tracing.forget(key) as span:
+        with tracing.forget(key, self.memory.contract) as span:
             report = await self.forgetting.forget(key, completing=completing)
             tracing.forgot(span, report)
             return report
@@ -383,6 +392,7 @@ class AgentRuntime:
             tuple(f"{m.name}: {m.describe()}" for m in self.memories),
             self.histories.persisted,
             self.completed,
+            contract=self.memory.contract,
         )
 
     async def remembered(self) -> Remembered:
@@ -414,6 +424,8 @@ class AgentRuntime:
         own = {name for name, agent in self._loaded.items() if own_history(agent)}
         held = await self.histories.held({n: slot.session for n, slot in self._slots.items() if n not in own})
         for name in own:
+            if not any(isinstance(p, InMemoryHistoryProvider) for p in self._loaded[name].context_providers):
+                continue  # kept elsewhere (a file, a server): its recognised memory lists it
             messages = self.history(name)
             what = f"the {name} agent's current session, in its own in-memory history: {len(messages):,} message(s)"
             held.append(HeldItem("history", name, what, history_text(messages)))

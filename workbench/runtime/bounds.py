@@ -12,18 +12,19 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from workbench.memory import MAX_FACTS, parse_message
+from workbench.memory import parse_message
 
-# What a writer reply needs beyond the text it copies: the JSON around five facts, with room to spare.
+# What a writer reply needs beyond the text it copies: the JSON around the facts, with room to spare.
 _EXTRACTION_OVERHEAD_TOKENS = 256
 _PER_FACT_TOKENS = 48
 
 
-def writer_max_tokens(user_text: str) -> int:
+def writer_max_tokens(user_text: str, max_facts: int) -> int:
     """The most tokens an extraction of `user_text` can honestly need: each declaration's value and
-    quotation copied (a token per character at worst), the JSON around them, and a margin. An
-    extraction of five short facts gets a few hundred tokens; a reply longer than that is not one."""
-    segments = list(parse_message(user_text).segments.values())[: MAX_FACTS + 1]
+    quotation copied (a token per character at worst, for at most one more than the contract's
+    `max_facts`), the JSON around them, and a margin. An extraction of five short facts gets a few
+    hundred tokens; a reply longer than that is not one."""
+    segments = list(parse_message(user_text).segments.values())[: max_facts + 1]
     copied = sum(len(s.value) + len(s.text) for s in segments)
     return _EXTRACTION_OVERHEAD_TOKENS + copied + _PER_FACT_TOKENS * len(segments)
 

@@ -20,6 +20,7 @@ from agent_framework import (
     InMemoryHistoryProvider,
     Message,
     MiddlewareTypes,
+    SupportsChatGetResponse,
 )
 
 from workbench.runtime.scripted import SCRIPTED_LABEL, RawScriptedChatClient
@@ -30,12 +31,20 @@ def own_history(agent: Agent) -> bool:
     return any(isinstance(p, HistoryProvider) and p.load_messages for p in agent.context_providers)
 
 
-def derived(agent: Agent, providers: Sequence[ContextProvider], recording: MiddlewareTypes) -> Agent:
-    """A new agent that runs as `agent` does, with `providers` after its own and `recording` last."""
+def derived(
+    agent: Agent,
+    providers: Sequence[ContextProvider],
+    recording: MiddlewareTypes,
+    client: SupportsChatGetResponse | None = None,
+) -> Agent:
+    """A new agent that runs as `agent` does, with `providers` after its own and `recording` last; on
+    `client` instead of its own when one is given (the lab's `--model`)."""
     options = dict(agent.default_options)
     tools = [*options.pop("tools", []), *agent.mcp_tools]
+    if client is not None:
+        options.pop("model", None)  # the agent's own model belongs to its own client
     return Agent(
-        agent.client,
+        client or agent.client,
         id=agent.id,
         name=agent.name,
         description=agent.description,

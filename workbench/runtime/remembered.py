@@ -13,7 +13,7 @@ from collections.abc import Collection, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Protocol
 
-from workbench.memory.contract import ALLOWED_KEYS, MAX_FACTS
+from workbench.memory.contract import Contract
 from workbench.memory.forget import ForgetPlan, declared_in
 from workbench.memory.ledger import EventKind
 from workbench.memory.shown import quoted
@@ -111,6 +111,9 @@ class Remembered:
 class Planner(Protocol):
     """What the inventory needs of working memory (`workbench.memory.store.WorkingMemory`)."""
 
+    @property
+    def contract(self) -> Contract: ...
+
     def plan(self, key: str | None, declared: Iterable[str] = ()) -> ForgetPlan: ...
 
 
@@ -166,7 +169,7 @@ def inventory(
     corrected = corrected_values(snapshot.ledger, (f.value for f in snapshot.facts))
     texts = {id(item): list(_texts(item)) for system in holders for item in system.items}
     declaring = [text for found in texts.values() for text in found]
-    plans = {key: memory.plan(key, declared_in(declaring, frozenset({key}))) for key in sorted(ALLOWED_KEYS)}
+    plans = {key: memory.plan(key, declared_in(declaring, frozenset({key}))) for key in memory.contract.keys}
 
     def marked(item: HeldItem, keys: Iterable[str], found: Sequence[str]) -> HeldItem:
         return replace(
@@ -186,7 +189,9 @@ def inventory(
         ledger = HeldItem("ledger", "ledger", f"{len(snapshot.ledger):,} event(s), oldest first", events)
         blanked = (k for k, plan in plans.items() if any(e.redact(k, plan.holds) is not e for e in snapshot.ledger))
         own.append(marked(ledger, blanked, [events]))
-    described = f"{len(snapshot.facts)} of at most {MAX_FACTS} facts, {len(snapshot.ledger):,} ledger event(s)"
+    described = (
+        f"{len(snapshot.facts)} of at most {memory.contract.max_facts} facts, {len(snapshot.ledger):,} ledger event(s)"
+    )
     systems = (
         RememberedSystem("working memory", location, described, tuple(own)),
         *(replace(s, items=tuple(held(item, texts[id(item)]) for item in s.items)) for s in holders),

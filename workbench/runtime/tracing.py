@@ -10,7 +10,7 @@ it). Without a configured tracer provider every span is a no-op: `telemetry.star
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from typing import TYPE_CHECKING
 
@@ -18,7 +18,7 @@ from agent_framework.observability import OBSERVABILITY_SETTINGS, capture_except
 from opentelemetry.trace import NoOpTracer, Span, Status, StatusCode
 
 from workbench import __version__
-from workbench.memory import ALLOWED_KEYS
+from workbench.memory import Contract
 from workbench.memory.ledger import EventKind
 from workbench.memory.outcome import Outcome
 from workbench.memory.outcome import Status as Settled
@@ -49,9 +49,9 @@ def _text(text: str) -> str:
     return text.encode("utf-8", "replace").decode("utf-8") if not text.isascii() else text
 
 
-def allowed_keys(keys: Iterable[str | None]) -> list[str]:
-    """The allowed keys among `keys`, sorted: any other key is text a user or model made up."""
-    return sorted({k for k in keys if k in ALLOWED_KEYS})
+def allowed_keys(keys: Iterable[str | None], contract: Contract) -> list[str]:
+    """The contract's keys among `keys`, sorted: any other key is text a user or model made up."""
+    return sorted({k for k in keys if k is not None and contract.allows(k)})
 
 
 @contextmanager
@@ -109,14 +109,19 @@ def writer_call(writer: str, writer_format: str) -> Iterator[Span]:
         yield span
 
 
-def writer_proposed(span: Span, candidates: list[FactCandidate]) -> None:
+def writer_proposed(span: Span, candidates: list[FactCandidate], contract: Contract) -> None:
     span.set_attribute("workbench.writer.candidates", len(candidates))
-    span.set_attribute("workbench.writer.keys", allowed_keys(c.key for c in candidates))
+    span.set_attribute("workbench.writer.keys", allowed_keys((c.key for c in candidates), contract))
     if sensitive():
         span.set_attribute("workbench.writer.facts", [_text(f"{c.key}={c.value}") for c in candidates])
 
 
-def admission(outcome: Outcome) -> None:
+def admissions(contract: Contract) -> Callable[[Outcome], None]:
+    """The memory subscriber that records `admission` spans under memory's `contract`."""
+    return lambda outcome: admission(outcome, contract)
+
+
+def admission(outcome: Outcome, contract: Contract) -> None:
     """A `workbench.admission` span for each ticket memory settles (a memory subscriber: it runs where
     the ticket settled, so the span is a child of that turn's)."""
     if outcome.status not in _SETTLEMENTS:
@@ -133,7 +138,9 @@ def admission(outcome: Outcome) -> None:
         "workbench.admission.candidates": len(rejected_keys),
         "workbench.admission.reasons": sorted({str(r.code) for r in reasons}),
         "workbench.admission.reason_count": len(reasons) + sum(e.more_reasons for e in events),
-        "workbench.admission.keys": allowed_keys([e.key for e in events] + rejected_keys + [r.key for r in reasons]),
+        "workbench.admission.keys": allowed_keys(
+            [e.key for e in events] + rejected_keys + [r.key for r in reasons], contract
+        ),
     }
     if events and events[0].turn is not None:
         attributes["workbench.turn.number"] = events[0].turn
@@ -144,10 +151,10 @@ def admission(outcome: Outcome) -> None:
 
 
 @contextmanager
-def forget(key: str | None) -> Iterator[Span]:
+def forget(key: str | None, contract: Contract) -> Iterator[Span]:
     attributes: Attributes = {
         "workbench.forget.everything": key is None,
-        "workbench.forget.keys": sorted(ALLOWED_KEYS) if key is None else allowed_keys([key]),
+        "workbench.forget.keys": list(contract.keys) if key is None else allowed_keys([key], contract),
     }
     with _span(FORGET, attributes) as span:
         yield span
@@ -155,11 +162,11 @@ def forget(key: str | None) -> Iterator[Span]:
 
 def forgot(span: Span, report: ForgetReport) -> None:
     """What the forget removed per holder (`workbench.forget.removed.agent_sessions`: 3), never a value,
-    and the holders it could not reach."""
+    and the holders it could not reach (failed, or never reachable: only a failure is an error)."""
     for name, removed in report.removed.items():
         span.set_attribute(f"workbench.forget.removed.{name.replace(' ', '_')}", removed)
     span.set_attribute("workbench.forget.reached", list(report.removed))
-    span.set_attribute("workbench.forget.not_reached", list(report.failures))
+    span.set_attribute("workbench.forget.not_reached", [*report.unreached, *report.failures])
     if report.failures:
         span.set_status(Status(StatusCode.ERROR, "a holder of text was not reached"))
 

@@ -47,7 +47,7 @@ class MemoryUpdater:
         try:
             with tracing.writer_call(self.writer.label, self.writer.format_summary) as span:
                 candidates = await self.writer.propose(turn.user_text)
-                tracing.writer_proposed(span, candidates)
+                tracing.writer_proposed(span, candidates, self.memory.contract)
         except MalformedOutput as exc:
             await self.memory.wait_for_earlier(turn)
             return self.memory.reject(turn, ReasonCode.MALFORMED_OUTPUT, str(exc))

@@ -8,6 +8,7 @@ from datetime import datetime
 from typing import TYPE_CHECKING
 
 from workbench.files import home_relative
+from workbench.memory.contract import SEED, Contract
 from workbench.runtime.config import Mode
 
 if TYPE_CHECKING:
@@ -60,6 +61,7 @@ class MemoryUpdate:
         return MemoryUpdate(outcome, self.memory.redacted(plan))
 
 
+CONTRACT_MEANING = "the contract declared for this run (workbench.toml or --keys), not the seed's"
 PERSIST_MEANING = (
     "both agents' histories, the facts with their provenance, the ledger and the turn counters are kept in "
     "files readable by you only and resumed by the next `workbench --persist`; a forget rewrites or removes "
@@ -126,10 +128,12 @@ class RuntimeStatus:
     memories: tuple[str, ...] = ()  # the other memories both agents run, each "name: description"
     persisted: Persisted | None = None  # with --persist
     completed: str | None = None  # a forget a crash cut short, completed at start
+    contract: Contract = SEED  # memory's: named in the header when it is not the seed's
 
     def _parts(self) -> list[tuple[str, str]]:
         parts = [("forget", self.completed)] if self.completed else []
         parts += [("model", self.model), ("mode", str(self.mode)), ("writer", self.writer)]
+        parts += [] if self.contract.is_seed else [("keys", ", ".join(self.contract.keys))]
         parts += [("recall", self.recall)] if self.recall else []
         parts += [("memory", m) for m in self.memories]
         if self.persisted is None:
@@ -143,9 +147,9 @@ class RuntimeStatus:
 
     @property
     def compact(self) -> str:
-        """The summary's values without their labels (recall's and persistence's kept: their values
-        alone say little), for a narrow header."""
-        labelled = ("recall", "resumed", "persist", "forget")
+        """The summary's values without their labels (recall's, persistence's and the contract's keys'
+        kept: their values alone say little), for a narrow header."""
+        labelled = ("recall", "resumed", "persist", "forget", "keys")
         return " · ".join(f"{label}: {value}" if label in labelled else value for label, value in self._parts())
 
     def explained(self) -> str:
@@ -155,6 +159,7 @@ class RuntimeStatus:
                 f"model: {self.model}: the model that answers in both panes.",
                 f"mode: {self.mode}: {MODE_MEANING[self.mode]}.",
                 f"writer: {self.writer}: {WRITER_MEANING}.",
+                *([] if self.contract.is_seed else [f"keys: {CONTRACT_MEANING}: {self.contract.describe()}."]),
                 *([f"recall: on ({self.recall}): {RECALL_MEANING}."] if self.recall else []),
                 *(
                     [f"recall file: {self.recall_file} (it holds your words; forget purges it)."]

@@ -16,28 +16,48 @@ from collections.abc import Callable
 from typing import Any, Protocol
 
 from agent_framework import Agent, SupportsChatGetResponse
-from pydantic import ValidationError
+from pydantic import Field, ValidationError, create_model
 
-from workbench.memory import ALLOWED_KEYS, MAX_FACTS, Extraction, FactCandidate, declared_candidates
+from workbench.memory import Contract, Extraction, FactCandidate, declared_candidates
 from workbench.runtime.bounds import ReplyBound, writer_max_tokens
 from workbench.runtime.calls import CallLog, RecordingMiddleware
 from workbench.runtime.config import WriterFormat
 from workbench.runtime.failures import CONTENT_FILTERED, ReplyCutOff, ReplyFiltered, rejects_request_format
 from workbench.text import clip
 
-WRITER_INSTRUCTIONS = f"""You are the writer agent of a controlled working memory.
+
+def writer_instructions(contract: Contract) -> str:
+    """What the writer model is told: the contract's keys and how many facts a message may carry."""
+    return f"""You are the writer agent of a controlled working memory.
 Read only the user message you are given. Return every explicit key=value declaration in it, and nothing else.
 - Declarations are separated by semicolons or newlines. A declaration is `key=value` where key is one of:
-  {", ".join(sorted(ALLOWED_KEYS))}.
+  {", ".join(contract.keys)}.
 - Copy key and value exactly as written (value trimmed; it may contain '='). If a key is declared twice, keep
   only the last declaration.
 - evidence is an exact quotation of the message that contains the value, for example `database=SQL Server 2022`.
-- Never infer, translate, normalise or guess a fact from free text, questions or context. At most {MAX_FACTS} facts.
+- Never infer, translate, normalise or guess a fact from free text, questions or context. At most {contract.max_facts} \
+facts.
 Answer with JSON: {{"facts": [{{"key": ..., "value": ..., "evidence": ...}}]}}."""
 
-_SCHEMA_NOTE = "\nThe JSON must match this JSON Schema exactly, with no other text:\n" + json.dumps(
-    Extraction.model_json_schema(), separators=(",", ":")
-)
+
+def extraction_model(contract: Contract) -> type[Extraction]:
+    """The writer's output shape with the contract's keys named in its schema (in the key's description,
+    not as an enum: a key outside the contract is the host's named rejection, not a parse failure)."""
+    keys = ", ".join(contract.keys)
+    described = Field(description=f"One of the allowed keys ({keys}), exactly as the user wrote it.")
+    candidate = create_model(
+        "FactCandidate", __base__=FactCandidate, __doc__=FactCandidate.__doc__, key=(str, described)
+    )
+    facts = (list[candidate], ...)  # type: ignore[valid-type]
+    return create_model("Extraction", __base__=Extraction, __doc__=Extraction.__doc__, facts=facts)
+
+
+def _schema_note(schema: dict[str, Any]) -> str:
+    return "\nThe JSON must match this JSON Schema exactly, with no other text:\n" + json.dumps(
+        schema, separators=(",", ":")
+    )
+
+
 _FENCE = re.compile(r"\A\s*```(?:json)?[ \t]*\n(?P<body>.*?)\n?```\s*\Z", re.DOTALL)
 
 
@@ -101,8 +121,14 @@ class ModelWriter:
         writer_format: WriterFormat = WriterFormat.JSON_SCHEMA,
         bound: ReplyBound | None = None,
         on_step_down: Callable[[str], object] | None = None,
+        contract: Contract,
     ) -> None:
+        """`contract`: the one memory holds, whose keys the writer is told and its schema names."""
         self._client = client
+        self._instructions = writer_instructions(contract)
+        self._extraction = extraction_model(contract)
+        self._schema = self._extraction.model_json_schema()
+        self._max_facts = contract.max_facts
         self._calls = calls
         self._model_label = model_label
         self._timeout = timeout
@@ -123,14 +149,14 @@ class ModelWriter:
     def _agent(self, writer_format: WriterFormat) -> Agent:
         if writer_format not in self._agents:
             options: dict[str, Any] = {}
-            instructions = WRITER_INSTRUCTIONS
+            instructions = self._instructions
             if writer_format is WriterFormat.JSON_SCHEMA:
-                options["response_format"] = Extraction
+                options["response_format"] = self._extraction
             else:
-                instructions += _SCHEMA_NOTE
+                instructions += _schema_note(self._schema)
                 if writer_format is WriterFormat.JSON_OBJECT_SCHEMA:
                     # llama.cpp's server and llama-cpp-python constrain decoding to this schema.
-                    options["response_format"] = {"type": "json_object", "schema": Extraction.model_json_schema()}
+                    options["response_format"] = {"type": "json_object", "schema": self._schema}
                 elif writer_format is WriterFormat.JSON_OBJECT:
                     options["response_format"] = {"type": "json_object"}
             self._agents[writer_format] = Agent(
@@ -158,7 +184,7 @@ class ModelWriter:
                     )
 
     async def _propose(self, user_text: str, writer_format: WriterFormat) -> list[FactCandidate]:
-        limit = writer_max_tokens(user_text)
+        limit = writer_max_tokens(user_text, self._max_facts)
         try:
             options: Any = self._bound.options(limit)  # ChatOptions is a TypedDict; these are its keys
             response = await self._agent(writer_format).run(user_text, options=options)

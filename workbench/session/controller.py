@@ -16,6 +16,7 @@ from workbench.session.transcript import Transcript
 
 if TYPE_CHECKING:
     from workbench.chronology import Chronology
+    from workbench.memory import Contract
     from workbench.memory.forget import ForgetReport
     from workbench.runtime import AgentRuntime, CallRecord, ContextSplit, Mode, TurnResult, Usage
     from workbench.runtime.models import ModelSet
@@ -50,13 +51,15 @@ class ForgetPreview:
     """What a forget will remove, before it is asked: `keys` None for everything; `removed` every fact
     that goes, `also` those of them not asked for (their values hold a forgotten one), `kept` how many
     facts stay, `reaches` the memories it empties or removes values from beside working memory and both
-    agents' histories (the persisted sessions, the recall store while recall is on, the other memories)."""
+    agents' histories (the persisted sessions, the recall store while recall is on, the other memories),
+    `unreached` those it cannot reach, named before the user answers."""
 
     keys: tuple[str, ...] | None
     removed: tuple[str, ...]
     also: tuple[str, ...]
     kept: int
     reaches: tuple[str, ...]
+    unreached: tuple[str, ...] = ()  # memories it cannot reach (a provider the workbench does not know)
 
 
 @dataclass(frozen=True)
@@ -107,6 +110,12 @@ class SessionController:
         self._applied_unfinished: set[str] = set()
         self._listeners: list[Listener] = []
         self._unsubscribe = runtime.subscribe(self._settled)
+
+    @property
+    def contract(self) -> Contract:
+        """The contract memory holds (the seed's, or a team's own): the keys, facts and value length
+        every surface shows and checks."""
+        return self.runtime.memory.contract
 
     @property
     def holders(self) -> tuple[Holder, ...]:
@@ -253,8 +262,9 @@ class SessionController:
         also = tuple(k for k in gone if keys is not None and k not in keys)
         persisted = ["persisted sessions"] if runtime.histories.persisted is not None else []
         recall = [runtime.recall.name] if runtime.recall is not None and runtime.recall_on else []
-        reaches = (*persisted, *recall, *(m.name for m in runtime.memories))
-        return ForgetPreview(None if keys is None else tuple(keys), gone, also, len(left), reaches)
+        unreached = tuple(runtime.forgetting.unreachable())
+        reaches = tuple(n for n in (*persisted, *recall, *(m.name for m in runtime.memories)) if n not in unreached)
+        return ForgetPreview(None if keys is None else tuple(keys), gone, also, len(left), reaches, unreached)
 
     async def forget(self, key: str | None) -> ForgetReport:
         return await self.runtime.forget(key)
@@ -267,7 +277,7 @@ class SessionController:
         """The conversation as a chronology (every question a probe unless `probes` says which);
         ChronologyError when it cannot be one."""
         chosen = [i for i, _, _ in self.transcript.questions()] if probes is None else probes
-        return self.transcript.chronology(chosen)
+        return self.transcript.chronology(chosen, self.contract)
 
     def export(self, path: str, probes: list[int]) -> Exported:
         """Write the conversation as a new chronology file, readable by the user only. ChronologyError

@@ -16,6 +16,7 @@ from workbench.memory.forget import ForgetPlan, declared_in
 
 if TYPE_CHECKING:
     from workbench.chronology import Chronology
+    from workbench.memory.contract import Contract
 
 FORGET_ALL = "all"
 NAME = "conversation"
@@ -62,9 +63,10 @@ class Transcript:
             if e.say is not None and not declares_anything(e.say)
         ]
 
-    def chronology(self, probes: list[int]) -> Chronology:
-        """The conversation as a chronology, through the same validation as any chronology file
-        (ChronologyError names what keeps it from being one)."""
+    def chronology(self, probes: list[int], contract: Contract) -> Chronology:
+        """The conversation as a chronology read under `contract` (the one it was held under), through
+        the same validation as any chronology file (ChronologyError names what keeps it from being one).
+        Its prohibition is the seed's `constraint`, when the contract has that key."""
         from workbench.chronology import Chronology, Step, parse_chronology
 
         chosen = set(probes)
@@ -72,5 +74,6 @@ class Transcript:
             Step(e.say, e.forget, f"q{i + 1}" if i in chosen and e.say is not None else None, e.agent)
             for i, e in enumerate(self.entries)
         )
-        draft = Chronology(NAME, DESCRIPTION, PROHIBITION_KEY, steps)
-        return parse_chronology(draft.to_file(), "this conversation")
+        prohibition = PROHIBITION_KEY if contract.allows(PROHIBITION_KEY) else None
+        draft = Chronology(NAME, DESCRIPTION, prohibition, steps)
+        return parse_chronology(draft.to_file(), "this conversation", contract)

@@ -21,7 +21,7 @@ from textual.screen import Screen
 from textual.widgets import Footer, Header
 from textual.worker import Worker, WorkerState
 
-from workbench.memory import ALLOWED_KEYS, EventKind
+from workbench.memory import EventKind
 from workbench.memory.ledger import MAX_KEY_ECHO
 from workbench.memory.shown import quoted
 from workbench.runtime.config import Mode
@@ -386,9 +386,9 @@ class WorkbenchApp(App[None]):
                 f"{f.key} = {quoted(f.value)} (turn {f.turn}) quoting {quoted(f.evidence)}" for f in facts
             ]
             await pane.notice("\n".join(lines))
-        elif command.key is not None and command.key not in ALLOWED_KEYS:
+        elif command.key is not None and not self.session.contract.allows(command.key):
             self.notify(
-                f"{quoted(command.key, MAX_KEY_ECHO)} is not a key. Keys: {', '.join(sorted(ALLOWED_KEYS))}.",
+                f"{quoted(command.key, MAX_KEY_ECHO)} is not a key. Keys: {', '.join(self.session.contract.keys)}.",
                 title="Nothing forgotten",
                 severity="error",
                 markup=False,
@@ -425,7 +425,15 @@ class WorkbenchApp(App[None]):
         preview = await self.session.forget_preview(keys)  # the forget's own plan: the holders' texts are read
         if self._asking():
             return  # another question came first meanwhile
-        question = ConfirmForget(keys, held, kept=preview.kept, also=preview.also, reaches=preview.reaches)
+        question = ConfirmForget(
+            keys,
+            held,
+            kept=preview.kept,
+            also=preview.also,
+            reaches=preview.reaches,
+            unreached=preview.unreached,
+            value_chars=self.session.contract.max_value_chars,
+        )
         self.push_screen(question, callback=confirmed)
 
     async def _forget(self, keys: Sequence[str] | None) -> None:
@@ -489,7 +497,7 @@ class WorkbenchApp(App[None]):
             return
         screen = next((s for s in self.screen_stack if isinstance(s, RememberedScreen)), None)
         if screen is None:
-            screen = RememberedScreen(self.session)
+            screen = RememberedScreen(self.session, value_chars=self.session.contract.max_value_chars)
             self.push_screen(screen)
         screen.read()
 

@@ -49,16 +49,22 @@ class ConfirmForget(ModalScreen[bool]):
         kept: int = 0,
         also: Sequence[str] = (),
         reaches: Sequence[str] = (),
+        unreached: Sequence[str] = (),
+        value_chars: int = MAX_VALUE_CHARS,
     ) -> None:
         """`keys` to forget (None: everything), `held` the values of each that the question names,
         `kept` how many facts stay, `also` the other facts that go because their value holds one,
-        `reaches` the memories it reaches beside working memory and both histories ("recall store")."""
+        `reaches` the memories it reaches beside working memory and both histories ("recall store"),
+        `unreached` the memories it cannot reach (named before the answer: what they hold stays),
+        `value_chars` the contract's value length (the session's), to which values are named."""
         super().__init__(classes="modal")
+        self.value_chars = value_chars
         self.keys = tuple(keys) if keys is not None else None
         self.held = {key: tuple(values) for key, values in (held or {}).items()}
         self.kept = kept
         self.also = tuple(also)
         self.reaches = tuple(reaches)
+        self.unreached = tuple(unreached)
 
     def _question(self, keys: tuple[str, ...]) -> Text:
         """`Forget module = "Billing"?`, or with several keys and values, each key's first few."""
@@ -68,7 +74,7 @@ class ConfirmForget(ModalScreen[bool]):
             what.append("; " if index else "")
             what.append(key, "bold")
             if values:
-                shown = ", ".join(quoted(v, MAX_VALUE_CHARS) for v in values[:_VALUES_NAMED])
+                shown = ", ".join(quoted(v, self.value_chars) for v in values[:_VALUES_NAMED])
                 what.append(" = ").append(shown, "bold")
                 what.append(f" and {len(values) - _VALUES_NAMED:,} more" if len(values) > _VALUES_NAMED else "")
         return what.append("?")
@@ -99,6 +105,9 @@ class ConfirmForget(ModalScreen[bool]):
                 f"{emptied[0].upper()}{emptied[1:]} will be emptied and both agents' histories replaced by new, "
                 "empty sessions. This cannot be undone."
             )
+        if self.unreached:
+            held = "what it holds stays" if len(self.unreached) == 1 else "what they hold stays"
+            consequence += f" Forget cannot reach {'; '.join(self.unreached)}: {held}."
         with Vertical(id="dialog"):
             with VerticalScroll(id="question-scroll", can_focus=False):
                 yield Static(what, id="question")

@@ -35,7 +35,8 @@ if TYPE_CHECKING:
     from workbench.runtime.view import MemoryUpdate
 
 # Bounds on what one screen shows: items per system (the system's own line forgets the rest), lines
-# of an item's content, and characters of one line or name (a fact's value is shown whole).
+# of an item's content, and characters of one line or name (of a content line: at least the contract's
+# value length, so a fact's value is shown whole).
 ITEMS_SHOWN = 50
 LINES_SHOWN = 4
 LINE_CHARS = MAX_VALUE_CHARS
@@ -67,9 +68,11 @@ class RememberedScreen(ModalScreen[None]):
 
     remembered: reactive[Remembered | None] = reactive(None, always_update=True, init=False)
 
-    def __init__(self, session: Reader) -> None:
+    def __init__(self, session: Reader, *, value_chars: int = LINE_CHARS) -> None:
+        """`value_chars`: the contract's value length (the session's), to which content lines are shown."""
         super().__init__(id="remembered", classes="modal")
         self._session = session
+        self._line_chars = max(LINE_CHARS, value_chars)
         self._keys: dict[str, tuple[str, ...]] = {}
         self._composed = False
 
@@ -134,7 +137,7 @@ class RememberedScreen(ModalScreen[None]):
             yield Option(_system(system), id=f"system-{number}")
             for index, item in enumerate(system.items[:ITEMS_SHOWN]):
                 self._keys[f"item-{number}-{index}"] = item.keys
-                yield Option(_item(item), id=f"item-{number}-{index}")
+                yield Option(_item(item, self._line_chars), id=f"item-{number}-{index}")
             if len(system.items) > ITEMS_SHOWN:
                 more = (
                     f"… and {len(system.items) - ITEMS_SHOWN:,} more item(s): select {system.name} above to forget them"
@@ -194,28 +197,28 @@ def _system(system: RememberedSystem) -> Group:
     return Group(title, where)
 
 
-def _item(item: HeldItem) -> RenderableType:
+def _item(item: HeldItem, line_chars: int) -> RenderableType:
     head = Text.assemble((f"{item.kind} ", "dim"), literal(item.name, "bold", limit=LINE_CHARS))
     if item.size is not None:
         head.append(f" · {describe_size(item.size)}", "dim")
     head.append(" · ").append_text(_keys(item.keys))
     if item.stale:
-        head.append(f" · ⚠ still holds corrected {', '.join(quoted(v, LINE_CHARS) for v in item.stale)}", "bold yellow")
+        head.append(f" · ⚠ still holds corrected {', '.join(quoted(v, line_chars) for v in item.stale)}", "bold yellow")
     parts: list[RenderableType] = [head]
     if item.description:
         parts.append(literal(item.description, "italic", limit=LINE_CHARS))
-    parts.append(_content(item.content))
+    parts.append(_content(item.content, line_chars))
     return Padding(Group(*parts), (0, 0, 0, 2))
 
 
-def _content(content: str) -> Text:
+def _content(content: str, line_chars: int) -> Text:
     """A value in quotes as typed; a longer text as its first lines, each shown literally."""
     lines = content.splitlines()
     if not lines:
         return Text("(empty)", "dim")
     if len(lines) == 1:
-        return Text(quoted(lines[0], LINE_CHARS))
-    shown = Text("\n").join(literal(line, limit=LINE_CHARS) for line in lines[:LINES_SHOWN])
+        return Text(quoted(lines[0], line_chars))
+    shown = Text("\n").join(literal(line, limit=line_chars) for line in lines[:LINES_SHOWN])
     if len(lines) > LINES_SHOWN:
         shown.append(f"\n… {len(lines) - LINES_SHOWN:,} more line(s)", "dim")
     return shown

@@ -12,12 +12,13 @@ from textual.containers import Vertical, VerticalScroll
 from textual.screen import ModalScreen
 from textual.widgets import Footer, Static
 
-from workbench.memory.contract import ALLOWED_KEYS, MAX_FACTS, MAX_MESSAGE_CHARS
+from workbench.memory.contract import MAX_MESSAGE_CHARS
 from workbench.runtime.usage import describe_usage, estimate_tokens
 from workbench.ui.context_bar import ContextBar
 from workbench.ui.literal import literal
 
 if TYPE_CHECKING:
+    from workbench.memory.contract import Contract
     from workbench.runtime.calls import CallRecord
     from workbench.runtime.context import ContextSplit
     from workbench.runtime.view import RecalledMessage, RuntimeStatus
@@ -95,15 +96,16 @@ class CallsScreen(ModalScreen[None]):
         yield Footer()
 
 
-# Paragraphs, one line each, wrapped by the screen at its width; only the indented examples are laid out here.
-HELP = f"""workbench: see and control what your agents remember.
+def help_text(contract: Contract | None) -> str:
+    """The help, with the contract's keys and limits (None: the runtime is not running yet). Paragraphs,
+    one line each, wrapped by the screen at its width; only the indented examples are laid out here."""
+    return f"""workbench: see and control what your agents remember.
 
 Type in either pane to talk to that agent. Enter sends; Ctrl+J starts a new line (Shift+Enter too, where the \
 terminal tells it from Enter); a pasted text keeps its lines.
 
 Facts enter memory only as key=value declarations in your message, separated by ; or new lines, for example:
-    module=Billing; database=SQL Server 2022
-Keys: {", ".join(sorted(ALLOWED_KEYS))}. At most {MAX_FACTS} facts; a new key evicts the oldest fact.
+{_contract_help(contract)}
 
 A message holds at most {MAX_MESSAGE_CHARS:,} characters. A longer one is not sent and stays in the input: F7 \
 selects the whole draft, and Delete then clears it.
@@ -135,6 +137,28 @@ values it holds, through the same forget as everywhere; its first line forgets e
 A fact is an unverified user assertion. It authorizes nothing."""
 
 
+def _contract_help(contract: Contract | None) -> str:
+    if contract is None:
+        return "    key=value\nThe keys and how many facts memory holds are shown here once the runtime is running."
+    example = (
+        "module=Billing; database=SQL Server 2022"
+        if contract.is_seed
+        else "; ".join(f"{key}=..." for key in contract.keys[:2])
+    )
+    whose, values = (
+        ("", "")
+        if contract.is_seed
+        else (
+            " (the contract declared for this run: workbench.toml or --keys)",
+            f" A value holds at most {contract.max_value_chars:,} characters.",
+        )
+    )
+    return (
+        f"    {example}\nKeys{whose}: {', '.join(contract.keys)}. At most {contract.max_facts} facts; a new key "
+        f"evicts the oldest fact.{values}"
+    )
+
+
 class HelpScreen(ModalScreen[None]):
     BINDINGS = [Binding("escape,q,f1", "dismiss", "Close")]
     AUTO_FOCUS = "#help-body"  # as in CallsScreen
@@ -147,7 +171,7 @@ class HelpScreen(ModalScreen[None]):
         header = "The header: " + (self.status.explained() if self.status else "the runtime is not running yet.")
         with Vertical(id="dialog", classes="wide"):
             with VerticalScroll(id="help-body"):
-                yield Static(HELP, markup=False)
+                yield Static(help_text(self.status.contract if self.status else None), markup=False)
                 yield Static(header, markup=False, id="header-explained")
             yield Static("Esc closes", classes="hint")
         yield Footer()

@@ -1,0 +1,121 @@
+"""The contract a run declares: the `[contract]` table of a `workbench.toml` (beside the user's agents,
+else in the current folder; or the file `--config` names), and `--keys`.
+
+    [contract]
+    keys = ["service", "region", "owner"]
+    max_facts = 5
+    max_value_chars = 256
+
+Each setting left out is the seed's; `--keys` replaces the file's keys. The file is read with `tomllib`
+into a pydantic model that forbids any other key, then checked as every contract is
+(`workbench.memory.contract.Contract`). What is wrong is said in one line naming the file (or the
+option) and the problem, so a start stops before the TUI opens. Loads pydantic only when there is a
+file to read."""
+
+from __future__ import annotations
+
+import tomllib
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from workbench.memory.contract import SEED, Contract, ContractError
+from workbench.memory.shown import quoted
+
+if TYPE_CHECKING:
+    from pydantic import ValidationError
+
+FILE_NAME = "workbench.toml"
+_MAX_FILE_BYTES = 64 * 1024  # a contract is a few lines: a larger file is not one
+
+
+class ContractFileError(ValueError):
+    """A workbench.toml or --keys that declares no usable contract (one line: where, and what)."""
+
+
+def declared_contract(config: str | None, keys: str | None, folders: Sequence[Path] = ()) -> Contract:
+    """The run's contract: `config` (a file the user named), else the first `workbench.toml` in `folders`
+    (default: the current folder), with `keys` (`--keys a,b,c`) replacing its keys; the seed's when
+    neither says anything."""
+    found = [folder / FILE_NAME for folder in (folders or [Path.cwd()]) if (folder / FILE_NAME).is_file()]
+    path = Path(config) if config is not None else next(iter(found), None)
+    table = _read(path) if path is not None else None
+    option = _keys_option(keys) if keys is not None else None
+    if table is None and option is None:
+        return SEED
+    given = table or _Table()
+    try:  # each setting left out is the seed's
+        return Contract(
+            option or (SEED.keys if given.keys is None else tuple(given.keys)),
+            max_facts=SEED.max_facts if given.max_facts is None else given.max_facts,
+            max_value_chars=SEED.max_value_chars if given.max_value_chars is None else given.max_value_chars,
+        )
+    except ContractError as exc:
+        raise ContractFileError(f"{path or '--keys'}: {exc}") from None
+
+
+@dataclass(frozen=True)
+class _Table:
+    """The `[contract]` table's settings as given; None where it leaves the seed's."""
+
+    keys: list[str] | None = None
+    max_facts: int | None = None
+    max_value_chars: int | None = None
+
+
+def _keys_option(text: str) -> tuple[str, ...]:
+    """`--keys a,b,c` as keys, checked on their own so that a problem names the option."""
+    keys = [key.strip() for key in text.split(",")]
+    if not any(keys):
+        raise ContractFileError("--keys: takes the contract's keys separated by commas, e.g. --keys service,region")
+    if "" in keys:
+        raise ContractFileError(f"--keys: an empty key in {quoted(text, 80)}; separate the keys by single commas")
+    try:
+        return Contract(tuple(keys)).keys
+    except ContractError as exc:
+        raise ContractFileError(f"--keys: {exc}") from None
+
+
+def _read(path: Path) -> _Table:
+    """The file's `[contract]` table (all None when it has none)."""
+    from pydantic import BaseModel, ConfigDict, ValidationError
+
+    class ContractTable(BaseModel):
+        model_config = ConfigDict(extra="forbid", strict=True)
+
+        keys: list[str] | None = None
+        max_facts: int | None = None
+        max_value_chars: int | None = None
+
+    class ConfigFile(BaseModel):
+        model_config = ConfigDict(extra="forbid", strict=True)
+
+        contract: ContractTable | None = None
+
+    try:
+        with path.open("rb") as file:
+            raw = file.read(_MAX_FILE_BYTES + 1)
+    except OSError as exc:
+        raise ContractFileError(f"{path}: cannot be read ({exc.strerror or type(exc).__name__})") from None
+    if len(raw) > _MAX_FILE_BYTES:
+        raise ContractFileError(f"{path}: more than {_MAX_FILE_BYTES // 1024} KiB; a workbench.toml is a few lines")
+    try:
+        data = tomllib.loads(raw.decode("utf-8"))
+    except UnicodeDecodeError as exc:
+        raise ContractFileError(f"{path}: not UTF-8 text (byte {exc.start + 1:,})") from None
+    except tomllib.TOMLDecodeError as exc:
+        raise ContractFileError(f"{path}: not TOML: {exc}") from None
+    try:
+        table = ConfigFile.model_validate(data).contract
+    except ValidationError as exc:
+        raise ContractFileError(f"{path}: {_first(exc)}") from None
+    return _Table() if table is None else _Table(table.keys, table.max_facts, table.max_value_chars)
+
+
+def _first(exc: ValidationError) -> str:
+    error = exc.errors()[0]
+    where = ".".join(str(part) for part in error["loc"]) or "the file"
+    more = f" (and {exc.error_count() - 1} more)" if exc.error_count() > 1 else ""
+    hint = " (the file holds a [contract] table: keys, max_facts, max_value_chars)" if len(error["loc"]) == 1 else ""
+    return f"{where}: {error['msg']}{hint}{more}"

@@ -1,0 +1,249 @@
+"""`workbench remembered` and `workbench forget`: the TUI's F3 and forget for scripts and terminals.
+
+Both start as the TUI starts, through its one start path (`workbench.cli.session_start`: the folders
+opened and locked, the session assembled by `workbench.session.assemble`), and complete a forget a
+crash cut short before anything else, as the TUI does. Human text shows what models and people wrote
+as typed, control and invisible characters as escapes, each line and item bounded; `--json` gives the
+whole of it in the documented shape below (docs/forget.md), each value as typed (JSON escapes it).
+No Textual here."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator, Mapping
+from typing import TYPE_CHECKING
+
+from pydantic import BaseModel, ConfigDict
+
+from workbench.memory.contract import MAX_VALUE_CHARS
+from workbench.memory.shown import quoted
+from workbench.runtime.remembered import describe_size
+from workbench.text import clip, dumps, visible
+
+if TYPE_CHECKING:
+    from workbench.memory.forget import ForgetReport
+    from workbench.runtime.remembered import HeldItem, Remembered, RememberedSystem
+    from workbench.session.controller import ForgetPreview, SessionController
+
+Start = Callable[[], "SessionController"]
+Say = Callable[[str], None]  # one line on stderr
+Ask = Callable[[str], bool]  # shows what a forget will remove, returns the answer
+
+# Exit statuses beyond 0 (done) and 2 (a usage error, or a question that cannot be asked).
+NOTHING_DONE = 1  # the start could not open what the options ask, or the question was answered no
+NOT_REACHED = 3  # a holder was not reached or failed; the others applied the forget
+
+# Bounds on the human text (--json gives everything the inventory holds): items per memory, lines per
+# item, characters per line.
+ITEMS_SHOWN = 50
+LINES_SHOWN = 8
+LINE_CHARS = MAX_VALUE_CHARS
+
+
+class ItemOut(BaseModel):
+    """One thing a memory holds (`workbench.runtime.remembered.HeldItem`)."""
+
+    model_config = ConfigDict(from_attributes=True)
+
+    kind: str
+    name: str
+    description: str
+    content: str
+    size: int | None
+    keys: list[str]
+    stale: list[str]
+
+
+class SystemOut(BaseModel):
+    """One memory, where it keeps what it holds (None: in the process only) and its items."""
+
+    model_config = ConfigDict(from_attributes=True)
+
+    name: str
+    location: str | None
+    description: str
+    size: int | None
+    items: list[ItemOut]
+
+
+class RememberedOut(BaseModel):
+    """`workbench remembered --json`: every memory, the values a forget of each key removes, the values
+    the user has since corrected, the other holders a forget reaches, and the forget a crash cut short
+    that this start completed first (None when there was none)."""
+
+    model_config = ConfigDict(from_attributes=True)
+
+    systems: list[SystemOut]
+    values: dict[str, list[str]]
+    corrected: list[str]
+    others: list[str]
+    completed: str | None
+
+
+class ForgetOut(BaseModel):
+    """`workbench forget --json`: the key (None: everything), the facts that went, and per holder what
+    it removed (`removed` a number, `counts` in words), could not do (`failures`) or cannot reach
+    (`unreached`), as the forget's report (`workbench.memory.forget.ForgetReport`) gives them."""
+
+    key: str | None
+    facts_removed: list[str]
+    removed: dict[str, int]
+    counts: dict[str, str]
+    failures: dict[str, str]
+    unreached: dict[str, str]
+    completed: str | None
+
+
+class Stopped(Exception):
+    """The session could not start, or the forget a crash cut short could not be completed (no forget
+    and no listing may run before it): why, in one line."""
+
+
+async def _started(start: Start, say: Say) -> SessionController:
+    """The session, after the forget a crash cut short (if the journal records one) is completed."""
+    try:
+        session = start()
+        runtime = session.runtime
+        report = await runtime.complete_pending() if runtime.forget_pending else None
+    except Exception as exc:
+        first = next((line.strip() for line in str(exc).splitlines() if line.strip()), "")
+        raise Stopped(clip(f"could not start: {type(exc).__name__}: {first}", LINE_CHARS)) from exc
+    if report is not None:
+        say(f"{runtime.completed}: {report.describe()}")
+    return session
+
+
+async def remembered(start: Start, *, as_json: bool, say: Say) -> int:
+    """Print what every memory holds."""
+    session = await _started(start, say)
+    listed = await session.remembered()
+    completed = session.runtime.completed
+    if as_json:
+        out = RememberedOut.model_validate(
+            {
+                "systems": listed.systems,
+                "values": listed.values,
+                "corrected": listed.corrected,
+                "others": listed.others,
+                "completed": completed,
+            },
+            from_attributes=True,
+        )
+        print(dumps(out.model_dump(mode="json")))
+    else:
+        print("\n".join(remembered_lines(listed, _value_chars(session))))
+    return 0
+
+
+async def forget(start: Start, key: str | None, *, ask: Ask | None, as_json: bool, say: Say) -> int:
+    """Forget `key` (None: everything) through the one forget, after `ask` (None: asked nothing) agreed
+    to what it will remove; print what each holder did."""
+    session = await _started(start, say)
+    keys = None if key is None else [key]
+    if ask is not None and not ask(
+        question(await session.forget_preview(keys), _values(session), _value_chars(session))
+    ):
+        say("nothing was forgotten")
+        return NOTHING_DONE
+    before = [f.key for f in session.runtime.snapshot().facts]
+    report = await session.forget(key)
+    after = {f.key for f in session.runtime.snapshot().facts}
+    gone = [k for k in before if k not in after]
+    unreached = report.unreached
+    if as_json:
+        out = ForgetOut(
+            key=key,
+            facts_removed=gone,
+            removed=report.removed,
+            counts=report.counts,
+            failures=report.failures,
+            unreached=unreached,
+            completed=session.runtime.completed,
+        )
+        print(dumps(out.model_dump(mode="json")))
+    else:
+        print("\n".join(report_lines(key, gone, report, unreached)))
+    return NOT_REACHED if report.failures or unreached else 0
+
+
+def _values(session: SessionController) -> dict[str, str]:
+    return {f.key: f.value for f in session.runtime.snapshot().facts}
+
+
+def _value_chars(session: SessionController) -> int:
+    """How much of a value is printed: the contract's value length (the seed's 256 at least), so a
+    value a team's contract admits is printed whole."""
+    return max(LINE_CHARS, session.contract.max_value_chars)
+
+
+def question(preview: ForgetPreview, values: Mapping[str, str], value_chars: int = LINE_CHARS) -> str:
+    """What a forget will remove, from the forget's own plan, as the TUI's question says it."""
+    what = "everything" if preview.keys is None else ", ".join(preview.keys)
+    facts = [f"{k} = {quoted(values[k], value_chars)}" for k in preview.removed if k in values]
+    lines = [f"Forget {what}?"]
+    if facts:
+        lines.append(f"  removes the fact(s): {'; '.join(facts)}")
+        if preview.also:
+            lines.append(f"  ({', '.join(preview.also)}: a forgotten value is in its value)")
+    else:
+        lines.append("  no fact holds it now; its values go from every history and memory that holds them")
+    lines.append(f"  {preview.kept} fact(s) stay; the agents start new sessions")
+    if preview.reaches:
+        lines.append(f"  also reaches: {', '.join(preview.reaches)}")
+    if preview.unreached:
+        lines.append(f"  cannot reach (what it holds stays): {', '.join(preview.unreached)}")
+    return "\n".join(lines)
+
+
+def report_lines(key: str | None, gone: list[str], report: ForgetReport, unreached: Mapping[str, str]) -> list[str]:
+    """The forget's report, one holder a line, in the order the forget reached them."""
+    facts = f": the fact(s) {', '.join(gone)} removed" if gone else ": no fact removed"
+    lines = [f"forgot {'everything' if key is None else key}{facts}"]
+    lines += [f"  {name}: {report.counts[name]}" for name in report.removed]
+    lines += [f"  {name}: NOT reached: {visible(why)}" for name, why in report.failures.items()]
+    lines += [f"  {name}: not reached: {visible(why)}" for name, why in unreached.items()]
+    return lines
+
+
+def remembered_lines(listed: Remembered, value_chars: int = LINE_CHARS) -> list[str]:
+    """Every memory, then its items, each bounded; the values a forget of each key removes first (each
+    to `value_chars`)."""
+    lines = ["values a forget of each key removes:" if listed.values else "no memory holds a value of a key"]
+    lines += [f"  {key}: {', '.join(quoted(v, value_chars) for v in values)}" for key, values in listed.values.items()]
+    if listed.corrected:
+        lines.append(f"corrected since: {', '.join(quoted(v, value_chars) for v in listed.corrected)}")
+    for system in listed.systems:
+        lines += _system_lines(system)
+    if listed.others:
+        lines.append(f"a forget also reaches: {', '.join(listed.others)}")
+    return lines
+
+
+def _system_lines(system: RememberedSystem) -> Iterator[str]:
+    where = f" · {visible(system.location)}" if system.location else " · in this process only"
+    size = f" · {describe_size(system.size)}" if system.size is not None else ""
+    yield ""
+    yield f"{system.name}{where}{size}"
+    yield f"  {_line(system.description)}"
+    for item in system.items[:ITEMS_SHOWN]:
+        keys = f" [keys: {', '.join(item.keys)}]" if item.keys else ""
+        stale = f" [corrected values: {', '.join(quoted(v, LINE_CHARS) for v in item.stale)}]" if item.stale else ""
+        yield f"  - {item.kind} {quoted(item.name, LINE_CHARS)}{keys}{stale}"
+        yield from _text_lines(item)
+    if (more := len(system.items) - ITEMS_SHOWN) > 0:
+        yield f"  ... {more:,} more item(s): --json lists them all"
+
+
+def _text_lines(item: HeldItem) -> Iterator[str]:
+    if item.description:
+        yield f"      {_line(item.description)}"
+    lines = item.content.split("\n")  # at line ends only: a \r or a \u2028 is shown as an escape
+    for line in lines[:LINES_SHOWN]:
+        yield f"      | {_line(line)}"
+    if (more := len(lines) - LINES_SHOWN) > 0:
+        yield f"      ... {more:,} more line(s)"
+
+
+def _line(text: str) -> str:
+    """One line of stored text as typed: bounded, its hidden characters (a tab or a line end included)
+    shown as escapes."""
+    return visible(clip(text, LINE_CHARS)).replace("\t", "\\t").replace("\n", "\\n")
