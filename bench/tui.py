@@ -30,7 +30,7 @@ from workbench.runtime import ModelConfig, TurnResult, build_models
 from workbench.session.assemble import assemble
 from workbench.session.controller import TurnOutcome
 from workbench.ui.app import WorkbenchApp
-from workbench.ui.messages import Streamed, TurnEnded, TurnStarted
+from workbench.ui.messages import Streamed, TurnEnded
 
 REPLY = "**support** (scripted) on: a question\n- Working memory: empty.\n- History: none.\n- Next step: check."
 SIZE = (140, 40)
@@ -57,9 +57,10 @@ async def append_ms(history: int, runs: int) -> list[float]:
         outcome = TurnOutcome(TurnResult("support", MemoryTurn(0, 0, ""), reply=REPLY))
 
         async def exchange(question: str) -> None:
-            """One turn as the app's worker sends it to the pane, drawn to the end."""
+            """One turn as the pane's worker draws it, to the end."""
             turns = pane.turns
-            for message in (TurnStarted(question), Streamed(REPLY), TurnEnded("support", outcome)):
+            await pane.begin(question)
+            for message in (Streamed(REPLY), TurnEnded("support", outcome)):
                 pane.post_message(message)
             while pane.turns == turns or pane.busy:
                 await asyncio.sleep(0.001)

@@ -55,19 +55,85 @@ def test_recall_switched_off_loads_no_postgresql_driver():
     assert out.split() == []
 
 
-def test_the_ui_reads_the_runtime_through_its_small_surface_only():
-    """ui/ calls the runtime's surface (subscribe, snapshot, status, usage, last_turn_calls, ask,
-    forget, set_mode); it never imports or reaches into what the runtime is made of."""
+# What ui/ may take from the runtime: value types (views of its state, records of its calls) and how
+# they are said in words. Everything else it asks of the session (`workbench.session`), its only door.
+VIEWS = {
+    "workbench.runtime.view": {
+        "MemorySnapshot",
+        "MemoryUpdate",
+        "NOT_SAVED",
+        "RecalledMessage",
+        "ResumedHistory",
+        "RuntimeStatus",
+        "WRITER_FAILING",
+        "WRITER_SWITCHED",
+    },
+    "workbench.runtime.usage": {"UNKNOWN", "Usage", "describe_usage", "estimate_tokens"},
+    "workbench.runtime.remembered": {"HeldItem", "Remembered", "RememberedSystem", "describe_size"},
+    "workbench.runtime.context": {"ContextSplit"},
+    "workbench.runtime.calls": {"CallRecord"},
+    "workbench.runtime.config": {"Mode"},
+}
+
+
+def runtime_names(source: str) -> set[str]:
+    """`module:name` for every name `source` imports from the runtime, anywhere (TYPE_CHECKING included);
+    `module:*` for a whole module imported."""
+    import ast
+
+    found: set[str] = set()
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.ImportFrom) and (node.module or "").startswith("workbench.runtime"):
+            found |= {f"{node.module}:{alias.name}" for alias in node.names}
+        elif isinstance(node, ast.Import):
+            found |= {f"{a.name}:*" for a in node.names if a.name.startswith("workbench.runtime")}
+    return found
+
+
+def test_the_ui_takes_only_value_types_from_the_runtime():
+    """The session is the UI's only door: ui/ imports views from the runtime, never what it is made of."""
+    from pathlib import Path
+
+    ui = Path(__file__).resolve().parent.parent / "workbench" / "ui"
+    allowed = {f"{module}:{name}" for module, names in VIEWS.items() for name in names}
+    taken = {p.name: sorted(runtime_names(p.read_text()) - allowed) for p in ui.glob("*.py")}
+    assert {name: names for name, names in taken.items() if names} == {}
+
+
+def test_the_ui_never_reaches_the_runtime_through_the_session():
+    """No `.runtime` attribute in ui/: what the UI asks, the session answers."""
     import re
     from pathlib import Path
 
     ui = Path(__file__).resolve().parent.parent / "workbench" / "ui"
-    inner = re.compile(
-        r"workbench\.runtime\.(agents|calls|writer|updater|provider|scripted|failures)"
-        r"|runtime\.(memory|updater|calls|order)\b|\.ledger\.|\.writer\."
-    )
-    reaches = {p.name: inner.findall(p.read_text()) for p in ui.glob("*.py")}
+    reaches = {p.name: re.findall(r"(?<!workbench)\.runtime\b", p.read_text()) for p in ui.glob("*.py")}
     assert {name: found for name, found in reaches.items() if found} == {}
+
+
+def test_the_views_the_ui_takes_are_values():
+    """Each class ui/ may take from the runtime is a dataclass or an enum: a value, not a service."""
+    import dataclasses
+    import enum
+    import importlib
+
+    classes = [getattr(importlib.import_module(module), name) for module, names in VIEWS.items() for name in names]
+    services = [
+        c for c in classes if isinstance(c, type) and not (dataclasses.is_dataclass(c) or issubclass(c, enum.Enum))
+    ]
+    assert services == []
+
+
+def test_the_runtime_import_check_sees_every_form():
+    source = (
+        "from workbench.runtime.view import MemoryUpdate\n"
+        "import workbench.runtime.agents\n"
+        "if TYPE_CHECKING:\n    from workbench.runtime import AgentRuntime\n"
+    )
+    assert runtime_names(source) == {
+        "workbench.runtime.view:MemoryUpdate",
+        "workbench.runtime.agents:*",
+        "workbench.runtime:AgentRuntime",
+    }
 
 
 def _imports(*, with_typing: bool = True) -> dict[str, set[str]]:
@@ -133,6 +199,12 @@ def circles(graph: dict[str, set[str]]) -> list[list[str]]:
 def test_no_module_imports_one_that_imports_it_back():
     """At run time (a name imported for annotations only, under TYPE_CHECKING, is not an import)."""
     assert circles(_imports(with_typing=False)) == []
+
+
+def test_no_import_circle_either_for_annotations():
+    """The package's import graph with the imports made for annotations only (under TYPE_CHECKING) has
+    no circle either: each module can be read knowing only those below it."""
+    assert circles(_imports()) == []
 
 
 def test_the_circle_search_finds_a_circle_when_there_is_one():

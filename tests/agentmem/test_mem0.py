@@ -228,10 +228,10 @@ async def test_the_app_opened_with_agent_memory_mem0_runs_it_in_the_data_directo
     async with app.run_test(size=(140, 40)) as pilot:
         await start_ended(pilot)
         assert app.ready, app.sub_title
-        memory = mem0_of(app.runtime)
+        memory = mem0_of(app.session.runtime)
         assert memory.directory == tmp_path / "agent-memory" / "mem0"
         assert stat.S_IMODE(memory.directory.stat().st_mode) == 0o700
-        assert (await app.runtime.ask("support", "customer=Contoso")).ok
+        assert (await app.session.runtime.ask("support", "customer=Contoso")).ok
         assert [m.content for m in await memory.memories()] == ["The user's customer is Contoso"]
         await memory.close()
 

@@ -44,7 +44,7 @@ async def test_the_tui_signs_in_with_entra_id_and_says_where_it_runs(azure, monk
         await start_ended(pilot)
         assert app.ready and f"model: {label(azure)} ·" in app.sub_title
         await say(pilot, "support", "module=Billing; database=SQL Server 2022")
-        assert {f.key: f.value for f in app.runtime.memory.facts()} == {
+        assert {f.key: f.value for f in app.session.runtime.memory.facts()} == {
             "module": "Billing",
             "database": "SQL Server 2022",
         }

@@ -1,16 +1,52 @@
+import asyncio
+from collections.abc import Callable
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import Any, TypeVar
 
 from textual import events
+from textual.app import App
+from textual.dom import DOMNode
 from textual.pilot import Pilot
+from textual.screen import Screen
 
 from workbench.memory import WorkingMemory
 from workbench.runtime import CallLog, Mode, ModelConfig, build_models
 from workbench.session.assemble import assemble
 from workbench.ui.app import WorkbenchApp
 from workbench.ui.chat import ChatPane
+from workbench.ui.confirm import ConfirmForget
 
 FIXED = datetime(2026, 11, 30, 9, 15, 0, tzinfo=UTC)
+# How long a wait on something awaited may take before the test fails (a loaded machine is slow).
+TIMEOUT = 60.0
+S = TypeVar("S", bound=Screen[Any])
+
+
+async def reached(node: DOMNode, attribute: str, holds: Callable[[Any], bool]) -> None:
+    """Return once the reactive `node.attribute` holds: at once if it does, else when a change makes it."""
+    if holds(getattr(node, attribute)):
+        return
+    done = asyncio.Event()
+    node.watch(node, attribute, lambda value: done.set() if holds(value) else None, init=False)
+    await asyncio.wait_for(done.wait(), TIMEOUT)
+
+
+async def pushed(app: App[Any], kind: type[S]) -> S:
+    """The screen of `kind` on top, once it has been pushed (the app's screen-change signal)."""
+    if not isinstance(app.screen, kind):
+        done = asyncio.Event()
+        listener = app.screen_stack[0]  # a running node of its own: unsubscribing it leaves the app's own
+        app.screen_change_signal.subscribe(
+            listener, lambda screen: done.set() if isinstance(screen, kind) else None, immediate=True
+        )
+        try:
+            await asyncio.wait_for(done.wait(), TIMEOUT)
+        finally:
+            app.screen_change_signal.unsubscribe(listener)
+    screen = app.screen
+    assert isinstance(screen, kind)
+    return screen
 
 
 def make_app(mode: Mode = Mode.MANUAL, *, delay: float = 0.0) -> WorkbenchApp:
@@ -37,14 +73,16 @@ async def say(pilot: Pilot, agent: str, text: str, *, typed: bool = False) -> No
     await pilot.pause()
 
 
+async def drawn(pilot: Pilot) -> ConfirmForget:
+    """The forget question, once it has been pushed and drawn."""
+    screen = await pushed(pilot.app, ConfirmForget)
+    await reached(screen, "shown_at", lambda at: at < float("inf"))
+    return screen
+
+
 async def read_question(pilot: Pilot) -> None:
     """Wait as a person does until the confirmation on screen has been drawn and read."""
-    from workbench.ui.confirm import ConfirmForget
-
-    screen = pilot.app.screen
-    assert isinstance(screen, ConfirmForget)
-    while screen.shown_at == float("inf"):
-        await pilot.pause(0.01)
+    await drawn(pilot)
     await pilot.pause(ConfirmForget.GUARD_SECONDS)
 
 
@@ -77,8 +115,8 @@ def release(app: WorkbenchApp) -> None:
     """The workbench quits: its lock on the persisted directory goes with the process."""
     from workbench.persist.sessions import PersistedSessions
 
-    assert isinstance(app.runtime.histories, PersistedSessions)
-    app.runtime.histories.close()
+    assert isinstance(app.session.runtime.histories, PersistedSessions)
+    app.session.runtime.histories.close()
 
 
 async def start_turn(pilot: Pilot, agent: str, text: str) -> ChatPane:
@@ -90,20 +128,81 @@ async def start_turn(pilot: Pilot, agent: str, text: str) -> ChatPane:
     pane.prompt.insert(text)
     await pilot.pause()
     await pilot.press("enter")
-    for _ in range(500):  # a loaded machine may take a while to start the worker
-        if pane.busy:
-            break
-        await pilot.pause(0.01)
-    assert pane.busy
+    await reached(pane, "busy", bool)
     return pane
 
 
 async def start_ended(pilot: Pilot) -> None:
     """Wait until the runtime's start, run right after the first frame, has ended (started or failed):
     on a loaded machine that frame may take more than one pause."""
-    await pilot.pause()
-    for _ in range(500):
-        if not pilot.app.sub_title.startswith("starting:"):
-            return
-        await pilot.pause(0.01)
-    raise AssertionError("the runtime's start never ended")
+    await reached(pilot.app, "sub_title", lambda title: not title.startswith("starting:"))
+    await pilot.pause()  # what it notified is handled
+
+
+_REPORTS: list[Any] = []  # the built-in lab's report, once per test process
+
+
+async def built_in_report() -> Any:
+    """The built-in story through every policy on the built-in model, run once per test process: the
+    screens that draw a report are tested on a real one without running the lab for each test."""
+    from workbench.drift import run_drift
+
+    if not _REPORTS:
+        _REPORTS.append(await run_drift(build_models(ModelConfig())))
+    return _REPORTS[0]
+
+
+def built_in_lab() -> Any:
+    """The drift lab's screen showing the built-in story's report, as F5 shows it once the lab ran."""
+    from workbench.ui.drift_screen import DriftScreen
+
+    async def lab(*, progress: Any) -> Any:
+        return await built_in_report()
+
+    return DriftScreen(lab, build_models(ModelConfig()).agent_label)
+
+
+def scripted_session(mode: Mode = Mode.MANUAL, **options: Any):
+    """A session on the built-in model with the fixed clock, as `make_app`'s, without the app."""
+    return assemble(build_models(ModelConfig()), memory=WorkingMemory(clock=lambda: FIXED), mode=mode, **options)
+
+
+class ScreenHost(App[None]):
+    """An empty app that opens one screen, styled as in the app."""
+
+    CSS_PATH = WorkbenchApp.CSS_PATH
+    HORIZONTAL_BREAKPOINTS = WorkbenchApp.HORIZONTAL_BREAKPOINTS
+
+    def __init__(self, screen: Screen[Any]) -> None:
+        super().__init__()
+        self.first = screen
+
+    def on_mount(self) -> None:
+        self.push_screen(self.first)
+
+
+class PaneHost(App[None]):
+    """One agent's pane alone, styled as in the app; what it sends up it asks of `session`, as the app does."""
+
+    CSS_PATH = WorkbenchApp.CSS_PATH
+
+    def __init__(self, session: Any, agent: str = "support") -> None:
+        super().__init__()
+        self.session, self.agent = session, agent
+
+    def compose(self):
+        yield ChatPane(self.agent, title=self.agent, placeholder="type", hint="hint")
+
+    @property
+    def pane(self) -> ChatPane:
+        return self.query_one(ChatPane)
+
+    async def on_chat_pane_submitted(self, event: ChatPane.Submitted) -> None:
+        await event.pane.ask(self.session, event.text)
+
+    async def sent(self, pilot: Pilot) -> None:
+        """Press Enter in the pane and wait until its turn is drawn to the end."""
+        await pilot.press("enter")
+        await reached(self.pane, "turns", bool)
+        await reached(self.pane, "busy", lambda busy: not busy)
+        await pilot.pause()

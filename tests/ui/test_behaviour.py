@@ -14,7 +14,6 @@ from workbench.session.assemble import assemble
 from workbench.ui.app import WorkbenchApp
 from workbench.ui.chat import Notice, UserMessage
 from workbench.ui.replies import AgentAnswer
-from workbench.ui.screens import CallsScreen
 
 HOSTILE = "[bold]loud[/bold] [link=https://example.com]x[/link] \x1b[31mred\x1b[0m\nmodule=[red]x"
 
@@ -42,7 +41,7 @@ async def test_a_message_over_the_limit_is_refused_and_the_draft_kept():
         await pilot.press("enter")
         await pilot.pause()
         assert prompt.text == "x" * 4097
-        assert app.pane("support").turns == 0 and app.runtime.calls.records() == []
+        assert app.pane("support").turns == 0 and app.session.runtime.calls.records() == []
         assert any("at most 4,096 are read" in n.message for n in app._notifications)
 
 
@@ -62,10 +61,10 @@ async def test_a_model_error_shows_in_the_pane_and_the_ledger_and_the_app_keeps_
         (notice,) = app.pane("support").query(Notice)
         assert "HTTP 500" in str(notice.render()) and "unchanged" in str(notice.render())
         assert not app.pane("support").query(AgentAnswer)
-        assert app.runtime.memory.ledger.latest(1)[0].kind is EventKind.ABANDONED
+        assert app.session.runtime.memory.ledger.latest(1)[0].kind is EventKind.ABANDONED
         assert "HTTP 500" in str(app.query_one("#ledger", Static).render())
         await say(pilot, "support", "module=Billing")
-        assert [f.value for f in app.runtime.memory.facts()] == ["Billing"]
+        assert [f.value for f in app.session.snapshot().facts] == ["Billing"]
         assert (app.pane("support").border_subtitle or "").startswith("2 turns · ")
         # The failed call was made, and what it used is not known: the total is unknown, never a count
         # that leaves it out (it was 0 in / 0 out plus the second turn's).
@@ -84,35 +83,10 @@ async def test_escape_cancels_a_running_turn():
         await pilot.pause()
         assert not pane.busy
         assert "Cancelled" in str(pane.query(Notice).last().render())
-        assert app.runtime.memory.facts() == () and app.runtime.history("support") == []
+        assert app.session.snapshot().facts == () and app.session.runtime.history("support") == []
         # The cancelled call was made and what it used is unknown: so is the pane's total, not "0 in / 0 out".
-        assert app.runtime.usage("support") is None
+        assert app.session.usage("support") is None
         assert (pane.border_subtitle or "").endswith("tokens unknown")
-
-
-async def test_f2_shows_what_the_model_saw_for_the_focused_pane():
-    app = make_app(Mode.PROVIDER)
-    async with app.run_test(size=(140, 40)) as pilot:
-        await say(pilot, "support", "module=Billing")
-        await say(pilot, "logs", "Where can I find logs?")
-        await pilot.press("f2")
-        await pilot.pause()
-        assert isinstance(app.screen, CallsScreen) and app.screen.agent == "logs"
-        shown = str(app.screen.query_one("#calls Static", Static).render())
-        assert "logs call" in shown and "You are the logs agent" in shown
-        assert "reported usage: unknown" in shown
-        assert "an estimate, not a bill" in shown
-        assert 'module = "Billing"' in shown and "Where can I find logs?" in shown
-        assert "writer call" not in shown  # the logs turn declared nothing: no writer call
-        bar = str(app.screen.query_one("#context-bar").render())
-        assert "Context of the last request (turn 2)" in bar and "facts block" in bar and "history 0" in bar
-        assert "(characters/4, an estimate)" in bar and "reported input tokens: unknown" in bar
-        await pilot.press("escape")
-        app.pane("support").prompt.focus()
-        await pilot.press("f2")
-        await pilot.pause()
-        shown = str(app.screen.query_one("#calls Static", Static).render())
-        assert "support call" in shown and "writer call" in shown
 
 
 async def test_command_palette_switches_mode_and_says_what_happens_to_histories():
@@ -126,9 +100,9 @@ async def test_command_palette_switches_mode_and_says_what_happens_to_histories(
         switch.callback()
         await app.workers.wait_for_complete()
         await pilot.pause()
-        assert app.runtime.mode is Mode.PROVIDER and "mode: provider" in app.sub_title
-        assert [f.key for f in app.runtime.memory.facts()] == ["module"]
-        assert app.runtime.history("support") == []
+        assert app.session.mode is Mode.PROVIDER and "mode: provider" in app.sub_title
+        assert [f.key for f in app.session.snapshot().facts] == ["module"]
+        assert app.session.runtime.history("support") == []
         assert "Switched to provider mode" in str(app.pane("support").query(Notice).first().render())
 
 
@@ -153,7 +127,7 @@ async def test_the_drift_screen_runs_without_blocking_and_goes_back():
         await pilot.press("escape")
         await pilot.pause()
         assert not isinstance(app.screen, DriftScreen)
-        assert [f.value for f in app.runtime.memory.facts()] == ["Billing"]  # the lab has its own memory
+        assert [f.value for f in app.session.snapshot().facts] == ["Billing"]  # the lab has its own memory
 
 
 async def test_a_writer_format_step_down_shows_in_the_header_and_the_ledger(loopback):
@@ -169,7 +143,7 @@ async def test_a_writer_format_step_down_shows_in_the_header_and_the_ledger(loop
         assert "writer: json_schema (auto)" in app.sub_title
         await say(pilot, "support", "module=Billing")
         assert "writer: json_object_schema (auto)" in app.sub_title
-        assert [f.value for f in app.runtime.memory.facts()] == ["Billing"]
+        assert [f.value for f in app.session.snapshot().facts] == ["Billing"]
         assert "using json_object_schema from now on" in str(app.query_one("#ledger", Static).render())
 
 
@@ -193,10 +167,10 @@ async def test_the_window_opens_before_the_runtime_and_keeps_a_draft_until_it_is
     async with app.run_test(size=(140, 40), notifications=True) as pilot:
         await start_ended(pilot)
         assert gc.isenabled(), "the runtime has loaded: the heap is settled and collected again"
-        assert app.ready and app.runtime.mode.value == "provider"
+        assert app.ready and app.session.mode.value == "provider"
         assert "mode: provider" in app.sub_title
         await say(pilot, "support", "module=Billing")
-        assert [f.value for f in app.runtime.memory.facts()] == ["Billing"]
+        assert [f.value for f in app.session.snapshot().facts] == ["Billing"]
 
 
 async def test_before_the_runtime_is_ready_a_message_waits_in_the_input(held_collections):
@@ -212,20 +186,6 @@ async def test_before_the_runtime_is_ready_a_message_waits_in_the_input(held_col
         await pilot.press("enter")
         await pilot.pause()
         assert prompt.text == "module=Billing" and not app.pane("support").query(UserMessage)
-
-
-async def test_a_narrow_header_keeps_mode_and_writer_in_view():
-    app = make_app()
-    async with app.run_test(size=(140, 40)) as pilot:
-        status = app.runtime.status
-        assert (app.title, app.sub_title) == ("workbench", status.summary)
-        await pilot.resize_terminal(80, 24)
-        await pilot.pause()
-        assert (app.title, app.sub_title) == ("", status.compact)
-        assert str(status.mode) in status.compact and status.writer in status.compact
-        await pilot.resize_terminal(140, 40)
-        await pilot.pause()
-        assert app.sub_title == status.summary
 
 
 async def test_a_writer_that_keeps_failing_is_said_once_and_the_palette_switches_to_the_host_parse(loopback):
@@ -244,9 +204,9 @@ async def test_a_writer_that_keeps_failing_is_said_once_and_the_palette_switches
             await say(pilot, "support", f"module={value}")
         assert "Use the host parse as the writer" in titles()
         await say(pilot, "support", "module=D")
-        notes = [e for e in app.runtime.memory.ledger.latest() if e.kind is EventKind.NOTE]
+        notes = [e for e in app.session.snapshot().ledger if e.kind is EventKind.NOTE]
         assert len(notes) == 1 and "failed the contract 3 times in a row" in notes[0].describe()
-        assert app.runtime.memory.facts() == ()
+        assert app.session.snapshot().facts == ()
         commands = {c.title: c for c in app.get_system_commands(app.screen)}
         commands["Use the host parse as the writer"].callback()
         await pilot.pause()
@@ -254,25 +214,6 @@ async def test_a_writer_that_keeps_failing_is_said_once_and_the_palette_switches
         assert "the writer is now the host's own parse" in str(app.query_one("#ledger", Static).render())
         writer_calls = sum(1 for body in loopback.requests if is_writer(body))
         await say(pilot, "support", "module=Billing")
-        assert [f.value for f in app.runtime.memory.facts()] == ["Billing"]
+        assert [f.value for f in app.session.snapshot().facts] == ["Billing"]
         assert sum(1 for body in loopback.requests if is_writer(body)) == writer_calls
         assert "Use the host parse as the writer" not in titles()
-
-
-async def test_the_panes_footer_never_cuts_its_token_count():
-    """At 140 columns the footer read "since start: 1 turn · tokens un…": the words go first."""
-    from workbench.runtime.usage import Usage
-
-    app = make_app()
-    async with app.run_test(size=(140, 40)) as pilot:
-        pane = app.pane("support")
-        pane.turns = 1
-        await pilot.pause()
-        assert pane.border_subtitle == "1 turn · tokens unknown"
-        pane.usage = Usage(123_456, 7_890)
-        await pilot.pause()
-        assert pane.border_subtitle == "123,456 in / 7,890 out tokens"
-        assert len(pane.border_subtitle) <= pane.size.width - 4
-        await pilot.resize_terminal(240, 40)
-        await pilot.pause()
-        assert pane.border_subtitle == "since start: 1 turn · 123,456 in / 7,890 out tokens"

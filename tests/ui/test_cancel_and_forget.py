@@ -31,7 +31,7 @@ async def test_escape_on_a_streaming_turn_then_a_forget_at_once_leaves_nothing(h
     async with app.run_test(size=(160, 50), notifications=True) as pilot:
         await say(pilot, "support", f"customer={contoso}")
         await say(pilot, "support", f"module={billing}")
-        client = app.runtime.models.agent_client
+        client = app.session.runtime.models.agent_client
         assert isinstance(client, ScriptedChatClient)
         client.delay = 30.0  # each streamed word now waits 30 s: the next turn is streaming when Esc comes
         pane = await start_turn(pilot, "logs", f"module={reporting}; where are the logs?")
@@ -47,7 +47,7 @@ async def test_escape_on_a_streaming_turn_then_a_forget_at_once_leaves_nothing(h
         await app.workers.wait_for_complete()
         await pilot.pause()
         assert not pane.busy and failures(app) == []
-        runtime = app.runtime
+        runtime = app.session.runtime
         assert runtime.memory.open_tickets() == ()
         assert [runtime.history(name) for name in AGENT_NAMES] == [[], []]
         kinds = [e.kind for e in runtime.memory.ledger.latest()]
@@ -85,7 +85,7 @@ async def test_quitting_while_the_writer_works_leaves_the_persisted_stores_consi
     app = make_persisted_app(tmp_path)
     async with app.run_test(size=(160, 50), notifications=True) as pilot:
         await say(pilot, "support", f"module={billing}")
-        writer = app.runtime.updater.writer = HeldWriter()
+        writer = app.session.runtime.updater.writer = HeldWriter()
         await start_turn(pilot, "logs", f"module={reporting}")
         await asyncio.wait_for(writer.asked.wait(), 5)
         await pilot.press("ctrl+q")

@@ -4,6 +4,7 @@ was drawn never answers it, whatever the timing; a person answering it once draw
 from textual import events
 
 from tests.ui.helpers import answer, make_app, read_question, say
+from tests.ui.helpers import drawn as question_drawn
 from workbench.ui.app import WorkbenchApp
 from workbench.ui.chat import UserMessage
 from workbench.ui.confirm import ConfirmForget
@@ -11,18 +12,14 @@ from workbench.ui.facts import FactTable, ForgetRequested
 
 
 def keys(app: WorkbenchApp) -> list[str]:
-    return [f.key for f in app.runtime.snapshot().facts]
+    return [f.key for f in app.session.snapshot().facts]
 
 
 async def drawn(pilot) -> ConfirmForget:
     """The question, once it is on screen (the events queued before it have been handled by then)."""
-    for _ in range(300):
-        screen = pilot.app.screen
-        if isinstance(screen, ConfirmForget) and screen.shown_at < float("inf"):
-            await pilot.pause()
-            return screen
-        await pilot.pause(0.01)
-    raise AssertionError("the question was never drawn")
+    screen = await question_drawn(pilot)
+    await pilot.pause()
+    return screen
 
 
 async def test_a_click_and_an_enter_queued_in_the_same_tick_do_not_answer_the_question():
@@ -104,7 +101,7 @@ async def test_the_question_and_the_notice_name_a_fact_that_goes_too():
         await say(pilot, "support", "module=Billing; log=/var/log/billing/export.log; customer=Contoso")
         table = app.query_one(FactTable)
         table.focus()
-        table.move_cursor(row=[f.key for f in app.runtime.snapshot().facts].index("module"))
+        table.move_cursor(row=[f.key for f in app.session.snapshot().facts].index("module"))
         await pilot.press("enter")
         question = await drawn(pilot)
         said = " ".join(str(w.render()) for w in question.query("Static"))

@@ -4,7 +4,7 @@ import json
 
 from textual.widgets import Input, SelectionList
 
-from tests.ui.helpers import answer, make_app, say
+from tests.ui.helpers import answer, make_app, say, scripted_session
 from workbench.drift import lab, load_chronology_file, run_drift
 from workbench.drift.tally import LabCallLog
 from workbench.runtime import ModelConfig, build_models
@@ -24,21 +24,17 @@ def blocks(calls: CallLog, purposes: set[str], origin: str | None = None) -> lis
     return found
 
 
-async def test_export_from_both_panes_with_a_forget_replays_the_same_requests(tmp_path, monkeypatch):
+async def test_export_from_both_panes_with_a_forget_writes_the_conversation_and_says_where(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     app = make_app()
     async with app.run_test(size=(140, 40)) as pilot:
         await say(pilot, "support", "module=Reporting; database=PostgreSQL")
         await say(pilot, "logs", "log=/var/log/billing.log")
         await say(pilot, "support", "customer=Contoso")
-        # A forget empties the call log (its records quote the forgotten value): read it before.
-        before_forget = blocks(app.runtime.calls, {"support", "logs"})
         await say(pilot, "support", "forget customer", typed=True)
         await answer(pilot, "y")
-        assert app.runtime.calls.records() == []
         await say(pilot, "logs", "Where can I find logs?")
         await say(pilot, "support", "Which module and database are affected?")
-        live = before_forget + blocks(app.runtime.calls, {"support", "logs"})
 
         commands = {c.title: c for c in app.get_system_commands(app.screen)}
         commands["Export conversation as chronology"].callback()
@@ -67,6 +63,25 @@ async def test_export_from_both_panes_with_a_forget_replays_the_same_requests(tm
     assert "Contoso" not in path.read_text(encoding="utf-8")  # forgotten means gone, in the export too
     assert "Contoso" not in repr(app.session.transcript)
 
+
+async def test_an_exported_conversation_replays_the_same_requests_in_the_lab(tmp_path, monkeypatch):
+    """Through the session, the conversation above: the lab replays its export, and the bounded facts,
+    shared by both agents, carry the same block at every turn as the live calls did."""
+    session = scripted_session()
+    calls = session.runtime.calls
+    await session.ask("support", "module=Reporting; database=PostgreSQL")
+    await session.ask("logs", "log=/var/log/billing.log")
+    await session.ask("support", "customer=Contoso")
+    # A forget empties the call log (its records quote the forgotten value): read it before.
+    before_forget = blocks(calls, {"support", "logs"})
+    await session.forget("customer")
+    assert calls.records() == []
+    await session.ask("logs", "Where can I find logs?")
+    await session.ask("support", "Which module and database are affected?")
+    live = before_forget + blocks(calls, {"support", "logs"})
+    path = tmp_path / "mine.json"
+    session.export(str(path), [5])
+
     recorded: list[CallLog] = []
 
     class Recording(LabCallLog):  # the lab keeps only its latest calls: this one keeps them all
@@ -77,7 +92,6 @@ async def test_export_from_both_panes_with_a_forget_replays_the_same_requests(tm
     monkeypatch.setattr(lab, "LabCallLog", Recording)
     report = await run_drift(build_models(ModelConfig()), chronology=load_chronology_file(path))
     assert not report.partial and list(report.scores["facts"]) == ["q6"]
-    # The bounded facts, shared by both agents, carried the same block at every turn as the app's.
     replayed = blocks(recorded[0], {"agent"}, origin="facts")
     assert replayed == live and [a for a, _ in live] == ["support", "logs", "support", "logs", "support"]
     cell = report.scores["facts"]["q6"]

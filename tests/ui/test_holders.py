@@ -14,10 +14,10 @@ HOLDERS = ("agent sessions", "call log", "transcript", "turns in flight", "input
 async def test_the_app_registers_every_holder_of_text_with_the_one_forget():
     app = make_app()
     async with app.run_test(size=(140, 40)):
-        assert app.runtime.forgetting.holders == HOLDERS
+        assert app.session.runtime.forgetting.holders == HOLDERS
     recall = make_recall_app()
     async with recall.run_test(size=(140, 40)):
-        assert sorted(recall.runtime.forgetting.holders) == sorted((*HOLDERS, "recall store"))
+        assert sorted(recall.session.runtime.forgetting.holders) == sorted((*HOLDERS, "recall store"))
 
 
 async def test_a_forget_of_one_key_leaves_no_value_of_it_anywhere_in_the_app_input_undo_included():

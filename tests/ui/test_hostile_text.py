@@ -38,5 +38,5 @@ async def test_a_message_that_cannot_be_encoded_is_not_sent_and_stays_in_the_inp
         prompt.focus()
         await pilot.press("enter")
         await pilot.pause()
-        assert app.pane("support").turns == 0 and app.runtime.calls.records() == []
+        assert app.pane("support").turns == 0 and app.session.runtime.calls.records() == []
         assert any("half of a surrogate pair" in n.message for n in app._notifications)

@@ -1,30 +1,13 @@
 """--recall in the TUI: both agents store and recall for the same user, the pane says so, F2 shows
 what was recalled, the header names store and embedder, forget purges, the palette switches it."""
 
-from tests.ui.helpers import answer, make_recall_app, say
-from workbench.ui import intentions
+from tests.ui.helpers import PaneHost, ScreenHost, answer, make_recall_app, say, scripted_session
 from workbench.ui.chat import Notice
 from workbench.ui.screens import CallsScreen
 
 
-def notices(app, agent):
-    return [str(n.render()) for n in app.pane(agent).query(Notice)]
-
-
-async def test_the_logs_agent_recalls_what_the_user_told_support():
-    app = make_recall_app()
-    async with app.run_test(size=(140, 40)) as pilot:
-        assert app.sub_title.endswith("recall: in memory, lexical")
-        await say(pilot, "support", "module=Reporting; database=PostgreSQL")
-        await say(pilot, "logs", "Which database holds the logs?")
-        recalled = app.runtime.recalled("logs")
-        assert "module=Reporting; database=PostgreSQL" in [r.text for r in recalled]
-        assert {r.agent for r in recalled} == {"support"} and recalled[0].session == "session 1 of this run"
-        assert any("Recall put" in n and "F2 shows them" in n for n in notices(app, "logs"))
-        await pilot.press("f2")
-        await pilot.pause()
-        assert isinstance(app.screen, CallsScreen)
-        assert "distance" in str(app.screen.query_one("#recalled").render())
+def notices(pane):
+    return [str(n.render()) for n in pane.query(Notice)]
 
 
 async def test_forget_all_purges_recall_and_the_ledger_counts_without_values():
@@ -34,8 +17,8 @@ async def test_forget_all_purges_recall_and_the_ledger_counts_without_values():
         await pilot.press("f8")
         await answer(pilot, "y")
         await say(pilot, "logs", "Which customer was it, Contoso?")
-        assert not any("Contoso" in r.text for r in app.runtime.recalled("logs") if r.turn == 1)
-        (note,) = [e.describe() for e in app.runtime.snapshot().ledger if e.origin == "forget"]
+        assert not any("Contoso" in r.text for r in app.session.recalled("logs") if r.turn == 1)
+        (note,) = [e.describe() for e in app.session.snapshot().ledger if e.origin == "forget"]
         assert "recall store: 2 stored message(s) deleted" in note and "Contoso" not in note
 
 
@@ -44,8 +27,34 @@ async def test_the_palette_turns_recall_on_and_off():
     # 160 columns: the labelled status with recall fits the header (narrower, it is shown compact)
     async with app.run_test(size=(160, 40)) as pilot:
         assert "recall" not in app.sub_title
-        await intentions.switch_recall(app, True)  # what the palette entry runs
+        await app.set_session_recall(True)  # what the palette entry runs
         await pilot.pause()
-        assert app.sub_title == app.runtime.status.summary and "recall: in memory, lexical" in app.sub_title
+        assert app.sub_title == app.session.status.summary and "recall: in memory, lexical" in app.sub_title
         titles = [c.title for c in app.get_system_commands(app.screen)]
         assert "Turn recall off" in titles
+
+
+async def test_the_logs_agent_recalls_what_the_user_told_support():
+    """Through the session: what recall put into the logs agent's turn; on the pane: the line saying so;
+    in F2: the recalled messages with their distances."""
+    from workbench.recall.config import RecallConfig
+    from workbench.runtime.calls import CallLog
+
+    calls = CallLog()
+    session = scripted_session(calls=calls, recall=RecallConfig(store="memory").build(calls), recall_on=True)
+    assert session.status.summary.endswith("recall: in memory, lexical")
+    await session.ask("support", "module=Reporting; database=PostgreSQL")
+    recalled = session.recalled("logs")
+    host = PaneHost(session, "logs")
+    async with host.run_test(size=(80, 24)) as pilot:
+        host.pane.prompt.insert("Which database holds the logs?")
+        host.pane.prompt.focus()
+        await host.sent(pilot)
+        recalled = session.recalled("logs")
+        assert "module=Reporting; database=PostgreSQL" in [r.text for r in recalled]
+        assert {r.agent for r in recalled} == {"support"} and recalled[0].session == "session 1 of this run"
+        assert any("Recall put" in n and "F2 shows them" in n for n in notices(host.pane))
+    screen = CallsScreen("logs", session.last_turn_calls("logs"), recalled=recalled)
+    async with ScreenHost(screen).run_test(size=(140, 40)) as pilot:
+        await pilot.pause()
+        assert "distance" in str(pilot.app.screen.query_one("#recalled").render())

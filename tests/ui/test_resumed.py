@@ -11,7 +11,7 @@ from tests.ui.helpers import answer, make_persisted_app, release, say, start_end
 from workbench import cli
 from workbench.persist.sessions import DIRECTORY, PersistedSessions
 from workbench.persist.state import STATE_FILE
-from workbench.runtime import Mode, ModelConfig, build_models
+from workbench.runtime import ModelConfig, build_models
 from workbench.session.assemble import assemble
 from workbench.ui.app import WorkbenchApp
 from workbench.ui.chat import ChatPane, HiddenNote, Notice, UserMessage
@@ -168,16 +168,6 @@ async def test_after_a_forget_nothing_forgotten_shows_or_is_kept_and_a_restart_b
         assert files_holding(directory, forgotten) == {}
         assert STATE_FILE in files_holding(directory, [contoso])  # the other fact stays
     release(third)
-
-
-async def test_a_pane_shows_no_resumed_history_without_persist():
-    from tests.ui.helpers import make_app
-
-    app = make_app(Mode.MANUAL)
-    async with app.run_test(size=SIZE) as pilot:
-        await start_ended(pilot)
-        assert app.runtime.resumed("support") is None
-        assert shown(app, "support") == []
 
 
 async def test_a_forget_cut_short_is_completed_before_the_panes_take_a_turn(tmp_path):

@@ -14,15 +14,12 @@ from textual.pilot import Pilot
 from textual.widgets import Footer, Static
 from textual.widgets._footer import FooterKey  # the footer's key widgets: what the footer draws
 
-from tests.ui.helpers import make_app, say
+from tests.ui.helpers import ScreenHost, built_in_lab, make_app
 from tests.ui.test_widgets import settle
 from workbench.memory import SEED, WorkingMemory
-from workbench.runtime import ModelConfig, build_models
 from workbench.ui.app import WorkbenchApp
-from workbench.ui.chat import Notice
 from workbench.ui.confirm import ConfirmForget
 from workbench.ui.facts import ChangeBox, FactPanel, FactTable, ForgetRequested, MemoryView
-from workbench.ui.replies import AgentAnswer
 from workbench.ui.screens import HelpScreen, help_text
 from workbench.ui.startup import stylesheet_dir
 
@@ -52,25 +49,9 @@ class AskingPanelHost(PanelHost):
         self.push_screen(ConfirmForget(request.keys))
 
 
-class ScreenHost(App[None]):
-    """An empty app that opens one screen, styled as in the app."""
-
-    CSS_PATH = [stylesheet_dir() / "workbench.tcss"]
-    HORIZONTAL_BREAKPOINTS = WorkbenchApp.HORIZONTAL_BREAKPOINTS
-
-    def __init__(self, screen) -> None:
-        super().__init__()
-        self.first = screen
-
-    def on_mount(self) -> None:
-        self.push_screen(self.first)
-
-
 def drift_lab() -> ScreenHost:
     """The drift lab alone, on the built-in model, as F5 opens it."""
-    from workbench.ui.drift_screen import DriftScreen
-
-    return ScreenHost(DriftScreen(build_models(ModelConfig())))
+    return ScreenHost(built_in_lab())
 
 
 async def lab_ran(pilot: Pilot) -> None:
@@ -160,20 +141,6 @@ def footer_keys(app: App[None]) -> list[tuple[str, str]]:
     footer = next((w for w in (bottom, *bottom.ancestors) if isinstance(w, Footer)), None)
     assert footer is not None and footer.screen is app.screen, f"no footer of {app.screen} on the bottom row"
     return [(k.key_display, k.description) for k in footer.query(FooterKey)]
-
-
-async def test_the_reply_to_a_refused_batch_is_followed_by_a_line_saying_the_facts_did_not_change():
-    app = make_app()
-    async with app.run_test(size=(80, 24)) as pilot:
-        await say(pilot, "support", "module=Reporting")
-        await say(pilot, "support", "module=A; database=B; customer=C; version=1; environment=prod; log=/var")
-        shown = list(app.pane("support").conversation.children)
-        answers = [i for i, w in enumerate(shown) if isinstance(w, AgentAnswer)]
-        refused = [i for i, w in enumerate(shown) if isinstance(w, Notice) and "refused" in str(w.render())]
-        assert len(answers) == 2 and refused == [answers[1] + 1] == [len(shown) - 1]
-        line = str(shown[refused[0]].render())
-        assert "at most 5 facts" in line and "the facts were not changed" in line
-        assert [f.value for f in app.runtime.snapshot().facts] == ["Reporting"]
 
 
 async def test_the_drift_chart_at_80x24_has_a_legend_naming_each_series():

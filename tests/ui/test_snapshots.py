@@ -175,3 +175,17 @@ def test_resumed_after_a_restart(snap_compare, tmp_path, monkeypatch, utc):
     app = make_persisted_app(directory)
     assert snap_compare(app, terminal_size=WIDE)
     release(app)
+
+
+@pytest.mark.parametrize("size", ["140x40", "80x24"])
+def test_your_agents_panes(snap_compare, size):
+    """Four of the user's agents: a pane each, titled with its name; three side by side at 140 columns,
+    two at 80, and F4 in the footer brings the others."""
+    from tests.ui.test_agent_panes import NAMES, session_of
+    from workbench.ui.app import WorkbenchApp
+
+    async def run(pilot):
+        await say(pilot, "planner", SEED)
+
+    sizes = {"140x40": WIDE, "80x24": (80, 24)}
+    assert snap_compare(WorkbenchApp(session_of(*NAMES)), terminal_size=sizes[size], run_before=run)

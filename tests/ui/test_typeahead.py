@@ -22,7 +22,7 @@ async def test_enter_in_a_burst_sends_every_key_typed_before_it():
         await app.workers.wait_for_complete()
         await pilot.pause()
         await app.workers.wait_for_complete()
-        facts = {f.key: f.value for f in app.runtime.memory.facts()}
+        facts = {f.key: f.value for f in app.session.snapshot().facts}
         assert facts == {"priority": "high"}
         assert app.pane("support").prompt.text == "customer=Contoso"
 

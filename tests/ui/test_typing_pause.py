@@ -8,10 +8,11 @@ from textual import events
 from textual.widget import Widget
 from textual.widgets import Static
 
-from tests.ui.helpers import answer, make_app
+from tests.ui.helpers import answer, make_app, pushed, reached
+from workbench.memory import EventKind
 from workbench.ui.chat import ChatPane
 from workbench.ui.confirm import ConfirmForget
-from workbench.ui.facts import FactTable
+from workbench.ui.facts import FactPanel, FactTable
 from workbench.ui.replies import AgentAnswer, AgentReply
 from workbench.ui.typing import TypingClock
 
@@ -50,28 +51,20 @@ async def send(app, pilot, agent: str, text: str) -> None:
     await pilot.press("enter")
 
 
-async def until(condition, pilot) -> None:
-    for _ in range(500):
-        if condition():
-            return
-        await pilot.pause(0.01)
-    raise AssertionError("never happened")
-
-
-async def ask_support_while_typing_in_logs(app, pilot, text: str, done) -> None:
-    """Send `text` to the support agent, type a key in the logs pane while it answers, and wait
-    until `done()` holds and a little more, with the user still "typing" (the clock stands still)."""
+async def ask_support_while_typing_in_logs(app, pilot, text: str) -> None:
+    """Send `text` to the support agent, type a key in the logs pane while it answers, and wait until
+    the pane has its answer (stored, facts and all) and a little more, with the user still "typing"
+    (the clock stands still)."""
     await send(app, pilot, "support", text)
     app.pane("logs").prompt.focus()
     await pilot.pause()
     await pilot.press("a")
-    await until(done, pilot)
+    await reached(app.pane("support"), "answered", bool)
     await pilot.pause(0.3)
 
 
-def answered(app) -> bool:
-    """The runtime has the support agent's answer (the model call finished)."""
-    return any(c.finished and c.purpose == "support" for c in app.runtime.last_turn_calls("support"))
+async def panel_shows(app, keys: list[str]) -> None:
+    await reached(app.query_one(FactPanel), "view", lambda view: [f.key for f in view.memory.facts] == keys)
 
 
 def panel_keys(app) -> list[str]:
@@ -84,7 +77,7 @@ async def test_a_finished_answer_waits_while_the_user_types_in_the_other_pane():
     app.typing.clock = watch = Stopwatch()
     async with app.run_test(size=(140, 40)) as pilot:
         support, logs = app.pane("support"), app.pane("logs")
-        await ask_support_while_typing_in_logs(app, pilot, "Where are the logs?", lambda: answered(app))
+        await ask_support_while_typing_in_logs(app, pilot, "Where are the logs?")
         assert support.busy and support.query(AgentReply) and not support.query(AgentAnswer)
         assert str(support.query_one(".working", Static).render()) == ChatPane.READY
         await pilot.press("b")
@@ -113,22 +106,20 @@ async def test_a_turns_facts_reach_the_panel_in_a_pause_and_a_forget_draws_every
     app.typing.clock = watch = Stopwatch()
     async with app.run_test(size=(140, 40)) as pilot:
         logs = app.pane("logs")
-        stored = lambda: {f.key for f in app.runtime.snapshot().facts} == {"customer", "module"}  # noqa: E731
-        await ask_support_while_typing_in_logs(app, pilot, "customer=Contoso; module=Billing", stored)
+        await ask_support_while_typing_in_logs(app, pilot, "customer=Contoso; module=Billing")
         assert panel_keys(app) == []  # stored, not drawn while the user types in the other pane
         watch.stop_typing()
-        await until(lambda: panel_keys(app) == ["customer", "module"], pilot)
+        await panel_shows(app, ["customer", "module"])
 
-        replaced = lambda: {f.value for f in app.runtime.snapshot().facts} == {"Contoso", "Reporting"}  # noqa: E731
-        await ask_support_while_typing_in_logs(app, pilot, "module=Reporting", replaced)
+        await ask_support_while_typing_in_logs(app, pilot, "module=Reporting")
         assert "Reporting" not in str(app.query_one("#changes", Static).render())
         logs.prompt.clear()
         app.post_message(events.Paste("forget customer"))  # typed in the logs pane while still "typing"
         await pilot.pause()
         await pilot.press("enter")  # typed: asked as a click is
-        await until(lambda: isinstance(app.screen, ConfirmForget), pilot)
+        await pushed(app, ConfirmForget)
         await answer(pilot, "y")
-        await until(lambda: panel_keys(app) == ["module"], pilot)
+        await panel_shows(app, ["module"])
         assert "Contoso" not in str(app.query_one("#ledger", Static).render())
         assert "Reporting" in str(app.query_one("#ledger", Static).render()) and not app.scheduler.waiting("fact panel")
 
@@ -138,10 +129,10 @@ async def test_cancelling_a_turn_whose_answer_waits_shows_the_stored_answer():
     app.typing.clock = Stopwatch()  # the user never stops typing in the logs pane
     async with app.run_test(size=(140, 40)) as pilot:
         support = app.pane("support")
-        await ask_support_while_typing_in_logs(app, pilot, "Where are the logs?", lambda: answered(app))
+        await ask_support_while_typing_in_logs(app, pilot, "Where are the logs?")
         assert support.busy and not support.query(AgentAnswer)
         support.action_cancel()
-        await until(lambda: not support.busy, pilot)
+        await reached(support, "busy", lambda busy: not busy)
         assert not support.busy and "Where are the logs?" in support.query(AgentAnswer).last().text
         assert not support.query(AgentReply)
 
@@ -153,17 +144,18 @@ async def test_a_forget_while_an_answer_waits_clears_that_turn_from_the_pane():
     app.typing.clock = watch = Stopwatch()
     async with app.run_test(size=(140, 40)) as pilot:
         support, logs = app.pane("support"), app.pane("logs")
-        await ask_support_while_typing_in_logs(app, pilot, "customer=Contoso", lambda: answered(app))
+        await ask_support_while_typing_in_logs(app, pilot, "customer=Contoso")
         assert support.busy  # answered and stored, waiting for a pause
         logs.prompt.clear()
         app.post_message(events.Paste("forget customer"))
         await pilot.pause()
         await pilot.press("enter")
-        await until(lambda: isinstance(app.screen, ConfirmForget), pilot)
+        await pushed(app, ConfirmForget)
         await answer(pilot, "y")
-        await until(lambda: not app.runtime.snapshot().facts, pilot)
+        forgot = lambda view: any(e.kind is EventKind.FORGOTTEN for e in view.memory.ledger)  # noqa: E731
+        await reached(app.query_one(FactPanel), "view", forgot)
         watch.stop_typing()
-        await until(lambda: not support.busy, pilot)
+        await reached(support, "busy", lambda busy: not busy)
         await pilot.pause()
         shown = [str(w.render()) for w in support.conversation.children if not isinstance(w, AgentAnswer)]
         assert not support.query(AgentAnswer) and not support.query(AgentReply)

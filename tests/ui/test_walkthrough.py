@@ -23,7 +23,7 @@ def texts(app, agent, kind):
 async def test_correct_then_forget_through_the_ui():
     app = make_app()
     async with app.run_test(size=(140, 40)) as pilot:
-        runtime = app.runtime
+        runtime = app.session.runtime
         await say(pilot, "support", "module=Reporting; database=PostgreSQL", typed=True)
         assert table_rows(app) == [
             ("database", "PostgreSQL", "1", "09:15:00"),
@@ -90,8 +90,8 @@ async def test_keeping_a_fact_in_the_confirmation_changes_nothing():
         assert isinstance(app.screen, ConfirmForget)
         await pilot.press("n")
         await pilot.pause()
-        assert [f.key for f in app.runtime.memory.facts()] == ["module"]
-        assert len(app.runtime.history("support")) == 2
+        assert [f.key for f in app.session.snapshot().facts] == ["module"]
+        assert len(app.session.runtime.history("support")) == 2
 
 
 async def test_typed_forget_commands_ask_the_same_question_as_a_click():
@@ -105,18 +105,20 @@ async def test_typed_forget_commands_ask_the_same_question_as_a_click():
             {"module": ("Billing",)},
         )
         await answer(pilot, "n")
-        assert [f.key for f in app.runtime.memory.facts()] == ["database", "module"]
+        assert [f.key for f in app.session.snapshot().facts] == ["database", "module"]
         await say(pilot, "logs", "forget module")
         await answer(pilot, "y")
-        assert [f.key for f in app.runtime.memory.facts()] == ["database"]
+        assert [f.key for f in app.session.snapshot().facts] == ["database"]
         await say(pilot, "support", "forget password")  # not a key: refused, nothing asked
-        assert not isinstance(app.screen, ConfirmForget) and [f.key for f in app.runtime.memory.facts()] == ["database"]
+        assert not isinstance(app.screen, ConfirmForget) and [f.key for f in app.session.snapshot().facts] == [
+            "database"
+        ]
         await say(pilot, "support", "forget")
         question = app.screen
         assert isinstance(question, ConfirmForget) and question.keys is None
-        assert app.runtime.memory.facts() != ()
+        assert app.session.snapshot().facts != ()
         await answer(pilot, "y")
-        assert app.runtime.memory.facts() == ()
+        assert app.session.snapshot().facts == ()
         await say(pilot, "support", "forget customer")  # no fact holds it: still asked, a history may
         question = app.screen
         assert isinstance(question, ConfirmForget) and question.held == {"customer": ()}

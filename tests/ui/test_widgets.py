@@ -3,24 +3,28 @@ and a chat pane draws the turn it is sent as messages, from start to finish, fai
 
 import asyncio
 from datetime import UTC, datetime
-from typing import cast
 
 import pytest
 from rich.console import Console
+from textual import events
 from textual.app import App, ComposeResult
 from textual.widgets import Static
 
+from tests.ui.helpers import PaneHost, reached, scripted_session
+from tests.ui.helpers import ScreenHost as OneScreen
 from workbench.memory import MemoryTurn, Outcome, Status, WorkingMemory
 from workbench.memory.records import FactCandidate
-from workbench.runtime import MemorySnapshot, MemoryUpdate, TurnResult
+from workbench.runtime import MemorySnapshot, MemoryUpdate, Mode, ModelConfig, TurnResult, build_models
 from workbench.runtime.calls import CallRecord
 from workbench.runtime.view import ResumedHistory, ResumedMessage
+from workbench.session.assemble import assemble
 from workbench.session.controller import TurnOutcome
 from workbench.ui.app import WorkbenchApp
 from workbench.ui.chat import ChatPane, HiddenNote, Hint, Notice, ResumedOpening, UserMessage
 from workbench.ui.composer import Composer
 from workbench.ui.facts import FactPanel, FactTable, MemoryView
-from workbench.ui.messages import Streamed, TurnEnded, TurnStarted
+from workbench.ui.messages import Streamed, TurnEnded
+from workbench.ui.paste import PASTED_ESC
 from workbench.ui.replies import AgentAnswer, AgentReply, PreRendered
 from workbench.ui.screens import CallsScreen, HelpScreen
 from workbench.ui.startup import stylesheet_dir
@@ -39,11 +43,6 @@ class Host(App[None]):
 
     def on_turn_ended(self, event: TurnEnded) -> None:
         self.seen.append(event)
-
-    def on_chat_pane_cancel_requested(self, event: ChatPane.CancelRequested) -> None:
-        """As the app does: Esc cancels the pane's turn group (here, its answer waiting to be drawn)."""
-        self.seen.append(event)
-        self.workers.cancel_group(self, event.pane.turn_group)
 
     def on_fact_panel_typed(self, event: FactPanel.Typed) -> None:
         self.seen.append(event)
@@ -103,7 +102,7 @@ async def test_a_printable_key_on_the_fact_panel_is_sent_up_not_lost():
 async def test_a_chat_pane_draws_its_turn_from_the_messages_it_is_sent():
     pane = support_pane()
     async with Host(pane).run_test(size=(80, 24)) as pilot:
-        pane.post_message(TurnStarted("hi"))
+        await pane.begin("hi")
         pane.post_message(Streamed("Hello "))
         await pilot.pause()
         assert pane.busy and pane.turns == 1 and pane.query(AgentReply)
@@ -131,7 +130,7 @@ async def test_a_chat_pane_says_when_the_batch_of_its_turn_was_refused_after_the
         text = "; ".join(f"{k}={v}" for k, v in six)
         update = settle(WorkingMemory(), text, *six)
         assert update.outcome.status is Status.REJECTED
-        pane.post_message(TurnStarted(text))
+        await pane.begin(text)
         pane.post_message(TurnEnded("support", answered("support", "Noted.", memory=(update,))))
         await pane.app.workers.wait_for_complete()
         await pilot.pause()
@@ -143,7 +142,7 @@ async def test_a_chat_pane_says_when_the_batch_of_its_turn_was_refused_after_the
 async def test_a_chat_pane_shows_a_failed_turn_and_keeps_nothing_of_it():
     pane = ChatPane("logs", title="logs", placeholder="type", hint="hint")
     async with Host(pane).run_test(size=(80, 24)) as pilot:
-        pane.post_message(TurnStarted("hi"))
+        await pane.begin("hi")
         pane.post_message(Streamed("partial"))
         failed = TurnOutcome(TurnResult("logs", MemoryTurn(0, 1, "hi"), error="HTTP 500 from the server"))
         pane.post_message(TurnEnded("logs", failed))
@@ -153,16 +152,32 @@ async def test_a_chat_pane_shows_a_failed_turn_and_keeps_nothing_of_it():
         assert "HTTP 500" in str(pane.query(Notice).last().render())
 
 
-async def test_escape_asks_the_app_to_cancel_and_a_cancelled_turn_says_so():
+async def test_a_chat_pane_runs_its_turn_through_the_session_and_posts_its_end_up():
+    """The pane's own worker asks the session; the answer is drawn here and TurnEnded reaches the app."""
+    session = assemble(build_models(ModelConfig()), memory=WorkingMemory(clock=lambda: WHEN))
     pane = support_pane()
-    async with Host(pane).run_test(size=(80, 24)) as pilot:
-        pane.post_message(TurnStarted("hi"))
+    host = Host(pane)
+    async with host.run_test(size=(80, 24)) as pilot:
+        await pane.ask(session, "module=Billing")
+        await reached(pane, "busy", lambda busy: not busy)
         await pilot.pause()
+        assert not pane.busy and pane.turns == 1 and "Billing" in pane.query_one(AgentAnswer).text
+        [ended] = [m for m in host.seen if isinstance(m, TurnEnded)]
+        assert ended.outcome is not None and [f.value for f in ended.outcome.memory[-1].memory.facts] == ["Billing"]
+
+
+async def test_escape_cancels_the_panes_turn_and_a_cancelled_turn_says_so():
+    session = assemble(build_models(ModelConfig(), scripted_delay=30.0), memory=WorkingMemory())
+    pane = support_pane()
+    host = Host(pane)
+    async with host.run_test(size=(80, 24)) as pilot:
+        await pane.ask(session, "hi")
         pane.prompt.focus()
         await pilot.press("escape")
-        assert [type(m) for m in cast(Host, pane.app).seen] == [ChatPane.CancelRequested]
-        pane.post_message(TurnEnded("support", None, cancelled=True))
+        await reached(pane, "busy", lambda busy: not busy)
         await pilot.pause()
+        [ended] = [m for m in host.seen if isinstance(m, TurnEnded)]
+        assert ended.cancelled and ended.outcome is None
         assert not pane.busy and "Cancelled" in str(pane.query(Notice).last().render())
 
 
@@ -171,7 +186,7 @@ async def test_a_turn_that_ended_after_its_facts_were_admitted_does_not_claim_th
     """Esc, or another memory's failed call, after extraction: the batch stays admitted (the ledger says so)."""
     pane = support_pane()
     async with Host(pane).run_test(size=(80, 24)) as pilot:
-        pane.post_message(TurnStarted("module=Billing"))
+        await pane.begin("module=Billing")
         if how == "cancelled":
             pane.post_message(TurnEnded("support", None, cancelled=True, applied=True))
         else:
@@ -197,7 +212,7 @@ async def test_escape_while_the_finished_answer_renders_shows_it_and_ends_the_tu
     monkeypatch.setattr(AgentAnswer, "rendered", long_render)
     pane = support_pane()
     async with Host(pane).run_test(size=(80, 24)) as pilot:
-        pane.post_message(TurnStarted("hi"))
+        await pane.begin("hi")
         pane.post_message(Streamed("Hello there"))
         pane.post_message(TurnEnded("support", answered("support", "Hello there")))
         await rendering.wait()
@@ -214,7 +229,7 @@ async def test_escape_while_the_finished_answer_renders_shows_it_and_ends_the_tu
 async def test_a_forget_during_a_streaming_reply_takes_the_turn_off_the_pane_and_its_answer_is_not_drawn():
     pane = support_pane()
     async with Host(pane).run_test(size=(80, 24)) as pilot:
-        pane.post_message(TurnStarted("customer=Contoso; why?"))
+        await pane.begin("customer=Contoso; why?")
         pane.post_message(Streamed("Contoso is"))
         await pilot.pause()
         await pane.replace_history("History replaced by forget customer.")
@@ -247,7 +262,7 @@ async def test_a_long_conversation_keeps_only_the_latest_messages_on_screen_and_
     pane = ShortPane("support", title="support", placeholder="type", hint="hint")
     async with Host(pane).run_test(size=(80, 24)) as pilot:
         for i in range(5):
-            pane.post_message(TurnStarted(f"question {i}"))
+            await pane.begin(f"question {i}")
             pane.post_message(TurnEnded("support", answered("support", f"answer {i}")))
             await pilot.pause()
             await pane.app.workers.wait_for_complete()
@@ -299,7 +314,7 @@ class StyledHost(Host):
 async def test_a_streaming_reply_ends_with_its_newest_line_in_a_narrow_pane_and_after_a_resize():
     pane = support_pane()
     async with StyledHost(pane).run_test(size=(40, 40)) as pilot:
-        pane.post_message(TurnStarted("hi"))
+        await pane.begin("hi")
         await pilot.pause()
         reply = pane.query_one(AgentReply)
         sent = 0
@@ -471,15 +486,14 @@ async def test_a_long_screen_scrolls_with_the_keyboard_as_soon_as_it_opens(scree
 async def test_the_drift_report_scrolls_with_the_keyboard_as_soon_as_the_lab_is_done():
     """As for help and what the model saw: the app's AUTO_FOCUS matched nothing on the drift screen, so
     at 80x24, where six lines of the report show, PageDown did nothing until Tab."""
-    from workbench.runtime import ModelConfig, build_models
-    from workbench.ui.drift_screen import DriftScreen
+    from tests.ui.helpers import built_in_lab
 
     class DriftHost(App[None]):
         AUTO_FOCUS = WorkbenchApp.AUTO_FOCUS
         CSS_PATH = [stylesheet_dir() / "workbench.tcss"]
 
         def on_mount(self) -> None:
-            self.push_screen(DriftScreen(build_models(ModelConfig())))
+            self.push_screen(built_in_lab())
 
     async with DriftHost().run_test(size=(80, 24)) as pilot:
         await pilot.pause()
@@ -535,3 +549,114 @@ async def test_earlier_resumed_messages_shown_again_come_back_below_the_resumed_
             pane.query_one(HiddenNote).post_message(HiddenNote.ShowMore())
             await pilot.pause()
         assert order() == ["opening", *(f"message {n}" for n in range(10)), "closing"]
+
+
+async def test_the_panes_footer_never_cuts_its_token_count():
+    """At 140 columns (a pane 38 wide) the footer read "since start: 1 turn · tokens un…": the words go first."""
+    from workbench.runtime.usage import Usage
+
+    pane = support_pane()
+    async with StyledHost(pane).run_test(size=(38, 20)) as pilot:
+        pane.turns = 1
+        await pilot.pause()
+        assert pane.border_subtitle == "1 turn · tokens unknown"
+        pane.usage = Usage(123_456, 7_890)
+        await pilot.pause()
+        assert pane.border_subtitle == "123,456 in / 7,890 out tokens"
+        assert len(pane.border_subtitle) <= pane.size.width - 4
+        await pilot.resize_terminal(88, 20)
+        await pilot.pause()
+        assert pane.border_subtitle == "since start: 1 turn · 123,456 in / 7,890 out tokens"
+
+
+async def test_the_reply_to_a_refused_batch_is_followed_by_a_line_saying_the_facts_did_not_change():
+    session = assemble(build_models(ModelConfig()), memory=WorkingMemory(clock=lambda: WHEN))
+    pane = support_pane()
+    host = StyledHost(pane)
+    async with host.run_test(size=(80, 24)) as pilot:
+        for text in ("module=Reporting", "module=A; database=B; customer=C; version=1; environment=prod; log=/var"):
+            await pane.ask(session, text)
+            await reached(pane, "busy", lambda busy: not busy)  # its answer drawn
+        await pilot.pause()
+        shown = list(pane.conversation.children)
+        answers = [i for i, w in enumerate(shown) if isinstance(w, AgentAnswer)]
+        refused = [i for i, w in enumerate(shown) if isinstance(w, Notice) and "refused" in str(w.render())]
+        assert len(answers) == 2 and refused == [answers[1] + 1] == [len(shown) - 1]
+        line = str(shown[refused[0]].render())
+        assert "at most 5 facts" in line and "the facts were not changed" in line
+        assert [f.value for f in session.snapshot().facts] == ["Reporting"]
+
+
+async def test_a_multi_line_paste_keeps_its_lines_and_declares_every_line():
+    host = PaneHost(scripted_session())
+    async with host.run_test(size=(80, 24)) as pilot:
+        host.pane.prompt.focus()
+        host.post_message(events.Paste("version=7.1\nlog=/var/log/app.log\r\nconstraint=no restarts"))
+        await pilot.pause()
+        await host.sent(pilot)
+        assert {f.key: f.value for f in host.session.snapshot().facts} == {
+            "version": "7.1",
+            "log": "/var/log/app.log",
+            "constraint": "no restarts",
+        }
+        (user,) = host.pane.query(UserMessage)
+        assert str(user.render()).splitlines() == ["version=7.1", "log=/var/log/app.log", "constraint=no restarts"]
+
+
+async def test_control_characters_in_a_paste_are_shown_and_the_user_is_told():
+    host = PaneHost(scripted_session())
+    async with host.run_test(size=(80, 24), notifications=True) as pilot:
+        prompt = host.pane.prompt
+        prompt.focus()
+        prompt.insert("symptom=before ")
+        host.post_message(events.Paste("\x1b[31mRED\x1b[0m after bell\x07"))
+        await pilot.pause()
+        assert prompt.text == "symptom=before \\x1b[31mRED\\x1b[0m after bell\\x07"
+        assert any("3 control or invisible character(s)" in n.message for n in host._notifications)
+        await host.sent(pilot)
+        (fact,) = host.session.snapshot().facts
+        assert fact.value == "before \\x1b[31mRED\\x1b[0m after bell\\x07"
+        host.post_message(events.Paste(f"{PASTED_ESC}[1m"))  # an ESC as the terminal reader hands it over
+        await pilot.pause()
+        assert prompt.text == "\\x1b[1m"
+
+
+async def test_what_the_model_saw_for_an_agent_its_calls_and_the_context_of_its_last_request():
+    session = scripted_session(Mode.PROVIDER)
+    await session.ask("support", "module=Billing")
+    await session.ask("logs", "Where can I find logs?")
+
+    def calls_of(agent: str) -> CallsScreen:
+        splits, recalled = session.context_by_turn(agent), session.recalled(agent)
+        return CallsScreen(agent, session.last_turn_calls(agent), splits=splits, recalled=recalled)
+
+    async with OneScreen(calls_of("logs")).run_test(size=(140, 40)) as pilot:
+        await pilot.pause()
+        screen = pilot.app.screen
+        shown = str(screen.query_one("#calls Static", Static).render())
+        assert "logs call" in shown and "You are the logs agent" in shown
+        assert "reported usage: unknown" in shown
+        assert "an estimate, not a bill" in shown
+        assert 'module = "Billing"' in shown and "Where can I find logs?" in shown
+        assert "writer call" not in shown  # the logs turn declared nothing: no writer call
+        bar = str(screen.query_one("#context-bar").render())
+        assert "Context of the last request (turn 2)" in bar and "facts block" in bar and "history 0" in bar
+        assert "(characters/4, an estimate)" in bar and "reported input tokens: unknown" in bar
+    async with OneScreen(calls_of("support")).run_test(size=(140, 40)) as pilot:
+        await pilot.pause()
+        shown = str(pilot.app.screen.query_one("#calls Static", Static).render())
+        assert "support call" in shown and "writer call" in shown
+
+
+async def test_a_turn_cancelled_before_its_worker_ran_ends_as_cancelled_and_asks_nothing():
+    session = scripted_session()
+    pane = support_pane()
+    host = Host(pane)
+    async with host.run_test(size=(80, 24)) as pilot:
+        await pane.ask(session, "module=Billing")
+        pane.action_cancel()  # in the same tick: the worker has not started
+        await reached(pane, "busy", lambda busy: not busy)
+        await pilot.pause()
+        [ended] = [m for m in host.seen if isinstance(m, TurnEnded)]
+        assert ended.cancelled and "Cancelled" in str(pane.query(Notice).last().render())
+        assert session.snapshot().facts == () and not session.transcript.entries

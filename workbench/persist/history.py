@@ -7,18 +7,23 @@ anyone reads."""
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 from agent_framework import HistoryProvider, Message
-
-if TYPE_CHECKING:
-    from workbench.persist.sessions import PersistedSessions
 
 SOURCE_ID = "persisted_history"
 
 
+class Owner(Protocol):
+    """Where the messages live (`PersistedSessions`, which imports this module)."""
+
+    def read(self, session_id: str | None) -> list[Message]: ...
+
+    def save_turn(self, session_id: str, messages: list[dict[str, Any]]) -> None: ...
+
+
 class StateHistory(HistoryProvider):
-    def __init__(self, owner: PersistedSessions) -> None:
+    def __init__(self, owner: Owner) -> None:
         super().__init__(SOURCE_ID)
         self._owner = owner
 

@@ -18,9 +18,10 @@ if TYPE_CHECKING:
     from workbench.chronology import Chronology
     from workbench.memory import Contract
     from workbench.memory.forget import ForgetReport
-    from workbench.runtime import AgentRuntime, Mode, TurnResult, Usage
+    from workbench.runtime import AgentRuntime, CallRecord, ContextSplit, Mode, TurnResult, Usage
+    from workbench.runtime.models import ModelSet
     from workbench.runtime.remembered import Remembered
-    from workbench.runtime.view import MemoryUpdate, RecalledMessage
+    from workbench.runtime.view import MemorySnapshot, MemoryUpdate, RecalledMessage, ResumedHistory, RuntimeStatus
 
 # Receives each settled batch that is not part of an asked turn's outcome (a forget, a note, a
 # cancelled turn's abandonment).
@@ -176,6 +177,64 @@ class SessionController:
         finally:
             del self._asking[agent]
         return TurnOutcome(result, tuple(self.runtime.recalled(agent)), tuple(batches))
+
+    # -- what the user interface asks: it reads the runtime through these only ---------------------
+
+    @property
+    def agent_names(self) -> tuple[str, ...]:
+        """The agents this session runs (the built-in support and logs, or the user's), in their order."""
+        return self.runtime.names
+
+    def snapshot(self) -> MemorySnapshot:
+        """Working memory now: its facts and the ledger's latest events."""
+        return self.runtime.snapshot()
+
+    @property
+    def status(self) -> RuntimeStatus:
+        return self.runtime.status
+
+    @property
+    def mode(self) -> Mode:
+        return self.runtime.mode
+
+    @property
+    def models(self) -> ModelSet:
+        """The session's models, which the drift lab runs its policies on."""
+        return self.runtime.models
+
+    @property
+    def writer_failing(self) -> bool:
+        return self.runtime.writer_failing
+
+    def use_host_parse(self) -> bool:
+        """Read declarations with the host's parse for the rest of the session; False if it already does."""
+        return self.runtime.use_host_parse()
+
+    def resumed(self, agent: str) -> ResumedHistory | None:
+        """What `agent` resumed from disk at start (`--persist`), or None."""
+        return self.runtime.resumed(agent)
+
+    def last_turn_calls(self, agent: str) -> list[CallRecord]:
+        return self.runtime.last_turn_calls(agent)
+
+    def context_by_turn(self, agent: str) -> list[ContextSplit]:
+        return self.runtime.context_by_turn(agent)
+
+    def recalled(self, agent: str) -> list[RecalledMessage]:
+        return self.runtime.recalled(agent)
+
+    @property
+    def forget_pending(self) -> bool:
+        """A forget a crash cut short waits to be completed (`complete_pending`) before any turn."""
+        return self.runtime.forget_pending
+
+    async def complete_pending(self) -> ForgetReport | None:
+        return await self.runtime.complete_pending()
+
+    @property
+    def completed(self) -> str | None:
+        """What `complete_pending` completed, in words, or None."""
+        return self.runtime.completed
 
     def applied_unfinished(self, agent: str) -> bool:
         """Whether `agent`'s last turn, cancelled or stopped by an error, had its facts admitted first

@@ -1,56 +1,111 @@
-"""The workbench TUI: two agent panes beside a live fact panel. The app composes, draws and owns the
-workers; what it does besides drawing goes through the SessionController (see ui/intentions.py)."""
+"""The workbench TUI: the agents' panes beside a live fact panel, all in one place. The app connects
+the session (`workbench.session`, its only door), accepts what the panes send up, sets the fact
+panel's view, and turns keys, console commands and the palette into session calls. Each pane runs
+its own turns and posts their ends up; nothing is posted down to a widget."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
-from typing import TYPE_CHECKING
+import shlex
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from functools import partial
+from pathlib import Path
+from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
 from textual import events, on
-from textual.app import ComposeResult, SystemCommand
+from textual.app import App, ComposeResult, SystemCommand
 from textual.binding import Binding
-from textual.containers import Container, Horizontal
+from textual.containers import Horizontal
 from textual.content import Content
+from textual.notifications import SeverityLevel
 from textual.screen import Screen
 from textual.widgets import Footer, Header
+from textual.worker import Worker, WorkerState
 
-from workbench.ui import intentions
-from workbench.ui.chat import PANES, ChatPane
+from workbench.memory import EventKind
+from workbench.memory.ledger import MAX_KEY_ECHO
+from workbench.memory.shown import quoted
+from workbench.runtime.config import Mode
+from workbench.runtime.view import NOT_SAVED, WRITER_FAILING, WRITER_SWITCHED
+from workbench.text import clip, visible
+from workbench.ui.chat import BUILT_IN, ChatPane, pane_words
 from workbench.ui.composer import Composer
 from workbench.ui.confirm import ConfirmForget
-from workbench.ui.facts import FactPanel, ForgetRequested
+from workbench.ui.console import Forget, ShowMemory, parse_console_command
+from workbench.ui.facts import FactPanel, ForgetRequested, MemoryView
+from workbench.ui.header import header_titles
 from workbench.ui.main_screen import MainScreen
-from workbench.ui.palette import workbench_commands
+from workbench.ui.messages import MemoryUpdated, TurnEnded
+from workbench.ui.panes import Panes
 from workbench.ui.paste import install_paste_guard
-from workbench.ui.startup import stylesheet_dir
-from workbench.ui.turn_flow import TurnFlow
+from workbench.ui.startup import ERROR_CHARS, error_line, settle_the_heap, stylesheet_dir
 from workbench.ui.typing import PauseScheduler, TypingClock
 
 if TYPE_CHECKING:
+    from collections.abc import Coroutine
+    from typing import Any
+
+    from workbench.chronology import Chronology
+    from workbench.runtime.view import MemoryUpdate
     from workbench.session.controller import SessionController
+    from workbench.ui.drift_screen import DriftScreen
+    from workbench.ui.export_screen import ExportRequest
+
+FACT_PANEL = "fact panel"  # the scheduler's lane of the panel's views
+# Where "Export conversation as chronology" proposes to write, relative to the working directory.
+EXPORT_PATH = "conversation.chronology.json"
+NOTE_TITLES = {
+    "recall": "Recall",
+    WRITER_FAILING: "The writer keeps failing",
+    WRITER_SWITCHED: "Writer",
+    NOT_SAVED: "Not saved",
+}
 
 
-class WorkbenchApp(TurnFlow):
-    """Renders runtime state and turns user intentions into session calls."""
+@runtime_checkable
+class ReadsMemory(Protocol):
+    """A screen that shows what memory holds (what is remembered, F3): told when memory changed."""
+
+    def memory_changed(self, update: MemoryUpdate | None) -> None: ...
+
+
+class WorkbenchApp(App[None]):
+    """Renders the session's state and turns user intentions into session calls."""
 
     TITLE = "workbench"
     CSS_PATH = [stylesheet_dir() / "workbench.tcss"]
     HORIZONTAL_BREAKPOINTS = [(0, "-narrow"), (110, "-wide")]
-    AUTO_FOCUS = "#support Composer"  # where on_mount focuses: focus set once, not moved (each move restyles)
+    AUTO_FOCUS = "#pane-0 Composer"  # where on_mount focuses: focus set once, not moved (each move restyles)
     BINDINGS = [
         Binding("f1", "help", "Help", id="help"),
         Binding("f2", "show_calls", "What the model saw", id="show_calls"),
         # Not in the footer: at 80 columns it has no room left (F1 help, the palette and the README list it).
         Binding("f3", "remembered", "What is remembered", id="remembered", show=False),
+        Binding("f4", "other_agents", "Agents", id="other_agents"),  # the others: shown when some are out of view
         Binding("f5", "drift", "Drift lab", id="drift"),
         Binding("f8", "forget_all", "Forget all", id="forget_all"),
         Binding("ctrl+q", "quit", "Quit", id="quit"),
     ]
 
     def __init__(
-        self, session: SessionController | None = None, *, start: Callable[[], SessionController] | None = None
+        self,
+        session: SessionController | None = None,
+        *,
+        start: Callable[[], SessionController] | None = None,
+        agents: Sequence[str] | None = None,
     ) -> None:
-        super().__init__(session, start=start)
+        """Give an assembled session (`workbench.session.assemble`), or `start`, which assembles one
+        right after the first frame, so the window opens before Agent Framework and pydantic have loaded;
+        then `agents` names the panes it opens with (default: the built-in agents). A session started
+        with other agents gets their panes when it connects."""
+        if (session is None) == (start is None):
+            raise ValueError("give the app a session, or a way to start one")
+        super().__init__()
+        self._built, self._start = session, start
+        self._agents = tuple(session.agent_names if session is not None else agents or BUILT_IN)
+        self._pane_box: Panes | None = None
+        self._session: SessionController | None = None
+        self._start_error: str | None = None
+        self._disconnect: list[Callable[[], None]] = []
         install_paste_guard()
         # Where the user last typed: finished answers and a turn's facts are drawn in a pause in typing elsewhere.
         self.typing = TypingClock()
@@ -62,18 +117,30 @@ class WorkbenchApp(TurnFlow):
     def compose(self) -> ComposeResult:
         yield Header(icon="")
         with Horizontal(id="main"):
-            with Container(id="panes"):
-                for agent, (title, placeholder, hint) in PANES.items():
-                    yield ChatPane(
-                        agent,
-                        title=title,
-                        placeholder=placeholder,
-                        hint=hint,
-                        scheduler=self.scheduler,
-                        focused=f"#{agent} " in (self.AUTO_FOCUS or ""),  # drawn focused from the first frame
-                    )
+            self._pane_box = Panes(*self._panes(self._agents), id="panes")
+            yield self._pane_box
             yield FactPanel()
         yield Footer()
+
+    def _panes(self, agents: Sequence[str]) -> list[ChatPane]:
+        """One pane per agent, titled with its name; the first drawn focused from the first frame."""
+        panes = []
+        for number, agent in enumerate(agents):
+            title, placeholder, hint = pane_words(agent)
+            pane_id = f"pane-{number}"
+            focused = f"#{pane_id} " in (self.AUTO_FOCUS or "")
+            panes.append(
+                ChatPane(
+                    agent,
+                    title=title,
+                    placeholder=placeholder,
+                    hint=hint,
+                    scheduler=self.scheduler,
+                    focused=focused,
+                    id=pane_id,
+                )
+            )
+        return panes
 
     async def on_event(self, event: events.Event) -> None:
         """Where input enters: an answer to the forget question that came before it was drawn goes
@@ -89,13 +156,123 @@ class WorkbenchApp(TurnFlow):
         await super().on_event(event)
 
     def on_mount(self) -> None:
-        self._last_input = self.pane("support").prompt
+        self._last_input = self.query_one(ChatPane).prompt
         self._last_input.focus()
         self.screen_change_signal.subscribe(self, self._screen_changed)
-        self.start_runtime()
+        if self._built is not None:
+            self._connect()
+        else:
+            self.sub_title = "starting: loading the agent runtime ..."
+            self.call_after_refresh(self._start_session)
+
+    def on_unmount(self) -> None:
+        for disconnect in self._disconnect:
+            disconnect()
 
     def format_title(self, title: str, sub_title: str) -> Content:
         return super().format_title(title, sub_title) if title else Content(sub_title)
+
+    # -- the session: started, connected, asked ---------------------------------------------------
+
+    def _start_session(self) -> None:
+        """Right after the first frame: assemble the session (keys typed meanwhile wait in the terminal).
+        A thread would not help: the imports hold the GIL, and compete with the UI for it."""
+        assert self._start is not None
+        try:
+            self._built = built = self._start()
+        except Exception as exc:
+            self._start_error = error_line(exc)
+            self.sub_title = f"could not start: {self._start_error}"
+            self.notify(self._start_error, title="Start-up failed", severity="error", timeout=30, markup=False)
+            self.log.error("start-up failed", exc)
+        else:
+            if built.forget_pending:  # completed before anything else: no turn can be asked meanwhile
+                self.sub_title = "starting: completing a forget that was cut short ..."
+                self.run_worker(self._complete_pending(built), name="completing a forget", exit_on_error=False)
+            else:
+                self._connect()
+        finally:
+            settle_the_heap()  # also ends the command's hold on the collector (`workbench.heap`)
+
+    async def _complete_pending(self, session: SessionController) -> None:
+        try:
+            report = await session.complete_pending()
+        except Exception as exc:  # no turn may run before it: the app stays unavailable and says why
+            self._start_error = f"a forget cut short could not be completed: {error_line(exc)}"
+            self.sub_title = f"could not start: {self._start_error}"
+            raise
+        self._connect()
+        if report is not None:
+            severity: SeverityLevel = "error" if report.failures else "information"
+            self.notify(report.describe(), title=f"Start-up {session.completed}", severity=severity, markup=False)
+
+    def _connect(self) -> None:
+        assert self._built is not None
+        self._session = session = self._built
+        session.drafts.attach(lambda: self.query(Composer))
+        self._disconnect = [session.subscribe(self._settled)]
+        self.show_status()
+        self.query_one(FactPanel).view = MemoryView(session.snapshot())
+        if session.agent_names != tuple(p.agent for p in self.query(ChatPane)):
+            self.run_worker(self._agents_panes(session.agent_names), name="the agents' panes", exit_on_error=False)
+        else:
+            self._show_resumed()
+
+    async def _agents_panes(self, agents: Sequence[str]) -> None:
+        """The session runs other agents than the panes opened with: their panes instead (a draft typed
+        meanwhile stays in the first pane)."""
+        panes = self._pane_box
+        assert panes is not None
+        draft = self._last_input.text
+        await panes.remove_children()
+        await panes.mount_all(self._panes(agents))
+        first = panes.panes[0].prompt
+        first.insert(draft)
+        first.focus()
+        panes.first = 0
+        self._show_resumed()
+
+    def _show_resumed(self) -> None:
+        """What each agent resumed from disk (`--persist`), if anything."""
+        for pane in self.query(ChatPane):
+            if history := self.session.resumed(pane.agent):
+                pane.show_resumed(history)
+
+    def _settled(self, update: MemoryUpdate) -> None:  # may run on another thread: post, never draw
+        self.post_message(MemoryUpdated(update))
+
+    @property
+    def session(self) -> SessionController:
+        if self._session is None:
+            raise RuntimeError("the agent runtime is not running")
+        return self._session
+
+    @property
+    def ready(self) -> bool:
+        return self._session is not None
+
+    def _unavailable(self) -> bool:
+        """True (and says why) while there is no session: still starting, or start-up failed."""
+        if self._start_error is not None:
+            self.notify(
+                f"The agent runtime could not start: {self._start_error}. Quit (Ctrl+Q), fix it and start again.",
+                title="Not available",
+                severity="error",
+                markup=False,
+            )
+        elif not self.ready:
+            self.notify("Still starting: the agent runtime is loading. Your draft is kept.", severity="warning")
+        return not self.ready
+
+    def show_status(self, width: int | None = None) -> None:
+        self.title, self.sub_title = header_titles(self.TITLE or "", self.session.status, width or self.size.width)
+
+    def on_resize(self, event: events.Resize) -> None:
+        if self.ready:
+            self.show_status(event.size.width)
+
+    def pane(self, agent: str) -> ChatPane:
+        return next(p for p in self.query(ChatPane) if p.agent == agent)
 
     # -- focus: typing never lands anywhere it could forget something -------------------------------
 
@@ -116,41 +293,362 @@ class WorkbenchApp(TurnFlow):
     @property
     def active_agent(self) -> str:
         pane = next((a for a in self._last_input.ancestors if isinstance(a, ChatPane)), None)
-        return pane.agent if pane else "support"
+        return pane.agent if pane else self.query_one(ChatPane).agent
 
-    # -- keys and the palette ----------------------------------------------------------------------
+    # -- turns: a pane sends its text up, runs the turn the app accepts, and posts its end up ---------
+
+    @on(ChatPane.Submitted)
+    async def _submitted(self, event: ChatPane.Submitted) -> None:
+        pane, text = event.pane, event.text
+        if not text.strip() or self._unavailable():
+            return
+        if command := parse_console_command(text):
+            pane.accepted(text)
+            await self._console(pane, command)
+        elif refusal := self.session.refusal(text):
+            self.notify(
+                f"Not sent: {refusal}. Your draft is still in the input: F7 selects all of it, and Delete clears it.",
+                title="Message cannot be sent",
+                severity="error",
+                markup=False,
+            )
+        elif pane.running:
+            self.notify(f"The {pane.agent} agent is still answering: wait, or press Esc to cancel.", severity="warning")
+        else:
+            await pane.ask(self.session, text)
+
+    @property
+    def _pair(self) -> bool:
+        """Two agents run (the built-in pair, or two of the user's): messages say "both"."""
+        return len(self.query(ChatPane)) == 2
+
+    def turns_running(self) -> bool:
+        return any(pane.running for pane in self.query(ChatPane))
+
+    @on(TurnEnded)
+    def _turn_ended(self, event: TurnEnded) -> None:
+        """The turn's memory reaches the panel as one view, in a pause in typing outside its pane."""
+        if event.outcome is not None and event.outcome.memory:
+            view = MemoryView.of_turn(event.outcome.memory)
+            self.scheduler.later(FACT_PANEL, self.pane(event.agent).prompt, partial(self._show_view, view))
+        self._memory_changed(None)  # the turn may have written any memory
+
+    def _show_view(self, view: MemoryView, _hurry: bool = False) -> None:
+        self.query_one(FactPanel).view = view
+
+    @on(MemoryUpdated)
+    async def _memory_updated(self, message: MemoryUpdated) -> None:
+        """A forget or a note is drawn at once, after every view before it: nothing waits holding a forgotten value."""
+        self._memory_changed(message.update)
+        notes = [e for e in message.update.outcome.events if e.kind is EventKind.NOTE]
+        if notes:
+            self.show_status()
+        for note in (n for n in notes if n.origin != "forget"):  # what a forget reached: the ledger says it
+            title = NOTE_TITLES.get(note.origin, "Writer format")
+            timeout = 15 if note.origin in (WRITER_FAILING, NOT_SAVED) else 5
+            severity: SeverityLevel = "error" if note.origin == NOT_SAVED else "information"
+            self.notify(note.describe(), title=title, severity=severity, markup=False, timeout=timeout)
+        await self.scheduler.now(FACT_PANEL)
+        self._show_view(MemoryView.after(message.update))
+
+    def _memory_changed(self, update: MemoryUpdate | None) -> None:
+        """A turn ended (`update` None: it may have written any memory) or memory settled `update`:
+        an open screen that shows memory reads it again."""
+        for screen in self.screen_stack:
+            if isinstance(screen, ReadsMemory):
+                screen.memory_changed(update)
+
+    def _run_lane(self, work: Coroutine[Any, Any, None], lane: str) -> None:
+        """The scheduler's lanes run as the app's workers; their failures end in `_worker_changed`."""
+        self.run_worker(work, name=lane, group=lane, exit_on_error=False)
+
+    @on(Worker.StateChanged)
+    async def _worker_changed(self, event: Worker.StateChanged) -> None:
+        """Every worker's unexpected failure ends here or in its pane: shown, logged, and the app keeps running."""
+        if event.state is not WorkerState.ERROR:
+            return
+        panes = [p for p in self.query(ChatPane) if p.turn_group == event.worker.group]
+        for pane in panes:  # an answer's drawing: said in its pane
+            await pane.failed(event.worker)
+        if not panes:
+            detail = error_line(event.worker.error)
+            self.log.error(f"worker {event.worker.name!r} failed", event.worker.error)
+            title = f"{event.worker.name or 'A task'} failed unexpectedly"
+            self.notify(detail, title=title, severity="error", markup=False)
+
+    # -- forget: one question, one forget through the session -----------------------------------------
+
+    async def _console(self, pane: ChatPane, command: ShowMemory | Forget) -> None:
+        """The seed's console commands typed into a pane: `mem`, `forget KEY`, `forget`."""
+        facts = self.session.snapshot().facts
+        if isinstance(command, ShowMemory):
+            lines = [f"mem: {len(facts)} fact(s)"] + [
+                f"{f.key} = {quoted(f.value)} (turn {f.turn}) quoting {quoted(f.evidence)}" for f in facts
+            ]
+            await pane.notice("\n".join(lines))
+        elif command.key is not None and not self.session.contract.allows(command.key):
+            self.notify(
+                f"{quoted(command.key, MAX_KEY_ECHO)} is not a key. Keys: {', '.join(self.session.contract.keys)}.",
+                title="Nothing forgotten",
+                severity="error",
+                markup=False,
+            )
+        elif command.key is None:
+            await self.ask_to_forget(None)
+        else:  # asked even when no fact holds the key now: its values may be in a history or another memory
+            await self.ask_to_forget([command.key], {command.key: [f.value for f in facts if f.key == command.key]})
 
     @on(ForgetRequested)
     async def _forget_requested(self, request: ForgetRequested) -> None:
         if not self._unavailable():
-            await intentions.ask_to_forget(self, request.keys, request.held)
+            await self.ask_to_forget(request.keys, request.held)
+
+    def _asking(self) -> bool:
+        return any(isinstance(s, ConfirmForget) for s in self.screen_stack)
+
+    async def ask_to_forget(self, keys: Sequence[str] | None, held: Mapping[str, Sequence[str]] | None = None) -> None:
+        """Ask before forgetting `keys` (None: everything), one question at a time; forget only on the
+        answer Forget. Without `held` the keys are facts' (the fact panel's), named with their values; a
+        key no longer stored then asks nothing."""
+        if self._asking():
+            return
+        facts = {f.key: f for f in self.session.snapshot().facts}
+        if held is None:
+            if keys is not None and not all(key in facts for key in keys):
+                return
+            held = {key: (facts[key].value,) for key in keys or ()}
+
+        async def confirmed(answer: bool | None) -> None:
+            if answer:
+                await self._forget(keys)
+
+        preview = await self.session.forget_preview(keys)  # the forget's own plan: the holders' texts are read
+        if self._asking():
+            return  # another question came first meanwhile
+        question = ConfirmForget(
+            keys,
+            held,
+            kept=preview.kept,
+            also=preview.also,
+            reaches=preview.reaches,
+            unreached=preview.unreached,
+            value_chars=self.session.contract.max_value_chars,
+        )
+        self.push_screen(question, callback=confirmed)
+
+    async def _forget(self, keys: Sequence[str] | None) -> None:
+        """Forget through the one forget, key by key (memory and every registered holder), then clear the panes."""
+        before = [f.key for f in self.session.snapshot().facts]
+        for key in keys if keys is not None else [None]:
+            await self.session.forget(key)
+        after = {f.key for f in self.session.snapshot().facts}
+        also = [k for k in before if k not in after and k not in (keys or ())]  # their values held a forgotten one
+        what = f"forget {', '.join(keys)}" if keys else "forget (every fact)"
+        await self._replace_histories(
+            lambda agent: (
+                f"History replaced by {what}: the {agent} agent starts a new session and no longer sees "
+                "the messages that were here."
+            )
+        )
+        went = f" and {', '.join(also)} ({'its value' if len(also) == 1 else 'their values'} held one)" if also else ""
+        forgot = "Forgot " + ", ".join(keys) + went if keys else "Forgot every fact"
+        self.notify(f"{forgot}; {'both histories' if self._pair else 'every agent history'} replaced.")
+
+    async def _replace_histories(self, reason: Callable[[str], str]) -> None:
+        for pane in self.query(ChatPane):
+            await pane.replace_history(reason(pane.agent))
+
+    # -- keys ---------------------------------------------------------------------------------------
 
     def action_forget_all(self) -> None:
         self.post_message(ForgetRequested(None))
 
-    def action_show_calls(self) -> None:
-        if not self._unavailable():
-            intentions.show_calls(self, self.active_agent)
+    def action_other_agents(self) -> None:
+        if self._pane_box is not None:
+            self._pane_box.turn()
 
-    def action_remembered(self) -> None:
-        if not self._unavailable():
-            intentions.show_remembered(self)
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        """F4 shows in the footer only while some agents' panes are out of view."""
+        if action == "other_agents":
+            return self._pane_box is not None and self._pane_box.out_of_view > 0
+        return True
 
     def action_help(self) -> None:
-        intentions.show_help(self)
+        from workbench.ui.screens import HelpScreen  # loads when first opened, not at start-up
+
+        self.push_screen(HelpScreen(self.session.status if self.ready else None))
+
+    def action_show_calls(self) -> None:
+        from workbench.ui.screens import CallsScreen  # loads when first opened, not at start-up
+
+        if self._unavailable():
+            return
+        agent, session = self.active_agent, self.session
+        calls = session.last_turn_calls(agent)
+        self.push_screen(
+            CallsScreen(agent, calls, splits=session.context_by_turn(agent), recalled=session.recalled(agent))
+        )
+
+    def action_remembered(self) -> None:
+        """Open what is remembered (once) and read it."""
+        from workbench.ui.remembered_screen import RememberedScreen  # loads when first opened, not at start-up
+
+        if self._unavailable():
+            return
+        screen = next((s for s in self.screen_stack if isinstance(s, RememberedScreen)), None)
+        if screen is None:
+            screen = RememberedScreen(self.session, value_chars=self.session.contract.max_value_chars)
+            self.push_screen(screen)
+        screen.read()
 
     def action_drift(self) -> None:
         if not self._unavailable():
-            intentions.open_drift_lab(self)
+            self.push_screen(self._drift_lab())
 
-    def action_export_chronology(self) -> None:
-        if not self._unavailable():
-            intentions.export_chronology(self)
+    def _drift_lab(self, chronology: Chronology | None = None) -> DriftScreen:
+        """The lab on the session's models, replaying `chronology` (default: the built-in story)."""
+        from workbench.drift import run_drift
+        from workbench.ui.drift_screen import DriftScreen  # its chart library loads when the lab opens
+
+        models = self.session.models
+        return DriftScreen(partial(run_drift, models, chronology=chronology), models.agent_label)
 
     def action_drift_on_conversation(self) -> None:
-        if not self._unavailable():
-            intentions.drift_on_conversation(self)
+        from workbench.chronology import ChronologyError
+
+        if self._unavailable():
+            return
+        try:
+            chronology = self.session.chronology()
+        except ChronologyError as exc:
+            self.notify(
+                "Ask at least one question (a message that declares nothing) to give the lab a probe. "
+                + "; ".join(exc.problems),
+                title="Nothing to compare yet",
+                severity="warning",
+                markup=False,
+            )
+            return
+        self.push_screen(self._drift_lab(chronology))
+
+    def action_export_chronology(self) -> None:
+        """Ask where to save and which questions are probes; the session writes the file."""
+        from workbench.ui.export_screen import ExportChronology
+
+        if self._unavailable():
+            return
+        if not self.session.transcript.entries:
+            self.notify("Nothing to export yet: the conversation is empty.", severity="warning")
+            return
+
+        def save(request: ExportRequest | None) -> None:
+            if request is not None:
+                self._write_chronology(request)
+
+        self.push_screen(ExportChronology(self.session.transcript.questions(), EXPORT_PATH), callback=save)
+
+    def _write_chronology(self, request: ExportRequest) -> None:
+        from workbench.chronology import ChronologyError
+
+        def failed(detail: str) -> None:
+            self.notify(detail, title="Not exported", severity="error", markup=False)
+
+        try:
+            exported = self.session.export(request.path, request.probes)
+        except ChronologyError as exc:
+            return failed("\n".join(exc.problems))
+        except FileExistsError:
+            where = visible(clip(request.path, ERROR_CHARS))
+            return failed(f"{where} already exists and was left as it was: export again under another name.")
+        except OSError as exc:
+            return failed(visible(clip(f"{request.path}: {exc.strerror or exc}", ERROR_CHARS)))
+        where = visible(
+            clip(shlex.quote(str(Path(request.path).absolute())), ERROR_CHARS)
+        )  # a relative name says where
+        self.notify(
+            f"{exported.steps} steps, {exported.probes} probe(s): workbench drift --chronology {where}",
+            title="Chronology exported",
+            markup=False,
+        )
+
+    # -- switches, from the palette ------------------------------------------------------------------
+
+    async def set_session_mode(self, mode: Mode) -> None:
+        if self.turns_running():
+            self.notify("Wait for the running turns to finish before switching mode.", severity="warning")
+            return
+        self.session.set_mode(mode)
+        self.show_status()
+        await self._replace_histories(
+            lambda agent: f"Switched to {mode} mode: the {agent} agent starts a new session; the facts are kept."
+        )
+
+    async def set_session_recall(self, on: bool) -> None:
+        if self.turns_running():
+            self.notify("Wait for the running turns to finish before switching recall.", severity="warning")
+            return
+        if not self.session.set_recall(on):
+            self.notify("This session was started without recall.", severity="warning")
+            return
+        self.show_status()
+        state = (
+            f"on: {'both' if self._pair else 'all'} agents recall from every earlier message of yours" if on else "off"
+        )
+        await self._replace_histories(
+            lambda agent: f"Recall {state}. The {agent} agent starts a new session; the facts are kept."
+        )
+
+    def use_host_parse(self) -> None:
+        """The writer model keeps failing the contract: switch this session to the host's own parse."""
+        if self.session.use_host_parse():
+            self.show_status()
 
     def get_system_commands(self, screen: Screen[object]) -> Iterable[SystemCommand]:
+        """The command palette (Ctrl+P): Textual's commands, then the workbench's."""
         yield from super().get_system_commands(screen)
-        yield from workbench_commands(self)
+        both = "both" if self._pair else "all"
+        yield SystemCommand(
+            "Forget all facts", f"Remove every fact and replace {both} agents' histories", self.action_forget_all
+        )
+        if self.ready:
+            other = Mode.PROVIDER if self.session.mode is Mode.MANUAL else Mode.MANUAL
+            yield SystemCommand(
+                f"Switch to {other} mode",
+                f"{both.capitalize()} agents start new, empty sessions (their histories are replaced); "
+                "the facts are kept",
+                lambda: self.run_worker(self.set_session_mode(other)),
+            )
+            if self.session.writer_failing:
+                yield SystemCommand(
+                    "Use the host parse as the writer",
+                    "The writer model keeps failing the contract: read declarations with the host's own parse, "
+                    "no model call, for this session (said in the ledger and the header)",
+                    self.use_host_parse,
+                )
+            recall_on = self.session.status.recall is not None
+            yield SystemCommand(
+                f"Turn recall {'off' if recall_on else 'on'}",
+                "Retrieved chat-history memory (seed 004): store every message, recall similar ones; "
+                f"{both} agents start new sessions",
+                lambda: self.run_worker(self.set_session_recall(not recall_on)),
+            )
+        yield SystemCommand("What the model saw", "The last turn's calls of the focused pane", self.action_show_calls)
+        yield SystemCommand(
+            "What is remembered",
+            "Every memory the agents run and what each holds now, live; forget any of it from there (F3)",
+            self.action_remembered,
+        )
+        yield SystemCommand(
+            "Drift lab", "Run the built-in chronology through every context policy and compare", self.action_drift
+        )
+        yield SystemCommand(
+            "Export conversation as chronology",
+            f"{both.capitalize()} panes' messages and every forget, to a file the drift lab runs; questions are probes",
+            self.action_export_chronology,
+        )
+        yield SystemCommand(
+            "Run the drift lab on this conversation",
+            f"Replay {both} panes' messages and forgets through every context policy",
+            self.action_drift_on_conversation,
+        )
+        yield SystemCommand("Workbench help", "The contract, the commands and the keys", self.action_help)

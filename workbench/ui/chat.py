@@ -1,10 +1,12 @@
-"""One agent's pane: its conversation, a working indicator, a composer, and how it draws its turns
-(start, stream, finish, fail, cancel) from the messages the app's worker sends it."""
+"""One agent's pane: its conversation, a working indicator, a composer, and its turns: each one asked
+of the session by the pane's own worker, drawn here (start, stream, finish, fail, cancel), and posted
+up to the app when it ends (TurnEnded)."""
 
 from __future__ import annotations
 
+import asyncio
 from collections import deque
-from collections.abc import Callable, Coroutine, Iterable
+from collections.abc import Awaitable, Callable, Coroutine, Iterable
 from dataclasses import dataclass
 from functools import partial
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
@@ -13,15 +15,18 @@ from textual import on
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Vertical, VerticalScroll
+from textual.content import Content
 from textual.message import Message
-from textual.reactive import reactive
+from textual.reactive import reactive, var
 from textual.widget import Widget
 from textual.widgets import Static
+from textual.worker import Worker, WorkerState
 
 from workbench.runtime.usage import Usage, describe_usage
 from workbench.ui.composer import Composer
 from workbench.ui.literal import literal, visible
-from workbench.ui.messages import Streamed, TurnEnded, TurnStarted
+from workbench.ui.messages import Streamed, TurnEnded
+from workbench.ui.startup import error_line
 from workbench.ui.typing import PauseScheduler, TypingClock
 
 if TYPE_CHECKING:
@@ -38,6 +43,7 @@ UNFINISHED_APPLIED = (
     "{ended} Its facts were admitted before it ended and stay (click one in the panel to forget it);"
     " the history is unchanged."
 )
+# The built-in agents' panes: title, placeholder, and what the pane is for.
 PANES = {
     "support": (
         "support agent",
@@ -52,6 +58,29 @@ PANES = {
         "them. It has its own history and shares only the facts, e.g. ask: Where can I find logs?",
     ),
 }
+BUILT_IN = tuple(PANES)
+
+
+def pane_words(agent: str) -> tuple[str, str, str]:
+    """A pane's title, placeholder and hint: the built-in agents' own, or those of any agent by its name."""
+    return PANES.get(agent) or (
+        agent,
+        "Ask · Ctrl+J new line",
+        f"{agent}: your agent as you built it, with the working memory added. Declare facts as key=value, "
+        "e.g. module=Reporting; the agents share them. F1 shows help.",
+    )
+
+
+class Asker(Protocol):
+    """What a pane asks of the session (the SessionController) to run its turns."""
+
+    async def ask(
+        self, agent: str, text: str, on_text: Callable[[str], Awaitable[None] | None] | None = None
+    ) -> TurnOutcome: ...
+
+    def applied_unfinished(self, agent: str) -> bool: ...
+
+    def usage(self, agent: str) -> Usage | None: ...
 
 
 @runtime_checkable
@@ -117,9 +146,10 @@ class HiddenNote(Static):
 
 
 class ChatPane(Vertical):
-    """One agent's conversation. Sends what the user typed up (`Submitted`) and Esc (`CancelRequested`);
-    draws the turn it is sent as messages: TurnStarted, Streamed pieces, then TurnEnded, which it lets
-    bubble on to the app. A finished answer is drawn in a pause in typing elsewhere (`scheduler`)."""
+    """One agent's conversation. Sends what the user typed up (`Submitted`); runs the turn the app
+    accepts (`ask`) as its own worker, whose Streamed pieces and TurnEnded it draws, and lets TurnEnded
+    bubble on to the app. Esc cancels its turn. A finished answer is drawn in a pause in typing
+    elsewhere (`scheduler`)."""
 
     # Messages drawn as widgets: each one more makes every layout of the screen slower, so older ones
     # leave the screen (a 1,000-message pane appends as fast as a short one), kept to show again on a
@@ -137,19 +167,12 @@ class ChatPane(Vertical):
     # None (unknown) until a turn ends with what its calls reported: during the first turn no call has
     # reported anything, and "0 in / 0 out" would say the provider counted nothing.
     usage: reactive[Usage | None] = reactive(None)
+    answered: var[bool] = var(False)  # the turn in flight has its answer (stored): it is being drawn
 
     @dataclass
     class Submitted(Message):
         pane: ChatPane
         text: str
-
-        @property
-        def control(self) -> ChatPane:
-            return self.pane
-
-    @dataclass
-    class CancelRequested(Message):
-        pane: ChatPane
 
         @property
         def control(self) -> ChatPane:
@@ -164,16 +187,19 @@ class ChatPane(Vertical):
         hint: str,
         scheduler: PauseScheduler | None = None,
         focused: bool = False,
+        id: str | None = None,
     ) -> None:
-        """`focused`: the pane the focus starts in, drawn as focused from its first frame."""
-        super().__init__(id=agent, classes="chat-pane -focused" if focused else "chat-pane")
+        """`focused`: the pane the focus starts in, drawn as focused from its first frame. `title` is
+        shown as given (an agent's name is not markup)."""
+        super().__init__(id=id, classes="chat-pane -focused" if focused else "chat-pane")
         self.agent = agent
         self.scheduler = scheduler or PauseScheduler(TypingClock(), self._run_lane)
-        self.border_title = title
+        self.border_title = Content(title)
         self._placeholder = placeholder
         self._hint = hint
         self._in_flight: tuple[UserMessage, AgentReply] | None = None
-        self._answered = False  # the turn in flight has its answer: it is finishing
+        # The turn its worker has not run yet (a worker cancelled before it runs runs nothing of it).
+        self._unasked: Coroutine[Any, Any, None] | None = None
         self._hidden = 0
         self._earlier: deque[Callable[[], Widget]] = deque(maxlen=self.MAX_KEPT)  # hidden, newest last
         self._window = self.MAX_SHOWN
@@ -254,20 +280,70 @@ class ChatPane(Vertical):
         self.prompt.take(text)
 
     def action_cancel(self) -> None:
-        self.post_message(self.CancelRequested(self))
+        """Esc: cancel this pane's turn, and draw at once its answer waiting for a pause in typing."""
+        for worker in [w for w in self.app.workers if w.group == self.turn_group]:
+            worker.cancel()
+        if self._unasked is not None:  # cancelled before its worker ran: nothing was asked
+            self._unasked.close()
+            self._unasked = None
+            self.post_message(TurnEnded(self.agent, None, cancelled=True, usage=self.usage))
 
-    # -- the turn, as its messages arrive ------------------------------------------------
+    @property
+    def running(self) -> bool:
+        """Whether a turn of this pane runs, or its answer waits to be drawn."""
+        return self.busy or any(w.group == self.turn_group and not w.is_finished for w in self.app.workers)
 
-    @on(TurnStarted)
-    async def _started(self, event: TurnStarted) -> None:
+    # -- the turn: asked by the pane's worker, drawn as its messages arrive ----------------
+
+    async def ask(self, session: Asker, text: str) -> None:
+        """Run `text` as this agent's turn: drawn from here on, asked of `session` by a worker. Its failure
+        ends in `_worker_changed`; its end is TurnEnded, drawn here and then the app's."""
+        await self.begin(text)
+        self._unasked = work = self._turn(session, text)
+        self.run_worker(work, name=f"{self.agent} turn", group=self.turn_group, exit_on_error=False)
+
+    async def begin(self, text: str) -> None:
+        """Draw the start of a turn of `text`: it leaves the draft, and its reply streams below it."""
         from workbench.ui.replies import AgentReply  # loaded once the runtime is ready, not before the first frame
 
-        event.stop()
-        self.accepted(event.text)
+        self.accepted(text)
         self.turns += 1
         self.busy = True
-        self._in_flight = (UserMessage(event.text), AgentReply())
+        self._in_flight = (UserMessage(text), AgentReply())
         await self._show(*self._in_flight)
+
+    async def _turn(self, session: Asker, text: str) -> None:
+        self._unasked = None
+        outcome: TurnOutcome | None = None
+        cancelled = False
+        try:
+            outcome = await session.ask(self.agent, text, self._stream)
+        except asyncio.CancelledError:
+            cancelled = True
+            raise
+        finally:
+            applied = outcome is None and session.applied_unfinished(self.agent)
+            self.post_message(TurnEnded(self.agent, outcome, cancelled, session.usage(self.agent), applied))
+
+    def _stream(self, piece: str) -> None:
+        self.post_message(Streamed(piece))
+
+    @on(Worker.StateChanged)
+    async def _worker_changed(self, event: Worker.StateChanged) -> None:
+        """The turn's unexpected failure: shown here and as a notification, logged; the app keeps running."""
+        if event.state is WorkerState.ERROR:
+            await self.failed(event.worker)
+
+    async def failed(self, worker: Worker[object]) -> None:
+        """`worker`, of this pane's turn (its asking, or its answer's drawing), failed unexpectedly."""
+        detail = error_line(worker.error)
+        self.log.error(f"worker {worker.name!r} failed", worker.error)
+        self.notify(detail, title=f"{worker.name or 'A task'} failed unexpectedly", severity="error", markup=False)
+        await self.notice(
+            f"This turn stopped on an unexpected error: {detail}. The app keeps running; the ledger says what "
+            "memory did.",
+            kind="error",
+        )
 
     @on(Streamed)
     async def _streamed(self, event: Streamed) -> None:
@@ -284,7 +360,7 @@ class ChatPane(Vertical):
             await reply.close()
         self.usage = event.usage
         if outcome is not None and outcome.result.ok:
-            self._answered = True  # in the history now: a forget from here on clears this turn too
+            self.answered = True  # in the history now: a forget from here on clears this turn too
             if self.scheduler.typing.typing_elsewhere(self.prompt):
                 working = self.query_one(".working", Static)
                 working.update(self.READY, layout=working.content_size.width < len(self.READY))
@@ -344,7 +420,7 @@ class ChatPane(Vertical):
                     await self.conversation.mount(answer, before=reply)
                 await reply.remove()
             self._in_flight = None
-            self._answered = False
+            self.answered = False
             self.busy = False
 
     # -- what the pane shows ---------------------------------------------------------------

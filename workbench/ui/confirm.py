@@ -10,6 +10,7 @@ from textual._time import get_time  # the clock Textual stamps events with (mono
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical, VerticalScroll
+from textual.reactive import var
 from textual.screen import ModalScreen
 from textual.widgets import Button, Footer, Static
 
@@ -32,6 +33,8 @@ class ConfirmForget(ModalScreen[bool]):
 
     GUARD_SECONDS = 0.5
     AUTO_FOCUS = "#no"  # never the Forget button, not even for the moment before on_mount runs
+
+    shown_at: var[float] = var(float("inf"), init=False)  # when it was first drawn (Textual's event clock)
 
     BINDINGS = [
         Binding("y", "answer(True)", "Forget"),
@@ -62,7 +65,6 @@ class ConfirmForget(ModalScreen[bool]):
         self.also = tuple(also)
         self.reaches = tuple(reaches)
         self.unreached = tuple(unreached)
-        self.shown_at = float("inf")
 
     def _question(self, keys: tuple[str, ...]) -> Text:
         """`Forget module = "Billing"?`, or with several keys and values, each key's first few."""

@@ -13,7 +13,7 @@ from textual.widget import Widget
 from workbench.runtime.usage import UNKNOWN
 
 if TYPE_CHECKING:
-    from workbench.runtime import ContextSplit
+    from workbench.runtime.context import ContextSplit
 
 PART_STYLES = (
     ("instructions", "blue"),

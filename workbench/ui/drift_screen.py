@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING
+from collections.abc import Awaitable, Mapping, Sequence
+from typing import TYPE_CHECKING, Protocol
 
 from rich.text import Text
 from textual import work
@@ -17,8 +17,14 @@ from textual_plotext import PlotextPlot
 from workbench.ui.literal import literal, visible
 
 if TYPE_CHECKING:
-    from workbench.drift import Chronology
-    from workbench.runtime.models import ModelSet
+    from workbench.drift import DriftReport
+    from workbench.drift.lab import Progress
+
+
+class LabRun(Protocol):
+    """The lab's run on the session's models (`workbench.drift.run_drift` with its models and story)."""
+
+    def __call__(self, *, progress: Progress) -> Awaitable[DriftReport]: ...
 
 
 class SizesChart(PlotextPlot):
@@ -53,12 +59,11 @@ class DriftScreen(Screen[None]):
     ]
     AUTO_FOCUS = "#drift-report"  # the app's own (its support input) matches nothing here: PageDown scrolled nothing
 
-    def __init__(self, models: ModelSet, *, turns: int | None = None, chronology: Chronology | None = None) -> None:
-        """`chronology`: the story to replay (default: the built-in one), e.g. this conversation."""
+    def __init__(self, lab: LabRun, model: str) -> None:
+        """`lab` runs the story (the built-in one, or e.g. this conversation) on the model named `model`."""
         super().__init__(id="drift")
-        self.models = models
-        self.turns = turns
-        self.chronology = chronology
+        self.lab = lab
+        self.model = model
 
     def compose(self) -> ComposeResult:
         yield Static(Text("drift lab", "bold"), id="drift-status", markup=False)
@@ -85,17 +90,13 @@ class DriftScreen(Screen[None]):
 
     @work(exclusive=True, group="drift", exit_on_error=False)
     async def run_lab(self) -> None:
-        from workbench.drift import run_drift
         from workbench.drift.chart import legend
         from workbench.drift.report import render, stop_line
 
-        self._status(f"drift lab · running on {self.models.agent_label} ...", "italic")
+        self._status(f"drift lab · running on {self.model} ...", "italic")
         try:
-            report = await run_drift(
-                self.models,
-                turns=self.turns,
-                chronology=self.chronology,
-                progress=lambda policy, turn, total: self._status(f"drift lab · {policy}: turn {turn}/{total}"),
+            report = await self.lab(
+                progress=lambda policy, turn, total: self._status(f"drift lab · {policy}: turn {turn}/{total}")
             )
         except Exception as exc:  # a defect must show, not vanish with the worker
             self._status(f"drift lab failed: {type(exc).__name__}: {exc}", "bold red")

@@ -58,6 +58,11 @@ class MemoryView:
     def after(cls, update: MemoryUpdate) -> MemoryView:
         return cls(update.memory, update.outcome.events)
 
+    @classmethod
+    def of_turn(cls, updates: Sequence[MemoryUpdate]) -> MemoryView:
+        """One turn's batches as one view: memory as the last left it, and every batch's events."""
+        return cls(updates[-1].memory, tuple(e for u in updates for e in u.outcome.events))
+
 
 class FactTable(DataTable[Text]):
     """One click on a fact row asks to forget it; so do Enter and Delete on the focused row."""
@@ -127,8 +132,10 @@ def describe_batch(events: Sequence[MemoryEvent]) -> Text:
 
 
 class FactPanel(Vertical):
-    """Renders the one view of memory it is given (`view`); sends intentions up: ForgetRequested,
-    and Typed for a printable key pressed here, which belongs in a message, not on a fact."""
+    """Renders the one view of memory it is given (`view`, set by the app); sends intentions up:
+    ForgetRequested, and Typed for a printable key pressed here, which belongs in a message, not on a fact.
+    A view never goes back in time: one older than the view shown is not taken (a turn's batch that
+    reached the panel after a forget would bring forgotten values back)."""
 
     view: reactive[MemoryView] = reactive(MemoryView, always_update=True)
 
@@ -155,11 +162,8 @@ class FactPanel(Vertical):
         # F8 and a click reach it; Tab does not stop on it, where typed text would be lost.
         self.query_one("#forget-all").can_focus = False
 
-    def show(self, view: MemoryView, _hurry: bool = False) -> None:
-        """Show `view` unless the panel already shows a later one: a view never goes back in time (a
-        turn's batch that reaches the panel after a forget would bring forgotten values back)."""
-        if _latest(view) >= _latest(self.view):
-            self.view = view
+    def validate_view(self, view: MemoryView) -> MemoryView:
+        return view if _latest(view) >= _latest(self.view) else self.view
 
     def watch_view(self, view: MemoryView) -> None:
         self._show_facts(view)

@@ -1,5 +1,6 @@
-"""What travels between the app's workers and the widgets: a turn's start, its streamed text, and the
-one message that says what the turn changed; memory's other settled batches."""
+"""What travels up: a pane's worker posts its turn's streamed text and the one message that says
+what the turn changed to the pane, which draws them and lets the turn's end bubble on to the app;
+the session's listener posts memory's other settled batches to the app."""
 
 from __future__ import annotations
 
@@ -9,27 +10,21 @@ from typing import TYPE_CHECKING
 from textual.message import Message
 
 if TYPE_CHECKING:
-    from workbench.runtime import MemoryUpdate, Usage
+    from workbench.runtime.usage import Usage
+    from workbench.runtime.view import MemoryUpdate
     from workbench.session.controller import TurnOutcome
 
 
 @dataclass
-class TurnStarted(Message):
-    """Posted to a pane: the user sent `text` and its turn runs."""
-
-    text: str
-
-
-@dataclass
 class Streamed(Message):
-    """Posted to a pane: the next piece of the answer being written."""
+    """Posted by a pane's worker to its pane: the next piece of the answer being written."""
 
     text: str
 
 
 @dataclass
 class TurnEnded(Message):
-    """Posted to the pane whose turn it was, which draws it and lets it bubble to the app: everything
+    """Posted by a pane's worker to its pane, which draws it and lets it bubble to the app: everything
     the turn changed (reply, recall, memory's batches, a refused batch's reasons), or None when it
     was cancelled (`cancelled`) or stopped on an unexpected error, and then whether its facts had been
     admitted first (`applied`); and the pane's usage since start as the turn left it, however it
@@ -47,11 +42,3 @@ class MemoryUpdated(Message):
     """A settled batch that is not part of a turn's outcome (a forget, a note, a cancelled turn's)."""
 
     update: MemoryUpdate
-
-
-@dataclass
-class MemoryChanged(Message, bubble=False):
-    """Posted to every open screen: a turn ended (`update` None: it may have written any memory) or
-    memory settled `update`. A screen that shows memory reads it again; the others ignore it."""
-
-    update: MemoryUpdate | None = None

@@ -1,8 +1,8 @@
 """What is remembered (F3): every memory system the agents run and what each holds right now, read
 again whenever memory changes or a turn ends; any of it forgotten from here through the one forget.
 
-The app's handlers of MemoryUpdated and TurnEnded tell the open screen to read again (`refresh`),
-and it reads through the session controller; it asks to forget with ForgetRequested (messages up),
+When memory settles a batch or a turn ends, the app tells the open screen (`memory_changed`), which
+reads again through the session controller; it asks to forget with ForgetRequested (messages up),
 which the app answers with the one confirmation and the one forget."""
 
 from __future__ import annotations
@@ -28,12 +28,11 @@ from workbench.memory.shown import quoted
 from workbench.runtime.remembered import describe_size
 from workbench.ui.facts import ForgetRequested
 from workbench.ui.literal import literal
-from workbench.ui.messages import MemoryChanged
 from workbench.ui.startup import error_line
 
 if TYPE_CHECKING:
     from workbench.runtime.remembered import HeldItem, Remembered, RememberedSystem
-    from workbench.ui.turn_flow import TurnFlow
+    from workbench.runtime.view import MemoryUpdate
 
 # Bounds on what one screen shows: items per system (the system's own line forgets the rest), lines
 # of an item's content, and characters of one line or name (of a content line: at least the contract's
@@ -105,11 +104,10 @@ class RememberedScreen(ModalScreen[None]):
             self.notify(error_line(exc), title="What is remembered failed", severity="error", markup=False)
             raise
 
-    @on(MemoryChanged)
-    def _memory_changed(self, message: MemoryChanged) -> None:
-        """Memory settled a batch, or a turn ended: read what every memory holds now. After a forget it
-        first shows nothing, so no forgotten value waits on screen while memory is read again."""
-        events = message.update.outcome.events if message.update is not None else ()
+    def memory_changed(self, update: MemoryUpdate | None) -> None:
+        """Memory settled `update`, or a turn ended (None): read what every memory holds now. After a
+        forget it first shows nothing, so no forgotten value waits on screen while memory is read again."""
+        events = update.outcome.events if update is not None else ()
         if any(e.kind is EventKind.FORGOTTEN or e.origin == "forget" for e in events):
             self.remembered = None
         self.read()
@@ -224,12 +222,3 @@ def _content(content: str, line_chars: int) -> Text:
     if len(lines) > LINES_SHOWN:
         shown.append(f"\n… {len(lines) - LINES_SHOWN:,} more line(s)", "dim")
     return shown
-
-
-def show(app: TurnFlow) -> None:
-    """Open the screen (once) and read what is remembered."""
-    screen = next((s for s in app.screen_stack if isinstance(s, RememberedScreen)), None)
-    if screen is None:
-        screen = RememberedScreen(app.session, value_chars=app.session.contract.max_value_chars)
-        app.push_screen(screen)
-    screen.read()

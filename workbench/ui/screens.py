@@ -19,8 +19,9 @@ from workbench.ui.literal import literal
 
 if TYPE_CHECKING:
     from workbench.memory.contract import Contract
-    from workbench.runtime import CallRecord, ContextSplit, RuntimeStatus
-    from workbench.runtime.view import RecalledMessage
+    from workbench.runtime.calls import CallRecord
+    from workbench.runtime.context import ContextSplit
+    from workbench.runtime.view import RecalledMessage, RuntimeStatus
 
 
 def render_calls(agent: str, calls: Sequence[CallRecord]) -> Text:

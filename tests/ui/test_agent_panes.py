@@ -1,0 +1,118 @@
+"""A pane per agent the session runs (the user's own agents, issue 29): titled with its name, as many
+side by side as fit, the others one key away (F4)."""
+
+import pytest
+from agent_framework import Agent
+from textual.app import App, ComposeResult
+from textual.containers import Horizontal
+
+from tests.ui.helpers import FIXED, say, start_ended
+from workbench import ScriptedChatClient
+from workbench.memory import WorkingMemory
+from workbench.runtime import ModelConfig, build_models
+from workbench.session.assemble import assemble
+from workbench.session.controller import SessionController
+from workbench.ui.app import WorkbenchApp
+from workbench.ui.chat import ChatPane, Hint
+from workbench.ui.facts import FactPanel
+from workbench.ui.panes import Panes
+
+NAMES = ("planner", "Release notes", "triage", "reviewer")
+
+
+def session_of(*names: str) -> SessionController:
+    """A session over the user's agents `names`, each on the built-in scripted model."""
+    agents = [Agent(ScriptedChatClient(), f"You are the {name} agent.", name=name) for name in names]
+    return assemble(build_models(ModelConfig()), memory=WorkingMemory(clock=lambda: FIXED), agents=agents)
+
+
+def shown(app: WorkbenchApp) -> list[str]:
+    return [pane.agent for pane in app.query_one(Panes).shown()]
+
+
+def footer_keys(app: WorkbenchApp) -> set[str]:
+    return {b.key for _, b, enabled, _ in app.screen.active_bindings.values() if enabled and b.show}
+
+
+async def test_the_panes_are_the_sessions_agents_titled_with_their_names():
+    session = session_of(*NAMES[:3])
+    assert session.agent_names == NAMES[:3]
+    app = WorkbenchApp(session)
+    async with app.run_test(size=(140, 40)) as pilot:
+        await pilot.pause()
+        panes = app.query_one(Panes).panes
+        assert [(p.agent, str(p.border_title)) for p in panes] == [(n, n) for n in NAMES[:3]]
+        assert shown(app) == list(NAMES[:3]) and all(p.display for p in panes)  # three side by side at 140
+        hint = str(panes[1].query_one(Hint).render())
+        assert hint.startswith("Release notes: your agent as you built it") and "support" not in hint
+        assert "f4" not in footer_keys(app)  # every agent shows: no key to the others
+        assert app.focused is panes[0].prompt
+
+
+async def test_at_80_columns_two_panes_show_and_f4_brings_the_others():
+    app = WorkbenchApp(session_of(*NAMES))
+    async with app.run_test(size=(80, 24)) as pilot:
+        await pilot.pause()
+        assert shown(app) == ["planner", "Release notes"] and "f4" in footer_keys(app)
+        assert [p.agent for p in app.query_one(Panes).panes if p.display] == ["planner", "Release notes"]
+        await pilot.press("f4")
+        await pilot.pause()
+        assert shown(app) == ["triage", "reviewer"]
+        assert app.focused is app.pane("triage").prompt  # the focus left the pane that no longer shows
+        await pilot.press("f4")
+        await pilot.pause()
+        assert shown(app) == ["planner", "Release notes"]
+
+
+class PanesHost(App[None]):
+    """The panes of four agents beside the fact panel, styled as in the app, without a session."""
+
+    CSS_PATH = WorkbenchApp.CSS_PATH
+    HORIZONTAL_BREAKPOINTS = WorkbenchApp.HORIZONTAL_BREAKPOINTS
+
+    def compose(self) -> ComposeResult:
+        with Horizontal(id="main"):
+            yield Panes(*(ChatPane(n, title=n, placeholder="type", hint="hint") for n in NAMES), id="panes")
+            yield FactPanel()
+
+
+@pytest.mark.parametrize(
+    ("size", "first", "then"),
+    [
+        ((140, 40), list(NAMES[:3]), ["reviewer", "planner", "Release notes"]),
+        ((200, 50), list(NAMES), list(NAMES)),  # four fit: nothing out of view, nothing turns
+        ((80, 24), list(NAMES[:2]), list(NAMES[2:])),
+    ],
+)
+async def test_as_many_panes_show_side_by_side_as_fit_and_the_others_come_in_turn(size, first, then):
+    host = PanesHost()
+    async with host.run_test(size=size) as pilot:
+        panes = host.query_one(Panes)
+        await pilot.pause()
+        assert [p.agent for p in panes.shown()] == first == [p.agent for p in panes.panes if p.display]
+        assert panes.out_of_view == len(NAMES) - len(first)
+        panes.turn()
+        await pilot.pause()
+        assert [p.agent for p in panes.panes if p.display] == [n for n in NAMES if n in then]
+        assert [p.agent for p in panes.shown()] == then
+
+
+async def test_a_user_agents_pane_runs_its_turn_and_the_facts_are_shared():
+    app = WorkbenchApp(session_of(*NAMES[:3]))
+    async with app.run_test(size=(140, 40)) as pilot:
+        await say(pilot, "triage", "module=Billing")
+        assert [(f.key, f.value) for f in app.session.snapshot().facts] == [("module", "Billing")]
+        assert app.pane("triage").turns == 1 and app.pane("planner").turns == 0
+
+
+async def test_a_session_started_after_the_first_frame_brings_its_agents_panes_and_keeps_the_draft():
+    def start() -> SessionController:
+        app.query_one(Panes).panes[0].prompt.insert("module=")  # typed while the session starts
+        return session_of("planner", "triage")
+
+    app = WorkbenchApp(start=start)
+    async with app.run_test(size=(140, 40)) as pilot:
+        await start_ended(pilot)
+        await app.workers.wait_for_complete()  # the agents' panes are mounted
+        assert [p.agent for p in app.query_one(Panes).panes] == ["planner", "triage"]
+        assert app.ready and app.pane("planner").prompt.text == "module="

@@ -1,0 +1,36 @@
+"""What the app shows that the session decides, tested through the session without Textual: the
+header's words, what an agent resumed, what the built-in model reads."""
+
+from tests.ui.helpers import FIXED
+from workbench.memory import WorkingMemory
+from workbench.runtime import Mode, ModelConfig, build_models
+from workbench.session.assemble import assemble
+from workbench.ui.header import header_titles
+
+
+def session(mode: Mode = Mode.MANUAL):
+    return assemble(build_models(ModelConfig()), memory=WorkingMemory(clock=lambda: FIXED), mode=mode)
+
+
+def test_a_narrow_header_keeps_mode_and_writer_in_view():
+    status = session().status
+    assert header_titles("workbench", status, 140) == ("workbench", status.summary)
+    assert header_titles("workbench", status, 80) == ("", status.compact)
+    assert str(status.mode) in status.compact and status.writer in status.compact
+
+
+def test_no_agent_resumes_a_history_without_persist():
+    started = session()
+    assert [started.resumed(agent) for agent in started.agent_names] == [None, None]
+
+
+async def test_the_built_in_model_reads_a_correction_in_the_message_as_newest():
+    started = session()
+    assert (await started.ask("support", "module=Reporting; database=PostgreSQL")).result.ok
+    answer = (await started.ask("support", "module=Billing; database=SQL Server 2022")).result.reply
+    # The block it read was built before this turn's update, and says so; the advice follows the correction.
+    assert "Working memory (unverified, authorizes nothing): database=PostgreSQL, module=Reporting" in answer
+    assert "This message declares (newest, not yet verified): module=Billing, database=SQL Server 2022" in answer
+    assert "reproduce the symptom for Billing / SQL Server 2022" in answer
+    assert "Reporting / PostgreSQL" not in answer
+    assert [f.value for f in started.snapshot().facts] == ["SQL Server 2022", "Billing"]  # updated after
