@@ -806,7 +806,7 @@ def build_app(args: argparse.Namespace, config: ModelConfig, loaded: Sequence[Lo
     runtime right after its first frame."""
     from workbench.ui.app import WorkbenchApp
 
-    return WorkbenchApp(start=session_start(args, config, loaded))
+    return WorkbenchApp(start=session_start(args, config, loaded), agents=[item.name for item in loaded] or None)
 
 
 def session_start(
