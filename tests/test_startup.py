@@ -25,8 +25,8 @@ AS_USER = "-dac_override,-dac_read_search"  # root's capabilities that skip a fi
 HOLD = """
 import sys
 from workbench import cli
-args = cli.build_parser().parse_args(sys.argv[1:])
-app = cli.build_app(args, cli.model_config(args))
+args = cli.parse(sys.argv[1:])
+app = cli.build_app(args, cli.model_config(args), cli.load_agents(args))
 print("open", flush=True)
 sys.stdin.read()
 """
@@ -56,12 +56,12 @@ def refused(result: subprocess.CompletedProcess[str]) -> str:
 
 
 @contextmanager
-def holding(data: Path, *options: str) -> Iterator[int]:
+def holding(data: Path, *options: str, env: dict[str, str] | None = None) -> Iterator[int]:
     """Another process that opened what `workbench OPTIONS` opens (as the CLI does) and keeps it open;
-    yields its PID. It exits when the block ends."""
+    yields its PID. It exits when the block ends. `env`: its environment, if not the one `_env` makes."""
     holder = subprocess.Popen(
         [sys.executable, "-c", HOLD, *options],
-        env=_env(data),
+        env=env or _env(data),
         stdin=subprocess.PIPE,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,

@@ -10,23 +10,13 @@ import os
 import shutil
 import subprocess
 import sys
-from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
 
-from tests.test_startup import AS_USER, HANG, refused
+from tests.test_startup import AS_USER, HANG, holding, refused
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples" / "agents"
-HOLD = """
-import sys
-from workbench import cli
-args = cli.parse(sys.argv[1:])
-app = cli.build_app(args, cli.model_config(args), cli.load_agents(args))
-print("open", flush=True)
-sys.stdin.read()
-"""
 TURNS = """
 import asyncio, os, sys
 from workbench import cli
@@ -69,24 +59,6 @@ def workbench(
     )
 
 
-@contextmanager
-def holding(tmp_path: Path, *words: str) -> Iterator[int]:
-    """A workbench started on `words` as the TUI starts (its window not drawn), kept open; its PID."""
-    holder = subprocess.Popen(
-        [sys.executable, "-c", HOLD, *words],
-        env=_env(tmp_path),
-        stdin=subprocess.PIPE,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
-    try:
-        assert holder.stdout is not None and holder.stdout.readline() == "open\n", holder.communicate()[1]
-        yield holder.pid
-    finally:
-        holder.communicate(timeout=HANG)
-
-
 def refused_as(command: str, result: subprocess.CompletedProcess[str]) -> str:
     """The one line a script refused at its start printed (exit 1, nothing on stdout)."""
     assert (result.returncode, result.stdout) == (1, ""), result.stderr
@@ -97,7 +69,7 @@ def refused_as(command: str, result: subprocess.CompletedProcess[str]) -> str:
 
 def test_a_second_workbench_on_the_same_agents_is_refused_naming_the_first_and_the_folder(tmp_path):
     history, notes = tmp_path / "agents" / "triage-history", tmp_path / "agents" / "notes-memory"
-    with holding(tmp_path, str(EXAMPLES)) as pid:
+    with holding(tmp_path, str(EXAMPLES), env=_env(tmp_path)) as pid:
         line = refused(workbench(tmp_path, str(EXAMPLES)))
         assert line.startswith("workbench: your agents' memory could not be opened: ")
         assert f"another workbench (PID {pid}) is using {notes}" in line
@@ -222,7 +194,7 @@ def test_the_first_forget_over_your_agents_records_itself_in_a_data_directory_it
 
 def test_the_drift_lab_runs_your_agents_in_their_folders_locked_and_user_only(tmp_path):
     drift = ("drift", str(EXAMPLES), "--turns", "10", "--json")
-    with holding(tmp_path, str(EXAMPLES)) as pid:
+    with holding(tmp_path, str(EXAMPLES), env=_env(tmp_path)) as pid:
         held = workbench(tmp_path, *drift)
     assert (held.returncode, held.stdout) == (1, ""), held.stderr
     assert held.stderr.splitlines()[-1].startswith(
