@@ -2,14 +2,14 @@ from collections.abc import Iterator
 
 import pytest
 
-from tests.redis.server import RedisServer, start
+from tests.redis.server import RedisServer, start, stop
 
 
 @pytest.fixture(scope="module")
 def module_server(tmp_path_factory) -> Iterator[RedisServer]:
     server = start(tmp_path_factory.mktemp("redis"))
     yield server
-    server.server.shutdown()
+    stop(server)
 
 
 @pytest.fixture

