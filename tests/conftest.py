@@ -1,5 +1,6 @@
 import gc
 import os
+import sys
 from pathlib import Path
 
 import pytest
@@ -10,6 +11,18 @@ from tests.support.openai_server import LoopbackOpenAI
 from workbench.heap import hold_collections
 
 SNAPSHOTS = Path(__file__).resolve().parent.parent / "snapshots"
+
+# With PYTHONDONTWRITEBYTECODE set (as on the project's machine), every worker and every `workbench`
+# a test starts compiled the same modules again: about 30 s of a run's CPU on two cores. The suite
+# caches them in __pycache__ (ignored by git), as Python does by default.
+sys.dont_write_bytecode = False
+
+
+def pytest_xdist_auto_num_workers(config: pytest.Config) -> int:
+    """`-n auto`: two workers a core. A test waits about half its time (Textual's timers, the
+    processes and servers it starts), so one worker a core left the cores idle that long."""
+    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
+    return 2 * cores
 
 
 class _TopLevelSVGExtension(pytest_textual_snapshot.SVGImageExtension):
