@@ -7,7 +7,7 @@ from rich.console import Console
 from textual.widgets import DataTable, Static
 
 from tests.support.openai_server import Canned
-from tests.ui.helpers import make_app, say, start_ended, start_turn
+from tests.ui.helpers import make_app, reached, say, start_ended, start_turn
 from workbench.memory import EventKind
 from workbench.runtime import Mode, ModelConfig, build_models
 from workbench.session.assemble import assemble
@@ -166,6 +166,7 @@ async def test_the_window_opens_before_the_runtime_and_keeps_a_draft_until_it_is
     app = build_app(args, model_config(args))
     async with app.run_test(size=(140, 40), notifications=True) as pilot:
         await start_ended(pilot)
+        await reached(app, "settled", bool)
         assert gc.isenabled(), "the runtime has loaded: the heap is settled and collected again"
         assert app.ready and app.session.mode.value == "provider"
         assert "mode: provider" in app.sub_title
@@ -177,6 +178,7 @@ async def test_before_the_runtime_is_ready_a_message_waits_in_the_input(held_col
     app = WorkbenchApp(start=lambda: (_ for _ in ()).throw(RuntimeError("no models today")))
     async with app.run_test(size=(140, 40), notifications=True) as pilot:
         await start_ended(pilot)
+        await reached(app, "settled", bool)
         assert gc.isenabled(), "a start that failed settles the heap too"
         assert not app.ready and "could not start" in app.sub_title
         assert any("no models today" in n.message for n in app._notifications)

@@ -18,6 +18,7 @@ from textual.containers import Horizontal
 from textual.content import Content
 from textual.notifications import SeverityLevel
 from textual.screen import Screen
+from textual.reactive import var
 from textual.widgets import Footer, Header
 from textual.worker import Worker, WorkerState
 
@@ -37,7 +38,7 @@ from workbench.ui.main_screen import MainScreen
 from workbench.ui.messages import MemoryUpdated, TurnEnded
 from workbench.ui.panes import Panes
 from workbench.ui.paste import install_paste_guard
-from workbench.ui.startup import ERROR_CHARS, error_line, settle_the_heap, stylesheet_dir
+from workbench.ui.startup import ERROR_CHARS, SETTLE_AFTER_READY, error_line, settle_the_heap, stylesheet_dir
 from workbench.ui.typing import PauseScheduler, TypingClock
 
 if TYPE_CHECKING:
@@ -85,6 +86,9 @@ class WorkbenchApp(App[None]):
         Binding("f8", "forget_all", "Forget all", id="forget_all"),
         Binding("ctrl+q", "quit", "Quit", id="quit"),
     ]
+
+    settled: var[bool] = var(False)
+    """Start-up's last step done: the heap settled once the runtime has loaded (`settle_the_heap`)."""
 
     def __init__(
         self,
@@ -192,7 +196,15 @@ class WorkbenchApp(App[None]):
             else:
                 self._connect()
         finally:
-            settle_the_heap()  # also ends the command's hold on the collector (`workbench.heap`)
+            # Once the frame that says the agents are ready is out (Textual draws a change within a
+            # sixtieth of a second; `call_after_refresh` can come before the header's own refresh):
+            # about 100 ms (a module the first turn needs, a full collection) in which keys typed wait
+            # in the terminal. It also ends the command's hold on the collector (`workbench.heap`).
+            self.set_timer(SETTLE_AFTER_READY, self._settle, name="settle the heap")
+
+    def _settle(self) -> None:
+        settle_the_heap()
+        self.settled = True
 
     async def _complete_pending(self, session: SessionController) -> None:
         try:

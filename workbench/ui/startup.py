@@ -11,6 +11,9 @@ from workbench.text import clip, visible
 # How much of an unexpected error's text a notification shows.
 ERROR_CHARS = 300
 
+# Seconds from the start's end to `settle_the_heap`: the frame saying the agents are ready goes first.
+SETTLE_AFTER_READY = 0.1
+
 
 def stylesheet_dir() -> Path:
     """styles/ ships inside the package when installed; a checkout keeps it at the top level."""
