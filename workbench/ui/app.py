@@ -17,9 +17,9 @@ from textual.binding import Binding
 from textual.containers import Horizontal
 from textual.content import Content
 from textual.notifications import SeverityLevel
-from textual.screen import Screen
 from textual.reactive import var
-from textual.widgets import Footer, Header
+from textual.screen import Screen
+from textual.widgets import Header
 from textual.worker import Worker, WorkerState
 
 from workbench.memory import EventKind
@@ -34,6 +34,7 @@ from workbench.ui.confirm import ConfirmForget
 from workbench.ui.console import Forget, ShowMemory, parse_console_command
 from workbench.ui.facts import FactPanel, ForgetRequested, MemoryView
 from workbench.ui.header import header_titles
+from workbench.ui.keys_footer import KeysFooter
 from workbench.ui.main_screen import MainScreen
 from workbench.ui.messages import MemoryUpdated, TurnEnded
 from workbench.ui.panes import Panes
@@ -124,7 +125,7 @@ class WorkbenchApp(App[None]):
             self._pane_box = Panes(*self._panes(self._agents), id="panes")
             yield self._pane_box
             yield FactPanel()
-        yield Footer()
+        yield KeysFooter()
 
     def _panes(self, agents: Sequence[str]) -> list[ChatPane]:
         """One pane per agent, titled with its name; the first drawn focused from the first frame."""
@@ -161,7 +162,6 @@ class WorkbenchApp(App[None]):
 
     def on_mount(self) -> None:
         self._last_input = self.query_one(ChatPane).prompt
-        self._last_input.focus()
         self.screen_change_signal.subscribe(self, self._screen_changed)
         if self._built is not None:
             self._connect()

@@ -12,10 +12,11 @@ from textual.binding import Binding
 from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.reactive import var
 from textual.screen import ModalScreen
-from textual.widgets import Button, Footer, Static
+from textual.widgets import Button, Static
 
 from workbench.memory.contract import MAX_VALUE_CHARS
 from workbench.memory.shown import quoted
+from workbench.ui.keys_footer import KeysFooter
 
 # How many of one key's values a forget's question names (each quoted, at most a fact's length).
 _VALUES_NAMED = 3
@@ -116,7 +117,7 @@ class ConfirmForget(ModalScreen[bool]):
                 with Horizontal(id="buttons"):
                     yield Button("Forget (y)", id="yes", variant="error")
                     yield Button("Keep (n)", id="no", variant="primary")
-        yield Footer()  # this screen's keys: Enter presses the focused button, Keep at first
+        yield KeysFooter()  # this screen's keys: Enter presses the focused button, Keep at first
 
     def on_mount(self) -> None:
         self.query_one("#no", Button).focus()

@@ -11,9 +11,10 @@ from textual.app import ComposeResult, RenderResult
 from textual.binding import Binding
 from textual.containers import VerticalScroll
 from textual.screen import Screen
-from textual.widgets import Footer, Static
+from textual.widgets import Static
 from textual_plotext import PlotextPlot
 
+from workbench.ui.keys_footer import KeysFooter
 from workbench.ui.literal import literal, visible
 
 if TYPE_CHECKING:
@@ -71,7 +72,7 @@ class DriftScreen(Screen[None]):
         yield Static(id="drift-legend", markup=False)
         with VerticalScroll(id="drift-report"):
             yield Static(id="drift-body", markup=False)
-        yield Footer()
+        yield KeysFooter()
 
     def on_mount(self) -> None:
         self.action_rerun()

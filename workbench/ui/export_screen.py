@@ -10,8 +10,10 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
 from textual.screen import ModalScreen
-from textual.widgets import Button, Footer, Input, SelectionList, Static
+from textual.widgets import Button, Input, SelectionList, Static
 from textual.widgets.selection_list import Selection
+
+from workbench.ui.keys_footer import KeysFooter
 
 QUESTION_CHARS = 70
 
@@ -45,7 +47,7 @@ class ExportChronology(ModalScreen[ExportRequest | None]):
             with Horizontal(id="buttons"):
                 yield Button("Cancel", id="cancel")
                 yield Button("Save", id="save", variant="primary")
-        yield Footer()
+        yield KeysFooter()
 
     @on(Button.Pressed, "#save")
     @on(Input.Submitted, "#export-path")

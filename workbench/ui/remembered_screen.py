@@ -19,7 +19,7 @@ from textual.binding import Binding
 from textual.containers import Vertical
 from textual.reactive import reactive
 from textual.screen import ModalScreen
-from textual.widgets import Footer, OptionList, Static
+from textual.widgets import OptionList, Static
 from textual.widgets.option_list import Option
 
 from workbench.memory import EventKind
@@ -27,6 +27,7 @@ from workbench.memory.contract import MAX_VALUE_CHARS
 from workbench.memory.shown import quoted
 from workbench.runtime.remembered import describe_size
 from workbench.ui.facts import ForgetRequested
+from workbench.ui.keys_footer import KeysFooter
 from workbench.ui.literal import literal
 from workbench.ui.startup import error_line
 
@@ -80,7 +81,7 @@ class RememberedScreen(ModalScreen[None]):
         with Vertical(id="remembered-body"):
             yield Static(Text("What is remembered · reading every memory ...", "italic"), id="remembered-status")
             yield OptionList(id="remembered-list", markup=False)
-        yield Footer()
+        yield KeysFooter()
 
     def on_mount(self) -> None:
         self._composed = True

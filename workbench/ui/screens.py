@@ -10,11 +10,12 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Vertical, VerticalScroll
 from textual.screen import ModalScreen
-from textual.widgets import Footer, Static
+from textual.widgets import Static
 
 from workbench.memory.contract import MAX_MESSAGE_CHARS
 from workbench.runtime.usage import describe_usage, estimate_tokens
 from workbench.ui.context_bar import ContextBar
+from workbench.ui.keys_footer import KeysFooter
 from workbench.ui.literal import literal
 
 if TYPE_CHECKING:
@@ -93,7 +94,7 @@ class CallsScreen(ModalScreen[None]):
                     yield Static(render_recalled(self.recalled), markup=False, id="recalled")
                 yield Static(render_calls(self.agent, self.calls), markup=False)
             yield Static("Esc closes", classes="hint")
-        yield Footer()
+        yield KeysFooter()
 
 
 def help_text(contract: Contract | None) -> str:
@@ -174,4 +175,4 @@ class HelpScreen(ModalScreen[None]):
                 yield Static(help_text(self.status.contract if self.status else None), markup=False)
                 yield Static(header, markup=False, id="header-explained")
             yield Static("Esc closes", classes="hint")
-        yield Footer()
+        yield KeysFooter()
