@@ -262,13 +262,14 @@ def test_the_session_the_lab_and_qualify_are_peers():
     assert {name: t for name, t in crossing.items() if t} == {}
 
 
-def test_the_built_in_agents_start_loads_neither_duckdb_nor_the_recognised_memories():
-    """Every start builds the recall store (a forget reaches a file an earlier run left), and most open
-    none: DuckDB loads with a file; the recogniser of the user's agents' memories only with their agents."""
+def test_the_built_in_agents_start_loads_neither_recall_nor_duckdb_nor_the_recognised_memories():
+    """Recall off is built at its first use (a forget reaches a file an earlier run left), DuckDB with a
+    file, the recogniser of the user's agents' memories only with their agents: a plain start loads none."""
+    unwanted = "('duckdb', 'workbench.recall.setup', 'workbench.recall.store', 'workbench.agentmem.recognise')"
     probe = (
         "import sys; from workbench import cli; args = cli.parse([]); "
         "cli.session_start(args, cli.model_config(args))(); "
-        "print(' '.join(m for m in ('duckdb', 'workbench.agentmem.recognise') if m in sys.modules))"
+        f"print(' '.join(m for m in {unwanted} if m in sys.modules))"
     )
     env = {**os.environ, "WORKBENCH_DATA_DIR": os.devnull + "-not-a-folder"}
     out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True, env=env).stdout

@@ -843,7 +843,7 @@ def session_start(
             writer=writer(args, config, loaded),
             timeout=config.timeout,
             calls=calls,
-            recall=recall.build(calls, store=opened.recall_store),
+            recall=recall.memory(calls, store=opened.recall_store),
             recall_on=recall.enabled,
             memories=[built] if built is not None else [],
             persisted=opened.persisted,

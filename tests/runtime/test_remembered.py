@@ -13,7 +13,7 @@ from workbench.agentmem.extracted import ExtractedMemory
 from workbench.agentmem.files import FileMemory
 from workbench.persist.sessions import PersistedSessions
 from workbench.persist.state import STATE_FILE
-from workbench.recall.config import RecallConfig
+from workbench.recall.config import DeferredRecall, RecallConfig
 from workbench.recall.setup import RecallSetup
 from workbench.runtime import AgentRuntime, CallLog, ModelConfig, WriterKind, build_models
 from workbench.runtime.remembered import HeldItem, Remembered, RememberedSystem, describe_size
@@ -132,7 +132,8 @@ async def test_recall_on_a_duckdb_file_shows_its_count_location_and_size(tmp_pat
     assert "recall store" not in (await runtime.remembered()).others
 
 
-async def test_recall_off_still_lists_an_earlier_runs_store_which_a_forget_reaches(duckdb_recall):
+async def test_recall_off_still_lists_an_earlier_runs_store_which_a_forget_reaches(duckdb_recall, tmp_path):
+    """A later start with recall off builds recall at its first use (`DeferredRecall`): the listing."""
     calls = CallLog()
     first = duckdb_recall(calls)
     runtime = assemble(
@@ -141,12 +142,35 @@ async def test_recall_off_still_lists_an_earlier_runs_store_which_a_forget_reach
     await say(runtime, "customer=Contoso")
     await first.store.close()
 
-    later = assemble(build_models(ModelConfig()), recall=duckdb_recall(), recall_on=False).runtime
-    recall = system(await later.remembered(), "recall store")
-    assert recall.description.startswith("off (an earlier run's store)")
-    assert recall.keys == ("customer",)  # this run's facts never knew it: the store's own text declares it
-    await later.forget("customer")
-    assert "recall store" not in [s.name for s in (await later.remembered()).systems]
+    deferred = RecallConfig(store=str(tmp_path / "recall.duckdb")).memory()
+    assert isinstance(deferred, DeferredRecall)
+    later = assemble(build_models(ModelConfig()), recall=deferred, recall_on=False).runtime
+    try:
+        recall = system(await later.remembered(), "recall store")
+        assert recall.description.startswith("off (an earlier run's store)")
+        assert recall.keys == ("customer",)  # this run's facts never knew it: the store's own text declares it
+        await later.forget("customer")
+        assert "recall store" not in [s.name for s in (await later.remembered()).systems]
+    finally:
+        await deferred.built.store.close()
+
+
+async def test_recall_off_and_never_used_is_forgotten_by_its_first_use(tmp_path):
+    """The forget is that first use: it reaches the earlier run's file without a listing before it."""
+    path = tmp_path / "recall.duckdb"
+    first = RecallConfig(store=str(path)).build(CallLog())
+    runtime = assemble(build_models(ModelConfig()), recall=first, recall_on=True, writer=WriterKind.HOST).runtime
+    await say(runtime, "customer=Contoso")
+    await first.store.close()
+    assert b"Contoso" in b"".join(p.read_bytes() for p in tmp_path.glob("recall.duckdb*"))
+
+    deferred = RecallConfig(store=str(path)).memory()
+    later = assemble(build_models(ModelConfig()), recall=deferred, recall_on=False).runtime
+    try:
+        await later.forget("customer")
+    finally:
+        await deferred.built.store.close()
+    assert b"Contoso" not in b"".join(p.read_bytes() for p in tmp_path.glob("recall.duckdb*"))
 
 
 async def test_persisted_sessions_list_every_file_with_its_size_and_an_escaped_value(tmp_path):

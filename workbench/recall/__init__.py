@@ -9,3 +9,7 @@ import warnings
 # The framework marks its vector stores experimental and warns once, on stderr, which would land in
 # the middle of the TUI. The versions are pinned and docs/recall.md says the API is experimental.
 warnings.filterwarnings("ignore", message=r"\[VECTOR_STORES\]")
+
+# Recall as a holder of text and a memory the app lists (`setup.RecallSetup`, `config.DeferredRecall`).
+NAME = "recall store"
+UNIT = "stored message(s) deleted"  # on DuckDB, the file is rewritten so they are gone from disk too

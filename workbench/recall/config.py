@@ -7,14 +7,21 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from workbench.recall import NAME, UNIT
 from workbench.recall.paths import default_path
 from workbench.recall.postgres_names import ENVIRONMENT, is_connection_url
 from workbench.runtime.config import ConfigError, ModelConfig, check_deployment, server_url
 
 if TYPE_CHECKING:
+    from agent_framework import ContextProvider
+
+    from workbench.memory.forget import ForgetPlan
     from workbench.recall.setup import RecallSetup
     from workbench.recall.store import RecallStore
     from workbench.runtime.calls import CallLog
+    from workbench.runtime.memories import AgentMemory
+    from workbench.runtime.remembered import HeldItem
+    from workbench.runtime.view import RecalledMessage
 
 MEMORY_STORE = "memory"
 
@@ -116,6 +123,10 @@ class RecallConfig:
             logged_embedder(embedder, calls)
         return RecallSetup(store, embedder, on_demand=self.on_demand)
 
+    def memory(self, calls: CallLog | None = None, *, store: RecallStore | None = None) -> AgentMemory:
+        """Recall for the runtime: built now when it is on, else at its first use (`DeferredRecall`)."""
+        return self.build(calls, store=store) if self.enabled or store is not None else DeferredRecall(self, calls)
+
     def make_store(self) -> RecallStore:
         """The store this config names, not opened yet. A malformed connection string is a
         ConfigError naming none of it."""
@@ -131,3 +142,48 @@ class RecallConfig:
         from workbench.recall.duckdb_file import DuckDBBackend
 
         return RecallStore(DuckDBBackend(path))
+
+
+class DeferredRecall:
+    """Recall while it is off, built (its modules loaded, its store opened) at its first use: turned on,
+    listed, or reached by a forget (an earlier run may have left a store). A start with recall off
+    thus loads none of it: about 15 ms of the time to the agents' being ready (`bench/startup.py`)."""
+
+    name = NAME
+    unit = UNIT
+
+    def __init__(self, config: RecallConfig, calls: CallLog | None) -> None:
+        self._config, self._calls = config, calls
+        self._built: RecallSetup | None = None
+
+    @property
+    def built(self) -> RecallSetup:
+        if self._built is None:
+            self._built = self._config.build(self._calls)
+        return self._built
+
+    @property
+    def location(self) -> str | None:
+        return self.built.location
+
+    def describe(self) -> str:
+        return self.built.describe()
+
+    def providers(self, agent: str) -> list[ContextProvider]:
+        return self.built.providers(agent)
+
+    def turn_started(self, agent: str) -> None:
+        if self._built is not None:
+            self._built.turn_started(agent)
+
+    def recalled(self, agent: str) -> list[RecalledMessage]:
+        return self._built.recalled(agent) if self._built is not None else []
+
+    async def held(self) -> list[HeldItem]:
+        return await self.built.held()
+
+    async def declared(self, keys: frozenset[str]) -> set[str]:
+        return await self.built.declared(keys)
+
+    async def forget(self, plan: ForgetPlan) -> int:
+        return await self.built.forget(plan)

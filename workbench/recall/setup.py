@@ -10,6 +10,7 @@ from agent_framework import AgentSession, ContextProvider
 
 from workbench.memory.forget import ForgetPlan
 from workbench.memory.turns import current_turn
+from workbench.recall import NAME, UNIT
 from workbench.recall.embedders import Embedder
 from workbench.recall.provider import Recalled, RecallProvider, SearchBehavior
 from workbench.recall.records import RecallScope, StoredMessage
@@ -31,8 +32,8 @@ class RecallSetup:
     """What both agents' recall providers share, and what each last recalled (for F2 and the panes).
     It is the runtime's `AgentMemory`, and a holder of text registered with the one forget."""
 
-    name = "recall store"
-    unit = "stored message(s) deleted"  # on DuckDB, the file is rewritten so they are gone from disk too
+    name = NAME
+    unit = UNIT
 
     store: RecallStore
     embedder: Embedder
