@@ -165,6 +165,7 @@ async def test_recall_off_and_never_used_is_forgotten_by_its_first_use(tmp_path)
     assert b"Contoso" in b"".join(p.read_bytes() for p in tmp_path.glob("recall.duckdb*"))
 
     deferred = RecallConfig(store=str(path)).memory()
+    assert isinstance(deferred, DeferredRecall)
     later = assemble(build_models(ModelConfig()), recall=deferred, recall_on=False).runtime
     try:
         await later.forget("customer")
