@@ -35,12 +35,13 @@ def test_json_output_shape(capsys):
         "intake",
         "warnings",
         "policies",
+        "left_out",
         "probes",
         "matrix",
         "accounting",
         "request_chars_by_turn",
     }
-    assert data["warnings"] == {}
+    assert data["warnings"] == {} and data["left_out"] == []
     assert data["intake"]["facts"]["batches"] > 0 and data["intake"]["facts"]["batches_rejected"] == 0
     assert not any(i["received_nothing"] for i in data["intake"].values())
     assert data["partial"] is False and data["stop"] is None and data["failures"] == {}
@@ -214,8 +215,8 @@ def test_a_bad_chronology_file_lists_its_problems_without_a_traceback(tmp_path, 
 def test_the_sweep_json_shape(capsys):
     assert main(["drift", "--sweep", "10,14", "--json"]) == 0
     data = json.loads(capsys.readouterr().out)
-    assert set(data) == {"chronology", "model", "lengths", "partial", "stop", "runs"}
-    assert data["lengths"] == [10, 14] and data["partial"] is False and data["stop"] is None
+    assert set(data) == {"chronology", "model", "lengths", "left_out", "partial", "stop", "runs"}
+    assert data["left_out"] == [] and data["lengths"] == [10, 14] and data["partial"] is False and data["stop"] is None
     assert [run["turns"] for run in data["runs"]] == [10, 14]
     for run in data["runs"]:
         assert set(run) == {
@@ -335,6 +336,12 @@ def test_usage_errors_exit_2_with_one_line(argv, said, capsys):
     assert code == 2
     assert captured.out == "" and captured.err.count("\n") == 1 and said in captured.err, captured.err
     assert "'" not in captured.err and captured.err.startswith("workbench drift: ")
+
+
+def test_the_clis_policy_names_are_the_labs():
+    from workbench import cli
+
+    assert list(cli.POLICY_NAMES) == [p.name for p in POLICIES]
 
 
 def test_the_cli_maximum_is_the_labs():

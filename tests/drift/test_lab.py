@@ -128,6 +128,21 @@ def test_accounting_counts_every_call_and_reports_unknown_without_usage(report):
     assert report.accounting["window"].request_chars < report.accounting["full"].request_chars
 
 
+async def test_a_policy_chosen_alone_measures_what_it_measures_in_the_whole_run(report):
+    """The built-in model is deterministic and the policies share nothing: choosing some changes no cell."""
+    chosen = ["facts", "recall_purged", "extracted"]
+    alone = await run_drift(SCRIPTED, policies=chosen)
+    assert list(alone.scores) == chosen
+    for name in chosen:
+        assert alone.scores[name] == report.scores[name], name
+        assert alone.sizes[name] == report.sizes[name], name
+        assert alone.accounting[name].calls == report.accounting[name].calls, name
+        # Extracted memory's topic files say when they were written, to the second: their sizes may differ.
+        assert alone.retained[name].messages == report.retained[name].messages, name
+    assert alone.retained["facts"] == report.retained["facts"]
+    assert alone.retained["recall_purged"] == report.retained["recall_purged"]
+
+
 async def test_bounded_facts_stay_flat_as_the_conversation_grows():
     short, long = [await run_drift(SCRIPTED, turns=n) for n in (10, 60)]
     growth = cells(long, "facts", "scope").request_chars - cells(short, "facts", "scope").request_chars
