@@ -13,6 +13,7 @@ from workbench.loading import from_folder
 from workbench.runtime import ModelConfig, build_models
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples" / "agents"
+YOURS = ["yours:notes", "yours:notes+facts", "yours:triage", "yours:triage+facts"]
 
 
 @pytest.fixture(scope="module")
@@ -23,7 +24,11 @@ def report(tmp_path_factory):
         for name, value in env.items():
             patch.setenv(name, value)
         agents = from_folder(EXAMPLES)
-        yield asyncio.run(run_drift(build_models(ModelConfig()), agents=agents)), data
+        # The built-in policies these tests read beside them (every one of them runs in tests/drift/test_lab.py).
+        yield (
+            asyncio.run(run_drift(build_models(ModelConfig()), agents=agents, policies=["full", "window", *YOURS])),
+            data,
+        )
     for name in set(sys.modules) - before:
         del sys.modules[name]
 
@@ -32,7 +37,7 @@ def test_each_agent_runs_as_configured_and_in_the_workbench_beside_the_built_in_
     drift, _ = report
     names = [p.name for p in drift.policies]
     assert names[:2] == ["full", "window"]
-    assert names[-4:] == ["yours:notes", "yours:notes+facts", "yours:triage", "yours:triage+facts"]
+    assert names[-4:] == YOURS
     assert drift.titles["yours:triage+facts"] == "your agent triage, in the workbench"
     assert not drift.failures and not drift.unavailable.keys() & set(names[-4:])
 
@@ -64,7 +69,7 @@ def test_with_model_the_lab_runs_the_agents_on_that_model_instead_of_their_own(l
 
     mine = Agent(ScriptedChatClient(), "You are my own agent.", name="mine")
     models = build_models(ModelConfig(model="loopback-model", base_url=loopback.base_url))
-    drift = asyncio.run(run_drift(models, agents=from_objects([mine])))
+    drift = asyncio.run(run_drift(models, agents=from_objects([mine]), policies=["yours:mine", "yours:mine+facts"]))
     sent = [r for r in loopback.requests if "You are my own agent." in str(r.get("messages"))]
     assert len(sent) == 2 * drift.chronology.turns  # every turn of both rows went to the lab's model
     assert {r["model"] for r in sent} == {"loopback-model"}
