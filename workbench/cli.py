@@ -379,9 +379,9 @@ def build_parser(*, path: bool = False) -> argparse.ArgumentParser:
         "--policies",
         metavar="NAME,NAME,...",
         type=_names,
-        help=f"run only these policies, and report only them (the lab replays the whole chronology through each, "
-        f"so a live model is asked less): {', '.join(POLICY_NAMES)}; your agents' are yours:NAME (as configured) "
-        "and yours:NAME+facts (in the workbench), NAME as in the report",
+        help="run only these policies and report only them (each replays the whole chronology: fewer policies, "
+        f"fewer model calls): {', '.join(POLICY_NAMES)}; your agents' rows are yours:NAME (as configured) and "
+        "yours:NAME+facts (in the workbench), NAME as the report names them",
     )
     drift.add_argument(
         "--embedding-model",
@@ -622,7 +622,8 @@ def run_drift_command(args: argparse.Namespace, config: ModelConfig, loaded: Seq
     titles = result.reports[-1].titles if lengths is not None and result.reports else report.titles
     if failed:
         names = ", ".join(dict.fromkeys(titles.get(name, name) for name in failed))
-        _say("drift", f"{names}: failed, the other policies went on (the report above marks the cells)")
+        others = ", the other policies went on" if set(titles) - set(failed) else ""  # --policies may name one
+        _say("drift", f"{names}: failed{others} (the report above marks the cells)")
     return 0
 
 

@@ -122,3 +122,14 @@ async def test_your_agents_policies_are_chosen_by_their_names():
     report = await run_drift(SCRIPTED, agents=agents, policies=["yours:mine+facts", "facts"])
     assert [p.name for p in report.policies] == ["facts", "yours:mine+facts"]
     assert "yours:mine" in report.left_out and set(report.scores["yours:mine+facts"]) == {"restart", "scope"}
+
+
+def test_a_failure_of_the_only_policy_chosen_does_not_say_the_others_went_on(loopback, capsys):
+    from tests.support.openai_server import Canned
+
+    loopback.state.responder = lambda body: (
+        Canned(text="") if "summarizer agent" in body["messages"][0]["content"] else None
+    )
+    assert main(["drift", "--model", "m", "--base-url", loopback.base_url, "--json", "--policies", "summary"]) == 0
+    err = capsys.readouterr().err
+    assert err == "workbench drift: generated summary: failed (the report above marks the cells)\n"
