@@ -110,7 +110,7 @@ def build_policies(
             bound=models.bound,
             contract=contract,
         )
-        provider = WorkingMemoryProvider(memory, MemoryUpdater(memory, writer), origin="facts")  # shared by both
+        provider = WorkingMemoryProvider(memory, MemoryUpdater(memory, writer), origin="facts")  # both agents'
         return FactsPolicy(info, agents(info.name, lambda: [NoHistoryProvider(), provider]), memory)
 
     def compaction(info: PolicyInfo) -> Policy:

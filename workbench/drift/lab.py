@@ -244,12 +244,12 @@ async def run_drift(
     """Every turn of the chronology through every policy, in order; `agents`, the user's own, run
     beside the built-in policies (`workbench.drift.yours_policy`). `policies` names the only ones to
     build and run (UnknownPolicy before anything runs for a name no policy has); the report has only
-    those, and names the others left out. A policy that fails (a failed model
-    call, a bad summary) keeps what it measured before, its failure is named, and the next policy
-    runs; the comparison stops when the server cannot be reached, or after MAX_FAILURES_IN_A_ROW
-    failed policies in a row, and the report keeps what was measured and names the stop. A policy
-    this run cannot run (see `needs`) is reported with what it needs; `mem0` is Mem0's model and
-    embedder. Every policy is closed at the end (Mem0's removes its folder)."""
+    those, and names the others left out. A policy that fails (a failed model call, a bad summary)
+    keeps what it measured before, its failure is named, and the next policy runs; the comparison
+    stops when the server cannot be reached, or after MAX_FAILURES_IN_A_ROW failed policies in a row,
+    and the report keeps what was measured and names the stop. A policy this run cannot run (see
+    `needs`) is reported with what it needs; `mem0` is Mem0's model and embedder. Every policy is
+    closed at the end (Mem0's removes its folder)."""
     chosen = chosen_policies(policies, agents)
     story = chronology or load_chronology()
     if turns is not None:
