@@ -2,6 +2,7 @@
 like every other policy and named in the report."""
 
 import asyncio
+import json
 import sys
 from pathlib import Path
 
@@ -73,3 +74,21 @@ def test_with_model_the_lab_runs_the_agents_on_that_model_instead_of_their_own(l
     sent = [r for r in loopback.requests if "You are my own agent." in str(r.get("messages"))]
     assert len(sent) == 2 * drift.chronology.turns  # every turn of both rows went to the lab's model
     assert {r["model"] for r in sent} == {"loopback-model"}
+
+
+@pytest.mark.parametrize(("chosen", "said"), [("full", False), ("full,yours:triage", True)])
+def test_the_command_says_your_agents_run_only_when_their_rows_are_chosen(chosen, said, tmp_path, capsys):
+    from workbench.cli import main
+
+    before = set(sys.modules)
+    try:
+        with pytest.MonkeyPatch.context() as patch:
+            patch.setenv("EXAMPLE_AGENTS_DATA", str(tmp_path))
+            assert main(["drift", str(EXAMPLES), "--json", "--policies", chosen]) == 0
+    finally:
+        for name in set(sys.modules) - before:
+            del sys.modules[name]
+    captured = capsys.readouterr()
+    assert [p["name"] for p in json.loads(captured.out)["policies"]] == chosen.split(",")
+    assert ("your agents run as configured" in captured.err) is said
+    assert any(tmp_path.rglob("*.jsonl")) is said  # triage's history: written only when it ran
