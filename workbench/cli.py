@@ -82,6 +82,25 @@ def _lengths(text: str) -> tuple[int, ...]:
         raise argparse.ArgumentTypeError(str(exc)) from None
 
 
+# Mirrors the names of workbench.drift.POLICIES for --policies' help, before the lab is loaded;
+# tests/drift/test_cli.py checks that the two agree.
+POLICY_NAMES = (
+    *("full", "window", "summary", "facts", "compaction", "recall", "recall_purged"),
+    *("persisted", "memory_files", "extracted", "mem0"),
+)
+
+
+def _names(text: str) -> tuple[str, ...]:
+    """--policies' names, separated by commas; whether a policy has each name is checked once the
+    user's agents are loaded (their policies are named after them)."""
+    names = tuple(part.strip() for part in text.split(","))
+    if not all(names):
+        raise argparse.ArgumentTypeError(
+            f"takes policy names separated by commas, like full,facts; not {_quoted(text)}"
+        )
+    return names
+
+
 REDIS_SCHEMES = ("redis://", "rediss://", "unix://")
 
 
@@ -357,6 +376,14 @@ def build_parser(*, path: bool = False) -> argparse.ArgumentParser:
         f"{MAX_TURNS:,}) and show how each policy grows",
     )
     drift.add_argument(
+        "--policies",
+        metavar="NAME,NAME,...",
+        type=_names,
+        help="run only these policies and report only them (each replays the whole chronology: fewer policies, "
+        f"fewer model calls): {', '.join(POLICY_NAMES)}; your agents' rows are yours:NAME (as configured) and "
+        "yours:NAME+facts (in the workbench), NAME as the report names them",
+    )
+    drift.add_argument(
         "--embedding-model",
         help="with --model: the embedding model the Mem0 policy uses (on --embedding-base-url, default: "
         "--base-url's); without it that policy says what it needs",
@@ -514,8 +541,10 @@ def run_drift_command(args: argparse.Namespace, config: ModelConfig, loaded: Seq
     contract; the built-in one is the seed's story and runs on the seed's (a line says so when the run
     declares another)."""
     from workbench.drift import ChronologyError, load_chronology, load_chronology_file, run_drift
+    from workbench.drift.catalog import UnknownPolicy, chosen_policies
     from workbench.drift.report import render, render_sweep, stop_line, sweep_json, to_json
     from workbench.drift.sweep import run_sweep
+    from workbench.drift.yours_policy import PREFIX
     from workbench.progress import stderr_progress
     from workbench.runtime import build_models
 
@@ -525,6 +554,12 @@ def run_drift_command(args: argparse.Namespace, config: ModelConfig, loaded: Seq
     turns: int | None = getattr(args, "turns", None)
     if lengths is not None and turns is not None:
         _say("drift", "--sweep and --turns cannot be combined: --sweep gives the lengths (see --help)")
+        return 2
+    policies: tuple[str, ...] | None = getattr(args, "policies", None)
+    try:
+        chosen = chosen_policies(policies, loaded)
+    except UnknownPolicy as exc:
+        _say("drift", f"argument --policies: {exc} (see --help)")
         return 2
     try:
         story = load_chronology_file(path, contract) if path else load_chronology()
@@ -544,6 +579,8 @@ def run_drift_command(args: argparse.Namespace, config: ModelConfig, loaded: Seq
             "the built-in chronology is the seed's story: it runs on the seed's contract, not this run's "
             f"({contract.describe()}); give your own with --chronology FILE",
         )
+    if loaded and (chosen is None or any(name.startswith(PREFIX) for name in chosen)):
+        _say("drift", "your agents run as configured: their memories receive the chronology's messages and keep them")
     from workbench.opening import StartFailed, lock_agents_folders
 
     try:
@@ -563,10 +600,14 @@ def run_drift_command(args: argparse.Namespace, config: ModelConfig, loaded: Seq
         # With a live model the memory-files policy's agents call the file_memory_* functions.
         models = build_models(config, function_calls=config.is_live)
         if lengths is not None:
-            result = asyncio.run(run_sweep(models, lengths, chronology=story, progress=sink, mem0=mem0, agents=loaded))
+            result = asyncio.run(
+                run_sweep(models, lengths, chronology=story, progress=sink, mem0=mem0, agents=loaded, policies=policies)
+            )
         else:
             report = asyncio.run(
-                run_drift(models, turns=turns, chronology=story, progress=sink, mem0=mem0, agents=loaded)
+                run_drift(
+                    models, turns=turns, chronology=story, progress=sink, mem0=mem0, agents=loaded, policies=policies
+                )
             )
     if lengths is not None:
         stopped = result.stopped
@@ -581,7 +622,8 @@ def run_drift_command(args: argparse.Namespace, config: ModelConfig, loaded: Seq
     titles = result.reports[-1].titles if lengths is not None and result.reports else report.titles
     if failed:
         names = ", ".join(dict.fromkeys(titles.get(name, name) for name in failed))
-        _say("drift", f"{names}: failed, the other policies went on (the report above marks the cells)")
+        others = ", the other policies went on" if set(titles) - set(failed) else ""  # --policies may name one
+        _say("drift", f"{names}: failed{others} (the report above marks the cells)")
     return 0
 
 
@@ -706,10 +748,6 @@ def main(argv: list[str] | None = None, *, agents: Sequence[object] = ()) -> int
     if args.command is not None:
         release_collections()
     if args.command == "drift":
-        if loaded:
-            _say(
-                "drift", "your agents run as configured: their memories receive the chronology's messages and keep them"
-            )
         return run_drift_command(args, config, loaded)
     if args.command == "qualify":
         return run_qualify_command(args, config)

@@ -110,7 +110,7 @@ async def test_f2_shows_the_extraction_call_of_the_turn_on_the_built_in_model(tm
 
 
 async def test_the_labs_extracted_policy_counts_its_extraction_calls_and_their_chars():
-    report = await run_drift(build_models(ModelConfig()))
+    report = await run_drift(build_models(ModelConfig()), policies=["extracted"])
     cost = report.accounting["extracted"]
     assert cost.calls["memory"] == cost.calls["agent"] == 10  # one extraction after every answer
     assert cost.reported is None  # the built-in model reports no usage: unknown, not zero
@@ -178,11 +178,13 @@ async def test_the_labs_mem0_policy_counts_mem0s_calls_and_their_reported_usage(
         began: dict[str, int] = {}
 
         def progress(title: str, turn: int, total: int) -> None:
-            if title == "Mem0" and not began:  # the Mem0 policy runs last: every request from here is its own
+            if title == "Mem0" and not began:  # every request from Mem0's first turn on is its own
                 began.update(chat=len(servers.chat.requests), embeddings=len(servers.embeddings.requests))
 
         models = build_models(ModelConfig(model="loopback-model", base_url=servers.chat.base_url, max_retries=0))
-        report = await run_drift(models, mem0=config(servers, tmp_path / "unused"), progress=progress)
+        report = await run_drift(
+            models, mem0=config(servers, tmp_path / "unused"), progress=progress, policies=["mem0"]
+        )
         chat = servers.chat.requests[began["chat"] :]
         embedded = servers.embeddings.requests[began["embeddings"] :]
     cost = report.accounting["mem0"]

@@ -89,7 +89,8 @@ def test_qualify_steps_down_on_a_deployment_without_structured_output(azure, mon
 
 def test_drift_on_azure(azure, monkeypatch, capsys):
     monkeypatch.setenv("AZURE_OPENAI_API_KEY", API_KEY)
-    assert main(azure_args(azure, "drift", "--json")) == 0
+    # Both clients: the agents' (full history) and the writer's (the summarizer, the bounded facts' writer).
+    assert main(azure_args(azure, "drift", "--json", "--policies", "full,summary,facts")) == 0
     captured = capsys.readouterr()
     data = json.loads(captured.out)
     assert data["model"] == label(azure) and data["live"] is True

@@ -18,7 +18,8 @@ from workbench.runtime import ModelConfig, build_models
 
 @pytest.fixture(scope="module")
 def scripted_report():
-    return asyncio.run(run_drift(build_models(ModelConfig())))
+    # Only these two can need what a run lacks (`workbench.drift.lab.needs`), and extracted memory is read.
+    return asyncio.run(run_drift(build_models(ModelConfig()), policies=["memory_files", "extracted", "mem0"]))
 
 
 def test_with_the_built_in_model_memory_files_say_they_need_a_model(scripted_report):
@@ -48,7 +49,7 @@ def test_extracted_memory_keeps_the_corrected_values_in_its_index_and_forgets_th
 async def test_memory_files_on_a_model_that_calls_functions(loopback):
     loopback.state.responder = memory_file_writer()
     config = ModelConfig(model="loopback-model", base_url=loopback.base_url, max_retries=0)
-    report = await run_drift(build_models(config, function_calls=True))
+    report = await run_drift(build_models(config, function_calls=True), policies=["memory_files", "mem0"])
     assert report.unavailable == {"mem0": NEEDS_EMBEDDINGS}
     restart, scope = (report.scores["memory_files"][p] for p in ("restart", "scope"))
     for cell in (restart, scope):
@@ -64,6 +65,6 @@ async def test_memory_files_on_a_model_that_calls_functions(loopback):
 
 async def test_a_live_model_without_the_function_loop_is_not_faked(loopback):
     config = ModelConfig(model="loopback-model", base_url=loopback.base_url, max_retries=0)
-    report = await run_drift(build_models(config))
+    report = await run_drift(build_models(config), policies=["memory_files", "extracted", "mem0"])
     assert report.unavailable == {"memory_files": NEEDS_LOOP, "mem0": NEEDS_EMBEDDINGS}
     assert "extracted" in report.scores

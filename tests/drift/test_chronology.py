@@ -155,7 +155,7 @@ def test_expectations_are_derived_from_the_keys_a_question_names_or_taken_from_t
 
 
 async def test_each_policy_keeps_one_history_per_agent_and_the_facts_are_shared():
-    report = await run_drift(SCRIPTED, chronology=parse_chronology(TWO_AGENTS))
+    report = await run_drift(SCRIPTED, chronology=parse_chronology(TWO_AGENTS), policies=["full", "summary", "facts"])
     assert not report.partial
     # Five user turns (the forget-only step calls nothing): support saw 3 messages, logs 2.
     assert [s is None for s in report.sizes["full"]] == [False, False, False, False, True, False]

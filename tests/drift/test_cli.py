@@ -35,12 +35,13 @@ def test_json_output_shape(capsys):
         "intake",
         "warnings",
         "policies",
+        "left_out",
         "probes",
         "matrix",
         "accounting",
         "request_chars_by_turn",
     }
-    assert data["warnings"] == {}
+    assert data["warnings"] == {} and data["left_out"] == []
     assert data["intake"]["facts"]["batches"] > 0 and data["intake"]["facts"]["batches_rejected"] == 0
     assert not any(i["received_nothing"] for i in data["intake"].values())
     assert data["partial"] is False and data["stop"] is None and data["failures"] == {}
@@ -128,7 +129,10 @@ def test_a_bad_summary_fails_that_policy_and_the_others_go_on(loopback, capsys):
     loopback.state.responder = lambda body: (
         Canned(text="") if "summarizer agent" in body["messages"][0]["content"] else None
     )
-    code = main(["drift", "--model", "loopback-model", "--base-url", loopback.base_url, "--json"])
+    policies = "full,summary,facts,recall_purged"
+    code = main(
+        ["drift", "--model", "loopback-model", "--base-url", loopback.base_url, "--json", "--policies", policies]
+    )
     captured = capsys.readouterr()
     assert code == 0 and captured.err.count("\n") == 1
     assert "generated summary: failed, the other policies went on" in captured.err
@@ -146,7 +150,8 @@ def test_a_failed_policy_is_marked_in_the_tables_and_the_stop_line_says_it_once(
     loopback.state.responder = lambda body: (
         Canned(text="") if "summarizer agent" in body["messages"][0]["content"] else None
     )
-    assert main(["drift", "--model", "loopback-model", "--base-url", loopback.base_url]) == 0
+    policies = ["--policies", "full,summary,facts"]
+    assert main(["drift", "--model", "loopback-model", "--base-url", loopback.base_url, *policies]) == 0
     out = " ".join(capsys.readouterr().out.split())
     assert "PARTIAL" not in out and "generated summary failed at turn 1: the summarizer returned an empty" in out
     assert "failed at turn 1: the summarizer returned an empty summary" in out
@@ -214,8 +219,8 @@ def test_a_bad_chronology_file_lists_its_problems_without_a_traceback(tmp_path, 
 def test_the_sweep_json_shape(capsys):
     assert main(["drift", "--sweep", "10,14", "--json"]) == 0
     data = json.loads(capsys.readouterr().out)
-    assert set(data) == {"chronology", "model", "lengths", "partial", "stop", "runs"}
-    assert data["lengths"] == [10, 14] and data["partial"] is False and data["stop"] is None
+    assert set(data) == {"chronology", "model", "lengths", "left_out", "partial", "stop", "runs"}
+    assert data["left_out"] == [] and data["lengths"] == [10, 14] and data["partial"] is False and data["stop"] is None
     assert [run["turns"] for run in data["runs"]] == [10, 14]
     for run in data["runs"]:
         assert set(run) == {
@@ -239,7 +244,7 @@ def test_the_sweep_json_shape(capsys):
 
 def test_the_sweep_table_and_chart(capsys, monkeypatch):
     monkeypatch.setenv("COLUMNS", "200")
-    assert main(["drift", "--sweep", "10,12"]) == 0
+    assert main(["drift", "--sweep", "10,12", "--policies", "full,facts"]) == 0
     out = capsys.readouterr().out
     assert "request chars at the last probe" in out and "request size at every turn" in out
     assert "b bounded facts" in out and "f full history" in out
@@ -257,7 +262,22 @@ def test_progress_stays_off_when_stderr_is_not_a_terminal(piped):
 
 
 def test_an_unreachable_model_stops_with_a_clear_message(capsys):
-    assert main(["drift", "--model", "m", "--base-url", "http://127.0.0.1:9/v1", "--timeout", "5"]) == 1
+    assert (
+        main(
+            [
+                "drift",
+                "--model",
+                "m",
+                "--base-url",
+                "http://127.0.0.1:9/v1",
+                "--timeout",
+                "5",
+                "--policies",
+                "full,window",
+            ]
+        )
+        == 1
+    )
     err = capsys.readouterr().err
     assert err.count("\n") == 1
     assert "stopped at full history, turn 1 (the server cannot be reached): cannot reach http://127.0.0.1:9/v1" in err
@@ -266,7 +286,7 @@ def test_an_unreachable_model_stops_with_a_clear_message(capsys):
 
 def test_live_answers_are_labelled_as_that_models_answers(loopback, capsys, monkeypatch):
     monkeypatch.setenv("COLUMNS", "300")
-    assert main(["drift", "--model", "loopback-model", "--base-url", loopback.base_url]) == 0
+    assert main(["drift", "--model", "loopback-model", "--base-url", loopback.base_url, "--policies", "full"]) == 0
     out = " ".join(capsys.readouterr().out.split())
     assert "what loopback-model @ 127.0.0.1" in out and "answered (that model's answers, not a verdict)" in out
 
@@ -298,7 +318,7 @@ def test_progress_is_gone_before_the_report_is_printed(argv, monkeypatch):
     terminal = _Terminal()
     monkeypatch.setattr("sys.stdout", terminal)
     monkeypatch.setattr("sys.stderr", terminal)
-    assert main(["drift", *argv]) == 0
+    assert main(["drift", *argv, "--policies", "full,facts"]) == 0
     written = terminal.getvalue()
     first = "sweep · " if argv[0] == "--sweep" else "drift lab · "
     start = written.index(first)
@@ -335,6 +355,12 @@ def test_usage_errors_exit_2_with_one_line(argv, said, capsys):
     assert code == 2
     assert captured.out == "" and captured.err.count("\n") == 1 and said in captured.err, captured.err
     assert "'" not in captured.err and captured.err.startswith("workbench drift: ")
+
+
+def test_the_clis_policy_names_are_the_labs():
+    from workbench import cli
+
+    assert list(cli.POLICY_NAMES) == [p.name for p in POLICIES]
 
 
 def test_the_cli_maximum_is_the_labs():

@@ -68,7 +68,8 @@ def test_a_story_may_still_hold_a_rejected_declaration_of_an_unknown_key():
 def test_the_lab_runs_a_teams_story_on_its_contract(tmp_path, capsys):
     path = tmp_path / "team.json"
     path.write_text(json.dumps(TEAM_STORY), encoding="utf-8")
-    assert main(["drift", "--json", "--keys", "service,region,owner,rule", "--chronology", str(path)]) == 0
+    keys = ["--keys", "service,region,owner,rule"]
+    assert main(["drift", "--json", *keys, "--chronology", str(path), "--policies", "facts"]) == 0
     data = json.loads(capsys.readouterr().out)
     assert data["intake"]["facts"]["batches"] == 3 and data["intake"]["facts"]["batches_rejected"] == 0
     cell = data["matrix"]["facts"]["where"]
@@ -81,7 +82,7 @@ def test_the_lab_runs_a_teams_story_on_its_contract(tmp_path, capsys):
 
 
 def test_the_built_in_story_runs_on_the_seeds_contract_and_says_so(capsys):
-    assert main(["drift", "--json", "--turns", "12", "--keys", "service,region"]) == 0
+    assert main(["drift", "--json", "--turns", "12", "--keys", "service,region", "--policies", "facts"]) == 0
     captured = capsys.readouterr()
     assert json.loads(captured.out)["intake"]["facts"]["batches_rejected"] == 0
     assert captured.err == (

@@ -128,8 +128,23 @@ def test_accounting_counts_every_call_and_reports_unknown_without_usage(report):
     assert report.accounting["window"].request_chars < report.accounting["full"].request_chars
 
 
+async def test_a_policy_chosen_alone_measures_what_it_measures_in_the_whole_run(report):
+    """The built-in model is deterministic and the policies share nothing: choosing some changes no cell."""
+    chosen = ["facts", "recall_purged", "extracted"]
+    alone = await run_drift(SCRIPTED, policies=chosen)
+    assert list(alone.scores) == chosen
+    for name in chosen:
+        assert alone.scores[name] == report.scores[name], name
+        assert alone.sizes[name] == report.sizes[name], name
+        assert alone.accounting[name].calls == report.accounting[name].calls, name
+        # Extracted memory's topic files say when they were written, to the second: their sizes may differ.
+        assert alone.retained[name].messages == report.retained[name].messages, name
+    assert alone.retained["facts"] == report.retained["facts"]
+    assert alone.retained["recall_purged"] == report.retained["recall_purged"]
+
+
 async def test_bounded_facts_stay_flat_as_the_conversation_grows():
-    short, long = [await run_drift(SCRIPTED, turns=n) for n in (10, 60)]
+    short, long = [await run_drift(SCRIPTED, turns=n, policies=["full", "facts"]) for n in (10, 60)]
     growth = cells(long, "facts", "scope").request_chars - cells(short, "facts", "scope").request_chars
     assert 0 <= growth <= 8  # only the turn numbers in the block gain digits
     assert cells(long, "full", "scope").request_chars > 3 * cells(short, "full", "scope").request_chars
@@ -146,7 +161,7 @@ async def test_a_bad_summary_fails_that_policy_without_replacement(loopback, sum
         Canned(text=summary) if "summarizer agent" in body["messages"][0]["content"] else None
     )
     models = build_models(ModelConfig(model="loopback-model", base_url=loopback.base_url, max_retries=0))
-    report = await run_drift(models)
+    report = await run_drift(models, policies=["full", "summary", "facts", "recall_purged"])
     assert not report.partial and list(report.failures) == ["summary"]
     failure = report.failures["summary"]
     assert failure.turn == 1 and reason in failure.reason and "no replacement text" in failure.reason
@@ -173,7 +188,7 @@ async def test_a_stop_at_turn_n_keeps_every_earlier_turn(loopback):
 
     loopback.state.responder = responder
     models = build_models(ModelConfig(model="loopback-model", base_url=loopback.base_url, max_retries=0))
-    report = await run_drift(models)
+    report = await run_drift(models, policies=["summary"])
     assert report.stop is None and report.failures["summary"].turn == 6
     assert f"{MAX_SUMMARY_CHARS + 62} characters" in report.failures["summary"].reason
     assert len(report.sizes["summary"]) == 5 and all(report.sizes["summary"])
@@ -187,7 +202,7 @@ async def test_a_summary_of_exactly_the_limit_is_accepted(loopback):
         Canned(text="s" * MAX_SUMMARY_CHARS) if "summarizer agent" in body["messages"][0]["content"] else None
     )
     models = build_models(ModelConfig(model="loopback-model", base_url=loopback.base_url, max_retries=0))
-    report = await run_drift(models)
+    report = await run_drift(models, policies=["summary"])
     assert report.retained["summary"].chars == MAX_SUMMARY_CHARS
 
 
@@ -216,7 +231,7 @@ async def test_native_compaction_sends_a_window_over_the_whole_history_while_wor
 
     logs = {name: CallLog(capacity=1_000) for name in ("compaction", "window")}
     policies = {
-        name: next(p for p in build_policies(SCRIPTED, log, contract=SEED) if p.info.name == name)
+        name: next(p for p in build_policies(SCRIPTED, log, contract=SEED, names={name}) if p.info.name == name)
         for name, log in logs.items()
     }
     for turn in range(1, 41):
@@ -286,7 +301,7 @@ async def test_a_failed_call_fails_its_policy_from_that_turn_on_and_counts_as_un
 
     loopback.state.responder = responder
     models = build_models(ModelConfig(model="loopback-model", base_url=loopback.base_url, max_retries=0))
-    report = await run_drift(models)
+    report = await run_drift(models, policies=["full", "window", "facts", "recall_purged"])
     assert report.stop is None and list(report.failures) == ["full"]
     assert report.failures["full"].turn == 1 and "cut off" in report.failures["full"].reason
     assert report.scores["full"] == {} and report.accounting["full"].calls["agent"] == 1
@@ -303,7 +318,7 @@ async def test_the_lab_stops_after_several_policies_fail_in_a_row_and_says_so(lo
         Canned(text="...", finish_reason="length") if "nightly exports" in json.dumps(body["messages"]) else None
     )
     models = build_models(ModelConfig(model="loopback-model", base_url=loopback.base_url, max_retries=0))
-    report = await run_drift(models)
+    report = await run_drift(models, policies=["full", "window", "summary", "facts"])
     failed = list(report.failures)
     assert len(failed) == MAX_FAILURES_IN_A_ROW == 3 and failed == ["full", "window", "summary"]
     assert report.partial and report.stop is not None
@@ -320,7 +335,7 @@ async def test_a_stopped_run_still_says_what_mem0_needs():
     from workbench.drift.report import accounting_table, answer_tables, matrix_tables
 
     models = build_models(ModelConfig(model="m", base_url="http://127.0.0.1:9/v1", max_retries=0, timeout=5))
-    report = await run_drift(models)
+    report = await run_drift(models, policies=["full", "mem0"])
     assert report.stop is not None and report.stop.policy == "full"
     assert report.unavailable["mem0"] == "needs --embedding-model (Mem0 finds memories by embeddings)"
     console = Console(width=400, record=True)
@@ -339,7 +354,7 @@ async def test_a_memory_that_received_nothing_says_so_with_its_counts(loopback):
 
     loopback.state.responder = lambda body: Canned(text="module is Billing, I think") if is_writer(body) else None
     models = build_models(ModelConfig(model="loopback-model", base_url=loopback.base_url, max_retries=0))
-    report = await run_drift(models)
+    report = await run_drift(models, policies=["facts", "recall"])
     facts = report.intake["facts"]
     assert facts.received_nothing and facts.batches == facts.batches_rejected == 5  # five declaring messages
     assert "malformed" in facts.first_reason or "not valid JSON" in facts.first_reason

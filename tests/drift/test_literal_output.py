@@ -44,7 +44,8 @@ def test_json_escapes_them_and_decodes_to_what_the_model_wrote(loopback, capsys)
 
 def test_a_huge_answer_is_cut_with_its_length(loopback, capsys):
     loopback.state.responder = answering("A" * 50_000)
-    assert main(["drift", "--json", "--model", "loopback-model", "--base-url", loopback.base_url]) == 0
+    policies = ["--policies", "full"]
+    assert main(["drift", "--json", "--model", "loopback-model", "--base-url", loopback.base_url, *policies]) == 0
     data = json.loads(capsys.readouterr().out)
     answer = data["matrix"]["full"]["restart"]["answer"]
     assert len(answer) <= 4_000 and answer.endswith("[cut: 50,000 characters in all]")
@@ -58,7 +59,7 @@ def test_a_chronologys_name_is_shown_literally_in_the_chart_title_too(tmp_path, 
     story.write_text(
         json.dumps({"name": name, "steps": [{"say": "module=Billing"}, {"say": "Which module?", "probe": "q"}]})
     )
-    assert main(["drift", "--chronology", str(story)]) == 0
+    assert main(["drift", "--chronology", str(story), "--policies", "full,facts"]) == 0
     out = capsys.readouterr().out
     assert not any(ch in out for ch in RAW)
     assert out.count("evil\\u202eeman \\x1b]0;p\\x07") == 2  # the report's title and the chart's

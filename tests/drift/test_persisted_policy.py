@@ -75,7 +75,7 @@ async def test_the_products_forget_replaces_both_sessions_and_leaves_no_byte_of_
 
 @pytest.fixture(scope="module")
 def report():
-    return asyncio.run(run_drift(build_models(ModelConfig())))
+    return asyncio.run(run_drift(build_models(ModelConfig()), policies=["full", "persisted", "extracted"]))
 
 
 def test_after_the_chronologys_forget_the_persisted_history_holds_nothing_said_before_it(report):

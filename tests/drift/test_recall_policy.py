@@ -11,7 +11,7 @@ from workbench.runtime import ModelConfig, build_models
 
 @pytest.fixture(scope="module")
 def report():
-    return asyncio.run(run_drift(build_models(ModelConfig())))
+    return asyncio.run(run_drift(build_models(ModelConfig()), policies=["recall", "recall_purged"]))
 
 
 @pytest.mark.parametrize("policy", ["recall", "recall_purged"])

@@ -2,6 +2,7 @@
 like every other policy and named in the report."""
 
 import asyncio
+import json
 import sys
 from pathlib import Path
 
@@ -13,6 +14,7 @@ from workbench.loading import from_folder
 from workbench.runtime import ModelConfig, build_models
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples" / "agents"
+YOURS = ["yours:notes", "yours:notes+facts", "yours:triage", "yours:triage+facts"]
 
 
 @pytest.fixture(scope="module")
@@ -23,7 +25,11 @@ def report(tmp_path_factory):
         for name, value in env.items():
             patch.setenv(name, value)
         agents = from_folder(EXAMPLES)
-        yield asyncio.run(run_drift(build_models(ModelConfig()), agents=agents)), data
+        # The built-in policies these tests read beside them (every one of them runs in tests/drift/test_lab.py).
+        yield (
+            asyncio.run(run_drift(build_models(ModelConfig()), agents=agents, policies=["full", "window", *YOURS])),
+            data,
+        )
     for name in set(sys.modules) - before:
         del sys.modules[name]
 
@@ -32,7 +38,7 @@ def test_each_agent_runs_as_configured_and_in_the_workbench_beside_the_built_in_
     drift, _ = report
     names = [p.name for p in drift.policies]
     assert names[:2] == ["full", "window"]
-    assert names[-4:] == ["yours:notes", "yours:notes+facts", "yours:triage", "yours:triage+facts"]
+    assert names[-4:] == YOURS
     assert drift.titles["yours:triage+facts"] == "your agent triage, in the workbench"
     assert not drift.failures and not drift.unavailable.keys() & set(names[-4:])
 
@@ -64,7 +70,25 @@ def test_with_model_the_lab_runs_the_agents_on_that_model_instead_of_their_own(l
 
     mine = Agent(ScriptedChatClient(), "You are my own agent.", name="mine")
     models = build_models(ModelConfig(model="loopback-model", base_url=loopback.base_url))
-    drift = asyncio.run(run_drift(models, agents=from_objects([mine])))
+    drift = asyncio.run(run_drift(models, agents=from_objects([mine]), policies=["yours:mine", "yours:mine+facts"]))
     sent = [r for r in loopback.requests if "You are my own agent." in str(r.get("messages"))]
     assert len(sent) == 2 * drift.chronology.turns  # every turn of both rows went to the lab's model
     assert {r["model"] for r in sent} == {"loopback-model"}
+
+
+@pytest.mark.parametrize(("chosen", "said"), [("full", False), ("full,yours:triage", True)])
+def test_the_command_says_your_agents_run_only_when_their_rows_are_chosen(chosen, said, tmp_path, capsys):
+    from workbench.cli import main
+
+    before = set(sys.modules)
+    try:
+        with pytest.MonkeyPatch.context() as patch:
+            patch.setenv("EXAMPLE_AGENTS_DATA", str(tmp_path))
+            assert main(["drift", str(EXAMPLES), "--json", "--policies", chosen]) == 0
+    finally:
+        for name in set(sys.modules) - before:
+            del sys.modules[name]
+    captured = capsys.readouterr()
+    assert [p["name"] for p in json.loads(captured.out)["policies"]] == chosen.split(",")
+    assert ("your agents run as configured" in captured.err) is said
+    assert any(tmp_path.rglob("*.jsonl")) is said  # triage's history: written only when it ran

@@ -56,7 +56,9 @@ async def test_429s_that_outlast_the_timeout_between_retries_are_reported_as_429
 
 def test_drift_honours_the_timeout_on_a_server_that_trickles(loopback, capsys):
     loopback.state.responder = lambda body: Canned(text=SLOW_TEXT, trickle=0.01)
-    code = main(["drift", "--model", "loopback-model", "--base-url", loopback.base_url, "--timeout", "0.5"])
+    # A timeout fails a policy; the lab stops when the first three (these) failed in a row.
+    policies = ["--policies", "full,window,summary"]
+    code = main(["drift", "--model", "loopback-model", "--base-url", loopback.base_url, "--timeout", "0.5", *policies])
     last = capsys.readouterr().err.strip().splitlines()[-1]
     assert code == 1 and "timed out (the model call took longer than 0.5 s" in last
 
@@ -66,7 +68,10 @@ def test_drift_reports_a_429_that_outlasts_the_timeout(loopback, capsys):
     # a loaded machine, where 1 s was once too short for it.
     limited = Canned(status=429, body={"error": {"message": "slow down"}}, headers={"retry-after": "30"})
     loopback.state.responder = lambda body: limited
-    assert main(["drift", "--model", "loopback-model", "--base-url", loopback.base_url, "--timeout", "5"]) == 1
+    policies = ["--policies", "full,window,summary"]  # a 429 fails a policy: three in a row stop the lab
+    assert (
+        main(["drift", "--model", "loopback-model", "--base-url", loopback.base_url, "--timeout", "5", *policies]) == 1
+    )
     assert "rate limiting (HTTP 429) and asked to wait 30 s" in capsys.readouterr().err
 
 

@@ -99,7 +99,8 @@ def test_connection_refused_and_unknown_host_name_what_to_check():
 
 def test_drift_fails_one_policy_on_a_cut_off_reply_with_one_line(loopback, capsys):
     loopback.enqueue(Canned(text="cut", finish_reason="length"))
-    assert main(["drift", "--model", "loopback-model", "--base-url", loopback.base_url, "--json"]) == 0
+    policies = ["--policies", "full,window"]  # the first request is full history's; the next policy goes on
+    assert main(["drift", "--model", "loopback-model", "--base-url", loopback.base_url, "--json", *policies]) == 0
     captured = capsys.readouterr()
     assert captured.err.count("\n") == 1 and "full history: failed, the other policies went on" in captured.err
     assert json.loads(captured.out)["failures"]["full"]["reason"].startswith("the reply was cut off")

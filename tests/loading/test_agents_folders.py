@@ -193,7 +193,9 @@ def test_the_first_forget_over_your_agents_records_itself_in_a_data_directory_it
 
 
 def test_the_drift_lab_runs_your_agents_in_their_folders_locked_and_user_only(tmp_path):
-    drift = ("drift", str(EXAMPLES), "--turns", "10", "--json")
+    # Only your agents' rows write into their folders (the built-in policies keep to the lab's own).
+    yours = "yours:notes,yours:notes+facts,yours:triage,yours:triage+facts"
+    drift = ("drift", str(EXAMPLES), "--turns", "10", "--json", "--policies", yours)
     with holding(tmp_path, str(EXAMPLES), env=_env(tmp_path)) as pid:
         held = workbench(tmp_path, *drift)
     assert (held.returncode, held.stdout) == (1, ""), held.stderr

@@ -10,6 +10,7 @@ from workbench.chronology import (
     load_chronology_file,
     parse_chronology,
 )
+from workbench.drift.catalog import UnknownPolicy
 from workbench.drift.lab import (
     Accounting,
     AnswerScore,
@@ -37,6 +38,7 @@ __all__ = [
     "Retained",
     "Step",
     "Stop",
+    "UnknownPolicy",
     "load_chronology",
     "load_chronology_file",
     "parse_chronology",

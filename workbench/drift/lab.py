@@ -13,7 +13,7 @@ from workbench.agentmem.base import MEM0_EMBEDDINGS_CALL, MEMORY_CALLS
 from workbench.agentmem.mem0_config import Mem0Config
 from workbench.chronology import FORGET_ALL, Chronology, Expectation, load_chronology
 from workbench.drift.agentmem_policy import NEEDS_LOOP, NEEDS_MODEL
-from workbench.drift.catalog import build_policies
+from workbench.drift.catalog import build_policies, chosen_policies, policy_names
 from workbench.drift.compare import Haystack
 from workbench.drift.mem0_policy import MEM0_NEEDS_MODEL, NEEDS_EMBEDDINGS
 from workbench.drift.policies import POLICIES, Policy, PolicyFailed, PolicyInfo, Received
@@ -181,6 +181,8 @@ class DriftReport:
     warnings: dict[str, dict[str, LibraryWarning]] = field(default_factory=dict)
     # The policies compared, in the report's order: the built-in ones, then the user's agents'.
     policies: tuple[PolicyInfo, ...] = POLICIES
+    # The policies this run could have compared but was asked not to (`run_drift`'s `policies`), by name.
+    left_out: tuple[str, ...] = ()
 
     @property
     def partial(self) -> bool:
@@ -237,23 +239,31 @@ async def run_drift(
     progress: Progress | None = None,
     mem0: Mem0Config | None = None,
     agents: Sequence[LoadedAgent] = (),
+    policies: Sequence[str] | None = None,
 ) -> DriftReport:
     """Every turn of the chronology through every policy, in order; `agents`, the user's own, run
-    beside the built-in policies (`workbench.drift.yours_policy`). A policy that fails (a failed model
-    call, a bad summary) keeps what it measured before, its failure is named, and the next policy
-    runs; the comparison stops when the server cannot be reached, or after MAX_FAILURES_IN_A_ROW
-    failed policies in a row, and the report keeps what was measured and names the stop. A policy
-    this run cannot run (see `needs`) is reported with what it needs; `mem0` is Mem0's model and
-    embedder. Every policy is closed at the end (Mem0's removes its folder)."""
+    beside the built-in policies (`workbench.drift.yours_policy`). `policies` names the only ones to
+    build and run (UnknownPolicy before anything runs for a name no policy has); the report has only
+    those, and names the others left out. A policy that fails (a failed model call, a bad summary)
+    keeps what it measured before, its failure is named, and the next policy runs; the comparison
+    stops when the server cannot be reached, or after MAX_FAILURES_IN_A_ROW failed policies in a row,
+    and the report keeps what was measured and names the stop. A policy this run cannot run (see
+    `needs`) is reported with what it needs; `mem0` is Mem0's model and embedder. Every policy is
+    closed at the end (Mem0's removes its folder)."""
+    chosen = chosen_policies(policies, agents)
     story = chronology or load_chronology()
     if turns is not None:
         story = story.stretched(turns)
     calls = LabCallLog()
-    policies = build_policies(models, calls, contract=story.contract, mem0=mem0, yours=agents)
+    built = build_policies(models, calls, contract=story.contract, mem0=mem0, yours=agents, names=chosen)
     report = DriftReport(
-        story, models.agent_label, live=models.agent_label != SCRIPTED_LABEL, policies=tuple(p.info for p in policies)
+        story,
+        models.agent_label,
+        live=models.agent_label != SCRIPTED_LABEL,
+        policies=tuple(p.info for p in built),
+        left_out=tuple(name for name in policy_names(agents) if chosen is not None and name not in chosen),
     )
-    for policy in policies:  # known before any runs: a stop does not hide what a policy needs
+    for policy in built:  # known before any runs: a stop does not hide what a policy needs
         if (missing := needs(policy.info, models, mem0)) is not None:
             report.unavailable[policy.info.name] = missing
     running = [""]
@@ -266,7 +276,7 @@ async def run_drift(
         ):
             started = time.perf_counter()
             in_a_row = 0
-            for policy in policies:
+            for policy in built:
                 policy_started = time.perf_counter()
                 name = running[0] = policy.info.name
                 if name in report.unavailable:
@@ -301,7 +311,7 @@ async def run_drift(
                     break
             report.seconds = time.perf_counter() - started
     finally:
-        for policy in policies:
+        for policy in built:
             await policy.close()
     return report
 

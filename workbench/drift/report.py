@@ -285,12 +285,19 @@ def size_chart(report: DriftReport) -> SizeChart:
     return SizeChart(report)
 
 
+def chosen_note(report: DriftReport) -> str:
+    """` · 2 of 11 policies chosen` when the run was asked for some policies only, else empty: a policy
+    missing from the tables was left out, not lost."""
+    if not report.left_out:
+        return ""
+    return f" · {len(report.policies)} of {len(report.policies) + len(report.left_out)} policies chosen"
+
+
 def render(report: DriftReport, *, timing: bool = True, chart: bool = True) -> Group:
     took = f" · {report.seconds:.2f} s" if timing else ""
     partial = " · PARTIAL" if report.partial else ""
-    parts: list[Any] = [
-        Text(visible(f"drift lab · {report.chronology.name} · {report.chronology.turns} turns{took}{partial}"), "bold")
-    ]
+    head = f"drift lab · {report.chronology.name} · {report.chronology.turns} turns{chosen_note(report)}{took}{partial}"
+    parts: list[Any] = [Text(visible(head), "bold")]
     if line := stop_line(report):
         parts.append(Text(line, "bold red"))
     parts += [literal(line, "red", limit=MAX_SHOWN_CHARS) for line in failure_lines(report)]
@@ -358,6 +365,7 @@ def to_json(report: DriftReport) -> dict[str, Any]:
         "intake": intake_json(report),
         "warnings": warnings_json(report),
         "policies": [{"name": p.name, "title": p.title, "keeps": p.keeps} for p in report.policies],
+        "left_out": list(report.left_out),
         "probes": [
             {
                 "id": e.probe,
@@ -425,7 +433,8 @@ def _last_probe_chars(report: DriftReport, name: str) -> int | None:
 
 
 def sweep_table(sweep: Sweep) -> Table:
-    table = titled_table(f"sweep · {sweep.chronology.name} · model: {_model(sweep)}", SWEEP_COLUMNS)
+    chosen = chosen_note(sweep.reports[0]) if sweep.reports else ""
+    table = titled_table(f"sweep · {sweep.chronology.name}{chosen} · model: {_model(sweep)}", SWEEP_COLUMNS)
     for report in sweep.reports:
         for policy in report.policies:
             cost = report.accounting.get(policy.name)
@@ -471,6 +480,7 @@ def sweep_json(sweep: Sweep) -> dict[str, Any]:
         "chronology": sweep.chronology.name,
         "model": _model(sweep),
         "lengths": list(sweep.lengths),
+        "left_out": list(sweep.reports[0].left_out) if sweep.reports else [],
         "partial": sweep.stopped is not None,
         "stop": None
         if sweep.stopped is None

@@ -52,15 +52,18 @@ async def run_sweep(
     progress: Progress | None = None,
     mem0: Mem0Config | None = None,
     agents: Sequence[LoadedAgent] = (),
+    policies: Sequence[str] | None = None,
 ) -> Sweep:
     """Each length in turn; a stop ends the sweep and keeps the partial run. `agents`: the user's own,
-    beside the built-in policies."""
+    beside the built-in policies; `policies`: the only ones to run (`run_drift`'s)."""
     story = chronology or load_chronology()
     for turns in lengths:
         story.check_length(turns)  # every length is checked before anything runs
     sweep = Sweep(story, lengths)
     for turns in lengths:
-        report = await run_drift(models, chronology=story.stretched(turns), progress=progress, mem0=mem0, agents=agents)
+        report = await run_drift(
+            models, chronology=story.stretched(turns), progress=progress, mem0=mem0, agents=agents, policies=policies
+        )
         sweep.reports.append(report)
         if report.partial:
             break

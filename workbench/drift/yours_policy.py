@@ -17,7 +17,7 @@ chronology's roles, one pair of them all, each role on its agent."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Container, Sequence
 
 from agent_framework import Agent, ContextProvider, InMemoryHistoryProvider, Message
 
@@ -99,37 +99,65 @@ def _built(
     }
 
 
-def build_your_policies(
-    agents: Sequence[LoadedAgent], models: ModelSet, calls: CallLog, contract: Contract
-) -> list[Policy]:
-    """The lab's policies of the user's agents (see the module's docstring), their facts under `contract`."""
+def _groups(agents: Sequence[LoadedAgent]) -> list[dict[str, LoadedAgent]]:
+    """The agents by chronology role, one group per pair of rows (see the module's docstring)."""
     by_name = {item.name: item for item in agents}
     if set(AGENTS) <= set(by_name):
-        groups = [{role: by_name[role] for role in AGENTS}]
-    else:
-        groups = [dict.fromkeys(AGENTS, item) for item in agents]
+        return [{role: by_name[role] for role in AGENTS}]
+    return [dict.fromkeys(AGENTS, item) for item in agents]
+
+
+def _named(roles: dict[str, LoadedAgent]) -> list[str]:
+    return list(dict.fromkeys(item.name for item in roles.values()))
+
+
+def _row_names(named: list[str]) -> tuple[str, str]:
+    """The names of a group's two rows: as configured, and in the workbench."""
+    configured = f"{PREFIX}{'+'.join(named)}"
+    return configured, f"{configured}+facts"
+
+
+def your_policy_names(agents: Sequence[LoadedAgent]) -> list[str]:
+    """The names of the lab's policies of the user's agents, in the report's order, without building them."""
+    return [name for roles in _groups(agents) for name in _row_names(_named(roles))]
+
+
+def build_your_policies(
+    agents: Sequence[LoadedAgent],
+    models: ModelSet,
+    calls: CallLog,
+    contract: Contract,
+    names: Container[str] | None = None,
+) -> list[Policy]:
+    """The lab's policies of the user's agents (see the module's docstring), their facts under `contract`;
+    with `names`, only the rows named there are built."""
     policies: list[Policy] = []
-    for roles in groups:
-        named = list(dict.fromkeys(item.name for item in roles.values()))
+    for roles in _groups(agents):
+        named = _named(roles)
+        configured, in_workbench = _row_names(named)
         title = f"your agent{'s' if len(named) > 1 else ''} {', '.join(named)}"
         memories = "; ".join(f"{item.name}: {memory_names(item.agent)}" for item in dict.fromkeys(roles.values()))
         kept = f"its memories ({memories}) receive the chronology's messages and keep them"
-        memory = WorkingMemory(contract)
-        facts = WorkingMemoryProvider(memory, MemoryUpdater(memory, HostWriter()), origin="facts")
-        policies += [
-            YourAgentsPolicy(
-                PolicyInfo(f"{PREFIX}{'+'.join(named)}", f"{title}, as configured", f"as you configured it; {kept}"),
-                _built(roles, [], models, calls),
-            ),
-            YourAgentsInWorkbench(
-                PolicyInfo(
-                    f"{PREFIX}{'+'.join(named)}+facts",
-                    f"{title}, in the workbench",
-                    f"with the working memory (host parse) as the app adds it; {kept}; the product's forget "
-                    "removes the facts and replaces its sessions (the lab leaves your agents' stores alone)",
-                ),
-                _built(roles, [facts], models, calls),
-                memory,
-            ),
-        ]
+        if names is None or configured in names:
+            policies.append(
+                YourAgentsPolicy(
+                    PolicyInfo(configured, f"{title}, as configured", f"as you configured it; {kept}"),
+                    _built(roles, [], models, calls),
+                )
+            )
+        if names is None or in_workbench in names:
+            memory = WorkingMemory(contract)
+            facts = WorkingMemoryProvider(memory, MemoryUpdater(memory, HostWriter()), origin="facts")
+            policies.append(
+                YourAgentsInWorkbench(
+                    PolicyInfo(
+                        in_workbench,
+                        f"{title}, in the workbench",
+                        f"with the working memory (host parse) as the app adds it; {kept}; the product's forget "
+                        "removes the facts and replaces its sessions (the lab leaves your agents' stores alone)",
+                    ),
+                    _built(roles, [facts], models, calls),
+                    memory,
+                )
+            )
     return policies
