@@ -77,26 +77,6 @@ def test_the_sweep_runs_only_the_chosen_policies(capsys):
     assert [list(run["request_chars_by_turn"]) for run in data["runs"]] == [["window"], ["window"]]
 
 
-@pytest.mark.parametrize(
-    ("words", "said"),
-    [
-        (["--policies", "full,nope"], 'argument --policies: no policy is named "nope"; the policies: full, window,'),
-        (["--policies", "yours:mine"], 'no policy is named "yours:mine"; the policies: full, window, summary,'),
-        (["--sweep", "10,12", "--policies", "Full"], 'no policy is named "Full"'),
-        (["--policies", "full,"], "argument --policies: takes policy names separated by commas, like full,facts; not"),
-    ],
-)
-def test_an_unknown_policy_is_one_line_and_exit_2_before_anything_runs(words, said, capsys):
-    try:
-        code: object = main(["drift", *words])
-    except SystemExit as exc:  # argparse's own exit, through Parser.error
-        code = exc.code
-    captured = capsys.readouterr()
-    assert code == 2 and captured.out == ""
-    assert captured.err.count("\n") == 1 and captured.err.startswith("workbench drift: "), captured.err
-    assert said in captured.err and captured.err.rstrip().endswith("(see --help)")
-
-
 def test_an_unknown_name_is_shown_literally_and_bounded():
     name = "\x1b[31mred\u202e" + "x" * 500
     with pytest.raises(UnknownPolicy) as raised:

@@ -344,6 +344,10 @@ def test_progress_is_gone_before_the_report_is_printed(argv, monkeypatch):
         (["--turns", "50", "--sweep", "10,20"], "--sweep and --turns cannot be combined"),
         (["--timeout", "nan"], 'argument --timeout: takes a number of seconds, more than 0; not "nan"'),
         (["--timeout", "-1"], 'argument --timeout: takes a number of seconds, more than 0; not "-1"'),
+        (["--policies", "full,nope"], 'argument --policies: no policy is named "nope"; the policies: full, window,'),
+        (["--policies", "yours:mine"], 'no policy is named "yours:mine"; the policies: full, window, summary,'),
+        (["--sweep", "10,12", "--policies", "Full"], 'no policy is named "Full"'),
+        (["--policies", "full,"], "argument --policies: takes policy names separated by commas, like full,facts; not"),
     ],
 )
 def test_usage_errors_exit_2_with_one_line(argv, said, capsys):
@@ -354,6 +358,7 @@ def test_usage_errors_exit_2_with_one_line(argv, said, capsys):
     captured = capsys.readouterr()
     assert code == 2
     assert captured.out == "" and captured.err.count("\n") == 1 and said in captured.err, captured.err
+    assert captured.err.startswith("workbench drift: ") and captured.err.rstrip().endswith("(see --help)")
     assert "'" not in captured.err and captured.err.startswith("workbench drift: ")
 
 
