@@ -7,7 +7,7 @@ import secrets
 from pathlib import Path
 
 from tests.support.residue import residue
-from tests.ui.helpers import answer, make_persisted_app, release, say, start_ended
+from tests.ui.helpers import FIXED, PaneHost, answer, make_persisted_app, release, say, start_ended
 from workbench import cli
 from workbench.persist.sessions import DIRECTORY, PersistedSessions
 from workbench.persist.state import STATE_FILE
@@ -22,9 +22,13 @@ SIZE = (160, 50)
 
 def shown(app: WorkbenchApp, agent: str) -> list[tuple[str, str]]:
     """What the pane's conversation holds, top to bottom: (kind, text) of each message and divider."""
+    return shown_in(app.pane(agent))
+
+
+def shown_in(pane: ChatPane) -> list[tuple[str, str]]:
     kinds = {UserMessage: "user", AgentAnswer: "agent", Notice: "notice", HiddenNote: "hidden"}
     found = []
-    for widget in app.pane(agent).conversation.children:
+    for widget in pane.conversation.children:
         kind = next((name for cls, name in kinds.items() if isinstance(widget, cls)), None)
         if kind is not None:
             found.append((kind, widget.text if isinstance(widget, AgentAnswer) else str(widget.render())))
@@ -110,26 +114,31 @@ async def test_a_provider_mode_history_resumes_under_provider_mode(tmp_path, mon
 
 
 async def test_a_long_resumed_conversation_is_bounded_like_a_live_one(tmp_path, monkeypatch):
+    """The first run through the session; the second on the support pane alone, shown what the session
+    resumed (as the app shows each pane its agent's)."""
     monkeypatch.setattr(ChatPane, "MAX_SHOWN", 6)
     directory = tmp_path / DIRECTORY
-    first = make_persisted_app(directory)
-    async with first.run_test(size=SIZE) as pilot:
-        for n in range(5):
-            await say(pilot, "support", f"question {n}?")
-    release(first)
-    second = make_persisted_app(directory)
-    async with second.run_test(size=SIZE) as pilot:
-        await start_ended(pilot)
-        support = shown(second, "support")
+    first = assemble(build_models(ModelConfig()), persisted=PersistedSessions(directory, clock=lambda: FIXED))
+    for n in range(5):
+        assert (await first.ask("support", f"question {n}?")).result.ok
+    first.runtime.histories.close()  # type: ignore[attr-defined]
+    second = assemble(build_models(ModelConfig()), persisted=PersistedSessions(directory, clock=lambda: FIXED))
+    resumed = second.resumed("support")
+    assert resumed is not None
+    host = PaneHost(second)
+    async with host.run_test(size=(80, 40)) as pilot:
+        host.pane.show_resumed(resumed)
+        await pilot.pause()
+        support = shown_in(host.pane)
         # Ten messages: the latest four between the dividers, six counted in the hidden note.
         assert [k for k, _ in support] == ["notice", "hidden", "user", "agent", "user", "agent", "notice"]
         assert support[1][1].startswith("6 earlier message(s) are not shown here")
         assert [t for k, t in support if k == "user"] == ["question 3?", "question 4?"]
         assert "10 message(s)" in support[0][1]
-        await say(pilot, "support", "one more?")  # live messages push out the oldest, as ever
-        assert second.pane("support").query_one(HiddenNote).count == 7  # the divider above stays
-        assert shown(second, "support")[0] == support[0]
-    release(second)
+        await host.say(pilot, "one more?")  # live messages push out the oldest, as ever
+        assert host.pane.query_one(HiddenNote).count == 7  # the divider above stays
+        assert shown_in(host.pane)[0] == support[0]
+    second.runtime.histories.close()  # type: ignore[attr-defined]
 
 
 async def test_after_a_forget_nothing_forgotten_shows_or_is_kept_and_a_restart_brings_none_back(tmp_path):
