@@ -3,7 +3,7 @@ tmux send-keys) must be handled in the order they were typed: Enter sends everyt
 
 from textual import events
 
-from tests.ui.helpers import PaneHost, answer, make_app, reached, scripted_session
+from tests.ui.helpers import PaneHost, make_app, reached, scripted_session
 
 
 def burst(text: str) -> list[events.Key]:
@@ -29,19 +29,18 @@ async def test_enter_in_a_burst_sends_every_key_typed_before_it():
 
 
 async def test_a_sent_message_cannot_be_undone_back_into_the_input():
-    app = make_app()
-    async with app.run_test(size=(140, 40)) as pilot:
-        prompt = app.pane("support").prompt
+    host = PaneHost(scripted_session())
+    async with host.run_test(size=(80, 24)) as pilot:
+        prompt = host.pane.prompt
         prompt.focus()
-        await pilot.press(*"symptom=ZQXV9931", "enter")
-        await app.workers.wait_for_complete()
-        await pilot.pause()
-        await pilot.press(*"forget symptom", "enter")
-        await pilot.pause()
-        await answer(pilot, "y")
+        await pilot.press(*"symptom=ZQXV9931")
+        await host.sent(pilot)
+        await pilot.press(*"why?")
+        await host.sent(pilot)
         await pilot.press("ctrl+z", "ctrl+z", "ctrl+z")
         await pilot.pause()
-        assert "ZQXV9931" not in prompt.text
+        assert "ZQXV9931" not in prompt.text and "why?" not in prompt.text
+        assert not any("ZQXV9931" in text for text in prompt.undo_texts())
 
 
 async def test_keys_typed_right_after_tab_go_to_the_input_tab_moved_to():
