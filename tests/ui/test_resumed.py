@@ -13,6 +13,7 @@ from workbench.persist.sessions import DIRECTORY, PersistedSessions
 from workbench.persist.state import STATE_FILE
 from workbench.runtime import ModelConfig, build_models
 from workbench.session.assemble import assemble
+from workbench.session.controller import SessionController
 from workbench.ui.app import WorkbenchApp
 from workbench.ui.chat import ChatPane, HiddenNote, Notice, UserMessage
 from workbench.ui.replies import AgentAnswer
@@ -92,25 +93,33 @@ async def test_a_second_workbench_persist_shows_each_pane_its_resumed_conversati
     release(second)
 
 
+def cli_session(*options: str) -> SessionController:
+    """The session `workbench --persist` starts (its one start path), without the app."""
+    args = cli.build_parser().parse_args(["--persist", *options])
+    return cli.session_start(args, cli.model_config(args))()
+
+
+def closed(session: SessionController) -> None:
+    """The session's run ends: its lock on the persisted directory goes with the process."""
+    assert isinstance(session.runtime.histories, PersistedSessions)
+    session.runtime.histories.close()
+
+
 async def test_a_provider_mode_history_resumes_under_provider_mode(tmp_path, monkeypatch):
+    """Through the session the CLI starts: what each agent resumes (the app shows each pane its agent's)."""
     monkeypatch.setenv("WORKBENCH_DATA_DIR", str(tmp_path))
-    first = cli_app("--mode", "provider")
-    async with first.run_test(size=SIZE) as pilot:
-        await start_ended(pilot)
-        await say(pilot, "logs", "customer=Contoso")
-    release(first)
-    second = cli_app("--mode", "provider")
-    async with second.run_test(size=SIZE) as pilot:
-        await start_ended(pilot)
-        assert [k for k, _ in shown(second, "logs")] == ["notice", "user", "agent", "notice"]
-        assert shown(second, "logs")[1] == ("user", "customer=Contoso")
-        assert shown(second, "support") == []  # it said nothing: no dividers either
-    release(second)
-    third = cli_app()  # manual mode: the histories were shaped by the other mode, so none is resumed
-    async with third.run_test(size=SIZE) as pilot:
-        await start_ended(pilot)
-        assert shown(third, "logs") == [] and "resumed: 0 message(s), 1 fact(s)" in third.sub_title
-    release(third)
+    first = cli_session("--mode", "provider")
+    assert (await first.ask("logs", "customer=Contoso")).result.ok
+    closed(first)
+    second = cli_session("--mode", "provider")
+    logs = second.resumed("logs")
+    assert logs is not None and [(m.role, m.text) for m in logs.messages][:1] == [("user", "customer=Contoso")]
+    assert [m.role for m in logs.messages] == ["user", "assistant"]
+    assert second.resumed("support") is None  # it said nothing: nothing to show, no dividers either
+    closed(second)
+    third = cli_session()  # manual mode: the histories were shaped by the other mode, so none is resumed
+    assert third.resumed("logs") is None and "resumed: 0 message(s), 1 fact(s)" in third.status.summary
+    closed(third)
 
 
 async def test_a_long_resumed_conversation_is_bounded_like_a_live_one(tmp_path, monkeypatch):
