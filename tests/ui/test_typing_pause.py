@@ -74,6 +74,27 @@ def panel_keys(app) -> list[str]:
     return [str(table.get_row_at(i)[0]) for i in range(table.row_count)]
 
 
+def pane_alone() -> PaneHost:
+    """The support pane alone, on the built-in model with its words streamed slowly."""
+    return PaneHost(
+        assemble(build_models(ModelConfig(), scripted_delay=0.05), memory=WorkingMemory(clock=lambda: FIXED))
+    )
+
+
+async def answer_waits(host: PaneHost, pilot, watch: Stopwatch, text: str) -> ChatPane:
+    """Send `text` from the pane alone while the user types in another pane (noted as the app notes a
+    key, on the clock `watch`), and wait until it has its answer (stored), and a little more."""
+    pane = host.pane
+    pane.scheduler.typing.clock = watch
+    pane.prompt.focus()
+    pane.prompt.insert(text)
+    await pilot.press("enter")
+    pane.scheduler.typing.noted(Widget())  # a key typed in another pane
+    await reached(pane, "answered", bool)
+    await pilot.pause(0.3)
+    return pane
+
+
 async def test_a_finished_answer_waits_while_the_user_types_in_the_other_pane():
     app = make_app(delay=0.05)
     app.typing.clock = watch = Stopwatch()
@@ -92,13 +113,17 @@ async def test_a_finished_answer_waits_while_the_user_types_in_the_other_pane():
 
 
 async def test_typing_in_the_panes_own_input_does_not_hold_its_answer_back():
-    app = make_app(delay=0.05)
-    app.typing.clock = Stopwatch()  # never moves: the user types on and on
-    async with app.run_test(size=(140, 40)) as pilot:
-        support = app.pane("support")
-        await send(app, pilot, "support", "Where are the logs?")
+    host = pane_alone()
+    async with host.run_test(size=(80, 24)) as pilot:
+        support = host.pane
+        support.scheduler.typing.clock = Stopwatch()  # never moves: the user types on and on
+        support.prompt.focus()
+        support.prompt.insert("Where are the logs?")
+        await pilot.press("enter")
         await pilot.press("a")  # in the support pane's own input
-        await app.workers.wait_for_complete()
+        support.scheduler.typing.noted(support.prompt)  # as the app notes a key where the focus is
+        await reached(support, "busy", lambda busy: not busy)
+        await host.workers.wait_for_complete()
         await pilot.pause()
         assert not support.busy and support.query(AgentAnswer) and support.prompt.text == "a"
 
@@ -124,27 +149,6 @@ async def test_a_turns_facts_reach_the_panel_in_a_pause_and_a_forget_draws_every
         await panel_shows(app, ["module"])
         assert "Contoso" not in str(app.query_one("#ledger", Static).render())
         assert "Reporting" in str(app.query_one("#ledger", Static).render()) and not app.scheduler.waiting("fact panel")
-
-
-def pane_alone() -> PaneHost:
-    """The support pane alone, on the built-in model with its words streamed slowly."""
-    return PaneHost(
-        assemble(build_models(ModelConfig(), scripted_delay=0.05), memory=WorkingMemory(clock=lambda: FIXED))
-    )
-
-
-async def answer_waits(host: PaneHost, pilot, watch: Stopwatch, text: str) -> ChatPane:
-    """Send `text` from the pane alone while the user types in another pane (noted as the app notes a
-    key, on the clock `watch`), and wait until it has its answer (stored), and a little more."""
-    pane = host.pane
-    pane.scheduler.typing.clock = watch
-    pane.prompt.focus()
-    pane.prompt.insert(text)
-    await pilot.press("enter")
-    pane.scheduler.typing.noted(Widget())  # a key typed in another pane
-    await reached(pane, "answered", bool)
-    await pilot.pause(0.3)
-    return pane
 
 
 async def test_cancelling_a_turn_whose_answer_waits_shows_the_stored_answer():
