@@ -177,9 +177,10 @@ class ScreenHost(App[None]):
     def __init__(self, screen: Screen[Any]) -> None:
         super().__init__()
         self.first = screen
+        self.answers: list[Any] = []  # what the screen was dismissed with
 
     def on_mount(self) -> None:
-        self.push_screen(self.first)
+        self.push_screen(self.first, self.answers.append)
 
 
 class PaneHost(App[None]):
