@@ -16,6 +16,7 @@ from workbench.session.assemble import assemble
 from workbench.ui.app import WorkbenchApp
 from workbench.ui.chat import ChatPane
 from workbench.ui.confirm import ConfirmForget
+from workbench.ui.facts import FactPanel, MemoryView
 
 FIXED = datetime(2026, 11, 30, 9, 15, 0, tzinfo=UTC)
 # How long a wait on something awaited may take before the test fails (a loaded machine is slow).
@@ -176,9 +177,10 @@ class ScreenHost(App[None]):
     def __init__(self, screen: Screen[Any]) -> None:
         super().__init__()
         self.first = screen
+        self.answers: list[Any] = []  # what the screen was dismissed with
 
     def on_mount(self) -> None:
-        self.push_screen(self.first)
+        self.push_screen(self.first, self.answers.append)
 
 
 class PaneHost(App[None]):
@@ -202,7 +204,32 @@ class PaneHost(App[None]):
 
     async def sent(self, pilot: Pilot) -> None:
         """Press Enter in the pane and wait until its turn is drawn to the end."""
+        before = self.pane.turns
         await pilot.press("enter")
-        await reached(self.pane, "turns", bool)
+        await reached(self.pane, "turns", lambda turns: turns > before)
         await reached(self.pane, "busy", lambda busy: not busy)
+        await self.workers.wait_for_complete()  # the answer's drawing, too
         await pilot.pause()
+
+    async def say(self, pilot: Pilot, text: str) -> None:
+        """Paste `text` into the pane's input, press Enter, and wait until its turn is drawn to the end."""
+        self.pane.prompt.focus()
+        self.post_message(events.Paste(text))
+        await pilot.pause()
+        await self.sent(pilot)
+
+
+class PanelHost(App[None]):
+    """The fact panel alone, styled as in the app, showing `view` (as the app sets it)."""
+
+    CSS_PATH = WorkbenchApp.CSS_PATH
+
+    def __init__(self, view: MemoryView) -> None:
+        super().__init__()
+        self.view = view
+
+    def compose(self):
+        yield FactPanel()
+
+    def on_mount(self) -> None:
+        self.query_one(FactPanel).view = self.view

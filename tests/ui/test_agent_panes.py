@@ -6,7 +6,7 @@ from agent_framework import Agent
 from textual.app import App, ComposeResult
 from textual.containers import Horizontal
 
-from tests.ui.helpers import FIXED, say, start_ended
+from tests.ui.helpers import FIXED, PaneHost, start_ended
 from workbench import ScriptedChatClient
 from workbench.memory import WorkingMemory
 from workbench.runtime import ModelConfig, build_models
@@ -98,11 +98,13 @@ async def test_as_many_panes_show_side_by_side_as_fit_and_the_others_come_in_tur
 
 
 async def test_a_user_agents_pane_runs_its_turn_and_the_facts_are_shared():
-    app = WorkbenchApp(session_of(*NAMES[:3]))
-    async with app.run_test(size=(140, 40)) as pilot:
-        await say(pilot, "triage", "module=Billing")
-        assert [(f.key, f.value) for f in app.session.snapshot().facts] == [("module", "Billing")]
-        assert app.pane("triage").turns == 1 and app.pane("planner").turns == 0
+    host = PaneHost(session_of(*NAMES[:3]), "triage")
+    async with host.run_test(size=(80, 24)) as pilot:
+        await host.say(pilot, "module=Billing")
+        session = host.session
+        assert [(f.key, f.value) for f in session.snapshot().facts] == [("module", "Billing")]
+        assert host.pane.turns == 1 and session.runtime.history("triage") != []
+        assert session.runtime.history("planner") == []  # the planner was not asked: only the facts are shared
 
 
 async def test_a_session_started_after_the_first_frame_brings_its_agents_panes_and_keeps_the_draft():

@@ -7,28 +7,30 @@ from rich.console import Console
 from textual.widgets import DataTable, Static
 
 from tests.support.openai_server import Canned
-from tests.ui.helpers import make_app, reached, say, start_ended, start_turn
-from workbench.memory import EventKind
+from tests.ui.helpers import PaneHost, PanelHost, make_app, reached, say, scripted_session, start_ended
+from workbench.memory import EventKind, WorkingMemory
 from workbench.runtime import Mode, ModelConfig, build_models
 from workbench.session.assemble import assemble
 from workbench.ui.app import WorkbenchApp
 from workbench.ui.chat import Notice, UserMessage
+from workbench.ui.facts import MemoryView
 from workbench.ui.replies import AgentAnswer
 
 HOSTILE = "[bold]loud[/bold] [link=https://example.com]x[/link] \x1b[31mred\x1b[0m\nmodule=[red]x"
 
 
 async def test_text_from_people_and_models_is_shown_literally():
-    app = make_app()
-    async with app.run_test(size=(140, 40)) as pilot:
-        await say(pilot, "support", HOSTILE)  # pasted: escape characters cannot be typed
-        (user,) = app.pane("support").query(UserMessage)
+    host = PaneHost(scripted_session())
+    async with host.run_test(size=(80, 24)) as pilot:
+        await host.say(pilot, HOSTILE)  # pasted: escape characters cannot be typed
+        (user,) = host.pane.query(UserMessage)
         shown = str(user.render())
         assert "[bold]loud[/bold]" in shown and "[link=https://example.com]" in shown
         assert "\x1b" not in shown and "\\x1b[31mred" in shown
-        (reply,) = app.pane("support").query(AgentAnswer)
+        (reply,) = host.pane.query(AgentAnswer)
         assert "\x1b" not in reply.text and "[bold]loud[/bold]" in reply.text
-        table = app.query_one("#fact-table", DataTable)
+    async with PanelHost(MemoryView(host.session.snapshot())).run_test(size=(70, 30)) as pilot:
+        table = pilot.app.query_one("#fact-table", DataTable)
         assert table.get_row_at(0)[1].plain == "[red]x"
 
 
@@ -52,40 +54,48 @@ async def test_an_empty_message_does_nothing():
         assert app.pane("support").turns == 0 and not app.pane("support").query(UserMessage)
 
 
-async def test_a_model_error_shows_in_the_pane_and_the_ledger_and_the_app_keeps_working(loopback):
+async def test_a_model_error_shows_in_the_pane_and_the_ledger_and_the_pane_keeps_working(loopback):
     config = ModelConfig(model="loopback-model", base_url=loopback.base_url, max_retries=0)
-    app = WorkbenchApp(assemble(build_models(config), mode=Mode.PROVIDER))
-    async with app.run_test(size=(140, 40)) as pilot:
+    host = PaneHost(assemble(build_models(config), mode=Mode.PROVIDER))
+    async with host.run_test(size=(38, 30)) as pilot:  # a pane 38 wide, as at 140 columns: the words go first
         loopback.enqueue(Canned(status=500, body={"error": {"message": "boom"}}))
-        await say(pilot, "support", "module=Billing")
-        (notice,) = app.pane("support").query(Notice)
+        await host.say(pilot, "module=Billing")
+        pane, session = host.pane, host.session
+        (notice,) = pane.query(Notice)
         assert "HTTP 500" in str(notice.render()) and "unchanged" in str(notice.render())
-        assert not app.pane("support").query(AgentAnswer)
-        assert app.session.runtime.memory.ledger.latest(1)[0].kind is EventKind.ABANDONED
-        assert "HTTP 500" in str(app.query_one("#ledger", Static).render())
-        await say(pilot, "support", "module=Billing")
-        assert [f.value for f in app.session.snapshot().facts] == ["Billing"]
-        assert (app.pane("support").border_subtitle or "").startswith("2 turns · ")
+        assert not pane.query(AgentAnswer)
+        assert session.runtime.memory.ledger.latest(1)[0].kind is EventKind.ABANDONED
+        async with PanelHost(MemoryView(session.snapshot())).run_test(size=(70, 30)) as panel:
+            assert "HTTP 500" in str(panel.app.query_one("#ledger", Static).render())
+        await host.say(pilot, "module=Billing")
+        assert [f.value for f in session.snapshot().facts] == ["Billing"]
+        assert (pane.border_subtitle or "").startswith("2 turns · ")
         # The failed call was made, and what it used is not known: the total is unknown, never a count
         # that leaves it out (it was 0 in / 0 out plus the second turn's).
-        assert (app.pane("support").border_subtitle or "").endswith("tokens unknown")
+        assert (pane.border_subtitle or "").endswith("tokens unknown")
 
 
 async def test_escape_cancels_a_running_turn():
-    app = make_app(delay=30.0)  # each streamed word waits 30 s: the turn is still running when Esc comes
-    async with app.run_test(size=(140, 40)) as pilot:
-        pane = await start_turn(pilot, "support", "module=Billing")
+    # Each streamed word waits 30 s: the turn is still running when Esc comes.
+    host = PaneHost(assemble(build_models(ModelConfig(), scripted_delay=30.0), memory=WorkingMemory()))
+    async with host.run_test(size=(38, 30)) as pilot:  # a pane 38 wide, as at 140 columns
+        pane = host.pane
+        pane.prompt.focus()
+        pane.prompt.insert("module=Billing")
+        await pilot.press("enter")
+        await reached(pane, "busy", bool)
         assert pane.turns == 1 and pane.busy and pane.query_one(".working").display
         # No call has reported anything yet: nothing says the provider counted 0 in / 0 out.
-        assert pane.border_subtitle == "1 turn · tokens unknown"  # at 140 columns the words go first
+        assert pane.border_subtitle == "1 turn · tokens unknown"  # at this width the words go first
         await pilot.press("escape")
-        await app.workers.wait_for_complete()
+        await host.workers.wait_for_complete()
         await pilot.pause()
         assert not pane.busy
         assert "Cancelled" in str(pane.query(Notice).last().render())
-        assert app.session.snapshot().facts == () and app.session.runtime.history("support") == []
+        session = host.session
+        assert session.snapshot().facts == () and session.runtime.history("support") == []
         # The cancelled call was made and what it used is unknown: so is the pane's total, not "0 in / 0 out".
-        assert app.session.usage("support") is None
+        assert session.usage("support") is None
         assert (pane.border_subtitle or "").endswith("tokens unknown")
 
 

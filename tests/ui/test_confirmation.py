@@ -2,8 +2,9 @@
 was drawn never answers it, whatever the timing; a person answering it once drawn is heard."""
 
 from textual import events
+from textual.app import App
 
-from tests.ui.helpers import answer, make_app, read_question, say
+from tests.ui.helpers import ScreenHost, answer, make_app, read_question, say, scripted_session
 from tests.ui.helpers import drawn as question_drawn
 from workbench.ui.app import WorkbenchApp
 from workbench.ui.chat import UserMessage
@@ -111,7 +112,7 @@ async def test_the_question_and_the_notice_name_a_fact_that_goes_too():
         assert any("Forgot module and log (its value held one)" in n.message for n in app._notifications)
 
 
-def consequence(app: WorkbenchApp) -> str:
+def consequence(app: App[None]) -> str:
     return str(app.screen.query_one("#consequence").render())
 
 
@@ -148,14 +149,22 @@ async def test_the_question_names_every_memory_a_forget_empties(tmp_path):
 
 
 async def test_without_other_memories_the_question_names_working_memory_and_the_histories():
-    app = make_app()
-    async with app.run_test(size=(140, 40)) as pilot:
-        await say(pilot, "support", "customer=Contoso")
-        await say(pilot, "support", "forget")
+    """Through the session, what a forget of everything reaches (its own plan's preview); on the question
+    alone, given that preview as the app gives it, what it says and that its y, once read, answers Forget."""
+    session = scripted_session()
+    await session.ask("support", "customer=Contoso")
+    preview = await session.forget_preview(None)
+    assert preview.reaches == () and preview.unreached == ()
+    host = ScreenHost(
+        ConfirmForget(None, kept=preview.kept, also=preview.also, reaches=preview.reaches, unreached=preview.unreached)
+    )
+    async with host.run_test(size=(140, 40)) as pilot:
         await drawn(pilot)
-        assert consequence(app) == (
+        assert consequence(host) == (
             "Working memory will be emptied and both agents' histories replaced by new, empty sessions. "
             "This cannot be undone."
         )
         await answer(pilot, "y")
-        assert keys(app) == []
+        assert host.answers == [True]
+    await session.forget(None)  # what the app does on that answer
+    assert session.snapshot().facts == ()

@@ -6,7 +6,7 @@ from typing import cast
 from textual import events
 from textual.widgets import Static
 
-from tests.ui.helpers import answer, make_app, pushed, say, start_ended
+from tests.ui.helpers import PaneHost, answer, make_app, pushed, say, scripted_session, start_ended
 from workbench.memory import EventKind
 from workbench.ui.app import WorkbenchApp
 from workbench.ui.chat import Notice, UserMessage
@@ -146,22 +146,22 @@ async def test_one_panel_update_per_settled_batch(monkeypatch):
         ]
 
 
-async def test_a_turn_that_raises_unexpectedly_is_shown_and_the_app_keeps_running(monkeypatch):
-    app = make_app()
-    async with app.run_test(size=(140, 40), notifications=True) as pilot:
-        runtime = app.session.runtime
+async def test_a_turn_that_raises_unexpectedly_is_shown_and_the_pane_keeps_working(monkeypatch):
+    host = PaneHost(scripted_session())
+    async with host.run_test(size=(80, 24), notifications=True) as pilot:
+        runtime = host.session.runtime
         real_ask = runtime.ask
 
         async def broken(*args, **kwargs):
             raise KeyError("a defect")
 
         monkeypatch.setattr(runtime, "ask", broken)
-        await say(pilot, "support", "module=Billing")
-        assert any("KeyError" in n.message and "a defect" in n.message for n in app._notifications)
-        assert "unexpected error" in str(app.pane("support").query(Notice).last().render())
-        assert not app.pane("support").busy
+        await host.say(pilot, "module=Billing")
+        assert any("KeyError" in n.message and "a defect" in n.message for n in host._notifications)
+        assert "unexpected error" in str(host.pane.query(Notice).last().render())
+        assert not host.pane.busy
         monkeypatch.setattr(runtime, "ask", real_ask)
-        await say(pilot, "support", "module=Billing")
+        await host.say(pilot, "module=Billing")
         assert [f.value for f in runtime.snapshot().facts] == ["Billing"]
 
 

@@ -1,7 +1,7 @@
 """--recall in the TUI: both agents store and recall for the same user, the pane says so, F2 shows
 what was recalled, the header names store and embedder, forget purges, the palette switches it."""
 
-from tests.ui.helpers import PaneHost, ScreenHost, answer, make_recall_app, say, scripted_session
+from tests.ui.helpers import PaneHost, ScreenHost, make_recall_app, scripted_session
 from workbench.ui.chat import Notice
 from workbench.ui.screens import CallsScreen
 
@@ -10,16 +10,24 @@ def notices(pane):
     return [str(n.render()) for n in pane.query(Notice)]
 
 
+def recall_session():
+    """A session with recall on, on an in-memory store and the built-in lexical embedder (as --recall)."""
+    from workbench.recall.config import RecallConfig
+    from workbench.runtime.calls import CallLog
+
+    calls = CallLog()
+    return scripted_session(calls=calls, recall=RecallConfig(store="memory").build(calls), recall_on=True)
+
+
 async def test_forget_all_purges_recall_and_the_ledger_counts_without_values():
-    app = make_recall_app()
-    async with app.run_test(size=(140, 40)) as pilot:
-        await say(pilot, "support", "customer=Contoso")
-        await pilot.press("f8")
-        await answer(pilot, "y")
-        await say(pilot, "logs", "Which customer was it, Contoso?")
-        assert not any("Contoso" in r.text for r in app.session.recalled("logs") if r.turn == 1)
-        (note,) = [e.describe() for e in app.session.snapshot().ledger if e.origin == "forget"]
-        assert "recall store: 2 stored message(s) deleted" in note and "Contoso" not in note
+    """Through the session, the forget F8 asks for once answered (every fact)."""
+    session = recall_session()
+    await session.ask("support", "customer=Contoso")
+    await session.forget(None)
+    await session.ask("logs", "Which customer was it, Contoso?")
+    assert not any("Contoso" in r.text for r in session.recalled("logs") if r.turn == 1)
+    (note,) = [e.describe() for e in session.snapshot().ledger if e.origin == "forget"]
+    assert "recall store: 2 stored message(s) deleted" in note and "Contoso" not in note
 
 
 async def test_the_palette_turns_recall_on_and_off():
@@ -37,11 +45,7 @@ async def test_the_palette_turns_recall_on_and_off():
 async def test_the_logs_agent_recalls_what_the_user_told_support():
     """Through the session: what recall put into the logs agent's turn; on the pane: the line saying so;
     in F2: the recalled messages with their distances."""
-    from workbench.recall.config import RecallConfig
-    from workbench.runtime.calls import CallLog
-
-    calls = CallLog()
-    session = scripted_session(calls=calls, recall=RecallConfig(store="memory").build(calls), recall_on=True)
+    session = recall_session()
     assert session.status.summary.endswith("recall: in memory, lexical")
     await session.ask("support", "module=Reporting; database=PostgreSQL")
     recalled = session.recalled("logs")

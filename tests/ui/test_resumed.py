@@ -7,12 +7,13 @@ import secrets
 from pathlib import Path
 
 from tests.support.residue import residue
-from tests.ui.helpers import answer, make_persisted_app, release, say, start_ended
+from tests.ui.helpers import FIXED, PaneHost, answer, make_persisted_app, release, say, start_ended
 from workbench import cli
 from workbench.persist.sessions import DIRECTORY, PersistedSessions
 from workbench.persist.state import STATE_FILE
 from workbench.runtime import ModelConfig, build_models
 from workbench.session.assemble import assemble
+from workbench.session.controller import SessionController
 from workbench.ui.app import WorkbenchApp
 from workbench.ui.chat import ChatPane, HiddenNote, Notice, UserMessage
 from workbench.ui.replies import AgentAnswer
@@ -22,9 +23,13 @@ SIZE = (160, 50)
 
 def shown(app: WorkbenchApp, agent: str) -> list[tuple[str, str]]:
     """What the pane's conversation holds, top to bottom: (kind, text) of each message and divider."""
+    return shown_in(app.pane(agent))
+
+
+def shown_in(pane: ChatPane) -> list[tuple[str, str]]:
     kinds = {UserMessage: "user", AgentAnswer: "agent", Notice: "notice", HiddenNote: "hidden"}
     found = []
-    for widget in app.pane(agent).conversation.children:
+    for widget in pane.conversation.children:
         kind = next((name for cls, name in kinds.items() if isinstance(widget, cls)), None)
         if kind is not None:
             found.append((kind, widget.text if isinstance(widget, AgentAnswer) else str(widget.render())))
@@ -88,48 +93,61 @@ async def test_a_second_workbench_persist_shows_each_pane_its_resumed_conversati
     release(second)
 
 
+def cli_session(*options: str) -> SessionController:
+    """The session `workbench --persist` starts (its one start path), without the app."""
+    args = cli.build_parser().parse_args(["--persist", *options])
+    return cli.session_start(args, cli.model_config(args))()
+
+
+def closed(session: SessionController) -> None:
+    """The session's run ends: its lock on the persisted directory goes with the process."""
+    assert isinstance(session.runtime.histories, PersistedSessions)
+    session.runtime.histories.close()
+
+
 async def test_a_provider_mode_history_resumes_under_provider_mode(tmp_path, monkeypatch):
+    """Through the session the CLI starts: what each agent resumes (the app shows each pane its agent's)."""
     monkeypatch.setenv("WORKBENCH_DATA_DIR", str(tmp_path))
-    first = cli_app("--mode", "provider")
-    async with first.run_test(size=SIZE) as pilot:
-        await start_ended(pilot)
-        await say(pilot, "logs", "customer=Contoso")
-    release(first)
-    second = cli_app("--mode", "provider")
-    async with second.run_test(size=SIZE) as pilot:
-        await start_ended(pilot)
-        assert [k for k, _ in shown(second, "logs")] == ["notice", "user", "agent", "notice"]
-        assert shown(second, "logs")[1] == ("user", "customer=Contoso")
-        assert shown(second, "support") == []  # it said nothing: no dividers either
-    release(second)
-    third = cli_app()  # manual mode: the histories were shaped by the other mode, so none is resumed
-    async with third.run_test(size=SIZE) as pilot:
-        await start_ended(pilot)
-        assert shown(third, "logs") == [] and "resumed: 0 message(s), 1 fact(s)" in third.sub_title
-    release(third)
+    first = cli_session("--mode", "provider")
+    assert (await first.ask("logs", "customer=Contoso")).result.ok
+    closed(first)
+    second = cli_session("--mode", "provider")
+    logs = second.resumed("logs")
+    assert logs is not None and [(m.role, m.text) for m in logs.messages][:1] == [("user", "customer=Contoso")]
+    assert [m.role for m in logs.messages] == ["user", "assistant"]
+    assert second.resumed("support") is None  # it said nothing: nothing to show, no dividers either
+    closed(second)
+    third = cli_session()  # manual mode: the histories were shaped by the other mode, so none is resumed
+    assert third.resumed("logs") is None and "resumed: 0 message(s), 1 fact(s)" in third.status.summary
+    closed(third)
 
 
 async def test_a_long_resumed_conversation_is_bounded_like_a_live_one(tmp_path, monkeypatch):
+    """The first run through the session; the second on the support pane alone, shown what the session
+    resumed (as the app shows each pane its agent's)."""
     monkeypatch.setattr(ChatPane, "MAX_SHOWN", 6)
     directory = tmp_path / DIRECTORY
-    first = make_persisted_app(directory)
-    async with first.run_test(size=SIZE) as pilot:
-        for n in range(5):
-            await say(pilot, "support", f"question {n}?")
-    release(first)
-    second = make_persisted_app(directory)
-    async with second.run_test(size=SIZE) as pilot:
-        await start_ended(pilot)
-        support = shown(second, "support")
+    first = assemble(build_models(ModelConfig()), persisted=PersistedSessions(directory, clock=lambda: FIXED))
+    for n in range(5):
+        assert (await first.ask("support", f"question {n}?")).result.ok
+    first.runtime.histories.close()  # type: ignore[attr-defined]
+    second = assemble(build_models(ModelConfig()), persisted=PersistedSessions(directory, clock=lambda: FIXED))
+    resumed = second.resumed("support")
+    assert resumed is not None
+    host = PaneHost(second)
+    async with host.run_test(size=(80, 40)) as pilot:
+        host.pane.show_resumed(resumed)
+        await pilot.pause()
+        support = shown_in(host.pane)
         # Ten messages: the latest four between the dividers, six counted in the hidden note.
         assert [k for k, _ in support] == ["notice", "hidden", "user", "agent", "user", "agent", "notice"]
         assert support[1][1].startswith("6 earlier message(s) are not shown here")
         assert [t for k, t in support if k == "user"] == ["question 3?", "question 4?"]
         assert "10 message(s)" in support[0][1]
-        await say(pilot, "support", "one more?")  # live messages push out the oldest, as ever
-        assert second.pane("support").query_one(HiddenNote).count == 7  # the divider above stays
-        assert shown(second, "support")[0] == support[0]
-    release(second)
+        await host.say(pilot, "one more?")  # live messages push out the oldest, as ever
+        assert host.pane.query_one(HiddenNote).count == 7  # the divider above stays
+        assert shown_in(host.pane)[0] == support[0]
+    second.runtime.histories.close()  # type: ignore[attr-defined]
 
 
 async def test_after_a_forget_nothing_forgotten_shows_or_is_kept_and_a_restart_brings_none_back(tmp_path):

@@ -8,8 +8,10 @@ from textual import events
 from textual.widget import Widget
 from textual.widgets import Static
 
-from tests.ui.helpers import answer, make_app, pushed, reached
-from workbench.memory import EventKind
+from tests.ui.helpers import FIXED, PaneHost, answer, make_app, pushed, reached
+from workbench.memory import WorkingMemory
+from workbench.runtime import ModelConfig, build_models
+from workbench.session.assemble import assemble
 from workbench.ui.chat import ChatPane
 from workbench.ui.confirm import ConfirmForget
 from workbench.ui.facts import FactPanel, FactTable
@@ -72,6 +74,27 @@ def panel_keys(app) -> list[str]:
     return [str(table.get_row_at(i)[0]) for i in range(table.row_count)]
 
 
+def pane_alone() -> PaneHost:
+    """The support pane alone, on the built-in model with its words streamed slowly."""
+    return PaneHost(
+        assemble(build_models(ModelConfig(), scripted_delay=0.05), memory=WorkingMemory(clock=lambda: FIXED))
+    )
+
+
+async def answer_waits(host: PaneHost, pilot, watch: Stopwatch, text: str) -> ChatPane:
+    """Send `text` from the pane alone while the user types in another pane (noted as the app notes a
+    key, on the clock `watch`), and wait until it has its answer (stored), and a little more."""
+    pane = host.pane
+    pane.scheduler.typing.clock = watch
+    pane.prompt.focus()
+    pane.prompt.insert(text)
+    await pilot.press("enter")
+    pane.scheduler.typing.noted(Widget())  # a key typed in another pane
+    await reached(pane, "answered", bool)
+    await pilot.pause(0.3)
+    return pane
+
+
 async def test_a_finished_answer_waits_while_the_user_types_in_the_other_pane():
     app = make_app(delay=0.05)
     app.typing.clock = watch = Stopwatch()
@@ -90,13 +113,17 @@ async def test_a_finished_answer_waits_while_the_user_types_in_the_other_pane():
 
 
 async def test_typing_in_the_panes_own_input_does_not_hold_its_answer_back():
-    app = make_app(delay=0.05)
-    app.typing.clock = Stopwatch()  # never moves: the user types on and on
-    async with app.run_test(size=(140, 40)) as pilot:
-        support = app.pane("support")
-        await send(app, pilot, "support", "Where are the logs?")
+    host = pane_alone()
+    async with host.run_test(size=(80, 24)) as pilot:
+        support = host.pane
+        support.scheduler.typing.clock = Stopwatch()  # never moves: the user types on and on
+        support.prompt.focus()
+        support.prompt.insert("Where are the logs?")
+        await pilot.press("enter")
         await pilot.press("a")  # in the support pane's own input
-        await app.workers.wait_for_complete()
+        support.scheduler.typing.noted(support.prompt)  # as the app notes a key where the focus is
+        await reached(support, "busy", lambda busy: not busy)
+        await host.workers.wait_for_complete()
         await pilot.pause()
         assert not support.busy and support.query(AgentAnswer) and support.prompt.text == "a"
 
@@ -125,11 +152,10 @@ async def test_a_turns_facts_reach_the_panel_in_a_pause_and_a_forget_draws_every
 
 
 async def test_cancelling_a_turn_whose_answer_waits_shows_the_stored_answer():
-    app = make_app(delay=0.05)
-    app.typing.clock = Stopwatch()  # the user never stops typing in the logs pane
-    async with app.run_test(size=(140, 40)) as pilot:
-        support = app.pane("support")
-        await ask_support_while_typing_in_logs(app, pilot, "Where are the logs?")
+    host = pane_alone()
+    async with host.run_test(size=(80, 24)) as pilot:
+        # The user never stops typing in the other pane.
+        support = await answer_waits(host, pilot, Stopwatch(), "Where are the logs?")
         assert support.busy and not support.query(AgentAnswer)
         support.action_cancel()
         await reached(support, "busy", lambda busy: not busy)
@@ -140,23 +166,17 @@ async def test_cancelling_a_turn_whose_answer_waits_shows_the_stored_answer():
 async def test_a_forget_while_an_answer_waits_clears_that_turn_from_the_pane():
     """The turn was answered and stored before the forget replaced its history: neither its message
     nor its answer may appear after the forget (nor would a reply still streaming, see test_widgets)."""
-    app = make_app(delay=0.05)
-    app.typing.clock = watch = Stopwatch()
-    async with app.run_test(size=(140, 40)) as pilot:
-        support, logs = app.pane("support"), app.pane("logs")
-        await ask_support_while_typing_in_logs(app, pilot, "customer=Contoso")
+    watch = Stopwatch()
+    host = pane_alone()
+    async with host.run_test(size=(80, 24)) as pilot:
+        support = await answer_waits(host, pilot, watch, "customer=Contoso")
         assert support.busy  # answered and stored, waiting for a pause
-        logs.prompt.clear()
-        app.post_message(events.Paste("forget customer"))
-        await pilot.pause()
-        await pilot.press("enter")
-        await pushed(app, ConfirmForget)
-        await answer(pilot, "y")
-        forgot = lambda view: any(e.kind is EventKind.FORGOTTEN for e in view.memory.ledger)  # noqa: E731
-        await reached(app.query_one(FactPanel), "view", forgot)
+        await host.session.forget("customer")
+        await support.replace_history("History replaced by forget customer.")  # as the app does after a forget
         watch.stop_typing()
         await reached(support, "busy", lambda busy: not busy)
         await pilot.pause()
         shown = [str(w.render()) for w in support.conversation.children if not isinstance(w, AgentAnswer)]
         assert not support.query(AgentAnswer) and not support.query(AgentReply)
         assert not any("Contoso" in text for text in shown) and "History replaced by forget customer" in shown[0]
+        assert host.session.snapshot().facts == ()
