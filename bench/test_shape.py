@@ -5,10 +5,10 @@ Textual at all. Run on demand:
     python bench/test_shape.py
 
 Each collected case (`pytest --collect-only`, parameters counted) is sorted by what its test function
-uses, directly, through a function of its own module, or through a fixture of its module or of
-`tests/ui/conftest.py`: `WorkbenchApp` or a helper that builds one (`tests/ui/helpers.py`'s make_app,
-make_recall_app, make_persisted_app, or the CLI's build_app) is whole-app; else any Textual app
-(`run_test`, a host app, a snapshot) is widget-alone; else session-level."""
+calls, directly, through a function of its own module, or through a fixture of its module or of
+`tests/ui/conftest.py`: a call of `WorkbenchApp` or of a helper that builds one (`tests/ui/helpers.py`'s
+make_app, make_recall_app, make_persisted_app, or the CLI's build_app) is whole-app; else any Textual
+app (`run_test`, a host app, a snapshot) is widget-alone; else session-level."""
 
 from __future__ import annotations
 
@@ -25,9 +25,15 @@ SOME_APP = {"run_test", "run_async", "snap_compare", "App", "PaneHost", "ScreenH
 
 
 def _names(node: ast.AST) -> set[str]:
-    return {n.id for n in ast.walk(node) if isinstance(n, ast.Name)} | {
-        n.attr for n in ast.walk(node) if isinstance(n, ast.Attribute)
+    """The plain names a function uses (the functions and fixtures it can reach), and the names it calls,
+    plain or as an attribute (`WorkbenchApp(...)`, `cli.build_app(...)`, `app.run_test(...)`)."""
+    plain = {n.id for n in ast.walk(node) if isinstance(n, ast.Name)}
+    called = {
+        n.func.id if isinstance(n.func, ast.Name) else n.func.attr
+        for n in ast.walk(node)
+        if isinstance(n, ast.Call) and isinstance(n.func, ast.Name | ast.Attribute)
     }
+    return {f"{name}()" for name in called} | plain
 
 
 def _functions(path: Path) -> dict[str, ast.FunctionDef | ast.AsyncFunctionDef]:
@@ -48,14 +54,15 @@ def _uses(name: str, local: dict[str, ast.FunctionDef | ast.AsyncFunctionDef]) -
         function = local[current]
         found = _names(function) | {a.arg for a in function.args.args}
         used |= found
-        todo += [n for n in found if n in local]
+        todo += [n.removesuffix("()") for n in found if n.removesuffix("()") in local]
     return used
 
 
 def kind_of(used: set[str]) -> str:
-    if used & WHOLE_APP:
+    """Whole-app when a function reached calls what builds the app; widget-alone when one uses any app."""
+    if {f"{name}()" for name in WHOLE_APP} & used:
         return "whole-app"
-    if used & SOME_APP:
+    if {f"{name}()" for name in SOME_APP} & used or "snap_compare" in used:
         return "widget-alone"
     return "session-level"
 
@@ -63,7 +70,10 @@ def kind_of(used: set[str]) -> str:
 def main() -> int:
     collected = subprocess.run(
         [sys.executable, "-m", "pytest", "--collect-only", "-q", "-p", "no:randomly", "-o", "addopts=", *FOLDERS],
-        cwd=ROOT, capture_output=True, text=True, check=True,
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        check=True,
     ).stdout.split()
     shared = _functions(ROOT / "tests/ui/conftest.py")
     counts: collections.Counter[tuple[str, str]] = collections.Counter()
