@@ -41,6 +41,13 @@ def test_a_quote_shows_text_as_typed_with_only_hiding_characters_escaped():
     assert quoted("a\x1bb\u202ec") == '"a\\x1bb\\u202ec"'
 
 
+def test_a_quote_stays_on_one_line():
+    """`visible` keeps line breaks and tabs as layout; inside quotes they would break the line a one-line
+    message promises, so they are shown as escapes too."""
+    assert quoted("fu\nll\tx") == '"fu\\nll\\tx"'
+    assert quoted("a\nb" * 10, 3) == '"a\\nb"… [cut: 30 characters in all]'
+
+
 def test_a_joiner_and_a_presentation_selector_stay_raw_only_where_they_make_an_emoji():
     """Kept raw everywhere, they hid between letters: `pa\\u200dss` looked like `pass`, a value
     `Bil\\u200dling` like `Billing`. An emoji keeps them, and so does a conjunct after a virama."""

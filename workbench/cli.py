@@ -93,7 +93,7 @@ POLICY_NAMES = (
 def _names(text: str) -> tuple[str, ...]:
     """--policies' names, separated by commas; whether a policy has each name is checked once the
     user's agents are loaded (their policies are named after them)."""
-    names = tuple(part.strip() for part in text.split(","))
+    names = tuple(part.strip(" ") for part in text.split(","))  # spaces only: no invisible character dropped
     if not all(names):
         raise argparse.ArgumentTypeError(
             f"takes policy names separated by commas, like full,facts; not {_quoted(text)}"

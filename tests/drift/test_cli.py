@@ -348,6 +348,8 @@ def test_progress_is_gone_before_the_report_is_printed(argv, monkeypatch):
         (["--policies", "yours:mine"], 'no policy is named "yours:mine"; the policies: full, window, summary,'),
         (["--sweep", "10,12", "--policies", "Full"], 'no policy is named "Full"'),
         (["--policies", "full,"], "argument --policies: takes policy names separated by commas, like full,facts; not"),
+        (["--policies", "fu\nll"], 'no policy is named "fu\\nll"'),  # one line, the break shown
+        (["--policies", "full\x1f,\u3000facts"], 'no policy is named "full\\x1f"'),  # nothing dropped unseen
     ],
 )
 def test_usage_errors_exit_2_with_one_line(argv, said, capsys):

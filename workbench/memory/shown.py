@@ -10,12 +10,13 @@ __all__ = ["quoted", "visible", "visible_controls"]
 
 
 def quoted(text: str, limit: int | None = None) -> str:
-    """A value or quotation as a person typed it, in double quotes: `"O'Brien \\ Sons"`. With `limit`,
-    at most that many characters of `text` are quoted; the cut marker stands outside the quotes, so
-    it cannot be read as part of the value."""
-    if limit is None or len(text) <= limit:
-        return f'"{visible(text)}"'
-    return f'"{visible(text[:limit])}"{cut_marker(len(text))}'
+    """A value or quotation as a person typed it, in double quotes on one line: `"O'Brien \\ Sons"`,
+    a line break or a tab inside shown as `\\n`, `\\t` (what `visible` keeps as layout). With `limit`, at
+    most that many characters of `text` are quoted; the cut marker stands outside the quotes, so it
+    cannot be read as part of the value."""
+    cut = limit is not None and len(text) > limit
+    inner = visible(text[:limit] if cut else text).replace("\n", "\\n").replace("\t", "\\t")
+    return f'"{inner}"{cut_marker(len(text))}' if cut else f'"{inner}"'
 
 
 def visible_controls(text: str, *, escape: str = "\x1b") -> tuple[str, int]:
