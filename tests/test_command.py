@@ -14,16 +14,40 @@ def _collections_back():
     gc.enable()
 
 
-def test_the_window_starts_with_the_collector_held(monkeypatch):
-    seen = []
+class Window:
+    """The window as the command runs it: it ends with Textual's return code and says whether the agents
+    started."""
 
-    class Window:
-        def run(self) -> None:
-            seen.append(gc.isenabled())
+    def __init__(self, return_code: int | None = 0, start_failed: bool = False) -> None:
+        self.return_code, self.start_failed = return_code, start_failed
+        self.seen: list[bool] = []
 
-    monkeypatch.setattr(cli, "build_app", lambda args, config, loaded: Window())
+    def run(self) -> None:
+        self.seen.append(gc.isenabled())
+
+
+def test_the_window_starts_with_the_collector_held_and_it_runs_again_however_the_window_ended(monkeypatch):
+    """Closed before its heap was settled (Ctrl+Q at once), the window leaves the collector off: a
+    program that called `workbench.serve` goes on with it running again."""
+    window = Window()
+    monkeypatch.setattr(cli, "build_app", lambda args, config, loaded: window)
     assert command.main([]) == 0
-    assert seen == [False], "the TUI settles the heap itself once its runtime has loaded"
+    assert window.seen == [False], "the TUI settles the heap itself once its runtime has loaded"
+    assert gc.isenabled()
+
+
+def test_a_start_that_fails_before_the_window_leaves_the_collector_on():
+    assert command.main(["--persist", "/proc/no-such-folder/sessions"]) != 0
+    assert gc.isenabled()
+
+
+@pytest.mark.parametrize(
+    ("window", "status"),
+    [(Window(), 0), (Window(return_code=1), 1), (Window(start_failed=True), 1), (Window(return_code=None), 0)],
+)
+def test_the_exit_status_says_a_window_that_crashed_or_whose_agents_never_started(monkeypatch, window, status):
+    monkeypatch.setattr(cli, "build_app", lambda args, config, loaded: window)
+    assert command.main([]) == status
 
 
 @pytest.mark.parametrize("name", ["drift", "qualify"])

@@ -764,7 +764,8 @@ def main(argv: list[str] | None = None, *, agents: Sequence[object] = ()) -> int
         print(f"workbench: {exc}", file=sys.stderr)
         return 1
     app.run()
-    return 0
+    # Textual's code after an error that ended the app; 1 too when the agents never started.
+    return app.return_code or int(app.start_failed)
 
 
 def stores_on_disk(args: argparse.Namespace, config: ModelConfig) -> tuple[str, ...]:

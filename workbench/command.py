@@ -1,6 +1,6 @@
 """The `workbench` command. Its first step holds Python's cyclic collector off, before any import
 (`workbench.heap`): the TUI settles the heap once its runtime has loaded, the other commands release
-it before they run (`workbench.cli.main`). Output piped into a reader that stops early (`| head`) ends
+it before they run (`workbench.cli.main`), and it runs again however the command ends. Output piped into a reader that stops early (`| head`) ends
 the command quietly, as it ends a Unix tool."""
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ import os
 import sys
 from collections.abc import Sequence
 
-from workbench.heap import hold_collections
+from workbench.heap import hold_collections, release_collections
 
 # 128 + SIGPIPE: the status a shell reports for a tool a closed pipe stopped (`yes | head`).
 READER_GONE = 141
@@ -26,3 +26,7 @@ def main(argv: list[str] | None = None, *, agents: Sequence[object] = ()) -> int
         # Python flushes stdout once more at exit, which would fail and print again: /dev/null takes it.
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return READER_GONE
+    finally:
+        # However the command ended (the window closed before the heap was settled, a start that
+        # failed): a program that called `workbench.serve` goes on with its collector running.
+        release_collections()

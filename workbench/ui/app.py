@@ -202,6 +202,11 @@ class WorkbenchApp(App[None]):
             # in the terminal. It also ends the command's hold on the collector (`workbench.heap`).
             self.set_timer(SETTLE_AFTER_READY, self._settle, name="settle the heap")
 
+    @property
+    def start_failed(self) -> bool:
+        """The agent runtime could not start (the header says why)."""
+        return self._start_error is not None
+
     def _settle(self) -> None:
         settle_the_heap()
         self.settled = True
