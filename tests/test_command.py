@@ -69,7 +69,9 @@ def test_output_whose_reader_went_away_ends_quietly_as_a_unix_tool_does():
     import sys
 
     drift = subprocess.Popen(
-        [sys.executable, "-m", "workbench", "drift", "--json", "--policies", "facts"], stdout=subprocess.PIPE, stderr=subprocess.PIPE
+        [sys.executable, "-m", "workbench", "drift", "--json", "--policies", "facts"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
     )
     assert drift.stdout is not None and drift.stderr is not None
     drift.stdout.close()  # as head does once it has its 10 bytes, here before the report is written

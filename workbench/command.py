@@ -1,7 +1,7 @@
 """The `workbench` command. Its first step holds Python's cyclic collector off, before any import
 (`workbench.heap`): the TUI settles the heap once its runtime has loaded, the other commands release
-it before they run (`workbench.cli.main`), and it runs again however the command ends. Output piped into a reader that stops early (`| head`) ends
-the command quietly, as it ends a Unix tool."""
+it before they run (`workbench.cli.main`), and it runs again however the command ends. Output piped
+into a reader that stops early (`| head`) ends the command quietly, as it ends a Unix tool."""
 
 from __future__ import annotations
 
