@@ -1,5 +1,6 @@
 """Bad input, failures, cancellation, the model-call view, the command palette."""
 
+import asyncio
 import gc
 import io
 
@@ -198,6 +199,65 @@ async def test_before_the_runtime_is_ready_a_message_waits_in_the_input(held_col
         await pilot.press("enter")
         await pilot.pause()
         assert prompt.text == "module=Billing" and not app.pane("support").query(UserMessage)
+
+
+def gated_start(monkeypatch, gate: asyncio.Event, *, fails: bool = False):
+    """A start whose last step (completing a forget a crash cut short) waits for `gate`: the window runs,
+    its keys are handled, the agents are not ready yet. Only the wait is the test's; the session is real."""
+    session = scripted_session()
+
+    async def complete_pending() -> None:
+        await gate.wait()
+        if fails:
+            raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(type(session), "forget_pending", property(lambda _: True))
+    monkeypatch.setattr(session, "complete_pending", complete_pending)
+    return session
+
+
+async def type_and_send(pilot, prompt, text: str) -> None:
+    prompt.focus()
+    await pilot.press(*text, "enter")
+    await pilot.pause()
+
+
+async def test_a_message_sent_before_the_agents_are_ready_is_asked_once_they_are_and_what_follows_stays_apart(
+    monkeypatch, held_collections
+):
+    """Keys queue up on a busy machine: Enter before the agents are ready sends the message once they are,
+    and what is typed after it is a message of its own. It was refused and the next Enter sent both as
+    one, admitting module = "Billinghello"."""
+    gate = asyncio.Event()
+    session = gated_start(monkeypatch, gate)
+    app = WorkbenchApp(start=lambda: session)
+    async with app.run_test(size=(140, 40), notifications=True) as pilot:
+        await reached(app, "sub_title", lambda title: "completing a forget" in title)
+        prompt = app.pane("support").prompt
+        await type_and_send(pilot, prompt, "customer=Contoso; module=Billing")
+        await type_and_send(pilot, prompt, "hello")  # a second Enter while the first waits: kept
+        assert prompt.text == "hello" and not app.ready
+        gate.set()
+        await start_ended(pilot)
+        await app.workers.wait_for_complete()
+        await pilot.pause()
+        assert {f.key: f.value for f in app.session.snapshot().facts} == {"customer": "Contoso", "module": "Billing"}
+        assert [m.text for m in app.pane("support").query(UserMessage)] == ["customer=Contoso; module=Billing"]
+        assert prompt.text == "hello"
+
+
+async def test_a_message_sent_before_a_start_that_fails_is_back_in_its_input(monkeypatch, held_collections):
+    gate = asyncio.Event()
+    app = WorkbenchApp(start=lambda: gated_start(monkeypatch, gate, fails=True))
+    async with app.run_test(size=(140, 40), notifications=True) as pilot:
+        await reached(app, "sub_title", lambda title: "completing a forget" in title)
+        prompt = app.pane("support").prompt
+        await type_and_send(pilot, prompt, "customer=Contoso")
+        await pilot.press(*" and more")
+        assert prompt.text == " and more"
+        gate.set()
+        await start_ended(pilot)
+        assert app.start_failed and prompt.text == "customer=Contoso and more"
 
 
 async def test_a_writer_that_keeps_failing_is_said_once_and_the_palette_switches_to_the_host_parse(loopback):

@@ -110,6 +110,8 @@ class WorkbenchApp(App[None]):
         self._pane_box: Panes | None = None
         self._session: SessionController | None = None
         self._start_error: str | None = None
+        # A message sent (Enter) before the agents were ready, one a pane: asked once they are.
+        self._waiting: dict[ChatPane, str] = {}
         self._disconnect: list[Callable[[], None]] = []
         install_paste_guard()
         # Where the user last typed: finished answers and a turn's facts are drawn in a pause in typing elsewhere.
@@ -186,6 +188,7 @@ class WorkbenchApp(App[None]):
             self._built = built = self._start()
         except Exception as exc:
             self._start_error = error_line(exc)
+            self._restore_waiting()
             self.sub_title = f"could not start: {self._start_error}"
             self.notify(self._start_error, title="Start-up failed", severity="error", timeout=30, markup=False)
             self.log.error("start-up failed", exc)
@@ -216,6 +219,7 @@ class WorkbenchApp(App[None]):
             report = await session.complete_pending()
         except Exception as exc:  # no turn may run before it: the app stays unavailable and says why
             self._start_error = f"a forget cut short could not be completed: {error_line(exc)}"
+            self._restore_waiting()
             self.sub_title = f"could not start: {self._start_error}"
             raise
         self._connect()
@@ -230,10 +234,21 @@ class WorkbenchApp(App[None]):
         self._disconnect = [session.subscribe(self._settled)]
         self.show_status()
         self.query_one(FactPanel).view = MemoryView(session.snapshot())
+        waiting = self._restore_waiting()
         if session.agent_names != tuple(p.agent for p in self.query(ChatPane)):
             self.run_worker(self._agents_panes(session.agent_names), name="the agents' panes", exit_on_error=False)
         else:
             self._show_resumed()
+            for pane, text in waiting.items():  # as sent: refused, it stays the draft it is again now
+                self.call_later(self._submitted, ChatPane.Submitted(pane, text))
+
+    def _restore_waiting(self) -> dict[ChatPane, str]:
+        """The messages sent before the agents were ready, back in front of their panes' drafts: sent
+        from there once the agents are, left there when they could not start."""
+        waiting, self._waiting = self._waiting, {}
+        for pane, text in waiting.items():
+            pane.prompt.put_back(text)
+        return waiting
 
     async def _agents_panes(self, agents: Sequence[str]) -> None:
         """The session runs other agents than the panes opened with: their panes instead (a draft typed
@@ -317,6 +332,11 @@ class WorkbenchApp(App[None]):
     @on(ChatPane.Submitted)
     async def _submitted(self, event: ChatPane.Submitted) -> None:
         pane, text = event.pane, event.text
+        if text.strip() and self._start_error is None and not self.ready and pane not in self._waiting:
+            pane.accepted(text)  # what is typed after it is a message of its own, not glued onto it
+            self._waiting[pane] = text
+            self.notify("Still starting: the message is sent as soon as the agents are ready.")
+            return
         if not text.strip() or self._unavailable():
             return
         if command := parse_console_command(text):

@@ -70,6 +70,11 @@ class Composer(TextArea):
         self.load_text(rest)
         self.move_cursor(self.document.end)
 
+    def put_back(self, sent: str) -> None:
+        """A sent text that was not asked after all, back in front of what was typed after it."""
+        self.load_text(sent + self.text)
+        self.move_cursor(self.document.end)
+
     def undo_texts(self) -> list[str]:
         """The text the undo history could bring back: what was typed (and sent) and what edits replaced."""
         edits = [edit for batch in (*self.history.undo_stack, *self.history.redo_stack) for edit in batch]
