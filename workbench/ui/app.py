@@ -287,7 +287,8 @@ class WorkbenchApp(App[None]):
         """True (and says why) while there is no session: still starting, or start-up failed."""
         if self._start_error is not None:
             self.notify(
-                f"The agent runtime could not start: {self._start_error.rstrip('.')}. Quit (Ctrl+Q), fix it and start again.",
+                f"The agent runtime could not start: {self._start_error.rstrip('.')}. "
+                "Quit (Ctrl+Q), fix it and start again.",
                 title="Not available",
                 severity="error",
                 markup=False,
