@@ -5,7 +5,8 @@ import json
 import os
 import secrets
 import stat
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -13,9 +14,11 @@ import pytest
 from agent_framework import HistoryProvider, InMemoryHistoryProvider
 
 from tests.support.residue import residue
+from tests.test_startup import holding
 from workbench.drift import load_chronology_file, run_drift
 from workbench.memory.forget import ForgetReport
-from workbench.runtime import MemoryUpdate, ModelConfig, build_models
+from workbench.recall.config import RecallConfig
+from workbench.runtime import CallLog, MemoryUpdate, ModelConfig, build_models
 from workbench.runtime.config import WriterKind
 from workbench.runtime.histories import InMemoryHistories
 from workbench.session.assemble import assemble
@@ -176,3 +179,53 @@ async def test_the_forget_preview_is_the_forgets_own_plan_with_what_the_holders_
     assert [f.key for f in controller.runtime.memory.facts()] == ["module"]
     everything = await controller.forget_preview(None)
     assert (everything.keys, everything.removed, everything.kept) == (None, ("module",), 0)
+
+
+async def earlier_recall(path: Path, text: str) -> None:
+    """A recall file as an earlier run with --recall leaves it: `text` said to the support agent."""
+    first = RecallConfig(store=str(path)).build(CallLog())
+    runtime = assemble(build_models(ModelConfig()), recall=first, recall_on=True, writer=WriterKind.HOST).runtime
+    try:
+        outcome = await runtime.ask("support", text)
+        assert outcome.ok, outcome.error
+    finally:
+        await first.store.close()
+
+
+@contextmanager
+def unreadable(path: Path, how: str) -> Iterator[str]:
+    """The recall file at `path` made unreadable `how`; yields what DuckDB says of it."""
+    if how == "corrupt":
+        path.write_bytes(os.urandom(64 * 1024))
+        yield "not a valid DuckDB database file"
+    else:
+        with holding(path.parent, "--recall"):  # a workbench with --recall on the same data directory
+            yield "Conflicting lock is held"
+
+
+@pytest.mark.parametrize("how", ["held by a running workbench", "corrupt"])
+async def test_an_earlier_recall_store_that_cannot_be_read_is_named_and_every_other_holder_forgets(tmp_path, how):
+    """Recall off, an earlier run's store that cannot be opened: the question names it with why, the
+    forget reaches every other holder and reports the store as NOT reached, one line of reason."""
+    path = tmp_path / "recall.duckdb"
+    value = f"Contoso-{secrets.token_hex(4)}"
+    await earlier_recall(path, f"customer={value}")
+    with unreadable(path, how) as why:
+        controller = assemble(
+            build_models(ModelConfig()), recall=RecallConfig(store=str(path)).memory(), writer=WriterKind.HOST
+        )
+        assert (await controller.ask("support", f"customer={value}; module=Billing")).result.ok
+
+        preview = await controller.forget_preview(["customer"])
+        assert (preview.removed, preview.kept) == (("customer",), 1)
+        (unreached,) = preview.unreached
+        assert unreached.startswith("recall store (could not be read: IOException: ") and why in unreached
+        assert "\n" not in unreached and "recall store" not in preview.reaches
+
+        report = await controller.forget("customer")
+        assert list(report.failures) == ["recall store"] and why in report.failures["recall store"]
+        assert "\n" not in report.failures["recall store"] and report.unreached == {}
+        assert report.removed["agent sessions"] == 2 and report.removed["transcript"] == 1
+        assert [f.key for f in controller.snapshot().facts] == ["module"]
+        assert "recall store NOT reached (IOException: " in report.describe()
+        assert residue([value], controller) == {}
