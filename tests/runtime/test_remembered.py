@@ -3,6 +3,7 @@ temporary directory, with the keys each item holds worked out as the one forget 
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
@@ -289,3 +290,14 @@ def test_sizes_read_as_a_person_reads_them(size, shown):
 
 def scripted_runtime_without_memories() -> AgentRuntime:
     return assemble(build_models(ModelConfig()), writer=WriterKind.HOST).runtime
+
+
+async def test_recall_off_and_an_earlier_store_that_cannot_be_read_is_listed_with_why(tmp_path):
+    """F3 with recall off does not hide a store it could not read: a corrupt file is named with why."""
+    path = tmp_path / "recall.duckdb"
+    path.write_bytes(os.urandom(64 * 1024))
+    runtime = assemble(build_models(ModelConfig()), recall=RecallConfig(store=str(path)).memory()).runtime
+    recall = system(await runtime.remembered(), "recall store")
+    assert recall.items == () and recall.location == str(path.resolve())
+    assert recall.description.startswith("off (an earlier run's store): could not be read: IOException: ")
+    assert "not a valid DuckDB database file" in recall.description and recall.unread is not None
