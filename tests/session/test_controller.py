@@ -5,20 +5,19 @@ import json
 import os
 import secrets
 import stat
-from collections.abc import Awaitable, Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
 import pytest
 from agent_framework import HistoryProvider, InMemoryHistoryProvider
 
+from tests.support.recall_files import UNREADABLE, earlier_recall, unreadable
 from tests.support.residue import residue
-from tests.test_startup import holding
 from workbench.drift import load_chronology_file, run_drift
 from workbench.memory.forget import ForgetReport
 from workbench.recall.config import RecallConfig
-from workbench.runtime import CallLog, MemoryUpdate, ModelConfig, build_models
+from workbench.runtime import MemoryUpdate, ModelConfig, build_models
 from workbench.runtime.config import WriterKind
 from workbench.runtime.histories import InMemoryHistories
 from workbench.session.assemble import assemble
@@ -181,29 +180,7 @@ async def test_the_forget_preview_is_the_forgets_own_plan_with_what_the_holders_
     assert (everything.keys, everything.removed, everything.kept) == (None, ("module",), 0)
 
 
-async def earlier_recall(path: Path, text: str) -> None:
-    """A recall file as an earlier run with --recall leaves it: `text` said to the support agent."""
-    first = RecallConfig(store=str(path)).build(CallLog())
-    runtime = assemble(build_models(ModelConfig()), recall=first, recall_on=True, writer=WriterKind.HOST).runtime
-    try:
-        outcome = await runtime.ask("support", text)
-        assert outcome.ok, outcome.error
-    finally:
-        await first.store.close()
-
-
-@contextmanager
-def unreadable(path: Path, how: str) -> Iterator[str]:
-    """The recall file at `path` made unreadable `how`; yields what DuckDB says of it."""
-    if how == "corrupt":
-        path.write_bytes(os.urandom(64 * 1024))
-        yield "not a valid DuckDB database file"
-    else:
-        with holding(path.parent, "--recall"):  # a workbench with --recall on the same data directory
-            yield "Conflicting lock is held"
-
-
-@pytest.mark.parametrize("how", ["held by a running workbench", "corrupt"])
+@pytest.mark.parametrize("how", UNREADABLE)
 async def test_an_earlier_recall_store_that_cannot_be_read_is_named_and_every_other_holder_forgets(tmp_path, how):
     """Recall off, an earlier run's store that cannot be opened: the question names it with why, the
     forget reaches every other holder and reports the store as NOT reached, one line of reason."""
