@@ -16,7 +16,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.test_startup import HANG, _env, holding, start
+from tests.support.recall_files import UNREADABLE, earlier_recall, unreadable
+from tests.test_startup import HANG, _env, closed_port, holding, start
 from workbench import cli, scripts
 from workbench import command as command_module
 
@@ -230,3 +231,50 @@ def test_your_agents_memories_are_listed_and_forgotten_and_an_unknown_one_is_not
 def test_forget_reads_its_key_and_path_from_its_words(words, key, path):
     args = cli.parse(words)
     assert cli.forget_words(args.words, everything=getattr(args, "all", False)) == (key, path)
+
+
+@pytest.mark.parametrize("how", UNREADABLE)
+def test_forget_with_an_earlier_recall_store_that_cannot_be_read_says_so_in_one_line_and_keeps_its_record(
+    tmp_path, monkeypatch, capsys, how
+):
+    """Recall off: the store an earlier run left cannot be opened. The forget reaches every other holder,
+    says the store was NOT reached in one line (no traceback) and exits 3; its record stays, so each
+    later start tries it again, says so in one line and goes on; once the store can be opened again,
+    the next start completes the forget and no byte of the value is left."""
+    data = tmp_path / "data"
+    monkeypatch.setenv("WORKBENCH_DATA_DIR", str(data))
+    value = f"Contoso-{secrets.token_hex(4)}"
+    asyncio.run(earlier_recall(data / "recall.duckdb", f"customer={value}"))
+    with unreadable(data / "recall.duckdb", how) as why:
+        assert cli.main(["forget", "customer", "--yes"]) == scripts.NOT_REACHED
+        out, err = capsys.readouterr()
+        (line,) = [line for line in out.splitlines() if "recall store" in line]
+        assert line.startswith("  recall store: NOT reached: IOException: ") and why in line
+        assert "Traceback" not in out + err and (data / "forget-pending.json").exists()
+
+        assert cli.main(["remembered"]) == 0
+        out, err = capsys.readouterr()
+        assert err.count("\n") == 1 and err.startswith("workbench remembered: could not complete the forget of ")
+        assert "recall store NOT reached (IOException: " in err
+        assert f"could not be read: IOException: {'IO Error: '}" in out and why in out
+    if how == "corrupt":
+        return  # left as it is: only the user can say what it was
+    listed = run(data, "remembered", "--json")  # the workbench that held it quit
+    assert listed.returncode == 0, listed.stderr
+    assert listed.stderr.startswith("workbench remembered: completed the forget of 'customer' cut short at ")
+    assert not (data / "forget-pending.json").exists() and holding_value(data, value) == []
+
+
+def test_forget_with_a_recall_server_that_cannot_be_reached_says_so_in_one_line(tmp_path, monkeypatch, capsys):
+    """WORKBENCH_RECALL_POSTGRES names a server that refuses, recall off: the other holders forget."""
+    monkeypatch.setenv("WORKBENCH_DATA_DIR", str(tmp_path / "data"))
+    monkeypatch.setenv("WORKBENCH_RECALL_POSTGRES", f"postgresql://me:s3cret-pw@127.0.0.1:{closed_port()}/recall")
+    assert cli.main(["forget", "customer", "--yes"]) == scripts.NOT_REACHED
+    out, err = capsys.readouterr()
+    (line,) = [line for line in out.splitlines() if "recall store" in line]
+    assert line.startswith("  recall store: NOT reached: ") and "Connection refused" in line
+    assert "Traceback" not in out + err and "s3cret-pw" not in out + err
+    assert cli.main(["remembered"]) == 0
+    out, err = capsys.readouterr()
+    assert err.count("\n") == 1 and "recall store NOT reached" in err and "s3cret-pw" not in out + err
+    assert "could not be read: " in out

@@ -115,6 +115,32 @@ async def test_a_failing_holder_does_not_keep_the_forget_from_the_others_and_its
     assert "Contoso" not in memory.ledger.latest(1)[0].describe()
 
 
+async def test_a_holder_that_cannot_be_read_is_named_in_the_plan_and_the_others_widen_it():
+    """Its `declared` raises (a store another process holds): the plan is made of the rest, names it
+    with why (scrubbed of the values it does know), and the forget tries it and reports it failed."""
+    memory = WorkingMemory()
+    say(memory, "customer=Contoso")
+    forgetting = Forgetting(memory)
+
+    class Unreadable:
+        name, unit = "locked", "row(s)"
+
+        async def declared(self, keys: frozenset[str]) -> set[str]:
+            raise OSError("locked while reading customer Contoso")
+
+        async def forget(self, plan: ForgetPlan) -> int:
+            raise OSError("still locked")
+
+    forgetting.register(Unreadable())
+    after = Kept("after", ["customer=Fabrikam"])
+    forgetting.register(after.holder)
+    planned = await forgetting.plan("customer")
+    assert planned.values == {"Contoso", "Fabrikam"}
+    assert planned.unread == {"locked": f"OSError: locked while reading customer {FORGOTTEN}"}
+    report = await forgetting.forget("customer")
+    assert report.failures == {"locked": "OSError: still locked"} and after.texts == [f"customer={FORGOTTEN}"]
+
+
 def test_a_holder_is_registered_once():
     forgetting = Forgetting(WorkingMemory())
     unregister = forgetting.register(Kept("one", []).holder)

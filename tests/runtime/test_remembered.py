@@ -9,6 +9,7 @@ import pytest
 
 from tests.agentmem.helpers import live_runtime, say, scripted_runtime
 from tests.support.openai_server import memory_file_writer
+from tests.support.recall_files import UNREADABLE, earlier_recall, unreadable
 from workbench.agentmem.extracted import ExtractedMemory
 from workbench.agentmem.files import FileMemory
 from workbench.persist.sessions import PersistedSessions
@@ -289,3 +290,16 @@ def test_sizes_read_as_a_person_reads_them(size, shown):
 
 def scripted_runtime_without_memories() -> AgentRuntime:
     return assemble(build_models(ModelConfig()), writer=WriterKind.HOST).runtime
+
+
+@pytest.mark.parametrize("how", UNREADABLE)
+async def test_recall_off_and_an_earlier_store_that_cannot_be_read_is_listed_with_why(tmp_path, how):
+    """F3 with recall off does not hide a store it could not read: it is named with why."""
+    path = tmp_path / "recall.duckdb"
+    await earlier_recall(path, "customer=Contoso")
+    with unreadable(path, how) as why:
+        runtime = assemble(build_models(ModelConfig()), recall=RecallConfig(store=str(path)).memory()).runtime
+        recall = system(await runtime.remembered(), "recall store")
+    assert recall.items == () and recall.location == str(path.resolve())
+    assert recall.description.startswith("off (an earlier run's store): could not be read: IOException: ")
+    assert why in recall.description and recall.unread is not None and "\n" not in recall.description

@@ -12,9 +12,11 @@ from typing import Any
 import pytest
 from agent_framework import HistoryProvider, InMemoryHistoryProvider
 
+from tests.support.recall_files import UNREADABLE, earlier_recall, unreadable
 from tests.support.residue import residue
 from workbench.drift import load_chronology_file, run_drift
 from workbench.memory.forget import ForgetReport
+from workbench.recall.config import RecallConfig
 from workbench.runtime import MemoryUpdate, ModelConfig, build_models
 from workbench.runtime.config import WriterKind
 from workbench.runtime.histories import InMemoryHistories
@@ -176,3 +178,31 @@ async def test_the_forget_preview_is_the_forgets_own_plan_with_what_the_holders_
     assert [f.key for f in controller.runtime.memory.facts()] == ["module"]
     everything = await controller.forget_preview(None)
     assert (everything.keys, everything.removed, everything.kept) == (None, ("module",), 0)
+
+
+@pytest.mark.parametrize("how", UNREADABLE)
+async def test_an_earlier_recall_store_that_cannot_be_read_is_named_and_every_other_holder_forgets(tmp_path, how):
+    """Recall off, an earlier run's store that cannot be opened: the question names it with why, the
+    forget reaches every other holder and reports the store as NOT reached, one line of reason."""
+    path = tmp_path / "recall.duckdb"
+    value = f"Contoso-{secrets.token_hex(4)}"
+    await earlier_recall(path, f"customer={value}")
+    with unreadable(path, how) as why:
+        controller = assemble(
+            build_models(ModelConfig()), recall=RecallConfig(store=str(path)).memory(), writer=WriterKind.HOST
+        )
+        assert (await controller.ask("support", f"customer={value}; module=Billing")).result.ok
+
+        preview = await controller.forget_preview(["customer"])
+        assert (preview.removed, preview.kept) == (("customer",), 1)
+        (unreached,) = preview.unreached
+        assert unreached.startswith("recall store (could not be read: IOException: ") and why in unreached
+        assert "\n" not in unreached and "recall store" not in preview.reaches
+
+        report = await controller.forget("customer")
+        assert list(report.failures) == ["recall store"] and why in report.failures["recall store"]
+        assert "\n" not in report.failures["recall store"] and report.unreached == {}
+        assert report.removed["agent sessions"] == 2 and report.removed["transcript"] == 1
+        assert [f.key for f in controller.snapshot().facts] == ["module"]
+        assert "recall store NOT reached (IOException: " in report.describe()
+        assert residue([value], controller) == {}

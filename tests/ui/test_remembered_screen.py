@@ -134,6 +134,17 @@ async def test_the_screen_shows_values_literally_and_asks_to_forget_the_keys_an_
         assert [n.message for n in host._notifications][-1].startswith("It holds no value of an allowed key")
 
 
+async def test_a_system_that_could_not_be_read_says_what_it_holds_is_not_known():
+    why = 'IOException: IO Error: Could not set lock on file "/data/[b]recall.duckdb"'
+    unread = RememberedSystem("recall store", "/data/[b]recall.duckdb", f"could not be read: {why}", unread=why)
+    host = Host(Remembered((unread,)))
+    async with host.run_test(size=(60, 20)) as pilot:
+        await pilot.pause()
+        shown = drawn(host)
+    assert f"recall store could not be read: {why}" in shown and "/data/[b]recall.duckdb" in shown
+    assert "what it holds is not known" in shown and "holds no key's value" not in shown
+
+
 async def test_a_system_with_many_items_shows_a_bounded_list_and_its_own_line_forgets_them_all():
     host = Host(sample(ITEMS_SHOWN + 30))
     async with host.run_test(size=(80, 24)) as pilot:

@@ -15,7 +15,7 @@ import asyncio
 import inspect
 import json
 import re
-from collections.abc import Awaitable, Callable, Iterable
+from collections.abc import Awaitable, Callable, Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from datetime import datetime
 from functools import cached_property
@@ -60,12 +60,15 @@ class ForgetPlan:
     """What one forget removes. `key` is None for a forget of everything. `completing`: the forget a
     crash cut short, applied again at start; a holder that deletes first and erases after (a recall
     file, a table) erases even when it finds nothing left to delete, since the cut-short run may have
-    deleted and stopped before the erase."""
+    deleted and stopped before the erase. `unread`: the holders whose text could not be read while
+    planning (a store another process holds, or that is corrupt), and why: the values they declare are
+    not in the plan, and the forget tries them all the same (and reports them if they fail again)."""
 
     key: str | None
     keys: frozenset[str]
     values: frozenset[str]
     completing: bool = False
+    unread: Mapping[str, str] = field(default_factory=dict, compare=False)
 
     @property
     def everything(self) -> bool:
@@ -283,11 +286,19 @@ class Forgetting:
         return lambda: self._holders.remove(holder) if holder in self._holders else None
 
     async def plan(self, key: str | None) -> ForgetPlan:
+        """Memory's values for `key` (None: everything), widened by every value the holders' texts
+        declare; a holder that cannot be read is named in the plan's `unread` (one that cannot be read
+        must not keep the forget from the others, nor its question from being asked)."""
         keys = self._memory.plan(key).keys  # everything: every key of memory's contract
         declared: set[str] = set()
+        unread: dict[str, Exception] = {}
         for holder in list(self._holders):
-            declared |= await holder.declared(keys)
-        return self._memory.plan(key, declared)
+            try:
+                declared |= await holder.declared(keys)
+            except Exception as exc:
+                unread[holder.name] = exc
+        plan = self._memory.plan(key, declared)
+        return replace(plan, unread={name: _failure(plan, exc) for name, exc in unread.items()}) if unread else plan
 
     async def forget(self, key: str | None, *, completing: bool = False) -> ForgetReport:
         """Plan, apply to memory, then to every holder, one forget at a time. A forget once asked is
@@ -340,6 +351,11 @@ class Forgetting:
             except NotReached as exc:
                 report.unreached[holder.name] = clip(plan.scrub(str(exc) or UNREACHABLE), _FAILURE_CHARS)
             except Exception as exc:  # one holder's failure must not keep the forget from the others
-                report.failures[holder.name] = clip(plan.scrub(f"{type(exc).__name__}: {exc}"), _FAILURE_CHARS)
+                report.failures[holder.name] = _failure(plan, exc)
         self._memory.note(report.describe(), origin="forget")
         return report
+
+
+def _failure(plan: ForgetPlan, exc: Exception) -> str:
+    """Why a holder failed, as the ledger, the question and the report say it: scrubbed and bounded."""
+    return clip(plan.scrub(f"{type(exc).__name__}: {exc}"), _FAILURE_CHARS)

@@ -344,6 +344,10 @@ class PostgresBackend:
         return f"PostgresBackend({self.location!r})"
 
     def open(self) -> BaseVectorStore:
+        """The store, once the server answered a connect within CONNECT_TIMEOUT: a server that cannot
+        be reached (recall off, an earlier run's $WORKBENCH_RECALL_POSTGRES) is said at once with the
+        driver's reason, not after the pool's 30 s as "inspect the chained driver exception"."""
+        check_reachable(self._conninfo.get_secret_value())
         conninfo = SecretString(search_settings(self._conninfo.get_secret_value()))
         return RecallPostgresStore(connection_string=conninfo, schema=_SCHEMA)
 

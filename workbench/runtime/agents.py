@@ -283,12 +283,15 @@ class AgentRuntime:
 
     async def complete_pending(self) -> ForgetReport | None:
         """Complete the forget a crash cut short, if the journal records one: what start-up does before
-        anything else (before a turn can be asked). Says so in the ledger and the header."""
+        anything else (before a turn can be asked). Says so in the ledger and the header, with what it
+        still could not reach."""
         pending = self._journal.pending() if self._journal is not None else None
         if pending is None:
             return None
         report = await self.forget(pending.key, completing=True)
-        self.completed = f"completed the forget of {pending.what} cut short at {pending.asked_at:%Y-%m-%d %H:%M} UTC"
+        # A holder that failed again (a store still locked or corrupt) keeps the record: the next start tries again.
+        done = "could not complete" if report.failures else "completed"
+        self.completed = f"{done} the forget of {pending.what} cut short at {pending.asked_at:%Y-%m-%d %H:%M} UTC"
         self.memory.note(f"Start-up {self.completed}: {report.describe()}.", origin="forget")
         return report
 
@@ -411,7 +414,7 @@ class AgentRuntime:
             recall = await self._listed(self.recall)
             if self.recall_on:
                 systems.append(recall)
-            elif recall.items:  # off, but an earlier run left a store
+            elif recall.items or recall.unread is not None:  # off, but an earlier run left a store, or may have
                 systems.append(replace(recall, description=f"off (an earlier run's store): {recall.description}"))
         systems += [await self._listed(memory_system) for memory_system in self.memories]
         listed = {"working memory", *(system.name for system in systems)}
@@ -441,8 +444,8 @@ class AgentRuntime:
         try:
             items = await held
         except Exception as exc:  # one system that cannot be read must not hide the others
-            why = explain_failure(exc, secrets=self.models.secrets)
-            return RememberedSystem(name, location, f"could not be read: {clip(why, _FAILURE_CHARS)}")
+            why = clip(explain_failure(exc, secrets=self.models.secrets), _FAILURE_CHARS)
+            return RememberedSystem(name, location, f"could not be read: {why}", unread=why)
         return RememberedSystem(name, location, description, tuple(items))
 
     def recalled(self, name: str) -> list[RecalledMessage]:

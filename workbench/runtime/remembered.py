@@ -73,12 +73,14 @@ class Remembers(Protocol):
 
 @dataclass(frozen=True)
 class RememberedSystem:
-    """One memory system and what it holds. `location` None: in this process only, gone on exit."""
+    """One memory system and what it holds. `location` None: in this process only, gone on exit.
+    `unread`: why what it holds could not be read (its description says so too), None when it was."""
 
     name: str
     location: str | None
     description: str
     items: tuple[HeldItem, ...] = ()
+    unread: str | None = None
 
     @property
     def size(self) -> int | None:

@@ -13,6 +13,7 @@ from workbench.files import write_private
 from workbench.memory.forget import ForgetPlan, Holder, TextHolder, declared_in
 from workbench.memory.rules import check_message
 from workbench.session.transcript import Transcript
+from workbench.text import visible
 
 if TYPE_CHECKING:
     from workbench.chronology import Chronology
@@ -52,14 +53,15 @@ class ForgetPreview:
     that goes, `also` those of them not asked for (their values hold a forgotten one), `kept` how many
     facts stay, `reaches` the memories it empties or removes values from beside working memory and both
     agents' histories (the persisted sessions, the recall store while recall is on, the other memories),
-    `unreached` those it cannot reach, named before the user answers."""
+    `unreached` those it cannot reach, named before the user answers: a holder the workbench does not
+    know, or a store that could not be read (with why), which the forget will try and report."""
 
     keys: tuple[str, ...] | None
     removed: tuple[str, ...]
     also: tuple[str, ...]
     kept: int
     reaches: tuple[str, ...]
-    unreached: tuple[str, ...] = ()  # memories it cannot reach (a provider the workbench does not know)
+    unreached: tuple[str, ...] = ()  # memories it cannot reach (a provider it does not know, a store unread)
 
 
 @dataclass(frozen=True)
@@ -255,15 +257,22 @@ class SessionController:
         runtime = self.runtime
         facts = runtime.memory.facts()
         left = facts
+        unread: dict[str, str] = {}
         for key in keys if keys is not None else [None]:
-            left = (await runtime.forgetting.plan(key)).kept(left)
+            plan = await runtime.forgetting.plan(key)
+            left = plan.kept(left)
+            unread.update(plan.unread)
         kept = {f.key for f in left}
         gone = tuple(f.key for f in facts if f.key not in kept)
         also = tuple(k for k in gone if keys is not None and k not in keys)
         persisted = ["persisted sessions"] if runtime.histories.persisted is not None else []
         recall = [runtime.recall.name] if runtime.recall is not None and runtime.recall_on else []
-        unreached = tuple(runtime.forgetting.unreachable())
-        reaches = tuple(n for n in (*persisted, *recall, *(m.name for m in runtime.memories)) if n not in unreached)
+        missed = {*runtime.forgetting.unreachable(), *unread}
+        unreached = (
+            *(n for n in runtime.forgetting.unreachable() if n not in unread),
+            *(f"{name} (could not be read: {visible(why)})" for name, why in unread.items()),
+        )
+        reaches = tuple(n for n in (*persisted, *recall, *(m.name for m in runtime.memories)) if n not in missed)
         return ForgetPreview(None if keys is None else tuple(keys), gone, also, len(left), reaches, unreached)
 
     async def forget(self, key: str | None) -> ForgetReport:

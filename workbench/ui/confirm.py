@@ -113,7 +113,7 @@ class ConfirmForget(ModalScreen[bool]):
             with VerticalScroll(id="question-scroll", can_focus=False):
                 yield Static(what, id="question")
             with Vertical(id="answer"):
-                yield Static(consequence, id="consequence")
+                yield Static(Text(consequence), id="consequence")  # a store's reason is its own text, not markup
                 with Horizontal(id="buttons"):
                     yield Button("Forget (y)", id="yes", variant="error")
                     yield Button("Keep (n)", id="no", variant="primary")

@@ -194,7 +194,9 @@ def _system(system: RememberedSystem) -> Group:
     where = literal(system.location or "in this process only", "dim", limit=LINE_CHARS)
     if system.size is not None:
         where.append(f" · {describe_size(system.size)}", "dim")
-    where.append(" · ", "dim").append_text(_keys(system.keys))
+    # A system that could not be read holds what it holds: not "no key's value".
+    held = Text("what it holds is not known", "bold") if system.unread is not None else _keys(system.keys)
+    where.append(" · ", "dim").append_text(held)
     return Group(title, where)
 
 
