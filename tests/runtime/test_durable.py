@@ -82,7 +82,8 @@ async def test_a_forget_cut_short_is_completed_by_the_next_start_before_anything
     assert holding(directory, [v["contoso"]]) == {}
     assert [f.key for f in again.memory.facts()] == ["module"]
     assert "forget: completed the forget of 'customer'" in again.status.summary
-    assert any("Start-up completed the forget" in e.describe() for e in again.memory.ledger.latest())
+    (said,) = [e.describe() for e in again.memory.ledger.latest() if "Start-up completed the forget" in e.describe()]
+    assert said.endswith(".") and not said.endswith("..")
 
 
 def test_a_start_that_does_not_open_the_stores_of_a_pending_forget_is_refused_in_one_line(tmp_path, monkeypatch):

@@ -292,7 +292,7 @@ class AgentRuntime:
         # A holder that failed again (a store still locked or corrupt) keeps the record: the next start tries again.
         done = "could not complete" if report.failures else "completed"
         self.completed = f"{done} the forget of {pending.what} cut short at {pending.asked_at:%Y-%m-%d %H:%M} UTC"
-        self.memory.note(f"Start-up {self.completed}: {report.describe()}.", origin="forget")
+        self.memory.note(f"Start-up {self.completed}: {report.describe()}", origin="forget")
         return report
 
     def _session_texts(self) -> Iterator[str]:
