@@ -97,6 +97,22 @@ async def test_as_many_panes_show_side_by_side_as_fit_and_the_others_come_in_tur
         assert [p.agent for p in panes.shown()] == then
 
 
+@pytest.mark.parametrize("widths", [(140, 80), (140, 80, 200), (80, 200, 80, 200, 80)])
+async def test_resizing_shows_the_panes_that_fit_at_each_width(widths):
+    """Textual lays the panes out at a new width before the width's breakpoint class restyles them:
+    from 140 to 80 columns, three panes share the 16 columns the wide fact panel leaves, for a frame."""
+    host = PanesHost()
+    async with host.run_test(size=(widths[0], 24)) as pilot:
+        panes = host.query_one(Panes)
+        for width in widths[1:]:
+            await pilot.resize_terminal(width, 24)
+            await pilot.pause()
+        await pilot.pause()
+        fit = {80: 2, 140: 3, 200: 4}[widths[-1]]
+        assert [p.agent for p in panes.panes if p.display] == list(NAMES[:fit])
+        assert all(p.prompt.content_size.width > 0 for p in panes.shown())
+
+
 async def test_a_user_agents_pane_runs_its_turn_and_the_facts_are_shared():
     host = PaneHost(session_of(*NAMES[:3]), "triage")
     async with host.run_test(size=(80, 24)) as pilot:
