@@ -6,7 +6,7 @@ from agent_framework import Agent
 from textual.app import App, ComposeResult
 from textual.containers import Horizontal
 
-from tests.ui.helpers import FIXED, PaneHost, start_ended
+from tests.ui.helpers import FIXED, PaneHost, pushed, start_ended
 from workbench import ScriptedChatClient
 from workbench.memory import WorkingMemory
 from workbench.runtime import ModelConfig, build_models
@@ -14,6 +14,7 @@ from workbench.session.assemble import assemble
 from workbench.session.controller import SessionController
 from workbench.ui.app import WorkbenchApp
 from workbench.ui.chat import ChatPane, Hint
+from workbench.ui.drift_screen import DriftScreen
 from workbench.ui.facts import FactPanel
 from workbench.ui.panes import Panes
 
@@ -64,6 +65,30 @@ async def test_at_80_columns_two_panes_show_and_f4_brings_the_others():
         assert shown(app) == ["planner", "Release notes"]
 
 
+async def test_the_drift_lab_offers_neither_f5_nor_f4_and_neither_acts_there():
+    """F5 on the lab opened a second one with the same id (DuplicateIds ended the app); F4 turned the
+    hidden main screen's panes, and the lab's footer offered it after a resize. Both are the main screen's."""
+    app = WorkbenchApp(session_of(*NAMES[:3]))
+    async with app.run_test(size=(140, 40)) as pilot:
+        await pilot.pause()
+        await pilot.press("f5")
+        lab = await pushed(app, DriftScreen)
+        await pilot.resize_terminal(80, 24)  # two of the three panes fit: F4 has others to bring
+        await pilot.pause()
+        assert not {"f4", "f5"} & footer_keys(app) and "escape" in footer_keys(app)
+        assert not [c.title for c in app.get_system_commands(app.screen) if "rift lab" in c.title]  # nor the palette
+        await pilot.press("f5", "f4")
+        await pilot.pause()
+        assert app.screen is lab and app.screen_stack == [app.screen_stack[0], lab]
+        assert shown(app) == list(NAMES[:2])  # the panes did not turn
+        await pilot.press("escape")
+        await pilot.pause()
+        assert {"f4", "f5"} <= footer_keys(app)  # back on the main screen: both offered again
+        await pilot.press("f4")
+        await pilot.pause()
+        assert shown(app) == [NAMES[2], NAMES[0]]
+
+
 class PanesHost(App[None]):
     """The panes of four agents beside the fact panel, styled as in the app, without a session."""
 
@@ -95,6 +120,22 @@ async def test_as_many_panes_show_side_by_side_as_fit_and_the_others_come_in_tur
         await pilot.pause()
         assert [p.agent for p in panes.panes if p.display] == [n for n in NAMES if n in then]
         assert [p.agent for p in panes.shown()] == then
+
+
+@pytest.mark.parametrize("widths", [(140, 80), (140, 80, 200), (80, 200, 80, 200, 80)])
+async def test_resizing_shows_the_panes_that_fit_at_each_width(widths):
+    """Textual lays the panes out at a new width before the width's breakpoint class restyles them:
+    from 140 to 80 columns, three panes share the 16 columns the wide fact panel leaves, for a frame."""
+    host = PanesHost()
+    async with host.run_test(size=(widths[0], 24)) as pilot:
+        panes = host.query_one(Panes)
+        for width in widths[1:]:
+            await pilot.resize_terminal(width, 24)
+            await pilot.pause()
+        await pilot.pause()
+        fit = {80: 2, 140: 3, 200: 4}[widths[-1]]
+        assert [p.agent for p in panes.panes if p.display] == list(NAMES[:fit])
+        assert all(p.prompt.content_size.width > 0 for p in panes.shown())
 
 
 async def test_a_user_agents_pane_runs_its_turn_and_the_facts_are_shared():

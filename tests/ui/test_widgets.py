@@ -254,6 +254,22 @@ async def test_the_composer_does_not_blink_ctrl_j_starts_a_line_and_enter_sends_
         assert composer.text == "" and not composer.undo_texts()[0]
 
 
+async def test_the_composer_draws_in_no_width_and_its_placeholder_once_it_has_room():
+    """A terminal too narrow for the pane, or a layout made with the breakpoint's old styles (a resize
+    from 140 to 80 columns squeezes three panes into 16 columns for a frame), leaves no column inside
+    the input: it draws nothing there and its placeholder again once there is room."""
+    composer = Composer("Ask · Ctrl+J new line")
+    composer.styles.padding = (0, 1)
+    composer.styles.width = 2  # the padding only: no column for text
+    host = Host(composer)
+    async with host.run_test(size=(60, 10)) as pilot:
+        await pilot.pause()
+        assert composer.content_size.width == 0 and composer.render_line(0).text == ""
+        composer.styles.width = 30
+        await pilot.pause()
+        assert composer.render_line(0).text.startswith("Ask · Ctrl+J new line")
+
+
 class ShortPane(ChatPane):
     MAX_SHOWN, SHOW_MORE = 6, 2
 

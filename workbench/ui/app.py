@@ -506,10 +506,20 @@ class WorkbenchApp(App[None]):
             self._pane_box.turn()
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
-        """F4 shows in the footer only while some agents' panes are out of view."""
+        """F4 is the main screen's, with nothing over it, and shows only while some agents' panes are
+        out of view. F5 opens a drift lab only while none is open: a second one's id ended the app."""
         if action == "other_agents":
-            return self._pane_box is not None and self._pane_box.out_of_view > 0
+            on_main = len(self.screen_stack) == 1
+            return on_main and self._pane_box is not None and self._pane_box.out_of_view > 0
+        if action == "drift":
+            return not self._lab_open
         return True
+
+    @property
+    def _lab_open(self) -> bool:
+        """A drift lab is on the stack, on top or under a modal. Known by its id: its module (and the
+        chart library) loads only when a lab opens."""
+        return any(screen.id == "drift" for screen in self.screen_stack)
 
     def action_help(self) -> None:
         from workbench.ui.screens import HelpScreen  # loads when first opened, not at start-up
@@ -676,17 +686,19 @@ class WorkbenchApp(App[None]):
             "Every memory the agents run and what each holds now, live; forget any of it from there (F3)",
             self.action_remembered,
         )
-        yield SystemCommand(
-            "Drift lab", "Run the built-in chronology through every context policy and compare", self.action_drift
-        )
+        if not self._lab_open:  # one lab at a time, as F5
+            yield SystemCommand(
+                "Drift lab", "Run the built-in chronology through every context policy and compare", self.action_drift
+            )
         yield SystemCommand(
             "Export conversation as chronology",
             f"{both.capitalize()} panes' messages and every forget, to a file the drift lab runs; questions are probes",
             self.action_export_chronology,
         )
-        yield SystemCommand(
-            "Run the drift lab on this conversation",
-            f"Replay {both} panes' messages and forgets through every context policy",
-            self.action_drift_on_conversation,
-        )
+        if not self._lab_open:
+            yield SystemCommand(
+                "Run the drift lab on this conversation",
+                f"Replay {both} panes' messages and forgets through every context policy",
+                self.action_drift_on_conversation,
+            )
         yield SystemCommand("Workbench help", "The contract, the commands and the keys", self.action_help)

@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from textual import events
 from textual.message import Message
 from textual.reactive import reactive
+from textual.strip import Strip
 from textual.widgets import TextArea
 
 from workbench.memory.shown import visible_controls
@@ -44,6 +45,14 @@ class Composer(TextArea):
             classes="prompt -textual-compact",
         )
         self.cursor_blink = False
+
+    def render_line(self, y: int) -> Strip:
+        """Nothing when no column is left inside the input: a terminal narrower than the pane, or a
+        frame laid out before a resize's breakpoint styles apply. (TextArea wraps its placeholder to
+        the content width, and a wrap to width 0 raises ValueError: Textual 8.2.)"""
+        if not self.content_size.width:
+            return Strip.blank(0)
+        return super().render_line(y)
 
     async def _on_key(self, event: events.Key) -> None:
         """Enter sends and Ctrl+J starts a line, both handled here in the composer's own queue, in
