@@ -240,7 +240,7 @@ class WorkbenchApp(App[None]):
         else:
             self._show_resumed()
             for pane, text in waiting.items():  # as sent: refused, it stays the draft it is again now
-                self.call_later(self._submitted, ChatPane.Submitted(pane, text))
+                self.call_later(self._send, pane, text)
 
     def _restore_waiting(self) -> dict[ChatPane, str]:
         """The messages sent before the agents were ready, back in front of their panes' drafts: sent
@@ -332,7 +332,10 @@ class WorkbenchApp(App[None]):
 
     @on(ChatPane.Submitted)
     async def _submitted(self, event: ChatPane.Submitted) -> None:
-        pane, text = event.pane, event.text
+        await self._send(event.pane, event.text)
+
+    async def _send(self, pane: ChatPane, text: str) -> None:
+        """What a pane sent: waiting while the agents start, a console command, a refusal, or a turn."""
         if text.strip() and self._start_error is None and not self.ready and pane not in self._waiting:
             pane.accepted(text)  # what is typed after it is a message of its own, not glued onto it
             self._waiting[pane] = text
