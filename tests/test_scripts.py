@@ -74,6 +74,26 @@ def test_remembered_json_lists_the_fact_and_the_history_with_values_as_typed(per
     assert listed["completed"] is None
 
 
+def test_remembered_says_of_each_key_exactly_the_values_a_forget_of_it_removes(persisted):
+    """The second declaration of a message, `product` here, read from the state file's JSON: its value
+    ends where the JSON string does (it was printed as `"Billing…", "additional_properties": {}}], …`)."""
+    data, values = persisted
+    done = run(data, "remembered", "--persist", "--json")
+    assert done.returncode == 0, done.stderr
+    listed = json.loads(done.stdout)["values"]
+    args = cli.build_parser().parse_args(["--persist"])
+    session = cli.session_start(args, cli.model_config(args))()
+    try:
+        plans = {key: asyncio.run(session.runtime.forgetting.plan(key)) for key in values}
+    finally:
+        session.runtime.histories.close()  # type: ignore[attr-defined]
+    assert listed == {key: [value] for key, value in values.items()}
+    assert listed == {key: sorted(plan.values) for key, plan in plans.items()}
+    shown = run(data, "remembered", "--persist").stdout.splitlines()
+    product = values["product"].replace("\x1b", "\\x1b")
+    assert shown[1:3] == [f'  customer: "{values["customer"]}"', f'  product: "{product}"']
+
+
 def test_remembered_shows_text_literally_with_hidden_characters_made_visible(persisted):
     data, values = persisted
     done = run(data, "--persist", "remembered")  # the TUI's options, before the command

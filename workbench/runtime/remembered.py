@@ -136,13 +136,25 @@ def history_text(messages: Iterable[Message]) -> str:
     return "\n".join(f"{m.role}:\n{m.text or ''}" for m in messages)
 
 
+def _json(item: HeldItem) -> bool:
+    return item.content.lstrip().startswith(("{", "["))
+
+
 def _texts(item: HeldItem) -> Iterator[str]:
     """What an item's keys are looked for in: its name, content and a description the memory keeps,
     and every string of content that is JSON or JSON Lines (a value with a quote or a backslash is
     written escaped there)."""
     yield from (item.name, item.content, *([item.description] if item.described else []))
-    if item.content.lstrip().startswith(("{", "[")):
+    if _json(item):
         yield from json_strings(item.content)
+
+
+def _declaring(item: HeldItem) -> Iterator[str]:
+    """What an item's declarations are read from, as a holder's own `declared` reads them: content that
+    is JSON declares in its strings only. Its raw text would not: `database=PostgreSQL", "message_id":
+    …` ends where the JSON string does, not where the line does."""
+    yield from (item.name, *([item.description] if item.described else []))
+    yield from json_strings(item.content) if _json(item) else (item.content,)
 
 
 def _fact(fact: Fact) -> HeldItem:
@@ -170,7 +182,7 @@ def inventory(
     sentences are not declarations)."""
     corrected = corrected_values(snapshot.ledger, (f.value for f in snapshot.facts))
     texts = {id(item): list(_texts(item)) for system in holders for item in system.items}
-    declaring = [text for found in texts.values() for text in found]
+    declaring = [text for system in holders for item in system.items for text in _declaring(item)]
     plans = {key: memory.plan(key, declared_in(declaring, frozenset({key}))) for key in memory.contract.keys}
 
     def marked(item: HeldItem, keys: Iterable[str], found: Sequence[str]) -> HeldItem:
