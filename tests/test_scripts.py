@@ -225,6 +225,7 @@ def test_your_agents_memories_are_listed_and_forgotten_and_an_unknown_one_is_not
         args = cli.parse([str(agents)])
         session = cli.session_start(args, cli.model_config(args), cli.load_agents(args))()
         asyncio.run(session.ask("triage", f"module=Reporting-{tag}"))
+        session.close()  # the run ends: its folders are let go
         for name in set(sys.modules) - before:
             del sys.modules[name]
     assert holding_value(tmp_path / "example-data", f"Reporting-{tag}")

@@ -875,7 +875,7 @@ def session_start(
 
         built = agent_memory.build()
         calls = CallLog()  # recall's embeddings requests are logged beside the model calls
-        return assemble(
+        session = assemble(
             build_models(config, function_calls=recall.on_demand or (agent_memory.calls_functions and config.is_live)),
             memory=None if opened.persisted is not None else WorkingMemory(contract),
             mode=mode(args, loaded),
@@ -890,6 +890,8 @@ def session_start(
             agents=[item.agent for item in loaded],
             redis=redis_histories(args, opened.persisted),
         )
+        session.on_close(opened.close)  # the state file written whole, the folders let go
+        return session
 
     return start
 

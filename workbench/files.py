@@ -95,6 +95,12 @@ def replace_private(path: Path, text: str | bytes) -> None:
     it, and the folder flushed, so a crash leaves the old contents or the new, never half of either."""
     work = path.with_name(path.name + WORK_SUFFIX)
     write_private(work, text)
+    put_in_place(work, path)
+
+
+def put_in_place(work: Path, path: Path) -> None:
+    """Make the finished work file `work` the file `path` as one step: flushed to disk, renamed over
+    `path`, and the folder flushed, so a crash leaves `path` as it was or whole."""
     descriptor = os.open(work, os.O_RDONLY)
     try:
         os.fsync(descriptor)

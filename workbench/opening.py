@@ -52,10 +52,13 @@ class Opened:
     locks: list[FolderLock] = field(default_factory=list)
 
     def close(self) -> None:
-        """Let another process open them (the process ending does the same)."""
-        if self.persisted is not None:
-            self.persisted.close()
-        for lock in self.locks:
+        """Let another process open them (the process ending does the same, but leaves the persisted
+        state in SQLite's log). Once: a second call does nothing."""
+        persisted, self.persisted = self.persisted, None
+        locks, self.locks = self.locks, []
+        if persisted is not None:
+            persisted.close()
+        for lock in locks:
             lock.release()
 
 

@@ -115,6 +115,13 @@ async def _started(start: Start, say: Say) -> SessionController:
 async def remembered(start: Start, *, as_json: bool, say: Say) -> int:
     """Print what every memory holds."""
     session = await _started(start, say)
+    try:
+        return await _remembered(session, as_json=as_json)
+    finally:
+        session.close()
+
+
+async def _remembered(session: SessionController, *, as_json: bool) -> int:
     listed = await session.remembered()
     completed = session.runtime.completed
     if as_json:
@@ -138,6 +145,13 @@ async def forget(start: Start, key: str | None, *, ask: Ask | None, as_json: boo
     """Forget `key` (None: everything) through the one forget, after `ask` (None: asked nothing) agreed
     to what it will remove; print what each holder did."""
     session = await _started(start, say)
+    try:
+        return await _forget(session, key, ask=ask, as_json=as_json, say=say)
+    finally:
+        session.close()
+
+
+async def _forget(session: SessionController, key: str | None, *, ask: Ask | None, as_json: bool, say: Say) -> int:
     keys = None if key is None else [key]
     if ask is not None and not ask(
         question(await session.forget_preview(keys), _values(session), _value_chars(session))

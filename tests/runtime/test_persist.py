@@ -261,20 +261,6 @@ async def test_a_folder_of_the_version_before_the_database_is_moved_into_it_whol
     assert holding(directory, ["version=2"]) == {} and holding(directory, ["SQL Server 2022"])
 
 
-async def test_a_database_a_start_created_and_left_before_its_schema_opens_as_new(tmp_path):
-    """Killed after SQLite wrote the file's first page and before the schema was committed, the first
-    start left a database with no table; the next start refused it ("format missing") forever."""
-    directory = tmp_path / DIRECTORY
-    directory.mkdir(mode=0o700)
-    empty = sqlite3.connect(directory / STATE_FILE)
-    empty.execute("PRAGMA journal_mode=WAL")
-    empty.close()
-    runtime = started(directory)
-    assert (await runtime.ask("support", "module=Reporting")).ok
-    quit_(runtime)
-    assert facts(started(directory)) == {"module": ("Reporting", "module=Reporting")}
-
-
 async def test_a_move_killed_before_the_old_history_folder_went_removes_it_next_time(tmp_path):
     directory = tmp_path / DIRECTORY
     quit_(started(directory))

@@ -128,7 +128,8 @@ class PersistedSessions:
             )
 
     def close(self) -> None:
-        """Let another workbench use the directory (exiting the process does the same)."""
+        """Write everything into the state file alone (`StateFile.close`), and let another workbench use
+        the directory (exiting the process frees it too, but leaves the state in SQLite's log)."""
         if self._state is not None:
             self._state.close()
             self._state = None

@@ -11,8 +11,18 @@ the file or its log keeps a value that was deleted. Text is stored as SQLite sto
 each row's JSON as pydantic writes it: a raw scan of the files finds a value as typed or as JSON
 escapes it.
 
-A file this version cannot read (not a database, damaged, a newer format, a row that does not parse,
-memory that breaks the contract) is refused with its name and why, and never written."""
+Whenever no workbench runs, `state.sqlite` alone holds everything: `close` writes the log into it and
+truncates the log (SQLite's own close does the same; a process that ends without closing, killed, leaves
+the log, which the next start reads). WAL rather than a rollback journal keeps what crash safety was
+built on: a commit is one append to the log, on disk when it returns, and a folder made read-only while
+the app runs is still written through the log SQLite holds open (a rollback journal is a new file in
+the folder at every commit).
+
+A new file is created whole (its schema committed in a work file, then renamed), so a `state.sqlite`
+without the tables is never the workbench's own: it is refused, log or no log, as a copy made without
+its log or a file cut short. A file this version cannot read (not a database, damaged, another app's,
+a newer format, a row that does not parse, memory that breaks the contract) is refused with its name
+and why, checked through a read-only connection before anything is written to it."""
 
 from __future__ import annotations
 
@@ -27,21 +37,23 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from workbench.files import private_file
+from workbench.files import WORK_SUFFIX, private_file, put_in_place
 from workbench.memory.rules import stored_problem
 from workbench.memory.saved import SavedMemory
 from workbench.persist.format import MemoryFile, SavedFileError, SessionFile
 
 STATE_FILE = "state.sqlite"
 FORMAT = 1
+LOG_SUFFIX = "-wal"  # SQLite's write-ahead log beside the database
 _SCHEMA = """
-CREATE TABLE IF NOT EXISTS meta (name TEXT PRIMARY KEY, value TEXT NOT NULL);
-CREATE TABLE IF NOT EXISTS memory (id INTEGER PRIMARY KEY CHECK (id = 1), saved TEXT NOT NULL);
-CREATE TABLE IF NOT EXISTS sessions (agent TEXT PRIMARY KEY, session TEXT NOT NULL);
-CREATE TABLE IF NOT EXISTS messages (
+CREATE TABLE meta (name TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE memory (id INTEGER PRIMARY KEY CHECK (id = 1), saved TEXT NOT NULL);
+CREATE TABLE sessions (agent TEXT PRIMARY KEY, session TEXT NOT NULL);
+CREATE TABLE messages (
     session_id TEXT NOT NULL, seq INTEGER NOT NULL, message TEXT NOT NULL, PRIMARY KEY (session_id, seq)
 );
 """
+TABLES = frozenset({"meta", "memory", "sessions", "messages"})
 
 
 @dataclass(frozen=True)
@@ -65,54 +77,41 @@ class StateFile:
     def __init__(self, path: Path) -> None:
         self.path = path
         self._lock = threading.RLock()
-        created = not path.exists() or path.stat().st_size == 0  # empty: created, then stopped before a byte
-        if created:
-            private_file(path)  # user-only from its first byte; SQLite keeps the mode for its companions
+        if not path.exists():
+            _create(path)
+        else:
+            _check(path)  # the workbench's, whole: known before SQLite writes a byte to it
         try:
             self._db = sqlite3.connect(path, check_same_thread=False, isolation_level=None)
         except sqlite3.Error as exc:
-            raise self._refused(exc) from None
+            raise _refused(path, exc) from None
         try:
-            self._open(created)
+            self._open()
         except BaseException:
             self._db.close()
             raise
 
-    def _open(self, created: bool) -> None:
+    def _open(self) -> None:
         try:
             mode = self._db.execute("PRAGMA journal_mode=WAL").fetchone()
             if mode is None or str(mode[0]).lower() != "wal":
                 raise SavedFileError(f"{self.path}: SQLite could not use its write-ahead log here ({mode})")
             self._db.execute("PRAGMA synchronous=FULL")
             self._db.execute("PRAGMA secure_delete=ON")
-            (check,) = self._db.execute("PRAGMA quick_check").fetchone()
-            if check != "ok":
-                raise SavedFileError(f"{self.path} is damaged ({check}); move it away to start afresh")
-            # No table at all: a start that created the file stopped before its schema was committed.
-            created = created or self._db.execute("SELECT count(*) FROM sqlite_master").fetchone()[0] == 0
-            with self._transaction():
-                for statement in _SCHEMA.split(";"):
-                    if statement.strip():
-                        self._db.execute(statement)
-                found = self._db.execute("SELECT value FROM meta WHERE name = 'format'").fetchone()
-                if found is None and created:
-                    self._db.execute("INSERT INTO meta VALUES ('format', ?)", (str(FORMAT),))
-            if not created and (found is None or found[0] != str(FORMAT)):
-                raise SavedFileError(
-                    f"{self.path} is not a saved workbench state this version can read "
-                    f"(format {found[0] if found else 'missing'}, this version reads {FORMAT})"
-                )
         except sqlite3.Error as exc:
-            raise self._refused(exc) from None
+            raise _refused(self.path, exc) from None
 
-    def _refused(self, exc: sqlite3.Error) -> SavedFileError:
-        return SavedFileError(
-            f"{self.path} cannot be read as a saved workbench state ({exc}); move it away to start afresh"
-        )
-
-    def close(self) -> None:
+    def close(self) -> bool:
+        """Write the log into the database, truncate it, and close: `state.sqlite` alone then holds
+        everything (a copy of it resumes all of it). False when the log could not be written into it
+        (a full disk): the log keeps what the database lacks, and the next start reads both."""
         with self._lock:
+            try:
+                busy, _, _ = self._db.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()
+            except sqlite3.Error:
+                busy = 1
             self._db.close()
+        return not busy
 
     @contextmanager
     def _transaction(self) -> Iterator[None]:
@@ -232,6 +231,79 @@ class StateFile:
             busy, _, _ = self._db.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()
         if busy:
             raise sqlite3.OperationalError(f"{self.path}: the write-ahead log could not be checkpointed")
+
+
+def _create(path: Path) -> None:
+    """A new state file at `path`, whole before it has its name: the schema and its format written into
+    a private work file beside it, which is then flushed and renamed. A start killed meanwhile leaves
+    only the work file, which the next start removes; a `state.sqlite` is never a shell without tables."""
+    log = path.with_name(path.name + LOG_SUFFIX)
+    if log.exists() and log.stat().st_size > 0:
+        raise SavedFileError(
+            f"{log} is the write-ahead log of a state file that is not beside it ({path.name} is missing): "
+            f"put {path.name} back beside it, or move the log away to start afresh"
+        )
+    work = path.with_name(path.name + WORK_SUFFIX)
+    for left in path.parent.glob(f"{work.name}*"):  # a creation killed before its rename, and its journal
+        left.unlink()
+    private_file(work)  # user-only from its first byte; SQLite keeps the mode for its companions
+    db = sqlite3.connect(work, isolation_level=None)
+    try:
+        db.execute("BEGIN IMMEDIATE")
+        for statement in _SCHEMA.split(";"):
+            if statement.strip():
+                db.execute(statement)
+        db.execute("INSERT INTO meta VALUES ('format', ?)", (str(FORMAT),))
+        db.execute("COMMIT")
+        db.execute("PRAGMA journal_mode=WAL")  # recorded in the file's header
+    finally:
+        db.close()
+    put_in_place(work, path)
+
+
+def _check(path: Path) -> None:
+    """Refuse, in one line, a file at `path` that is not a whole state file of this format, before
+    anything is written to it: read through a read-only connection (one that does not even look for a
+    log when none is beside it). A file with none of the tables is refused too, log or no log: a copy
+    of the file made without its write-ahead log, or a file cut short, would otherwise start empty."""
+    log = path.with_name(path.name + LOG_SUFFIX)
+    has_log = log.exists() and log.stat().st_size > 0
+    uri = f"{path.resolve().as_uri()}?mode=ro{'' if has_log else '&immutable=1'}"
+    try:
+        db = sqlite3.connect(uri, uri=True)
+        try:
+            (check,) = db.execute("PRAGMA quick_check").fetchone()
+            if check != "ok":
+                raise SavedFileError(f"{path} is damaged ({check}); move it away to start afresh")
+            tables = {name for (name,) in db.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+            found = db.execute("SELECT value FROM meta WHERE name = 'format'").fetchone() if "meta" in tables else None
+        finally:
+            db.close()
+    except sqlite3.Error as exc:
+        raise _refused(path, exc) from None
+    if not tables:
+        why = (
+            f"the log beside it, {log.name}, is not its own or is damaged"
+            if has_log
+            else f"its log {log.name} is not beside it: copied alone while a workbench ran, or cut short"
+        )
+        raise SavedFileError(
+            f"{path} holds no saved state (no table; {why}); move it away to start afresh, or put its own log back"
+        )
+    if not TABLES <= tables or found is None:
+        theirs = ", ".join(sorted(tables)[:5])
+        raise SavedFileError(
+            f"{path} is not a workbench state file (its tables: {theirs}); move it away to start afresh"
+        )
+    if found[0] != str(FORMAT):
+        raise SavedFileError(
+            f"{path} is not a saved workbench state this version can read "
+            f"(format {found[0]}, this version reads {FORMAT})"
+        )
+
+
+def _refused(path: Path, exc: sqlite3.Error) -> SavedFileError:
+    return SavedFileError(f"{path} cannot be read as a saved workbench state ({exc}); move it away to start afresh")
 
 
 def _first(exc: ValidationError) -> str:

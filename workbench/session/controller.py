@@ -112,6 +112,7 @@ class SessionController:
         self._applied_unfinished: set[str] = set()
         self._listeners: list[Listener] = []
         self._unsubscribe = runtime.subscribe(self._settled)
+        self._closing: list[Callable[[], None]] = []
 
     @property
     def contract(self) -> Contract:
@@ -296,6 +297,17 @@ class SessionController:
         text = json.dumps(chronology.to_file(), indent=2, ensure_ascii=False) + "\n"
         write_private(Path(path), text, new=True)
         return Exported(path, len(chronology.steps), len(probes))
+
+    def on_close(self, close: Callable[[], None]) -> None:
+        """Call `close` when the session closes (what the start opened for it: the state file, locks)."""
+        self._closing.append(close)
+
+    def close(self) -> None:
+        """The session ends (the app quits, a script is done): what its start opened is closed, so the
+        state file alone holds everything saved. Once; nothing is asked of the session after it."""
+        closing, self._closing = self._closing, []
+        for close in closing:
+            close()
 
     def set_mode(self, mode: Mode) -> None:
         self.runtime.set_mode(mode)

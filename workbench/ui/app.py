@@ -174,6 +174,8 @@ class WorkbenchApp(App[None]):
     def on_unmount(self) -> None:
         for disconnect in self._disconnect:
             disconnect()
+        if self._session is not None:
+            self._session.close()  # the state file written whole: a copy of it alone resumes everything
 
     def format_title(self, title: str, sub_title: str) -> Content:
         return super().format_title(title, sub_title) if title else Content(sub_title)
