@@ -9,7 +9,7 @@ import pytest
 
 from tests.runtime.helpers import facts
 from workbench.memory import EventKind, WorkingMemory
-from workbench.runtime import AGENT_NAMES, AgentRuntime, Mode, ModelConfig, WriterKind, build_models
+from workbench.runtime import AGENT_NAMES, AgentRuntime, Mode, ModelConfig, WriterKind, agents, build_models
 from workbench.session.assemble import assemble
 
 APPLIED = (EventKind.ADMITTED, EventKind.REPLACED)
@@ -65,7 +65,12 @@ async def completion_steps(mode: Mode) -> int:
 
 @pytest.mark.parametrize("earlier_open", [False, True], ids=["alone", "behind-an-open-ticket"])
 @pytest.mark.parametrize("mode", list(Mode), ids=str)
-async def test_a_turn_cancelled_at_any_await_settles_and_the_next_declaring_turn_applies(mode, earlier_open):
+async def test_a_turn_cancelled_at_any_await_settles_and_the_next_declaring_turn_applies(
+    mode, earlier_open, monkeypatch
+):
+    # The answer's reader pauses after every piece, as it does on a loaded machine, so every pause it
+    # can make is an await the sweep visits (the framework's last update comes after the turn stored).
+    monkeypatch.setattr(agents, "STREAM_SLICE_SECONDS", 0)
     total = await completion_steps(mode)
     assert total > 20  # the sweep below really visits the agent call, the writer call and the admission
     cancelled_at = []

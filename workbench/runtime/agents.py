@@ -355,22 +355,28 @@ class AgentRuntime:
     ) -> AgentResponse:
         """The agent's answer, each piece sent to `on_text` as it arrives. Ended between two pieces (a
         cancel at the pause or in `on_text`, where the recorder does not see it), the stream is closed at
-        once, not when it is collected, and its call recorded as failed."""
+        once, not when it is collected, and its call recorded as failed.
+
+        Once the memory update has settled the ticket, the turn's stores are written (the extractor's
+        `after_run` runs ahead of history's and the other memories'), so the rest of the stream is read
+        to its end without a pause: a cancel cannot land between what the turn stored and its end, where
+        the turn would be reported cancelled with its facts and history kept. Agent Framework 1.26 sends
+        one more update after its `after_run` providers (the run's evaluation metadata, no text)."""
         try:
             pause_at = time.perf_counter() + STREAM_SLICE_SECONDS
             async for update in stream:
                 if on_text is not None and update.text and inspect.isawaitable(shown := on_text(update.text)):
                     await shown
-                if time.perf_counter() >= pause_at:
+                if time.perf_counter() >= pause_at and self.memory.is_open(turn):
                     await asyncio.sleep(0)
                     pause_at = time.perf_counter() + STREAM_SLICE_SECONDS
             return await stream.get_final_response()
         except BaseException as exc:
-            try:
-                with contextlib.suppress(Exception):  # the turn reports how it ended, not a failed release
-                    await stream.close(exc)
-            finally:
-                self.calls.ended_open(name, turn.number, exc)
+            # Recorded first: closing may still finalize the partial reply (Agent Framework 1.26 closes the
+            # client's stream as if it had ended), and a call ended by `exc` stays ended by it.
+            self.calls.ended_open(name, turn.number, exc)
+            with contextlib.suppress(Exception):  # the turn reports how it ended, not a failed release
+                await stream.close(exc)
             raise
 
     # -- what a user interface reads; it needs nothing else of what the runtime is made of ----

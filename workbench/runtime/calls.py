@@ -214,7 +214,10 @@ class RecordingMiddleware(ChatMiddleware):
             context.stream_transform_hooks.append(mend_update)
 
             def finish(response: ChatResponse[Any]) -> ChatResponse[Any]:
-                self._finish(record, response, streamed=True)
+                # A call that already ended as failed (its consumer stopped reading: `CallLog.ended_open`)
+                # stays failed, though closing its stream still finalizes the partial reply (Agent Framework 1.26).
+                if not record.error:
+                    self._finish(record, response, streamed=True)
                 return response
 
             context.stream_result_hooks.append(finish)
