@@ -193,9 +193,7 @@ def rewrite_file(path: Path) -> None:
 def _copy_live_data(path: Path, fresh: Path) -> None:
     """The tables' definitions first, each stale vector column converted while its table is empty,
     then the rows (cast to the new type as an insert casts them), on one thread per row group."""
-    from agent_framework_duckdb._vector_store import _identifier  # the framework's SQL quoting
-
-    from workbench.recall.duckdb_search import ROW_GROUP_ROWS, threads_for
+    from workbench.recall.duckdb_search import ROW_GROUP_ROWS, quote, threads_for
 
     connection = connect(path)
     try:
@@ -206,8 +204,8 @@ def _copy_live_data(path: Path, fresh: Path) -> None:
         connection.execute(f"ATTACH '{_literal(fresh)}' AS {_ATTACHED} (ROW_GROUP_SIZE {ROW_GROUP_ROWS})")
         connection.execute(f"COPY FROM DATABASE {DATABASE} TO {_ATTACHED} (SCHEMA)")
         for table, wanted in stale_vectors(connection, _ATTACHED).items():
-            name = f"{_ATTACHED}.{_identifier(table)}"
-            connection.execute(f"ALTER TABLE {name} ALTER COLUMN {_identifier(_VECTOR)} TYPE {wanted}")
+            name = f"{_ATTACHED}.{quote(table)}"
+            connection.execute(f"ALTER TABLE {name} ALTER COLUMN {quote(_VECTOR)} TYPE {wanted}")
         connection.execute(f"COPY FROM DATABASE {DATABASE} TO {_ATTACHED} (DATA)")
         connection.execute("DETACH " + _ATTACHED)
     finally:

@@ -25,7 +25,13 @@ otherwise the framework's own search answers. Anything but a cosine-distance vec
 framework's own search too.
 
 The framework deletes with one statement too, `key IN (?, ?, ...)`, one parameter per key: binding a
-thousand strings costs seconds for the same reason. Here the keys travel as one JSON array."""
+thousand strings costs seconds for the same reason. Here the keys travel as one JSON array.
+
+The integration exports no helper for any of this, so its private names are kept to what only it can
+say (docs/private-names.md): its filter compiler, its column types and the store's one worker-owned
+connection. The table and column names are quoted here from the collection's public name and
+definition exactly as the framework quotes them (`quote`), and a query vector or key this module does
+not take as it is goes to the framework's own search or delete, which refuses it with its own error."""
 
 from __future__ import annotations
 
@@ -46,15 +52,9 @@ from agent_framework import (
 )
 from agent_framework_duckdb import DuckDBCollection, DuckDBStore
 
-# The framework's own SQL quoting, filter compiler and vector validation, so both searches accept,
-# refuse and match alike.
-from agent_framework_duckdb._vector_store import (
-    _column_type,
-    _FilterCompiler,
-    _identifier,
-    _prepare_value,
-    _prepare_vector,
-)
+# The framework's own filter compiler and column types (private: the integration exports neither), so
+# both searches filter alike and cast the query vector to the type the framework created the column with.
+from agent_framework_duckdb._vector_store import _column_type, _FilterCompiler
 
 _COSINE = (None, "DEFAULT", "cosine_distance")
 # The product's row group (DuckDB's default is 122,880 rows): the unit DuckDB scans and writes on one
@@ -70,10 +70,31 @@ def threads_for(rows: int) -> int:
     return max(1, min(os.cpu_count() or 1, -(-rows // ROW_GROUP_ROWS)))
 
 
+def quote(name: str) -> str:
+    """A DuckDB identifier quoted as agent-framework-duckdb quotes it (its `_identifier`, which a
+    collection has already applied to its own name and every field's when it was made)."""
+    return '"' + name.replace('"', '""') + '"'
+
+
+def query_floats(field: VectorStoreField, vector: Any) -> list[float] | None:
+    """`vector` as floats when the framework's own check of a cosine query (`_prepare_vector`) takes it:
+    a sequence of `field.dimensions` finite numbers (floats or ints, not bools), not all zero. None
+    for anything else: the framework's own search then answers, with its own error."""
+    if not isinstance(vector, Sequence) or isinstance(vector, (str, bytes, bytearray)):
+        return None
+    if len(vector) != field.dimensions or not all(type(v) in (float, int) for v in vector):
+        return None
+    try:
+        values = [float(v) for v in vector]
+    except OverflowError:
+        return None  # an int too large for a double: the framework refuses it
+    return values if all(map(math.isfinite, values)) and any(values) else None
+
+
 def vector_literal(values: list[float], field: VectorStoreField) -> str:
     """`values` as a SQL constant of `field`'s type, equal bit for bit to the framework's
-    `CAST(? AS <type>)` of the same list bound as a parameter. `values` are finite floats (the
-    framework's `_prepare_vector` made them so): their reprs hold digits, a point, a sign and an
+    `CAST(? AS <type>)` of the same list bound as a parameter. `values` are finite floats
+    (`query_floats` made them so): their reprs hold digits, a point, a sign and an
     exponent, never a quote."""
     if not all(type(v) is float and math.isfinite(v) for v in values):
         raise ValueError("a query vector literal takes finite floats only")
@@ -84,12 +105,25 @@ def vector_literal(values: list[float], field: VectorStoreField) -> str:
 class RecallDuckDBCollection(DuckDBCollection[Any, Any]):
     """A DuckDB collection whose cosine search DuckDB runs at the speed of a plain scan."""
 
+    @property
+    def table(self) -> str:
+        """The collection's table, quoted (the framework's `_table`)."""
+        return quote(self.collection_name)
+
+    def columns(self, include_vectors: bool) -> list[str]:
+        """The table's columns in the definition's order (the framework's `_columns`)."""
+        return [
+            field.storage_name or field.name
+            for field in self.definition.fields
+            if include_vectors or field.field_type != "vector"
+        ]
+
     async def scan(self, filter: Filter | FilterGroup | None, fields: Sequence[str] = ()) -> list[dict[str, Any]]:
         """Every record matching `filter`, its `fields` or all but vectors, in one query (no order, no pages)."""
-        columns = list(fields) or self._columns(include_vectors=False)
+        columns = list(fields) or self.columns(include_vectors=False)
         predicate, parameters = _FilterCompiler(self.definition).compile(filter)
-        selected = ", ".join(f"t.{_identifier(name)}" for name in columns)
-        statement = f"SELECT {selected} FROM {self._table} AS t WHERE {predicate}"  # nosec B608: quoted names
+        selected = ", ".join(f"t.{quote(name)}" for name in columns)
+        statement = f"SELECT {selected} FROM {self.table} AS t WHERE {predicate}"  # nosec B608: quoted names
 
         def read(connection: duckdb.DuckDBPyConnection) -> list[dict[str, Any]]:
             rows = connection.execute(statement, parameters).fetchall()
@@ -98,19 +132,19 @@ class RecallDuckDBCollection(DuckDBCollection[Any, Any]):
         return await self._client.run(read)  # the store's one worker-owned connection (framework private)
 
     async def _inner_delete(self, keys: Sequence[Any], *, operation_options: Mapping[str, Any] | None = None) -> None:
-        """The framework's delete (its key validation, one statement) with the keys bound as one JSON
-        array instead of one parameter each. Keys other than strings go the framework's way."""
-        adapted = [_prepare_value(self.definition.key_field, key) for key in keys]
-        if operation_options or not all(type(key) is str for key in adapted):
+        """The framework's delete (one statement) with the keys bound as one JSON array instead of one
+        parameter each. Only plain strings for a string key take this way, which the framework's key
+        validation passes unchanged; any other key or option goes the framework's way, checked by it."""
+        if operation_options or self.definition.key_field.type_ != "str" or not all(type(key) is str for key in keys):
             return await super()._inner_delete(keys, operation_options=operation_options)
-        if not adapted:
+        if not keys:
             return
         statement = (  # nosec B608: quoted names; the keys are the one parameter
-            f"DELETE FROM {self._table} WHERE {_identifier(self.definition.key_field_storage_name)} "
+            f"DELETE FROM {self.table} WHERE {quote(self.definition.key_field_storage_name)} "
             "IN (SELECT unnest(CAST(CAST(? AS JSON) AS VARCHAR[])))"
         )
         # ensure_ascii=False: a key that is no valid UTF-8 is refused when bound, as the framework's is.
-        keys_json = json.dumps(adapted, ensure_ascii=False)
+        keys_json = json.dumps(list(keys), ensure_ascii=False)
 
         def delete(connection: duckdb.DuckDBPyConnection) -> None:
             connection.execute(statement, [keys_json])
@@ -128,26 +162,26 @@ class RecallDuckDBCollection(DuckDBCollection[Any, Any]):
             or field is None
             or field.distance_function not in _COSINE
             or (threshold is not None and (type(threshold) not in (float, int) or not math.isfinite(threshold)))
+            or (query := query_floats(field, kwargs["vector"])) is None
         ):
             return await super()._inner_search(**kwargs)  # its own checks and errors, or another metric
-        query = _prepare_vector(field, kwargs["vector"]) or []
         top, skip = kwargs.get("top", 3), kwargs.get("skip", 0)
-        columns = self._columns(bool(kwargs.get("include_vectors")))
-        column = f"t.{_identifier(field.storage_name or field.name)}"
-        key = f"t.{_identifier(self.definition.key_field_storage_name)}"
+        columns = self.columns(bool(kwargs.get("include_vectors")))
+        column = f"t.{quote(field.storage_name or field.name)}"
+        key = f"t.{quote(self.definition.key_field_storage_name)}"
         distance = f"array_cosine_distance({column}, {vector_literal(query, field)})"
         predicate, parameters = _FilterCompiler(self.definition).compile(kwargs.get("filter"))
         cutoff = f" AND {distance} <= ?" if threshold is not None else ""
-        ranking = (  # nosec B608: every name is quoted by the framework's _identifier
-            f"SELECT {key}, {distance} AS distance FROM {self._table} AS t "
+        ranking = (  # nosec B608: every name is quoted
+            f"SELECT {key}, {distance} AS distance FROM {self.table} AS t "
             f"WHERE {column} IS NOT NULL AND ({predicate}){cutoff} "
             f"ORDER BY distance ASC NULLS LAST, {key} ASC LIMIT ?"
         )
         arguments = [*parameters, *([threshold] if threshold is not None else []), top + skip]
-        selected = ", ".join(f"t.{_identifier(name)}" for name in columns)
+        selected = ", ".join(f"t.{quote(name)}" for name in columns)
 
         def search(connection: duckdb.DuckDBPyConnection) -> list[tuple[tuple[Any, ...], float]] | None:
-            (count,) = connection.execute(f"SELECT count(*) FROM {self._table}").fetchone() or (0,)  # nosec B608
+            (count,) = connection.execute(f"SELECT count(*) FROM {self.table}").fetchone() or (0,)  # nosec B608
             connection.execute(f"SET threads = {threads_for(count)}")
             try:
                 ranked = connection.execute(ranking, arguments).fetchall()
@@ -160,7 +194,7 @@ class RecallDuckDBCollection(DuckDBCollection[Any, Any]):
             # The same worker runs both statements back to back: nothing writes in between.
             reading = (  # nosec B608: quoted names, one placeholder per ranked key
                 f"SELECT {key}, array_inner_product({column}, {column}) = 0, {selected} "
-                f"FROM {self._table} AS t WHERE {key} IN ({', '.join('?' for _ in ranked)})"
+                f"FROM {self.table} AS t WHERE {key} IN ({', '.join('?' for _ in ranked)})"
             )
             records = {row[0]: row for row in connection.execute(reading, [k for k, _ in ranked]).fetchall()}
             if any(row[1] for row in records.values()):

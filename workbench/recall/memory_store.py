@@ -25,9 +25,17 @@ from agent_framework import (
     VectorStoreCollectionDefinition,
 )
 
-# The framework's own validation and filter evaluation, so both searches refuse and match alike.
-from agent_framework._in_memory import _numeric_vector, _validate_in_memory_filter
-from agent_framework._vectors import _evaluate_filter, _validate_vector_dimensions
+# The framework's own validation and filter evaluation (private: it exports none of them), so both
+# searches refuse and match alike: the in-memory search's own filter checks and evaluation, which
+# restore each stored value to its field's type before comparing it (agent-framework-core 1.26).
+from agent_framework._in_memory import (
+    _evaluate_in_memory_filter,
+    _numeric_vector,
+    _reject_incompatible_filter_operands,
+    _validate_in_memory_filter,
+)
+from agent_framework._vectors import _validate_vector_dimensions
+from agent_framework.exceptions import IntegrationException
 
 _COSINE = ("cosine_distance", "DEFAULT")
 
@@ -104,16 +112,16 @@ class PreparedInMemoryCollection(InMemoryCollection[Any, Any]):
         matches = self._prepared.filters.setdefault(wording, {})
         cached = matches.get(key)
         if cached is None or cached[0] != id(record):
-            cached = (id(record), _evaluate_filter(expression, record, self.definition))
+            cached = (id(record), _evaluate_in_memory_filter(expression, record, self.definition))
             matches[key] = cached
         return cached[1]
 
     async def scan(self, filter: Any, fields: Sequence[str] = ()) -> list[dict[str, Any]]:
         """Every record matching `filter` (the framework's evaluation), its `fields` or all but vectors,
         in one pass."""
-        self._require_collection()
+        await self._require_exists()
         if filter is not None:
-            _validate_in_memory_filter(filter, self.definition)
+            self._check_filter(filter)
         names = fields or [f.storage_name or f.name for f in self.definition.fields if f.field_type != "vector"]
         key_name = self.definition.key_field_storage_name
         wording = repr(filter)
@@ -122,6 +130,18 @@ class PreparedInMemoryCollection(InMemoryCollection[Any, Any]):
             for record in self._state.records.values()
             if filter is None or self._matches(filter, wording, record[key_name], record)
         ]
+
+    async def _require_exists(self) -> None:
+        """The framework's refusal of an operation on a collection that does not exist, through its
+        public `collection_exists` (its own `_require_collection` says the same)."""
+        if not await self.collection_exists():
+            raise IntegrationException(f"Collection '{self.collection_name}' does not exist.")
+
+    def _check_filter(self, expression: Any) -> None:
+        """The in-memory search's own checks of a filter: its operators and values, then each operand
+        against its field's type."""
+        _validate_in_memory_filter(expression, self.definition)
+        _reject_incompatible_filter_operands(expression, self.definition)
 
     async def _inner_delete(self, keys: Sequence[Any], *, operation_options: Mapping[str, Any] | None = None) -> None:
         await super()._inner_delete(keys, operation_options=operation_options)
@@ -137,13 +157,13 @@ class PreparedInMemoryCollection(InMemoryCollection[Any, Any]):
         vector = kwargs.get("vector")
         if kwargs.get("search_type") != "vector" or vector is None or vector_field is None or distance not in _COSINE:
             return await super()._inner_search(**kwargs)
-        self._require_collection()
+        await self._require_exists()
         query_values = _numeric_vector(vector, field_name="query")
         _validate_vector_dimensions(query_values, vector_field)
         query = prepare(query_values)
         expression = kwargs.get("filter")
         if expression is not None:
-            _validate_in_memory_filter(expression, self.definition)
+            self._check_filter(expression)
         wording = repr(expression)
         threshold = kwargs.get("score_threshold")
         storage_name = vector_field.storage_name or vector_field.name

@@ -127,6 +127,22 @@ def check_reachable(conninfo: str, timeout: int = CONNECT_TIMEOUT) -> None:
         raise ConnectionError(f"PostgreSQL at {display_location(conninfo)}: {reason}") from None
 
 
+def table(collection: PostgresCollection[Any, Any]) -> sql.Composed:
+    """A framework collection's table, schema-qualified and quoted from its public schema and name, as
+    the framework builds it (its `_table`: each name has passed its identifier check when the
+    collection was made)."""
+    return sql.SQL("{}.{}").format(sql.Identifier(collection.schema), sql.Identifier(collection.collection_name))
+
+
+def columns(collection: PostgresCollection[Any, Any], include_vectors: bool) -> list[str]:
+    """A framework collection's columns in its definition's order (its `_prepare_columns`)."""
+    return [
+        field.storage_name or field.name
+        for field in collection.definition.fields
+        if include_vectors or field.field_type != "vector"
+    ]
+
+
 class RecallPostgresCollection(Collection):
     """A recall collection as two framework collections: the messages, and their embeddings under
     the HNSW index. Upserts write the messages first, deletes remove the embeddings first: a failure
@@ -171,12 +187,12 @@ class RecallPostgresCollection(Collection):
     async def _inner_upsert(
         self, records: Sequence[Any], *, operation_options: Mapping[str, Any] | None = None
     ) -> Sequence[str]:
-        def columns(collection: PostgresCollection[Any, Any], record: Mapping[str, Any]) -> dict[str, Any]:
-            return {name: record[name] for name in collection._prepare_columns(True)}  # its columns (private)
+        def values(collection: PostgresCollection[Any, Any], record: Mapping[str, Any]) -> dict[str, Any]:
+            return {name: record[name] for name in columns(collection, include_vectors=True)}
 
-        await self._messages.upsert([columns(self._messages, r) for r in records], operation_options=operation_options)
+        await self._messages.upsert([values(self._messages, r) for r in records], operation_options=operation_options)
         return await self._vectors.upsert(
-            [columns(self._vectors, r) for r in records], generate_vectors=False, operation_options=operation_options
+            [values(self._vectors, r) for r in records], generate_vectors=False, operation_options=operation_options
         )
 
     async def _inner_get(
@@ -237,7 +253,7 @@ class RecallPostgresCollection(Collection):
         # the vector goes as text, so no adapter need be registered on the connection.
         distance = sql.SQL("{} <=> %s::vector").format(sql.Identifier(field.storage_name or field.name))
         query = PgVector([float(x) for x in vector]).to_text()
-        where, parameters = self._vectors._prepare_filter(filter)  # the framework's own filter compiler
+        where, parameters = self._vectors._prepare_filter(filter)  # the framework's own filter compiler (private)
         conditions = sql.SQL("({}) AND ({}) < 'Infinity'::double precision").format(where, distance)
         parameters = [query, *parameters, query]
         if score_threshold is not None:
@@ -248,7 +264,7 @@ class RecallPostgresCollection(Collection):
         # Adding zero keeps the index out of the ordering: exact search, as the framework does it.
         ranking = sql.SQL("({}) + 0").format(distance) if exact else distance
         key = sql.Identifier(self._key)
-        columns = self._messages._prepare_columns(include_vectors=False)  # the framework's own column list
+        selected = columns(self._messages, include_vectors=False)
         # The framework's ranking and paging innermost; row_number() numbers its rows in that order (ties
         # as the index or the sort gave them), which the join need not keep. LIMIT and OFFSET are literals:
         # once psycopg prepares the statement (its fifth run), a generic plan with LIMIT $n would expect
@@ -259,13 +275,13 @@ class RecallPostgresCollection(Collection):
             " ORDER BY {ranking} LIMIT {top} OFFSET {skip}) AS ranked) AS found"
             " JOIN {messages} AS message ON message.{key} = found.{key} ORDER BY found.position"
         ).format(
-            columns=sql.SQL(", ").join(sql.SQL("message.{}").format(sql.Identifier(c)) for c in columns),
+            columns=sql.SQL(", ").join(sql.SQL("message.{}").format(sql.Identifier(c)) for c in selected),
             key=key,
             distance=distance,
-            vectors=self._vectors._table,  # the framework's qualified table names (private)
+            vectors=table(self._vectors),
             conditions=conditions,
             ranking=ranking,
-            messages=self._messages._table,
+            messages=table(self._messages),
             top=sql.Literal(top),
             skip=sql.Literal(skip),
         )
@@ -286,7 +302,7 @@ class RecallPostgresCollection(Collection):
         except psycopg.Error as error:
             raise IntegrationException("PostgreSQL operation failed; inspect the chained driver exception.") from error
         return SearchResults(
-            [{"record": {name: row[name] for name in columns}, "score": row["score"]} for row in rows],
+            [{"record": {name: row[name] for name in selected}, "score": row["score"]} for row in rows],
             metadata={"distance_function": field.distance_function or "DEFAULT", "approximate": not exact},
         )
 
@@ -300,10 +316,10 @@ class RecallPostgresCollection(Collection):
         """Every message matching `filter`, its `fields` or all, in one query on the messages table (no
         order, no pages)."""
         messages = self._messages
-        columns = list(fields) or messages._prepare_columns(include_vectors=False)  # the framework's own list
-        where, parameters = messages._prepare_filter(filter)  # the framework's own filter compiler
+        selected = list(fields) or columns(messages, include_vectors=False)
+        where, parameters = messages._prepare_filter(filter)  # the framework's own filter compiler (private)
         statement = sql.SQL("SELECT {} FROM {} WHERE {}").format(
-            sql.SQL(", ").join(map(sql.Identifier, columns)), messages._table, where
+            sql.SQL(", ").join(map(sql.Identifier, selected)), table(messages), where
         )
         async with (
             messages._client.connection() as connection,  # the store's pool (framework private)
