@@ -11,13 +11,15 @@ what the environment already sets.
 
 Whatever cannot be loaded is a `LoadFailed`: one line naming the file (or the module) and the
 problem, which the command line prints before any window opens (exit status 2); a module that exits
-(`sys.exit()` at import) is one too, never a silent end. What the user's code prints while it loads
+(`sys.exit()` at import) is one too, never a silent end. A dependency's refusal of what its own published
+samples write says what it needs (`_HINTS`). What the user's code prints while it loads
 goes to stderr: stdout carries the scripts' reports (`workbench remembered --json`).
 """
 
 from __future__ import annotations
 
 import importlib
+import importlib.metadata
 import importlib.util
 import sys
 from collections.abc import Iterable
@@ -205,4 +207,40 @@ def _kind(value: object) -> str:
 
 
 def _failure(exc: BaseException) -> str:
-    return f"{type(exc).__name__}: {exc}"
+    said = f"{type(exc).__name__}: {exc}"
+    hint = _hint(exc)
+    return f"{hint} ({said})" if hint else said
+
+
+# What a dependency needs when it refuses what its own published samples write, while the user's agents are
+# built: (its package, the function that raised, its exact message) -> (its distribution, what to write
+# instead). Matched on all three, so the words only ever explain the refusal they were written for.
+_HINTS = {
+    (
+        "agent_framework_redis",
+        "RedisHistoryProvider.__init__",
+        "application_id must be a non-empty string when key_format='scoped'",
+    ): (
+        "agent-framework-redis",
+        "RedisHistoryProvider ({version}) needs application_id=... for its scoped keys, or key_format='legacy' "
+        "(deprecated); the framework's sample predates this",
+    ),
+}
+
+
+def _hint(exc: BaseException) -> str | None:
+    tb = exc.__traceback__
+    while tb is not None and tb.tb_next is not None:
+        tb = tb.tb_next
+    if tb is None:
+        return None
+    package = str(tb.tb_frame.f_globals.get("__name__", "")).partition(".")[0]
+    known = _HINTS.get((package, tb.tb_frame.f_code.co_qualname, str(exc)))
+    if known is None:
+        return None
+    distribution, words = known
+    try:
+        version = f"{distribution} {importlib.metadata.version(distribution)}"
+    except importlib.metadata.PackageNotFoundError:
+        version = distribution
+    return words.format(version=version)
