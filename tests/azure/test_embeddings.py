@@ -52,6 +52,33 @@ async def test_a_missing_embedding_deployment_names_its_option(azure):
     )
 
 
+@pytest.mark.parametrize(
+    ("key", "role_assigned", "line"),
+    [
+        (
+            "0123456789abcdef0123456789abcdef",
+            True,
+            "refused the key (HTTP 401): check that AZURE_OPENAI_API_KEY is a key",
+        ),
+        (None, False, "denied your Entra ID identity (HTTP 403): it needs the 'Cognitive Services OpenAI User' role"),
+    ],
+    ids=["a key of another resource", "an identity without the role"],
+)
+async def test_a_refused_embeddings_call_names_the_credential_it_was_built_with(
+    azure, monkeypatch, key, role_assigned, line
+):
+    azure.deployments = ("gpt-4o-mini", EMBEDDING)
+    azure.role_assigned = role_assigned
+    for name, value in azure.managed_identity_environment().items():
+        monkeypatch.setenv(name, value)
+    chat = azure_config(azure.endpoint, key=key)
+    embedder = RecallConfig.from_options(enabled=True, store="memory", chat=chat, embedding_model=EMBEDDING).build()
+    with pytest.raises(EmbeddingError) as raised:
+        await embedder.embedder.embed(TEXTS)
+    assert str(raised.value).startswith(f"the embeddings call failed: Azure OpenAI at {azure.endpoint} {line}")
+    assert not any(secret in str(raised.value) for secret in (key or API_KEY, TOKEN))
+
+
 async def test_the_tui_recalls_through_azure_with_entra_id(azure, monkeypatch):
     azure.deployments = ("gpt-4o-mini", EMBEDDING)
     for name, value in azure.managed_identity_environment().items():

@@ -1,6 +1,8 @@
 """Each Azure OpenAI failure is one line naming what to set or check; facts and histories stay as
 they were, and neither the key nor a token shows. Against the loopback server's Azure answers."""
 
+import httpx2 as httpx  # the HTTP client the openai SDK 3.x is built on
+import openai
 import pytest
 
 from tests.azure.helpers import azure_runtime
@@ -8,7 +10,8 @@ from tests.live.helpers import is_writer
 from tests.support.azure_server import API_KEY, TOKEN, content_filtered
 from tests.support.openai_server import Canned
 from workbench.memory import EventKind, ReasonCode
-from workbench.runtime.failures import CONTENT_FILTERED
+from workbench.runtime.azure import SignIn
+from workbench.runtime.failures import CONTENT_FILTERED, explain_failure
 
 OTHER_KEY = "0123456789abcdef0123456789abcdef"
 OTHER_TENANT_TOKEN = "eyJ0eXAiOiJKV1QifQ.eyJ3cm9uZyI6InRlbmFudCJ9.c2lnbmF0dXJl"
@@ -146,6 +149,20 @@ async def test_a_filtered_writer_call_is_a_batch_that_changes_nothing(azure, ans
         assert event.kind is EventKind.REJECTED and event.reasons[0].code is ReasonCode.MALFORMED_OUTPUT
 
 
+@pytest.mark.parametrize("token", [None, TOKEN], ids=["key", "Entra ID"])
+async def test_a_refused_writer_call_names_the_credential_the_runtime_was_built_with(azure, token):
+    async def credential() -> str:
+        return TOKEN
+
+    runtime = azure_runtime(azure.endpoint, key=None if token else API_KEY, credential=credential if token else None)
+    azure.state.responder = lambda body: FIREWALL if is_writer(body) else None
+    result = await runtime.ask("support", "module=Billing")
+    assert result.ok and runtime.memory.facts() == ()
+    event = runtime.memory.ledger.latest(1)[0]
+    refusal = FAILURES[2 if token else 3][3].format(endpoint=azure.endpoint)
+    assert event.kind is EventKind.ABANDONED and f"the writer call failed: {refusal}" in event.describe()
+
+
 async def test_an_error_that_echoes_the_key_or_a_token_shows_neither(azure):
     runtime = azure_runtime(azure.endpoint)
     echo = f"header api-key {API_KEY} and Authorization: Bearer {TOKEN} are not accepted by this gateway"
@@ -153,3 +170,33 @@ async def test_an_error_that_echoes_the_key_or_a_token_shows_neither(azure):
     result = await runtime.ask("support", "module=Billing")
     assert result.error.startswith(f"{azure.endpoint} rejected the request (HTTP 400): ")
     assert "[key hidden]" in result.error and API_KEY not in result.error and TOKEN not in result.error
+
+
+RESOURCE = "https://contoso.openai.azure.com"
+REFUSED = {
+    (401, SignIn.KEY): FAILURES[0][3],
+    (401, SignIn.ENTRA_ID): FAILURES[1][3],
+    (403, SignIn.ENTRA_ID): FAILURES[2][3],
+    (403, SignIn.KEY): FAILURES[3][3],
+    (401, None): "Azure OpenAI at {endpoint} refused the credential (HTTP 401): check that AZURE_OPENAI_API_KEY is a "
+    "key of this resource, or without a key, sign in to the resource's tenant (az login --tenant ...)",
+    (403, None): "Azure OpenAI at {endpoint} denied access (HTTP 403): check the resource's network rules (firewall, "
+    "private endpoint), and AZURE_OPENAI_API_KEY, or without a key, the 'Cognitive Services OpenAI User' role of "
+    "your Entra ID identity",
+}
+# What a failed request may carry: openai 3.60 and later leave no credential on it; earlier ones left the
+# one sent, which may be either kind whatever the configuration says (a proxy's, a default header).
+HEADERS = {"none": {}, "api-key": {"api-key": API_KEY}, "bearer": {"Authorization": f"Bearer {TOKEN}"}}
+
+
+@pytest.mark.parametrize("headers", HEADERS.values(), ids=HEADERS.keys())
+@pytest.mark.parametrize(("status", "sign_in"), REFUSED.keys(), ids=[f"{s}-{k}" for s, k in REFUSED])
+def test_a_refusal_is_read_by_the_configured_credential_not_the_request(status, sign_in, headers):
+    url = f"{RESOURCE}/openai/deployments/gpt-4o-mini/chat/completions?api-version=2024-10-21"
+    response = httpx.Response(status, request=httpx.Request("POST", url, headers=headers))
+    error = (openai.AuthenticationError if status == 401 else openai.PermissionDeniedError)(
+        f"Error code: {status}", response=response, body={"code": str(status), "message": "refused"}
+    )
+    line = explain_failure(error, base_url=RESOURCE, secrets=(API_KEY,), sign_in=sign_in)
+    assert line == REFUSED[status, sign_in].format(endpoint=RESOURCE)
+    assert API_KEY not in line and TOKEN not in line

@@ -110,7 +110,8 @@ def build_policies(
             bound=models.bound,
             contract=contract,
         )
-        provider = WorkingMemoryProvider(memory, MemoryUpdater(memory, writer), origin="facts")  # both agents'
+        updater = MemoryUpdater(memory, writer, models.explain)
+        provider = WorkingMemoryProvider(memory, updater, origin="facts")  # both agents'
         return FactsPolicy(info, agents(info.name, lambda: [NoHistoryProvider(), provider]), memory)
 
     def compaction(info: PolicyInfo) -> Policy:

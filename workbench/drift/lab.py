@@ -29,7 +29,7 @@ from workbench.loading import LoadedAgent
 from workbench.memory import MemoryTurn
 from workbench.memory.turns import acting_for
 from workbench.runtime.calls import CallRecord
-from workbench.runtime.failures import cannot_reach, explain_failure
+from workbench.runtime.failures import cannot_reach
 from workbench.runtime.models import ModelSet
 from workbench.runtime.scripted import SCRIPTED_LABEL
 from workbench.runtime.usage import Usage, estimate_tokens
@@ -387,7 +387,7 @@ async def _replay(
         except PolicyFailed as exc:
             raise _Failed(number, str(exc)) from exc
         except Exception as exc:
-            detail = explain_failure(exc, base_url=models.base_url, secrets=models.secrets)
+            detail = models.explain(exc)
             raise _Failed(number, detail, unreachable=cannot_reach(exc)) from exc
         if answer is None:
             sizes.append(None)

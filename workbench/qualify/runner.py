@@ -22,7 +22,7 @@ from workbench.qualify.suite import Case, Suite, load_suite
 from workbench.runtime.calls import CallLog, CallRecord
 from workbench.runtime.config import WriterFormat
 from workbench.runtime.deadline import CallTimedOut
-from workbench.runtime.failures import explain_failure, rejects_request_format
+from workbench.runtime.failures import rejects_request_format
 from workbench.runtime.models import ModelSet
 from workbench.runtime.usage import Usage, total_usage
 from workbench.runtime.writer import MalformedOutput, ModelWriter
@@ -138,11 +138,7 @@ async def probe_formats(models: ModelSet, text: str, timeout: float) -> tuple[di
             found[str(writer_format)] = "accepted (reply not a valid extraction)"
         except Exception as exc:
             timed_out = _timed_out(exc)
-            found[str(writer_format)] = (
-                "refused by the server"
-                if rejects_request_format(exc)
-                else explain_failure(exc, base_url=models.base_url, secrets=models.secrets)
-            )
+            found[str(writer_format)] = "refused by the server" if rejects_request_format(exc) else models.explain(exc)
     return found, timed_out
 
 
@@ -224,7 +220,7 @@ async def _run_case(case: Case, writer: ModelWriter, calls: CallLog, models: Mod
         except MalformedOutput as exc:
             outcome = memory.reject(turn, ReasonCode.MALFORMED_OUTPUT, str(exc))
         except Exception as exc:
-            detail = explain_failure(exc, base_url=models.base_url, secrets=models.secrets)
+            detail = models.explain(exc)
             timed_out = _timed_out(exc)
             outcome = memory.abandon(turn, detail)
         else:

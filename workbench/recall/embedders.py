@@ -15,6 +15,7 @@ from typing import Any
 from agent_framework import BaseEmbeddingClient, Embedding, GeneratedEmbeddings, SupportsGetEmbeddings
 
 from workbench.memory.shown import quoted
+from workbench.runtime.azure import SignIn
 from workbench.runtime.calls import CallLog
 from workbench.runtime.config import ModelConfig
 from workbench.runtime.usage import Usage
@@ -77,6 +78,7 @@ class Embedder:
     usage: Usage | None = field(default_factory=lambda: Usage(0, 0))
     dimensions: int | None = None
     observer: EmbeddingObserver | None = field(default=None, repr=False)
+    sign_in: SignIn | None = None  # on Azure OpenAI: the kind of credential sent, to read a refusal by
 
     async def embed(self, texts: Sequence[str]) -> list[list[float]]:
         """One checked vector per text. Raises EmbeddingError with one line naming what to change."""
@@ -89,7 +91,7 @@ class Embedder:
         except Exception as exc:
             from workbench.runtime.failures import explain_failure
 
-            raise EmbeddingError(f"the embeddings call failed: {explain_failure(exc)}") from exc
+            raise EmbeddingError(f"the embeddings call failed: {explain_failure(exc, sign_in=self.sign_in)}") from exc
         reported = _reported_usage(getattr(generated, "usage", None))
         self.usage = None if self.usage is None or reported is None else self.usage + reported
         vectors = [self._checked(item.vector) for item in generated]
@@ -159,11 +161,12 @@ def build_embedder(model: str | None, *, base_url: str | None, api_key: str | No
 def build_azure_embedder(deployment: str, chat: ModelConfig) -> Embedder:
     """An Azure OpenAI embedding deployment through OpenAIEmbeddingClient, on the chat model's resource
     and sign-in (its own DefaultAzureCredential when there is no key)."""
-    from workbench.runtime.azure import azure_client_options, azure_embedding_client, azure_label
+    from workbench.runtime.azure import azure_client_options, azure_embedding_client, azure_label, azure_sign_in
 
     assert chat.azure is not None
     client = azure_embedding_client(chat, deployment, azure_client_options(chat))
-    return Embedder(client, azure_label(deployment, chat.azure), deployment, semantic=True)
+    label = azure_label(deployment, chat.azure)
+    return Embedder(client, label, deployment, semantic=True, sign_in=azure_sign_in(chat))
 
 
 def logged_embedder(embedder: Embedder, calls: CallLog) -> Embedder:

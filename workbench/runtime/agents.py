@@ -141,7 +141,7 @@ class AgentRuntime:
                 contract=memory.contract,
             )
         )
-        self.updater = MemoryUpdater(memory, writer_impl)
+        self.updater = MemoryUpdater(memory, writer_impl, models.explain)
         memory.subscribe(tracing.admissions(memory.contract))
         self.mode = mode
         self.recall = recall
@@ -339,7 +339,7 @@ class AgentRuntime:
                 raise
             except Exception as exc:
                 tracing.failed(span, exc)
-                detail = explain_failure(exc, base_url=self.models.base_url, secrets=self.models.secrets)
+                detail = self.models.explain(exc)
                 opened.ending = f"the {name} agent's call failed: {detail}"
                 return TurnResult(name, turn, error=detail)
             opened.ending = "the context provider saw no user input to extract"

@@ -8,6 +8,7 @@ import asyncio
 import logging
 import threading
 from collections.abc import Awaitable, Callable
+from enum import StrEnum
 from typing import TYPE_CHECKING, Any
 
 from workbench.runtime.config import AZURE_EXTRA, AzureTarget, ConfigError, ModelConfig, entra_id_available
@@ -19,6 +20,20 @@ if TYPE_CHECKING:
 TOKEN_SCOPE = "https://cognitiveservices.azure.com/.default"
 
 TokenProvider = Callable[[], str | Awaitable[str]]
+
+
+class SignIn(StrEnum):
+    """Which kind of credential the workbench sends to an Azure OpenAI resource."""
+
+    KEY = "key"  # the resource's key, as `api-key`
+    ENTRA_ID = "Entra ID"  # a bearer token from a credential (DefaultAzureCredential by default)
+
+
+def azure_sign_in(config: ModelConfig) -> SignIn:
+    """How the clients for `config` sign in: with the key when there is one, else with Entra ID. The one
+    place this is decided: the clients are built by it (`azure_client_options`), and a refused request
+    is read by it (`ModelSet.sign_in`), since the SDK does not keep the credential on a failed request."""
+    return SignIn.KEY if config.api_key else SignIn.ENTRA_ID
 
 
 def azure_label(deployment: str, target: AzureTarget) -> str:
@@ -60,7 +75,7 @@ def azure_client_options(config: ModelConfig, credential: TokenProvider | None =
     assert config.azure is not None
     auth: dict[str, Any] = (
         {"api_key": config.api_key}
-        if config.api_key
+        if azure_sign_in(config) is SignIn.KEY
         else {"credential": credential if credential is not None else entra_token_provider()}
     )
     return {"azure_endpoint": config.azure.endpoint, "api_version": config.azure.api_version, **auth}

@@ -8,6 +8,7 @@ from typing import Any
 from urllib.parse import parse_qs, unquote, urlsplit
 
 from workbench.memory.shown import quoted
+from workbench.runtime.azure import SignIn
 from workbench.runtime.deadline import CallTimedOut
 
 # OpenAI keys, bearer headers, and JSON web tokens (what an Entra ID access token is).
@@ -94,8 +95,16 @@ def _chain(exc: BaseException) -> list[BaseException]:
     return seen
 
 
-def explain_failure(exc: BaseException, *, base_url: str | None = None, secrets: tuple[str, ...] = ()) -> str:
-    """What went wrong, in one line. Looks at the whole cause chain without importing the SDK."""
+def explain_failure(
+    exc: BaseException,
+    *,
+    base_url: str | None = None,
+    secrets: tuple[str, ...] = (),
+    sign_in: SignIn | None = None,
+) -> str:
+    """What went wrong, in one line. Looks at the whole cause chain without importing the SDK.
+    `sign_in`: the kind of credential the clients were built to send to Azure OpenAI (`ModelSet.sign_in`),
+    which tells a refused key from a refused Entra ID token; None when the caller does not know it."""
     server = base_url or "the server"
     for cause in _chain(exc):
         name = type(cause).__name__
@@ -134,7 +143,7 @@ def explain_failure(exc: BaseException, *, base_url: str | None = None, secrets:
                 "Entra ID sign-in failed (DefaultAzureCredential got no token): run az login, "
                 "or set AZURE_OPENAI_API_KEY"
             )
-        elif (azure := _azure_line(cause, name, status)) is not None:
+        elif (azure := _azure_line(cause, name, status, sign_in)) is not None:
             line = azure
         elif name == "APIConnectionError" and _unknown_host(cause):
             line = f"cannot resolve the host of {server}: check the name in --base-url / OPENAI_BASE_URL"
@@ -156,15 +165,16 @@ def explain_failure(exc: BaseException, *, base_url: str | None = None, secrets:
     return scrub_secrets(f"{type(exc).__name__}: {_first_line(exc)}", secrets)
 
 
-def _azure_line(cause: BaseException, name: str, status: Any) -> str | None:
-    """The Azure OpenAI reading of a failed request to `/openai/deployments/{deployment}/...`, or None."""
+def _azure_line(cause: BaseException, name: str, status: Any, sign_in: SignIn | None) -> str | None:
+    """The Azure OpenAI reading of a failed request to `/openai/deployments/{deployment}/...`, or None.
+    A refusal is read by `sign_in`, the workbench's own configuration of the client, never by the
+    request's headers: the SDK no longer leaves the credential on a failed request (openai 3.60)."""
     request = getattr(cause, "request", None)
     url = urlsplit(str(getattr(request, "url", "")))
     deployment = _AZURE_DEPLOYMENT_PATH.search(url.path)
     if request is None or deployment is None:
         return None
     server = f"{url.scheme}://{url.netloc}{url.path[: deployment.start()]}"  # the resource endpoint
-    entra = "authorization" in request.headers  # which kind of credential was sent, never its value
     version = parse_qs(url.query).get("api-version", ["?"])[0][:40]
     body = getattr(cause, "body", None)
     code = body.get("code") if isinstance(body, dict) else None
@@ -174,25 +184,36 @@ def _azure_line(cause: BaseException, name: str, status: Any) -> str | None:
         )
     if name == "APIConnectionError":
         return f"cannot reach {server}: check --azure-endpoint / AZURE_OPENAI_ENDPOINT"
-    if status == 401 and entra:
+    if status == 401 and sign_in is SignIn.ENTRA_ID:
         return (
             f"Azure OpenAI at {server} refused the Entra ID token (HTTP 401): sign in to the resource's tenant "
             "(az login --tenant ...), or set AZURE_OPENAI_API_KEY"
         )
-    if status == 403 and entra:
+    if status == 403 and sign_in is SignIn.ENTRA_ID:
         return (
             f"Azure OpenAI at {server} denied your Entra ID identity (HTTP 403): it needs the "
             "'Cognitive Services OpenAI User' role on the resource, and the resource's network rules must let you in"
         )
-    if status == 401:
+    if status == 401 and sign_in is SignIn.KEY:
         return (
             f"Azure OpenAI at {server} refused the key (HTTP 401): check that AZURE_OPENAI_API_KEY is a key "
             "of this resource"
         )
-    if status == 403:
+    if status == 403 and sign_in is SignIn.KEY:
         return (
             f"Azure OpenAI at {server} denied access (HTTP 403): check the resource's network rules "
             "(firewall, private endpoint) and AZURE_OPENAI_API_KEY"
+        )
+    if status == 401:  # the caller does not know which credential was sent
+        return (
+            f"Azure OpenAI at {server} refused the credential (HTTP 401): check that AZURE_OPENAI_API_KEY is a "
+            "key of this resource, or without a key, sign in to the resource's tenant (az login --tenant ...)"
+        )
+    if status == 403:
+        return (
+            f"Azure OpenAI at {server} denied access (HTTP 403): check the resource's network rules (firewall, "
+            "private endpoint), and AZURE_OPENAI_API_KEY, or without a key, the 'Cognitive Services OpenAI User' "
+            "role of your Entra ID identity"
         )
     if status == 404 and code == "DeploymentNotFound":
         options = (

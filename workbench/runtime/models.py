@@ -8,10 +8,18 @@ from urllib.parse import urlsplit
 
 from agent_framework import FunctionInvocationConfiguration, SupportsChatGetResponse
 
-from workbench.runtime.azure import TokenProvider, azure_chat_client, azure_client_options, azure_label
+from workbench.runtime.azure import (
+    SignIn,
+    TokenProvider,
+    azure_chat_client,
+    azure_client_options,
+    azure_label,
+    azure_sign_in,
+)
 from workbench.runtime.bounds import ReplyBound
 from workbench.runtime.config import DEFAULT_MAX_TOKENS, ModelConfig, WriterFormat
 from workbench.runtime.deadline import bound_retries
+from workbench.runtime.failures import explain_failure
 from workbench.runtime.scripted import SCRIPTED_LABEL, ScriptedChatClient
 
 LOCAL_PLACEHOLDER_KEY = "no-key-needed"
@@ -31,6 +39,7 @@ class ModelSet:
     function_calls: bool = False  # the framework's function-invocation loop runs (see build_models)
     max_tokens: int = DEFAULT_MAX_TOKENS  # an agent's or the summarizer's reply: --max-tokens
     compatible_server: bool = False  # an OpenAI-compatible server (--base-url), not OpenAI or Azure
+    sign_in: SignIn | None = None  # on Azure OpenAI: the kind of credential the clients send (never its value)
 
     @property
     def bound(self) -> ReplyBound:
@@ -41,6 +50,10 @@ class ModelSet:
     def reply_options(self) -> dict[str, Any]:
         """Default options of the agents and the summarizer: their replies bounded by --max-tokens."""
         return self.bound.options(self.max_tokens)
+
+    def explain(self, exc: BaseException) -> str:
+        """A failed call of these clients in one line: their server, their credential's kind, no secret."""
+        return explain_failure(exc, base_url=self.base_url, secrets=self.secrets, sign_in=self.sign_in)
 
 
 def _label(model: str, base_url: str | None) -> str:
@@ -133,4 +146,5 @@ def _build_azure_models(
         writer_format=config.effective_writer_format,
         timeout=config.timeout,
         max_tokens=config.max_tokens,
+        sign_in=azure_sign_in(config),
     )

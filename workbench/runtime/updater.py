@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from workbench.memory import EventKind, MemoryTurn, Outcome, ReasonCode, WorkingMemory, declares_anything
 from workbench.runtime import tracing
 from workbench.runtime.failures import explain_failure
@@ -21,11 +23,16 @@ class MemoryUpdater:
     events. A cancellation propagates with the ticket still open; its owner settles it.
 
     A writer model that keeps failing the contract (WRITER_STRIKES rejected batches in a row for its
-    own faults) gets one note saying so; `use_host_parse` switches this session to the host's parse."""
+    own faults) gets one note saying so; `use_host_parse` switches this session to the host's parse.
+    `explain` puts a failed writer call in one line (the runtime's: `ModelSet.explain`, which knows the
+    server and the kind of credential its clients send)."""
 
-    def __init__(self, memory: WorkingMemory, writer: Writer) -> None:
+    def __init__(
+        self, memory: WorkingMemory, writer: Writer, explain: Callable[[BaseException], str] = explain_failure
+    ) -> None:
         self.memory = memory
         self.writer = writer
+        self._explain = explain
         self._strikes = 0
         self._said_failing = False
 
@@ -52,7 +59,7 @@ class MemoryUpdater:
             await self.memory.wait_for_earlier(turn)
             return self.memory.reject(turn, ReasonCode.MALFORMED_OUTPUT, str(exc))
         except Exception as exc:
-            return self.memory.abandon(turn, f"the writer call failed: {explain_failure(exc)}")
+            return self.memory.abandon(turn, f"the writer call failed: {self._explain(exc)}")
         await self.memory.wait_for_earlier(turn)
         return self.memory.admit(turn, candidates)
 
