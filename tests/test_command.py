@@ -20,6 +20,7 @@ class Window:
 
     def __init__(self, return_code: int | None = 0, start_failed: bool = False) -> None:
         self.return_code, self.start_failed = return_code, start_failed
+        self.not_saved = None
         self.seen: list[bool] = []
 
     def run(self) -> None:

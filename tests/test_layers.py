@@ -65,6 +65,7 @@ VIEWS = {
         "RecalledMessage",
         "ResumedHistory",
         "RuntimeStatus",
+        "SAVED_AGAIN",
         "WRITER_FAILING",
         "WRITER_SWITCHED",
     },

@@ -764,7 +764,13 @@ def main(argv: list[str] | None = None, *, agents: Sequence[object] = ()) -> int
         print(f"workbench: {exc}", file=sys.stderr)
         return 1
     app.run()
-    # Textual's code after an error that ended the app; 1 too when the agents never started.
+    if app.not_saved is not None:  # the user chose to quit without it, or the window closed
+        try:
+            print(f"workbench: NOT saved: {app.not_saved}", file=sys.stderr)
+        except OSError:  # the terminal went with the window
+            pass
+    # Textual's code after an error that ended the app (or a quit that left something unsaved); 1 too
+    # when the agents never started.
     return app.return_code or int(app.start_failed)
 
 

@@ -18,7 +18,10 @@ When things are saved:
   what memory still holds and completed at the next start (`workbench.persist.journal`).
 
 A save that fails (a full disk, a folder made read-only, an I/O error) changes nothing on disk, is
-shown in the header at once and noted in the ledger, and the next save writes everything again. After a
+shown in the header at once and noted in the ledger, and the next save writes everything again: a
+turn's, or a retry after a bounded backoff (`RETRY_DELAYS`, on a timer thread) while none comes. The
+save that succeeds clears the failure at once, with a note in the ledger. On quit the app tries once
+more (`save_again`), and `unsaved` says in one line what is still not on disk. After a
 forget every file under the directory is scanned for the forgotten values; one that still holds any
 makes the forget report this holder as not reached."""
 
@@ -27,7 +30,7 @@ from __future__ import annotations
 import asyncio
 import sqlite3
 import threading
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import replace
 from datetime import datetime
 from pathlib import Path
@@ -46,12 +49,15 @@ from workbench.persist.history import StateHistory
 from workbench.persist.legacy import move_into
 from workbench.persist.state import STATE_FILE, Saved, StateFile
 from workbench.runtime.remembered import HeldItem, history_text
-from workbench.runtime.view import NOT_SAVED, Persisted
+from workbench.runtime.view import NOT_SAVED, SAVED_AGAIN, Persisted
 from workbench.text import clip, json_strings
 
 DIRECTORY = "sessions"  # under the user's data directory
 LOCK_FILE = "lock"
 _FAILURE_CHARS = 200
+# Seconds between retries of a failing save, the last repeated until one succeeds: soon after a
+# short hiccup, and no more than twice a minute against a disk that stays full.
+RETRY_DELAYS = (1.0, 2.0, 5.0, 10.0, 30.0)
 _WHAT = {
     STATE_FILE: "the facts, the ledger, the sessions and their messages (SQLite): its rows",
     "-wal": "SQLite's write-ahead log: the latest changes to the rows above, until they are written into them",
@@ -83,6 +89,7 @@ class PersistedSessions:
         contract: Contract = SEED,
         ledger_capacity: int = 500,
         clock: Callable[[], datetime] = utc_now,
+        retry_delays: Sequence[float] = RETRY_DELAYS,
     ) -> None:
         self.directory = private_dir(directory.expanduser().resolve())
         self._folder_lock = FolderLock(self.directory / LOCK_FILE, f"the persisted sessions in {self.directory}")
@@ -106,6 +113,9 @@ class PersistedSessions:
         self._current: dict[str, dict[str, Any]] = {}
         self._shape = self._saved_shape
         self._failure: str | None = None
+        self._retry_delays = tuple(retry_delays)
+        self._retries = 0  # retries since the save began failing
+        self._retry: threading.Timer | None = None
         self._unsaved_memory = False  # memory changed since it was last written
         # Turns' messages a failed save did not write, by session: read as part of the history and
         # written by the next save.
@@ -130,6 +140,8 @@ class PersistedSessions:
     def close(self) -> None:
         """Write everything into the state file alone (`StateFile.close`), and let another workbench use
         the directory (exiting the process frees it too, but leaves the state in SQLite's log)."""
+        if (retry := getattr(self, "_retry", None)) is not None:
+            retry.cancel()
         if self._state is not None:
             self._state.close()
             self._state = None
@@ -224,16 +236,74 @@ class PersistedSessions:
             failure = clip(f"{type(exc).__name__}: {exc}", _FAILURE_CHARS)
             first = self._failure is None
             self._failure = failure
+            self._retry_later()
             if first:
                 self.memory.note(
-                    f"Not saved: {failure}. Nothing is lost from this run yet; the next save writes everything again.",
+                    f"Not saved: {failure}. Nothing is lost from this run yet; the next save writes everything "
+                    "again, and it is retried meanwhile.",
                     origin=NOT_SAVED,
                 )
             return
         if with_memory:
             self._unsaved_memory = False
         self._unsaved_messages = {}
-        self._failure = None
+        if self._failure is not None:
+            self._failure, self._retries = None, 0
+            if self._retry is not None:
+                self._retry.cancel()
+                self._retry = None
+            self.memory.note("Saved again: everything of this run is on disk.", origin=SAVED_AGAIN)
+
+    def _retry_later(self) -> None:
+        """Retry the failing save after the next delay of the backoff, unless a retry is already due."""
+        if self._retry is not None or self._state is None or not self._retry_delays:
+            return
+        delay = self._retry_delays[min(self._retries, len(self._retry_delays) - 1)]
+        self._retries += 1
+        self._retry = threading.Timer(delay, self._retried)
+        self._retry.daemon = True  # never keeps the process from ending
+        self._retry.start()
+
+    def _retried(self) -> None:
+        with self._lock:
+            self._retry = None
+            if self._failure is not None and self._state is not None:
+                self._save(Saved())
+
+    def save_again(self) -> str | None:
+        """Try once more to write what a failed save did not (a quit asks this); what is still not on
+        disk, in one line (`unsaved`), or None when everything is."""
+        with self._lock:
+            if self._failure is not None and self._state is not None:
+                self._save(Saved())
+            return self.unsaved()
+
+    def unsaved(self) -> str | None:
+        """What this run holds that the state file does not, in one line naming the facts (keys only,
+        never a value) and counting the messages, with the reason; None when everything is saved."""
+        with self._lock:
+            if self._failure is None:
+                return None
+            parts = []
+            if self._unsaved_memory:
+                try:
+                    on_disk = self.state.memory()
+                except SavedFileError:
+                    on_disk = None
+                saved = {f.key: f.value for f in on_disk.facts} if on_disk is not None else {}
+                now = {f.key: f.value for f in self.memory.facts()}
+                changed = [k for k, v in now.items() if saved.get(k) != v]
+                removed = [k for k in saved if k not in now]
+                if changed:
+                    parts.append(f"the fact(s) {', '.join(changed)}")
+                if removed:
+                    parts.append(f"the removal of {', '.join(removed)}")
+                if not (changed or removed):
+                    parts.append("the ledger's latest event(s)")
+            if messages := sum(len(m) for m in self._unsaved_messages.values()):
+                parts.append(f"{messages:,} message(s) of the agents' histories")
+            what = "; ".join(parts) or "the agents' sessions"
+            return f"{what} (the save failed: {self._failure})"
 
     async def held(self, sessions: Mapping[str, AgentSession]) -> list[HeldItem]:
         """Each agent's history as the messages it holds, a history no agent reads, and every file under

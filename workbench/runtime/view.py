@@ -35,6 +35,7 @@ RECALL_MEANING = (
 WRITER_FAILING = "writer failing"
 WRITER_SWITCHED = "writer switched"
 NOT_SAVED = "persist"  # the origin of the ledger's note that a save of the persisted sessions failed
+SAVED_AGAIN = "saved again"  # the origin of its note once a save succeeds after failing
 
 
 @dataclass(frozen=True)

@@ -83,7 +83,7 @@ def assemble(
         journal=journal,
         agents=agents,
     )
-    session = SessionController(runtime)
+    session = SessionController(runtime, persisted)
     last: list[Holder] = [*([redis] if redis is not None else []), *([persisted] if persisted is not None else [])]
     register(runtime.forgetting, (*runtime.holders, *session.holders, *last))
     return session

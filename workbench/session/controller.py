@@ -71,6 +71,14 @@ class Exported:
     probes: int
 
 
+class Saving(Protocol):
+    """Where a run is kept on disk (`--persist`): asked on quit whether everything is saved."""
+
+    def save_again(self) -> str | None:
+        """Try once more to write what a failed save did not; what still is not, in one line, or None."""
+        ...
+
+
 class UndoHistory(Protocol):
     """What a user interface's input keeps of what was typed and sent (its undo steps)."""
 
@@ -104,8 +112,9 @@ class SessionController:
     running here and the inputs' drafts. Built by the one assembly (`workbench.session.assemble`), which
     registers every holder of text with the one forget, these (`holders`) among them."""
 
-    def __init__(self, runtime: AgentRuntime) -> None:
+    def __init__(self, runtime: AgentRuntime, saving: Saving | None = None) -> None:
         self.runtime = runtime
+        self._saving = saving
         self.transcript = Transcript()
         self.drafts = Drafts()
         self._asking: dict[str, list[MemoryUpdate]] = {}
@@ -289,14 +298,23 @@ class SessionController:
         chosen = [i for i, _, _ in self.transcript.questions()] if probes is None else probes
         return self.transcript.chronology(chosen, self.contract)
 
-    def export(self, path: str, probes: list[int]) -> Exported:
-        """Write the conversation as a new chronology file, readable by the user only. ChronologyError
-        when it is not a chronology, OSError when it cannot be written (FileExistsError when `path`
-        exists: a file is never overwritten); nothing is written then."""
-        chronology = self.chronology(probes)
+    def export(self, path: str, probes: list[int] | None = None, *, checked: bool = True) -> Exported:
+        """Write the conversation as a new chronology file, readable by the user only (every question
+        a probe unless `probes` says which). ChronologyError when it is not a chronology (unless not
+        `checked`: a quit that could not save writes every message and forget, even a conversation the
+        lab cannot score yet), OSError when it cannot be written (FileExistsError when `path` exists: a
+        file is never overwritten); nothing is written then."""
+        probes = [i for i, _, _ in self.transcript.questions()] if probes is None else probes
+        chronology = self.chronology(probes) if checked else self.transcript.draft(probes, self.contract)
         text = json.dumps(chronology.to_file(), indent=2, ensure_ascii=False) + "\n"
         write_private(Path(path), text, new=True)
         return Exported(path, len(chronology.steps), len(probes))
+
+    def unsaved(self) -> str | None:
+        """Before the session ends: what it holds that is not on disk after one more try to save it, in
+        one line (the facts by key, the messages counted, the reason), or None when everything is saved
+        (or nothing is kept on disk). A quit that finds something asks before it goes."""
+        return self._saving.save_again() if self._saving is not None else None
 
     def on_close(self, close: Callable[[], None]) -> None:
         """Call `close` when the session closes (what the start opened for it: the state file, locks)."""

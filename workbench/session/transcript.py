@@ -67,7 +67,14 @@ class Transcript:
         """The conversation as a chronology read under `contract` (the one it was held under), through
         the same validation as any chronology file (ChronologyError names what keeps it from being one).
         Its prohibition is the seed's `constraint`, when the contract has that key."""
-        from workbench.chronology import Chronology, Step, parse_chronology
+        from workbench.chronology import parse_chronology
+
+        return parse_chronology(self.draft(probes, contract).to_file(), "this conversation", contract)
+
+    def draft(self, probes: list[int], contract: Contract) -> Chronology:
+        """The conversation in the chronology's shape, unchecked: every message and forget, also when
+        the lab could not run it yet (no question to score, say)."""
+        from workbench.chronology import Chronology, Step
 
         chosen = set(probes)
         steps = tuple(
@@ -75,5 +82,4 @@ class Transcript:
             for i, e in enumerate(self.entries)
         )
         prohibition = PROHIBITION_KEY if contract.allows(PROHIBITION_KEY) else None
-        draft = Chronology(NAME, DESCRIPTION, prohibition, steps)
-        return parse_chronology(draft.to_file(), "this conversation", contract)
+        return Chronology(NAME, DESCRIPTION, prohibition, steps)

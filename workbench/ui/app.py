@@ -5,7 +5,9 @@ its own turns and posts their ends up; nothing is posted down to a widget."""
 
 from __future__ import annotations
 
+import asyncio
 import shlex
+import signal
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from functools import partial
 from pathlib import Path
@@ -26,7 +28,7 @@ from workbench.memory import EventKind
 from workbench.memory.ledger import MAX_KEY_ECHO
 from workbench.memory.shown import quoted
 from workbench.runtime.config import Mode
-from workbench.runtime.view import NOT_SAVED, WRITER_FAILING, WRITER_SWITCHED
+from workbench.runtime.view import NOT_SAVED, SAVED_AGAIN, WRITER_FAILING, WRITER_SWITCHED
 from workbench.text import clip, visible
 from workbench.ui.chat import BUILT_IN, ChatPane, pane_words
 from workbench.ui.composer import Composer
@@ -51,6 +53,7 @@ if TYPE_CHECKING:
     from workbench.session.controller import SessionController
     from workbench.ui.drift_screen import DriftScreen
     from workbench.ui.export_screen import ExportRequest
+    from workbench.ui.quit_screen import QuitAnswer
 
 FACT_PANEL = "fact panel"  # the scheduler's lane of the panel's views
 # Where "Export conversation as chronology" proposes to write, relative to the working directory.
@@ -60,7 +63,10 @@ NOTE_TITLES = {
     WRITER_FAILING: "The writer keeps failing",
     WRITER_SWITCHED: "Writer",
     NOT_SAVED: "Not saved",
+    SAVED_AGAIN: "Saved",
 }
+NOT_SAVED_EXIT = 1  # the exit status of a quit that left something admitted unsaved
+QUIT_SIGNALS = (signal.SIGTERM, signal.SIGHUP)  # quit as Ctrl+Q does (SIGHUP: the window closed)
 
 
 @runtime_checkable
@@ -113,6 +119,10 @@ class WorkbenchApp(App[None]):
         # A message sent (Enter) before the agents were ready, one a pane: asked once they are.
         self._waiting: dict[ChatPane, str] = {}
         self._disconnect: list[Callable[[], None]] = []
+        self._signals: list[signal.Signals] = []
+        self.not_saved: str | None = None
+        """What the quit left unsaved, in one line, once the user chose to go without it (or nobody was left
+        to ask): the command prints it and exits non-zero."""
         install_paste_guard()
         # Where the user last typed: finished answers and a turn's facts are drawn in a pause in typing elsewhere.
         self.typing = TypingClock()
@@ -165,6 +175,7 @@ class WorkbenchApp(App[None]):
     def on_mount(self) -> None:
         self._last_input = self.query_one(ChatPane).prompt
         self.screen_change_signal.subscribe(self, self._screen_changed)
+        self._handle_quit_signals()
         if self._built is not None:
             self._connect()
         else:
@@ -174,6 +185,11 @@ class WorkbenchApp(App[None]):
     def on_unmount(self) -> None:
         for disconnect in self._disconnect:
             disconnect()
+        loop = asyncio.get_running_loop()
+        for handled in self._signals:
+            loop.remove_signal_handler(handled)
+        if self._session is not None:
+            self._session.close()  # the state file written whole: a copy of it alone resumes everything
         if self._session is not None:
             self._session.close()  # the state file written whole: a copy of it alone resumes everything
 
@@ -623,6 +639,68 @@ class WorkbenchApp(App[None]):
             title="Chronology exported",
             markup=False,
         )
+
+    # -- quitting: nothing admitted is lost in silence -------------------------------------------------
+
+    def _handle_quit_signals(self) -> None:
+        """SIGTERM and SIGHUP quit as Ctrl+Q does: by default they ended the process at once, the
+        terminal left as the app had set it and nothing saved that a failed save had left."""
+        try:
+            loop = asyncio.get_running_loop()
+            for handled in QUIT_SIGNALS:
+                loop.add_signal_handler(handled, self._signalled, handled)
+                self._signals.append(handled)
+        except (NotImplementedError, RuntimeError, ValueError):  # not the main thread, or no such signal here
+            return
+
+    def _signalled(self, received: signal.Signals) -> None:
+        self.call_later(self.quit_asked, received.name)
+
+    async def action_quit(self) -> None:
+        """Ctrl+Q, and the palette's Quit."""
+        await self.quit_asked()
+
+    async def quit_asked(self, signalled: str | None = None) -> None:
+        """Quit once everything admitted is on disk: a save that failed is tried once more; if it fails
+        again, ask what to do (stay, export the conversation and go, or go), unless the window closed
+        (SIGHUP: nobody is left to answer) or a second signal came while asking."""
+        from workbench.ui.quit_screen import QuitUnsaved  # loads when a quit finds something unsaved
+
+        asked = next((s for s in self.screen_stack if isinstance(s, QuitUnsaved)), None)
+        if asked is not None:
+            if signalled is not None:
+                self._leave(asked.unsaved)
+            return
+        unsaved = self._session.unsaved() if self._session is not None else None
+        if unsaved is None:
+            self.exit()
+        elif signalled == "SIGHUP":
+            self._leave(unsaved)
+        else:
+            why = f"{signalled} received. " if signalled else ""
+            self.push_screen(QuitUnsaved(unsaved, EXPORT_PATH, why), callback=partial(self._quit_answered, unsaved))
+
+    def _quit_answered(self, unsaved: str, answer: QuitAnswer | None) -> None:
+        if answer is None:
+            return  # stays: the save is retried meanwhile
+        if answer.export is None:
+            return self._leave(unsaved)
+        where = visible(clip(answer.export, ERROR_CHARS))
+        try:
+            self.session.export(answer.export, checked=False)
+        except FileExistsError:
+            detail = f"{where} already exists and was left as it was: quit again and export under another name."
+        except OSError as exc:
+            detail = f"{where}: {visible(clip(exc.strerror or str(exc), ERROR_CHARS))}. Nothing was exported."
+        else:
+            exported = visible(clip(shlex.quote(str(Path(answer.export).absolute())), ERROR_CHARS))
+            return self._leave(f"{unsaved}; the conversation was exported to {exported}")
+        self.notify(detail, title="Not exported: still running", severity="error", markup=False)
+
+    def _leave(self, unsaved: str) -> None:
+        """Quit without what is unsaved: the command says it in one line and exits non-zero."""
+        self.not_saved = unsaved
+        self.exit(return_code=NOT_SAVED_EXIT)
 
     # -- switches, from the palette ------------------------------------------------------------------
 
