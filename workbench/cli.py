@@ -244,9 +244,9 @@ def add_agent_memory_options(parser: argparse.ArgumentParser) -> None:
         choices=[k.value for k in AgentMemoryKind],
         help="files: the model writes memory files with file_memory_* functions (FileMemoryProvider; needs a "
         "model that calls functions); extracted: a model call after each turn extracts topic memories into "
-        "MEMORY.md and topic files (MemoryContextProvider); mem0: Mem0 run locally extracts memories after "
-        "each turn and finds them by embeddings (needs --model, --embedding-model and "
-        'pip install "agent-memory-workbench[mem0]")',
+        "MEMORY.md and topic files (the framework's extracted memory, which it retires after 2026-12-31); "
+        "mem0: Mem0 run locally extracts memories after each turn and finds them by embeddings (needs --model, "
+        '--embedding-model and pip install "agent-memory-workbench[mem0]")',
     )
     group.add_argument(
         "--agent-memory-dir",

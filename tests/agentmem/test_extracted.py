@@ -7,7 +7,7 @@ import json
 from agent_framework import MemoryContextProvider, MemoryFileStore
 
 from tests.agentmem.helpers import files_holding, live_runtime, modes, say, scripted_runtime
-from workbench.agentmem.extracted import ExtractedMemory
+from workbench.agentmem.extracted import TURN_ID_SHOWN, ExtractedMemory, retiring
 from workbench.runtime.scripted import (
     CONSOLIDATION_PROMPT_START,
     EXTRACTION_PROMPT_START,
@@ -19,7 +19,8 @@ CHRONOLOGY = ("module=Reporting; database=PostgreSQL", "module=Billing; database
 
 
 def test_the_script_recognizes_the_framework_prompts(tmp_path):
-    provider = MemoryContextProvider(store=MemoryFileStore(tmp_path, owner_state_key="owner"))
+    with retiring():
+        provider = MemoryContextProvider(store=MemoryFileStore(tmp_path, owner_state_key="owner"))
     assert provider.extraction_prompt.startswith(EXTRACTION_PROMPT_START)
     assert provider.consolidation_prompt.startswith(CONSOLIDATION_PROMPT_START)
 
@@ -60,6 +61,23 @@ def test_topics_index_and_transcripts_are_kept_user_only_and_the_correction_stay
     flagged = {f.name: f.stale for f in system.items if f.stale}
     assert flagged["MEMORY.md"] == ("PostgreSQL", "Reporting")
     assert flagged["topics/module.md"] == ("Reporting",)
+
+
+def test_the_maintenance_state_is_shown_without_the_frameworks_random_turn_ids(tmp_path):
+    """Each a random token the framework compares (pending_turn_ids, 1.26), never the user's text: shown
+    as one word, so the same memory reads the same on every run; the sessions it names stay."""
+    memory = ExtractedMemory(tmp_path)
+    asyncio.run(say(scripted_runtime(memory), *CHRONOLOGY))
+    on_disk = json.loads((memory.folder / "state.json").read_text())
+    turn_ids = on_disk["pending_turn_ids"]
+    assert turn_ids and all(len(t) == 32 for t in turn_ids.values())  # one per session awaiting consolidation
+    (state,) = [item for item in memory.files() if item.kind == "state"]
+    assert json.loads(state.content) == {**on_disk, "pending_turn_ids": dict.fromkeys(turn_ids, TURN_ID_SHOWN)}
+    assert state.size == (memory.folder / "state.json").stat().st_size  # the file's own size
+
+    (memory.folder / "state.json").write_text('{"pending_turn_ids": {"s": "0123')  # cut off by a crash
+    (state,) = [item for item in memory.files() if item.kind == "state"]
+    assert state.content == '{"pending_turn_ids": {"s": "0123'  # as it is
 
 
 def test_the_index_and_matching_topics_reach_the_next_request_after_a_restart(tmp_path):

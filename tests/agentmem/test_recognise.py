@@ -27,6 +27,7 @@ from agent_framework import (
 )
 
 from workbench import ScriptedChatClient
+from workbench.agentmem.extracted import retiring
 from workbench.agentmem.recognise import recognise
 from workbench.memory.forget import written
 from workbench.runtime import build_models
@@ -135,18 +136,25 @@ def test_memory_files_in_a_scope_or_per_session_are_listed_and_forgotten(tmp_pat
     asyncio.run(story())
 
 
-class OwnedMemory(MemoryContextProvider):
-    """A user's extracted memory: the framework's provider, with the owner its author's app sets."""
+with retiring():  # the framework warns that it retires these classes: the workbench says so in its docs
 
-    owner = "ana"
+    class OwnedMemory(MemoryContextProvider):
+        """A user's extracted memory: the framework's provider, with the owner its author's app sets."""
 
-    async def before_run(self, *, agent: Any, session: AgentSession, context: SessionContext, state: Any) -> None:
-        session.state["owner"] = self.owner
-        await super().before_run(agent=agent, session=session, context=context, state=state)
+        owner = "ana"
+
+        async def before_run(self, *, agent: Any, session: AgentSession, context: SessionContext, state: Any) -> None:
+            session.state["owner"] = self.owner
+            await super().before_run(agent=agent, session=session, context=context, state=state)
+
+
+def owners_store(root: Path) -> MemoryFileStore:
+    with retiring():
+        return MemoryFileStore(root, owner_state_key="owner")
 
 
 def test_extracted_memory_of_each_owner_is_listed_and_forgotten(tmp_path):
-    store = MemoryFileStore(tmp_path / "memory", owner_state_key="owner")
+    store = owners_store(tmp_path / "memory")
     coach = Agent(ScriptedChatClient(), "You coach.", name="coach", context_providers=[OwnedMemory(store=store)])
     runtime = session_over(coach).runtime
 
@@ -167,7 +175,7 @@ def test_extracted_memory_of_each_owner_is_listed_and_forgotten(tmp_path):
 
 
 def test_an_owner_the_framework_names_by_a_digest_is_said_not_reached_and_the_others_are_forgotten(tmp_path):
-    store = MemoryFileStore(tmp_path / "memory", owner_state_key="owner")
+    store = owners_store(tmp_path / "memory")
     spelled, hashed = OwnedMemory(store=store), OwnedMemory(store=store)
     spelled.owner, hashed.owner = "Ana Smith", "X" * 200  # base32-encoded; too long: a digest
     first = Agent(ScriptedChatClient(), "You coach.", name="first", context_providers=[spelled])

@@ -1,6 +1,6 @@
 """Agent Framework's own memories as the workbench runs them: memory files the model writes itself
-(`FileMemoryProvider`) and extracted long-term memory (`MemoryContextProvider`), each an `AgentMemory`
-both agents share, shown live and reached by the one forget, down to the disk."""
+(`FileMemoryProvider`) and extracted long-term memory (`extracted.py`, while the framework has it), each
+an `AgentMemory` both agents share, shown live and reached by the one forget, down to the disk."""
 
 import warnings
 

@@ -21,7 +21,7 @@ SHOWN_AS = "agent memory"  # where a recalled message came from, in the panes
 
 # The purposes a memory's own model calls are recorded under, with the turn that caused them: F2 lists
 # them, the pane's usage and the lab's cost columns count them.
-EXTRACTION_CALL = "extraction"  # MemoryContextProvider's extraction prompt
+EXTRACTION_CALL = "extraction"  # the framework's extracted memory's extraction prompt
 CONSOLIDATION_CALL = "consolidation"  # its consolidation prompt
 MEM0_CALL = "Mem0"  # Mem0's language model (it extracts memories and decides how to store them)
 MEM0_EMBEDDINGS_CALL = "Mem0 embeddings"

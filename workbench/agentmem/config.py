@@ -19,7 +19,7 @@ DIRECTORY_NAME = "agent-memory"
 
 class AgentMemoryKind(StrEnum):
     FILES = "files"  # FileMemoryProvider: the model writes memory files with file_memory_* tools
-    EXTRACTED = "extracted"  # MemoryContextProvider: an extraction prompt after every turn
+    EXTRACTED = "extracted"  # the framework's extracted memory: an extraction prompt after every turn
     MEM0 = "mem0"  # Mem0ContextProvider over mem0ai run locally: extracts after every turn, finds by embeddings
 
 
@@ -44,8 +44,15 @@ class AgentMemoryConfig:
         embedding_base_url: str | None = None,
     ) -> AgentMemoryConfig:
         """The choice and its folder; for mem0 ConfigError says what is missing (a live `chat` model,
-        `embedding_model`, the extra) before anything is loaded."""
+        `embedding_model`, the extra) before anything is loaded, and for extracted memory that the
+        installed framework no longer has it."""
         chosen = AgentMemoryKind(kind) if kind else None
+        if chosen is AgentMemoryKind.EXTRACTED:
+            from workbench.agentmem.extracted import unavailable
+            from workbench.runtime.config import ConfigError
+
+            if (why := unavailable()) is not None:
+                raise ConfigError(why)
         mem0 = None
         if chosen is AgentMemoryKind.MEM0:
             from workbench.agentmem.mem0_config import Mem0Config

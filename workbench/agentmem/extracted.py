@@ -11,7 +11,15 @@ itself is 0700 from the start, so no other user could open them meanwhile).
 
 A forget drops every topic memory that holds a forgotten value (the topic when none is left, or when
 its name holds one), drops every transcript message that holds one, and rebuilds `MEMORY.md`. A turn
-that a forget overlapped stores nothing (as recall)."""
+that a forget overlapped stores nothing (as recall).
+
+The framework retires these classes (agent-framework-core 1.26 deprecates `MemoryContextProvider`,
+`MemoryStore`, `MemoryFileStore`, `MemoryTopicRecord` and `MemoryIndexEntry`, "removed after December 31,
+2026"; their successor `FileMemoryProvider` extracts nothing). This is the one module that names them:
+it imports them guarded, and the rest of the workbench asks it (`unavailable`, `is_extracted`,
+`store_of`, `owners`, `framework_parts`). On a framework without them `--agent-memory extracted` is
+refused, the lab's policy is unavailable, and a user's agent cannot carry one. The framework's
+deprecation warning is kept from the user's terminal (`retiring`)."""
 
 from __future__ import annotations
 
@@ -19,16 +27,16 @@ import asyncio
 import base64
 import json
 import shutil
-from collections.abc import Mapping
+import warnings
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
+from importlib.metadata import version
 from pathlib import Path
 from typing import Any, cast
 
 from agent_framework import (
     AgentSession,
     ContextProvider,
-    MemoryContextProvider,
-    MemoryFileStore,
-    MemoryTopicRecord,
     Message,
     SessionContext,
     SupportsChatGetResponse,
@@ -38,6 +46,7 @@ from workbench.agentmem.base import CONSOLIDATION_CALL, EXTRACTION_CALL, USER_ID
 from workbench.files import erase_file, private_dir, private_tree, write_private
 from workbench.memory.forget import ForgetPlan, declared_in
 from workbench.runtime.calls import RecordingMiddleware, recorder_of
+from workbench.runtime.config import ConfigError
 from workbench.runtime.remembered import HeldItem
 
 BOUND_OPTIONS = ("max_tokens", "extra_body")  # how an agent's reply bound travels (workbench.runtime.bounds)
@@ -46,6 +55,103 @@ FORGETS_KEY = "workbench_forgets_seen"  # how many forgets had run when the sess
 # MemoryFileStore writes each file through a work file of this name beside it, then renames it; a kill
 # in between leaves it.
 _WORK_FILE_PREFIX = ".maf-state-"
+# What the framework's DeprecationWarning for each retiring class says (1.26).
+RETIRING_WARNING = r"Memory(ContextProvider|Store|FileStore|TopicRecord|IndexEntry) is deprecated"
+# The maintenance state's random id of each session's latest finished turn (1.26), as "What is remembered"
+# shows it: a token the framework compares, never the user's text, and different on every run.
+PENDING_TURN_IDS = "pending_turn_ids"
+TURN_ID_SHOWN = "(turn id)"
+
+
+@contextmanager
+def retiring() -> Iterator[None]:
+    """While the block runs, the framework's DeprecationWarning for the retiring classes is silenced:
+    the workbench says in its docs that they retire, and refuses extracted memory once they are gone."""
+    with warnings.catch_warnings():
+        warnings.filterwarnings("ignore", RETIRING_WARNING, DeprecationWarning)
+        yield
+
+
+# The framework warns again from its own module whenever its provider builds one of its records during
+# a turn, while other turns run: no block can hold that silence, so it is silenced for the process, as
+# the framework's experimental warnings are (`workbench.agentmem`).
+warnings.filterwarnings("ignore", RETIRING_WARNING, DeprecationWarning, module=r"agent_framework\.")
+
+with retiring():  # importing them does not warn in 1.26; subclassing does
+    try:
+        from agent_framework import MemoryContextProvider, MemoryFileStore, MemoryTopicRecord
+    except ImportError:
+        _UNAVAILABLE: str | None = (
+            f"agent-framework-core {version('agent-framework-core')} no longer has extracted memory "
+            "(MemoryContextProvider, retired after 2026-12-31): use --agent-memory files (FileMemoryProvider, "
+            "the memory files the model writes)"
+        )
+    else:
+        _UNAVAILABLE = None
+
+        class UserMemoryProvider(MemoryContextProvider):
+            """The framework's provider with the user as the owner of every session, telling the workbench
+            what it injected, and leaving the folder user-only after each turn."""
+
+            def __init__(self, memory: ExtractedMemory, agent: str) -> None:
+                super().__init__(store=memory.store)
+                self._memory = memory
+                self._agent = agent
+
+            async def before_run(
+                self, *, agent: Any, session: AgentSession, context: SessionContext, state: dict[str, Any]
+            ) -> None:
+                session.state[OWNER_KEY] = self._memory.user_id
+                session.state[FORGETS_KEY] = self._memory.forgets
+                await super().before_run(agent=agent, session=session, context=context, state=state)
+                self._memory.injected(self._agent, context.context_messages.get(self.source_id, []))
+
+            def _chat_client(  # type: ignore[override]
+                self, agent: Any, *, override: SupportsChatGetResponse[Any] | None = None
+            ) -> SupportsChatGetResponse[Any] | None:
+                """The framework's choice of client (private: its only hook for the extraction client),
+                bounded like the agent's own replies and recorded with the agent's calls (`MemoryClient`)."""
+                client = super()._chat_client(agent, override=override)
+                if client is None:
+                    return None
+                defaults = getattr(agent, "default_options", None) or {}
+                bound = {k: v for k, v in defaults.items() if k in BOUND_OPTIONS}
+                recorded = MemoryClient(client, bound, recorder_of(agent), self.extraction_prompt)
+                return cast(SupportsChatGetResponse[Any], recorded)
+
+            async def after_run(
+                self, *, agent: Any, session: AgentSession, context: SessionContext, state: dict[str, Any]
+            ) -> None:
+                if session.state.get(FORGETS_KEY) != self._memory.forgets:
+                    return  # a forget ran during this turn: its transcript and extraction could bring a value back
+                try:
+                    await super().after_run(agent=agent, session=session, context=context, state=state)
+                finally:
+                    private_tree(self._memory.root)
+
+
+def unavailable() -> str | None:
+    """Why this framework cannot run extracted memory (it no longer has the classes), in one line; None
+    while it can."""
+    return _UNAVAILABLE
+
+
+def is_extracted(provider: object) -> bool:
+    """Whether `provider` is the framework's extracted memory (never, on a framework without it)."""
+    return _UNAVAILABLE is None and isinstance(provider, MemoryContextProvider)
+
+
+def store_of(provider: ContextProvider) -> tuple[object, Path | None]:
+    """The store of `provider` (extracted memory: `is_extracted`) and the folder it keeps its files in,
+    None for a store whose files the workbench cannot read (not the framework's file store)."""
+    store = cast(MemoryContextProvider, provider).store
+    return store, store.base_path if isinstance(store, MemoryFileStore) else None
+
+
+def framework_parts() -> tuple[tuple[type, tuple[str, ...]], ...]:
+    """The provider's methods that read and write its files every turn (`after_run` includes its
+    extraction call), for the lab to time as the framework's cost; none on a framework without it."""
+    return () if _UNAVAILABLE is not None else ((MemoryContextProvider, ("before_run", "after_run")),)
 
 
 class MemoryClient:
@@ -76,47 +182,6 @@ class MemoryClient:
         return self._client.get_response(messages, stream=stream, options={**self._bound, **(options or {})}, **kwargs)
 
 
-class UserMemoryProvider(MemoryContextProvider):
-    """The framework's provider with the user as the owner of every session, telling the workbench what
-    it injected, and leaving the folder user-only after each turn."""
-
-    def __init__(self, memory: ExtractedMemory, agent: str) -> None:
-        super().__init__(store=memory.store)
-        self._memory = memory
-        self._agent = agent
-
-    async def before_run(
-        self, *, agent: Any, session: AgentSession, context: SessionContext, state: dict[str, Any]
-    ) -> None:
-        session.state[OWNER_KEY] = self._memory.user_id
-        session.state[FORGETS_KEY] = self._memory.forgets
-        await super().before_run(agent=agent, session=session, context=context, state=state)
-        self._memory.injected(self._agent, context.context_messages.get(self.source_id, []))
-
-    def _chat_client(  # type: ignore[override]
-        self, agent: Any, *, override: SupportsChatGetResponse[Any] | None = None
-    ) -> SupportsChatGetResponse[Any] | None:
-        """The framework's choice of client (private: its only hook for the extraction client), bounded
-        like the agent's own replies and recorded with the agent's calls (`MemoryClient`)."""
-        client = super()._chat_client(agent, override=override)
-        if client is None:
-            return None
-        defaults = getattr(agent, "default_options", None) or {}
-        bound = {k: v for k, v in defaults.items() if k in BOUND_OPTIONS}
-        recorded = MemoryClient(client, bound, recorder_of(agent), self.extraction_prompt)
-        return cast(SupportsChatGetResponse[Any], recorded)
-
-    async def after_run(
-        self, *, agent: Any, session: AgentSession, context: SessionContext, state: dict[str, Any]
-    ) -> None:
-        if session.state.get(FORGETS_KEY) != self._memory.forgets:
-            return  # a forget ran during this turn: its transcript and extraction could bring a value back
-        try:
-            await super().after_run(agent=agent, session=session, context=context, state=state)
-        finally:
-            private_tree(self._memory.root)
-
-
 class ExtractedMemory(FileBackedMemory):
     """Both agents' `MemoryContextProvider`s over one `MemoryFileStore` under `root`."""
 
@@ -125,13 +190,21 @@ class ExtractedMemory(FileBackedMemory):
     framework_name = "MemoryContextProvider"
     calls_functions = False  # it offers tools, but extracts after every turn whether or not they are called
 
-    def __init__(self, root: Path, *, user_id: str = USER_ID, provider: MemoryContextProvider | None = None) -> None:
-        """`provider`: one already on a loaded agent (its store's folder is `root`): this memory is then
-        what its `MemoryFileStore` keeps for the owner `user_id` (`owners` finds them)."""
+    def __init__(self, root: Path, *, user_id: str = USER_ID, provider: ContextProvider | None = None) -> None:
+        """`provider`: one already on a loaded agent (`is_extracted`; its store's folder is `root`): this
+        memory is then what its `MemoryFileStore` keeps for the owner `user_id` (`owners` finds them).
+        ConfigError on a framework that no longer has extracted memory (`unavailable`)."""
+        if _UNAVAILABLE is not None:
+            raise ConfigError(_UNAVAILABLE)
         super().__init__(root)
         self.user_id = user_id
         # The provider's source id and index limits; the workbench's own built here.
-        self._defaults = provider or MemoryContextProvider(store=MemoryFileStore(root, owner_state_key=OWNER_KEY))
+        if provider is None:
+            with retiring():
+                provider = MemoryContextProvider(store=MemoryFileStore(root, owner_state_key=OWNER_KEY))
+        if not isinstance(provider, MemoryContextProvider):
+            raise TypeError(f"{type(provider).__name__} is not the framework's extracted memory")
+        self._defaults = provider
         if not isinstance(self._defaults.store, MemoryFileStore):
             raise TypeError(f"{type(self._defaults.store).__name__} keeps no files the workbench can read")
         self.store = self._defaults.store
@@ -158,7 +231,8 @@ class ExtractedMemory(FileBackedMemory):
         return len(self._files())
 
     def files(self) -> list[HeldItem]:
-        """The index, each topic file, each transcript (and the maintenance state), as on disk."""
+        """The index, each topic file, each transcript (and the maintenance state), as on disk, except
+        the maintenance state's turn ids (`_state_shown`)."""
         kinds = {self.store.topics_directory_name: "topic", self.store.transcripts_directory_name: "transcript"}
         shown: list[HeldItem] = []
         for path in self._files():
@@ -169,8 +243,25 @@ class ExtractedMemory(FileBackedMemory):
                 size = path.stat().st_size
             except FileNotFoundError:  # removed by the framework since it was listed
                 continue
+            if relative.as_posix() == self.store.state_file_name:
+                content = self._state_shown(content)
             shown.append(HeldItem(what, relative.as_posix(), "", content, size))
         return shown
+
+    def _state_shown(self, text: str) -> str:
+        """The maintenance state as on disk, each pending turn's id shown as TURN_ID_SHOWN: a random
+        token the framework compares to know which turns consolidation covered, never the user's text
+        (so no forget needs it), and new on every run, which would make the same memory read differently.
+        The sessions it names stay: each names a transcript. A state the store cannot read is shown as is."""
+        try:
+            state = self.store.loads(text)
+        except ValueError:  # cut off by a crash, or not the store's format
+            return text
+        pending = state.get(PENDING_TURN_IDS) if isinstance(state, dict) else None
+        for turn_id in pending.values() if isinstance(pending, dict) else ():
+            if isinstance(turn_id, str):
+                text = text.replace(json.dumps(turn_id), json.dumps(TURN_ID_SHOWN))
+        return text
 
     async def declared(self, keys: frozenset[str]) -> set[str]:
         """What its files declare (`FileBackedMemory.declared`), and what each transcript message declares
@@ -228,14 +319,15 @@ class ExtractedMemory(FileBackedMemory):
                 erase_file(self.folder / self.store.topics_directory_name / f"{record.slug}.md")  # delete_topic's file
                 continue
             summary = "" if plan.holds(record.summary) else record.summary  # "": the first memory left
-            rewritten = MemoryTopicRecord(
-                topic=record.topic,
-                slug=record.slug,
-                summary=summary,
-                memories=kept,
-                updated_at=record.updated_at,
-                session_ids=record.session_ids,
-            )
+            with retiring():
+                rewritten = MemoryTopicRecord(
+                    topic=record.topic,
+                    slug=record.slug,
+                    summary=summary,
+                    memories=kept,
+                    updated_at=record.updated_at,
+                    session_ids=record.session_ids,
+                )
             self.store.write_topic(self._session, rewritten, source_id=self.source_id)
         return reached
 
@@ -257,12 +349,13 @@ class ExtractedMemory(FileBackedMemory):
         return reached
 
 
-def owners(provider: MemoryContextProvider, store: MemoryFileStore) -> tuple[list[str], list[Path]]:
-    """Every owner `provider`'s store keeps memory for (its folders under the provider's source), and
-    the folders whose owner cannot be named (the framework names a folder after a very long owner id
-    by a digest, which cannot be read back). A folder's name is the owner id itself or its base32
-    encoding (`~memory-...`); each candidate is checked by asking the store where that owner's files
-    live."""
+def owners(provider: ContextProvider) -> tuple[list[str], list[Path]]:
+    """Every owner the file store of `provider` (extracted memory whose files the workbench can read:
+    `store_of`) keeps memory for (its folders under the provider's source), and the folders whose owner
+    cannot be named (the framework names a folder after a very long owner id by a digest, which cannot
+    be read back). A folder's name is the owner id itself or its base32 encoding (`~memory-...`); each
+    candidate is checked by asking the store where that owner's files live."""
+    store = cast(MemoryFileStore, cast(MemoryContextProvider, provider).store)
     probe = AgentSession(session_id="workbench-view")
     probe.state[store.owner_state_key] = "probe"
     source = store.get_transcripts_directory(probe, source_id=provider.source_id).parent.parent.parent

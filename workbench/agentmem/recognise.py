@@ -8,8 +8,8 @@ is listed in "What is remembered" (F3) and reached by the one forget as the work
 - `FileHistoryProvider`: its session files (`file_history.py`).
 - `FileMemoryProvider` on a `FileSystemAgentFileStore`: its working folder (its scope's, or each
   session's when it has no scope), through `files.py`.
-- `MemoryContextProvider` on a `MemoryFileStore`: every owner's memory in its store, through
-  `extracted.py`.
+- The framework's extracted memory on its file store: every owner's memory in its store, through
+  `extracted.py` (which alone knows its classes; on a framework that no longer has them, none is found).
 - The workbench's own `RecallProvider`: its store, within the scope it stores and searches.
 - `RedisHistoryProvider` (agent-framework-redis): `redis_history.py`, imported when one is found.
 - The providers the workbench adds (its working memory, its histories, the memories it runs):
@@ -37,13 +37,11 @@ from agent_framework import (
     FileMemoryProvider,
     FileSystemAgentFileStore,
     InMemoryHistoryProvider,
-    MemoryContextProvider,
-    MemoryFileStore,
     SessionContext,
 )
 
 from workbench.agentmem.base import FileBackedMemory, OnTheirAgents
-from workbench.agentmem.extracted import ExtractedMemory, owners
+from workbench.agentmem.extracted import ExtractedMemory, is_extracted, owners, store_of
 from workbench.agentmem.file_history import FileHistoryMemory
 from workbench.agentmem.files import FileMemory
 from workbench.memory.forget import UNREACHABLE, ForgetPlan, NotReached
@@ -88,7 +86,7 @@ class Unreached(OnTheirAgents):
 
 class Gathered(OnTheirAgents):
     """One provider's memory kept in several folders found anew at every call (each session's working
-    folder of a `FileMemoryProvider` without a scope, each owner's memory in a `MemoryFileStore`), each
+    folder of a `FileMemoryProvider` without a scope, each owner's memory in extracted memory's store), each
     read and forgotten by the workbench's own memory of that kind (`parts`). `unnamed`: folders it
     finds but cannot open as its kind does (an owner named by a digest): a forget reaches the others,
     then says these were not reached."""
@@ -200,15 +198,15 @@ def _file_memory(provider: FileMemoryProvider, name: str) -> AgentMemory:
     return Gathered(name, "FileMemoryProvider", root, folders)
 
 
-def _extracted(provider: MemoryContextProvider, name: str) -> AgentMemory:
-    store = provider.store
-    if not isinstance(store, MemoryFileStore):
+def _extracted(provider: ContextProvider, name: str) -> AgentMemory:
+    store, base = store_of(provider)
+    if base is None:
         return Unreached(name, f"its {type(store).__name__} keeps memory the workbench cannot read: {UNREACHABLE}")
 
     def parts() -> list[FileBackedMemory]:
-        return [ExtractedMemory(store.base_path, user_id=o, provider=provider) for o in owners(provider, store)[0]]
+        return [ExtractedMemory(base, user_id=o, provider=provider) for o in owners(provider)[0]]
 
-    return Gathered(name, "MemoryContextProvider", store.base_path.resolve(), parts, lambda: owners(provider, store)[1])
+    return Gathered(name, ExtractedMemory.framework_name, base.resolve(), parts, lambda: owners(provider)[1])
 
 
 def _redis(provider: ContextProvider, name: str, agents: str) -> AgentMemory:
@@ -257,10 +255,9 @@ def _kind(provider: ContextProvider) -> tuple[object, Build] | None:
         files = provider.store
         where = files.root_path.resolve() if isinstance(files, FileSystemAgentFileStore) else id(files)
         return ("files", where, provider.scope), _named(_file_memory)
-    if isinstance(provider, MemoryContextProvider):
-        extracted = provider.store
-        held_in = extracted.base_path.resolve() if isinstance(extracted, MemoryFileStore) else id(extracted)
-        return ("extracted", held_in, provider.source_id), _named(_extracted)
+    if is_extracted(provider):
+        store, base = store_of(provider)
+        return ("extracted", base.resolve() if base else id(store), provider.source_id), _named(_extracted)
     if isinstance(provider, RecallProvider):
         return ("recall", id(provider.store), recall_scope(provider)), _named(_recall)
     module = type(provider).__module__

@@ -1,5 +1,5 @@
 """Agent Framework's own memories as lab policies: model-written memory files (`FileMemoryProvider`)
-and extracted memory (`MemoryContextProvider`). Each sends no chat history, only what its memory
+and the framework's extracted memory (`workbench.agentmem.extracted`). Each sends no chat history, only what its memory
 injects, so a cell shows what that memory brings back; each keeps its files in a temporary folder of its
 own (the lab never touches the user's), and the product's forget reaches them as in the app."""
 
@@ -12,7 +12,7 @@ from pathlib import Path
 from agent_framework import Agent, ContextProvider, Message
 
 from workbench.agentmem.base import FileBackedMemory
-from workbench.agentmem.extracted import ExtractedMemory
+from workbench.agentmem.extracted import ExtractedMemory, unavailable
 from workbench.agentmem.files import FileMemory
 from workbench.drift.policies import NoHistoryProvider, Policy, PolicyInfo, folder_size
 from workbench.memory import Contract, WorkingMemory
@@ -44,7 +44,7 @@ class AgentMemoryPolicy(Policy):
         # Named sessions: topic files record the sessions that wrote them, so requests repeat run to run.
         self.sessions = {name: a.create_session(session_id=f"drift-{name}") for name, a in agents.items()}
         self.memory = memory
-        self._folder = folder  # deleted with the policy
+        self._folder = folder  # deleted when the policy closes
         self.said: list[str] = []
         conversation = TextHolder("conversation", "message(s)", lambda: self.said, self._scrub_said)
         self.forgetting = forgetting_over(WorkingMemory(contract), [conversation, memory])
@@ -61,6 +61,9 @@ class AgentMemoryPolicy(Policy):
     async def forget(self, key: str | None) -> None:
         await self.forgetting.forget(key)
 
+    async def close(self) -> None:
+        self._folder.cleanup()
+
     def on_disk(self) -> int | None:
         return folder_size(self.memory.root)
 
@@ -71,9 +74,13 @@ class AgentMemoryPolicy(Policy):
 
 def build_agent_memory_policies(infos: Sequence[PolicyInfo], agent: AgentFactory, contract: Contract) -> list[Policy]:
     """The memory-files and extracted-memory policies, by `infos` name; a forget of everything plans
-    with `contract`'s keys."""
+    with `contract`'s keys. On a framework without extracted memory, its policy has no agents: the lab
+    does not run it and says why (`workbench.drift.lab.needs`)."""
     policies: list[Policy] = []
     for info in infos:
+        if info.needs_extracted_memory and unavailable() is not None:
+            policies.append(Policy(info, {}))
+            continue
         folder = tempfile.TemporaryDirectory(prefix=f"workbench-drift-{info.name}-")
         root = Path(folder.name)
         memory: FileBackedMemory

@@ -10,6 +10,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 from workbench.agentmem.base import MEM0_EMBEDDINGS_CALL, MEMORY_CALLS
+from workbench.agentmem.extracted import unavailable as extracted_unavailable
 from workbench.agentmem.mem0_config import Mem0Config
 from workbench.chronology import FORGET_ALL, Chronology, Expectation, load_chronology
 from workbench.drift.agentmem_policy import NEEDS_LOOP, NEEDS_MODEL
@@ -349,6 +350,8 @@ def _take_intake(report: DriftReport, policy: Policy, calls: LabCallLog) -> None
 
 def needs(info: PolicyInfo, models: ModelSet, mem0: Mem0Config | None) -> str | None:
     """What this run lacks to run the policy honestly (its row says so instead of faked cells), or None."""
+    if info.needs_extracted_memory and (why := extracted_unavailable()) is not None:
+        return why
     if info.calls_functions and not (models.function_calls and not models.scripted):
         return NEEDS_MODEL if models.scripted else NEEDS_LOOP
     if info.needs_embedding_model and (models.scripted or mem0 is None):

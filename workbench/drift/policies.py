@@ -62,6 +62,8 @@ class PolicyInfo:
     calls_functions: bool = False  # needs a model that calls functions: the built-in one does not
     # needs a live model that extracts memories and --embedding-model to find them (Mem0)
     needs_embedding_model: bool = False
+    # runs the framework's extracted memory, which a framework that retired it no longer has
+    needs_extracted_memory: bool = False
 
 
 POLICIES = (
@@ -104,9 +106,10 @@ POLICIES = (
     PolicyInfo(
         "extracted",
         "extracted memory",
-        "topic memories an extraction prompt writes after each turn (MemoryContextProvider): MEMORY.md and up "
-        "to three matching topic files in each request; the product's forget rewrites its files. Its extraction "
-        "calls are memory calls",
+        "topic memories an extraction prompt writes after each turn (the framework's extracted memory): MEMORY.md "
+        "and up to three matching topic files in each request; the product's forget rewrites its files. Its "
+        "extraction calls are memory calls",
+        needs_extracted_memory=True,
     ),
     PolicyInfo(
         "mem0",

@@ -17,8 +17,9 @@ from contextvars import ContextVar
 from dataclasses import dataclass, field
 from typing import Any
 
-from agent_framework import FileHistoryProvider, MemoryContextProvider
+from agent_framework import FileHistoryProvider
 
+from workbench.agentmem import extracted
 from workbench.agentmem.base import MEMORY_CALLS
 from workbench.memory.turns import current_turn
 from workbench.runtime.calls import CallLog, CallRecord
@@ -122,13 +123,11 @@ def skipped_extractions(warnings: dict[str, LibraryWarning]) -> tuple[int, str]:
     return sum(w.count for w in skipped), skipped[0].message if skipped else ""
 
 
-# The framework's providers that read and write their whole files every turn: their time is the
-# framework's cost, shown beside the lab's time instead of hidden in it. MemoryContextProvider's
-# after_run includes its extraction call to the model.
-FRAMEWORK_PARTS: tuple[tuple[type, tuple[str, ...]], ...] = (
-    (FileHistoryProvider, ("get_messages", "save_messages")),
-    (MemoryContextProvider, ("before_run", "after_run")),
-)
+def framework_parts() -> tuple[tuple[type, tuple[str, ...]], ...]:
+    """The framework's providers that read and write their whole files every turn, and those methods:
+    their time is the framework's cost, shown beside the lab's time instead of hidden in it. Extracted
+    memory's (while the framework has it) include its extraction call to the model."""
+    return ((FileHistoryProvider, ("get_messages", "save_messages")), *extracted.framework_parts())
 
 
 _inside: ContextVar[bool] = ContextVar("workbench_drift_framework_part", default=False)
@@ -136,7 +135,7 @@ _inside: ContextVar[bool] = ContextVar("workbench_drift_framework_part", default
 
 @contextmanager
 def framework_time(into: dict[str, float], policy: list[str]) -> Iterator[None]:
-    """While the block runs, the seconds spent in FRAMEWORK_PARTS are added to `into[policy[0]]` (the
+    """While the block runs, the seconds spent in `framework_parts` are added to `into[policy[0]]` (the
     policy running); afterwards the classes are as they were."""
     originals: list[tuple[type, str, Any]] = []
 
@@ -153,7 +152,7 @@ def framework_time(into: dict[str, float], policy: list[str]) -> Iterator[None]:
 
         return run
 
-    for cls, names in FRAMEWORK_PARTS:
+    for cls, names in framework_parts():
         for name in names:
             original = cls.__dict__[name]
             originals.append((cls, name, original))

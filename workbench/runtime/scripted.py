@@ -32,7 +32,7 @@ from workbench.memory.prompt import BLOCK_END, BLOCK_START
 from workbench.runtime.calls import as_sent
 
 SCRIPTED_LABEL = "scripted (built-in; qualifies no model)"
-# How Agent Framework's MemoryContextProvider opens its extraction and consolidation prompts (1.23).
+# How Agent Framework's extracted memory opens its extraction and consolidation prompts (1.23 to 1.26).
 EXTRACTION_PROMPT_START = "You extract durable memory candidates"
 CONSOLIDATION_PROMPT_START = "You consolidate one topic memory file"
 MAX_EXTRACTED = 5  # the extraction prompt's own limit
