@@ -57,6 +57,7 @@ DISTRIBUTIONS = {
     "rich": "rich",
 }
 _TOKEN = re.compile(r"(?<![A-Za-z0-9_])_[A-Za-z][A-Za-z0-9_]*")
+_FORMAT_FIELD = re.compile(r"\{[A-Za-z_][\w.]*(?:![rsa])?\}")
 _AFFIX_METHODS = {"removesuffix", "removeprefix", "startswith", "endswith", "split", "rsplit", "partition"}
 
 
@@ -201,15 +202,35 @@ class Use:
     name: str  # the private name; for an import `module:names`; for a monkeypatch `module.attribute`
 
 
+def _embedded_code(tree: ast.Module) -> list[ast.Module]:
+    """The Python programs a file holds as strings (a bench's script for a fresh interpreter): strings of
+    several lines that parse, once their `str.format` fields (`{size!r}`) are filled, with a statement other
+    than an expression; numbered as lines of the file."""
+    found = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Constant) and isinstance(node.value, str) and "\n" in node.value.strip():
+            try:
+                program = ast.parse(node.value)
+            except SyntaxError:
+                try:
+                    program = ast.parse(_FORMAT_FIELD.sub("None", node.value))
+                except SyntaxError:
+                    continue
+            if any(not isinstance(statement, ast.Expr) for statement in program.body):
+                found.append(ast.increment_lineno(program, node.lineno - 1))
+    return found
+
+
 class _File:
     """One workbench source file: what it imports, its classes, and the dependency classes behind them."""
 
     def __init__(self, path: Path) -> None:
         self.path = path
         self.rel = str(path.relative_to(ROOT))
-        self.tree = ast.parse(path.read_text())
+        tree = ast.parse(path.read_text())
+        self.trees = [tree, *_embedded_code(tree)]
         self.bound: dict[str, tuple[str, str | None]] = {}  # local name: (module, imported name or None)
-        for node in ast.walk(self.tree):
+        for node in (node for tree in self.trees for node in ast.walk(tree)):
             if isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
                 for alias in node.names:
                     self.bound[alias.asname or alias.name] = (node.module, alias.name)
@@ -219,8 +240,9 @@ class _File:
                         alias.name if alias.asname else alias.name.split(".")[0],
                         None,
                     )
-        self.parents = {child: node for node in ast.walk(self.tree) for child in ast.iter_child_nodes(node)}
-        self.classes = {n.name: n for n in ast.walk(self.tree) if isinstance(n, ast.ClassDef)}
+        nodes = [node for tree in self.trees for node in ast.walk(tree)]
+        self.parents = {child: node for node in nodes for child in ast.iter_child_nodes(node)}
+        self.classes = {n.name: n for n in nodes if isinstance(n, ast.ClassDef)}
 
     def resolve(self, name: str) -> Any:
         """The object an imported name is bound to (None when it is not imported or cannot be)."""
@@ -312,7 +334,7 @@ def _scan() -> tuple[Use, ...]:
     own: set[str] = set()  # private names workbench code defines for itself
     candidates: list[tuple[_File, Use, bool]] = []  # (file, use, certain)
     for file in files:
-        for node in ast.walk(file.tree):
+        for node in (node for tree in file.trees for node in ast.walk(tree)):
             line = getattr(node, "lineno", 0)
             if isinstance(node, ast.ImportFrom) and node.module and node.level == 0 and _watched(node.module):
                 names = [a.name for a in node.names if _private(a.name)]
@@ -437,16 +459,27 @@ def test_every_row_says_the_version_it_was_checked_on():
             assert row[3] == checked[package], f"{package}: {row[1]} checked on {row[3]}, not {checked[package]}"
 
 
+def _used_names(use: Use) -> set[str]:
+    """The private names a use stands for: an import's private module parts and names too."""
+    if use.kind == "import":
+        module, names = use.name.split(":")
+        return {p for p in module.split(".") if p.startswith("_")} | {n for n in names.split(",") if n}
+    if use.kind == "monkeypatch":
+        return {p for p in use.name.split(".") if _private(p)}
+    return {use.name}
+
+
 def test_every_listed_name_is_still_used_and_still_in_the_dependency():
-    """A row whose name the files no longer use is stale; one the dependency no longer has is a bug."""
+    """A row whose name its files no longer use is stale; one the dependency no longer has is a bug."""
     dependency = _dependency_tokens()
+    uses = _scan()
     for package, rows in _listed().items():
         for row in rows:
             files = [p for pattern in _files_of(row) for p in ROOT.glob(pattern)]
             assert files, f"{package}: no file matches {row[0]}"
-            text = "\n".join(p.read_text() for p in files)
+            used = {name for use in uses if _row_covers(row, use.file) for name in _used_names(use)}
             for name in set(_TOKEN.findall(row[1])):
-                assert name in text, f"{package}: {name} is listed for {row[0]}, which no longer uses it"
+                assert name in used, f"{package}: {name} is listed for {row[0]}, which no longer uses it"
                 assert name in dependency, f"{package}: {name} ({row[0]}) is not in the installed {package}"
             for dotted in re.findall(r"`([\w.]+)`", row[1]):
                 top = dotted.split(".")[0]
