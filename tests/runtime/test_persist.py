@@ -358,7 +358,7 @@ def test_a_failing_save_comes_first_in_the_header_even_a_narrow_one():
 
     status = RuntimeStatus("scripted", Mode.MANUAL, "host parse", recall="DuckDB, lexical", memories=("files: a",))
     failing = RuntimeStatus(**{**vars(status), "persisted": Persisted("~/x", failure="OSError: No space left")})
-    assert failing.compact.startswith("persist: NOT saving: OSError: No space left")
+    assert failing.ranked[0] == "persist: NOT saving: OSError: No space left"
     assert failing.summary.startswith("persist: NOT saving")
     saving = RuntimeStatus(**{**vars(status), "persisted": Persisted("~/x")})
-    assert saving.compact.endswith("persist: on, nothing to resume")
+    assert saving.ranked[-1] == "persist: on, nothing to resume"

@@ -15,8 +15,7 @@ def session(mode: Mode = Mode.MANUAL):
 def test_a_narrow_header_keeps_mode_and_writer_in_view():
     status = session().status
     assert header_titles("workbench", status, 140) == ("workbench", status.summary)
-    assert header_titles("workbench", status, 80) == ("", status.compact)
-    assert str(status.mode) in status.compact and status.writer in status.compact
+    assert header_titles("workbench", status, 80) == ("", "scripted · manual · json_schema")
 
 
 def test_no_agent_resumes_a_history_without_persist():

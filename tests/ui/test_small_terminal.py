@@ -4,6 +4,7 @@ its keys do; a refused batch is said beside its reply; the drift chart names its
 as sentences. A widget or screen is shown alone in a small host app styled as the app; the whole app
 runs only where its own flow is checked (a turn through the runtime, a refused draft)."""
 
+from dataclasses import replace
 from itertools import pairwise
 from pathlib import Path
 
@@ -17,9 +18,12 @@ from textual.widgets._footer import FooterKey  # the footer's key widgets: what 
 from tests.ui.helpers import ScreenHost, built_in_lab, make_app
 from tests.ui.test_widgets import settle
 from workbench.memory import SEED, WorkingMemory
+from workbench.runtime.config import Mode
+from workbench.runtime.view import Persisted, RuntimeStatus
 from workbench.ui.app import WorkbenchApp
 from workbench.ui.confirm import ConfirmForget
 from workbench.ui.facts import ChangeBox, FactPanel, FactTable, ForgetRequested, MemoryView
+from workbench.ui.header import fitted, header_titles
 from workbench.ui.screens import HelpScreen, help_text
 from workbench.ui.startup import stylesheet_dir
 
@@ -229,3 +233,84 @@ async def test_a_long_forget_question_keeps_its_consequence_and_buttons_in_view(
         for selector in ("#consequence", "#yes", "#no"):
             region = screen.query_one(selector).region
             assert region.height and region.bottom <= size[1] - 1, selector  # above the footer
+
+
+# -- the header, the footer and the panel's subtitle at 80 columns (issue 37, item 9) ----------------------
+
+HEADER_BASE = RuntimeStatus(
+    "smollm2 @ 127.0.0.1:8765",
+    Mode.MANUAL,
+    "json_schema (auto)",
+    recall="DuckDB, lexical",
+    memories=("extracted memory: MemoryContextProvider, 2 file(s)",),
+    memory_names=("extracted memory",),
+)
+FAILING = Persisted("~/.local/share/workbench/sessions", failure="OperationalError: database or disk is full")
+RESUMED = Persisted("~/.local/share/workbench/sessions", messages=6, facts=2, resumed=True)
+COMPLETED = "completed the forget of 'customer' cut short at 2026-12-06 04:00 UTC"
+# Each state beside everything else a header can say; the words the header must show whole at 80 columns.
+HEADER_STATES = {
+    "not saving": (replace(HEADER_BASE, persisted=FAILING, completed=COMPLETED), "persist: NOT saving"),
+    "forget completed": (replace(HEADER_BASE, completed=COMPLETED), "completed the forget of 'customer'"),
+    "resumed": (replace(HEADER_BASE, persisted=RESUMED), "resumed: 6 message(s), 2 fact(s)"),
+    "recall": (HEADER_BASE, "recall: DuckDB, lexical"),
+    "extracted memory": (HEADER_BASE, "extracted memory"),
+    "model, mode, format": (replace(HEADER_BASE, recall=None, memories=(), memory_names=()), None),
+}
+
+
+def header_line(app: App[None]) -> str:
+    from textual.widgets._header import HeaderTitle  # the header's title widget: what the header draws
+
+    return shown_lines(app.query_one(HeaderTitle))[0].strip()
+
+
+@pytest.mark.parametrize("state", HEADER_STATES)
+async def test_the_header_at_80_columns_shows_each_state_first(state):
+    """It showed "scripted (built-in; qualifies no model) · manual · json_schem…" and hid the rest."""
+    status, words = HEADER_STATES[state]
+    app = make_app()
+    async with app.run_test(size=(80, 24)) as pilot:
+        app.title, app.sub_title = header_titles(app.TITLE or "", status, 80)
+        await pilot.pause()
+        shown = header_line(app)
+    if words is None:
+        assert shown == "smollm2 @ 127.0.0.1:8765 · manual · json_schema (auto)"
+    else:
+        assert shown.startswith(words) or f" · {words}" in shown, shown
+    if state == "not saving":  # what matters most comes first: a failing save, then the forget completed
+        assert shown.startswith("persist: NOT saving: OperationalError") and shown.endswith("…")
+
+
+def test_a_narrow_header_never_leaves_out_a_part_while_showing_a_later_one():
+    parts = ("resumed: 6 message(s), 2 fact(s)", "recall: DuckDB, lexical", "extracted memory", "manual")
+    assert fitted(parts, 62) == "resumed: 6 message(s), 2 fact(s) · recall: DuckDB, lexical …"
+    assert fitted(parts, 45) == "resumed: 6 message(s), 2 fact(s) · recall: D…"
+    assert fitted(parts[2:], 62) == "extracted memory · manual"
+
+
+async def test_the_app_at_80_columns_names_its_recall_in_the_header():
+    from tests.ui.helpers import make_recall_app
+
+    app = make_recall_app()
+    async with app.run_test(size=(80, 24)) as pilot:
+        await pilot.pause()
+        assert header_line(app).startswith("recall: in memory, lexical · scripted · manual")
+
+
+@pytest.mark.parametrize("size", [(80, 24), (60, 20)])
+async def test_the_footer_at_80_columns_shows_f8_whole_and_the_panel_its_subtitle(size):
+    app = make_app()
+    async with app.run_test(size=size) as pilot:
+        await pilot.pause()
+        assert ("f8", "Forget all") in footer_keys(app)
+        f8 = next(k for k in app.screen.query(FooterKey) if k.key == "f8")
+        palette = next(k for k in app.screen.query(FooterKey) if k.has_class("-command-palette"))
+        assert f8.region.width == len(" f8 Forget all") - 1 and f8.region.right <= palette.region.x
+        panel = app.query_one(FactPanel)
+        subtitle = panel.border_subtitle
+        assert subtitle == "unverified: no authority" and len(subtitle) <= panel.size.width - 6
+        await pilot.resize_terminal(140, 40)
+        await pilot.pause()
+        assert panel.border_subtitle == "unverified user assertions: they authorize nothing"
+        assert ("f2", "What the model saw") in footer_keys(app)

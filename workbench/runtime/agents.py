@@ -402,6 +402,7 @@ class AgentRuntime:
             self.histories.persisted,
             self.completed,
             contract=self.memory.contract,
+            memory_names=tuple(m.name for m in self.memories),
         )
 
     async def remembered(self) -> Remembered:

@@ -3,6 +3,7 @@ and the runtime's status in words. Plain data: a screen renders it, nothing reac
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, replace
 from datetime import datetime
 from typing import TYPE_CHECKING
@@ -30,6 +31,8 @@ RECALL_MEANING = (
     "sessions, are recalled into each request as quoted data; unbounded and unverified, unlike the facts"
 )
 
+
+_BRACKETED = re.compile(r" \([^()]*\)")  # a model label's explanation, "scripted (built-in; ...)"
 
 # The origins of the writer's notes in the ledger, which the app titles in words.
 WRITER_FAILING = "writer failing"
@@ -130,6 +133,7 @@ class RuntimeStatus:
     persisted: Persisted | None = None  # with --persist
     completed: str | None = None  # a forget a crash cut short, completed at start
     contract: Contract = SEED  # memory's: named in the header when it is not the seed's
+    memory_names: tuple[str, ...] = ()  # the memories' names alone, for a narrow header
 
     def _parts(self) -> list[tuple[str, str]]:
         parts = [("forget", self.completed)] if self.completed else []
@@ -147,11 +151,19 @@ class RuntimeStatus:
         return " · ".join(f"{label}: {value}" for label, value in self._parts())
 
     @property
-    def compact(self) -> str:
-        """The summary's values without their labels (recall's, persistence's and the contract's keys'
-        kept: their values alone say little), for a narrow header."""
-        labelled = ("recall", "resumed", "persist", "forget", "keys")
-        return " · ".join(f"{label}: {value}" if label in labelled else value for label, value in self._parts())
+    def ranked(self) -> tuple[str, ...]:
+        """The summary's parts for a narrow header, what matters first, each as short as it is clear: a
+        failing save, what was resumed, a forget completed at start; then recall and the memories (by
+        name: F1 says what each holds); then model (without its parenthesis), mode, writer and the
+        contract's keys; last, a persistence that has nothing to say."""
+        persisted = [": ".join(self.persisted.part)] if self.persisted is not None else []
+        urgent = self.persisted is not None and bool(self.persisted.failure or self.persisted.resumed)
+        completed = [self.completed.partition(" cut short at ")[0]] if self.completed else []
+        first = [*(persisted if urgent else []), *completed, *([f"recall: {self.recall}"] if self.recall else [])]
+        first += self.memory_names or self.memories
+        rest = [_BRACKETED.sub("", self.model), str(self.mode), self.writer]
+        rest += [] if self.contract.is_seed else [f"keys: {', '.join(self.contract.keys)}"]
+        return (*first, *rest, *([] if urgent else persisted))
 
     def explained(self) -> str:
         """The header's words, each said in full."""

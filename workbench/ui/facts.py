@@ -131,6 +131,10 @@ def describe_batch(events: Sequence[MemoryEvent]) -> Text:
     return Text("\n").join(literal(event.describe(), _KIND_STYLE[event.kind]) for event in events)
 
 
+# What a fact is, under the panel: whole where it fits, else shorter (F1 says it in full).
+SUBTITLES = ("unverified user assertions: they authorize nothing", "unverified: no authority")
+
+
 class FactPanel(Vertical):
     """Renders the one view of memory it is given (`view`, set by the app); sends intentions up:
     ForgetRequested, and Typed for a printable key pressed here, which belongs in a message, not on a fact.
@@ -146,7 +150,7 @@ class FactPanel(Vertical):
     def __init__(self) -> None:
         super().__init__(id="facts")
         self.border_title = "working memory"
-        self.border_subtitle = "unverified user assertions: they authorize nothing"
+        self.border_subtitle = SUBTITLES[0]
 
     def compose(self) -> ComposeResult:
         yield FactTable()
@@ -172,6 +176,8 @@ class FactPanel(Vertical):
 
     def on_resize(self) -> None:
         self._show_facts(self.view)
+        # The border's corners, its two lines beside the label and the label's spaces take 6 columns.
+        self.border_subtitle = next((s for s in SUBTITLES if len(s) <= self.size.width - 6), SUBTITLES[-1])
 
     def on_key(self, event: events.Key) -> None:
         """A printable key anywhere in the panel (the table, the change box, the ledger) is text for a

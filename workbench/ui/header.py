@@ -1,4 +1,4 @@
-"""The header's words: the runtime's status in full when it fits, its values alone when it does not."""
+"""The header's words: the runtime's status in full when it fits, else its parts by what matters first."""
 
 from __future__ import annotations
 
@@ -9,11 +9,28 @@ if TYPE_CHECKING:
 
 # Columns of Textual's header taken by its icon and clock space, not by the title.
 HEADER_CHROME = 18
+SEPARATOR = " · "
 
 
 def header_titles(name: str, status: RuntimeStatus, width: int) -> tuple[str, str]:
-    """(title, sub title): the status in words when it fits the header; in a narrow terminal its
-    values alone, without the app's name, so that mode and writer stay in view (F1 says what each is)."""
+    """(title, sub title): the status in words when it fits the header; in a narrow terminal, without
+    the app's name, its parts by what matters first (F1 says what each is)."""
     if len(f"{name} — {status.summary}") <= width - HEADER_CHROME:
         return name, status.summary
-    return "", status.compact
+    return "", fitted(status.ranked, width - HEADER_CHROME)
+
+
+def fitted(parts: tuple[str, ...], room: int) -> str:
+    """As many of `parts` as fit in `room` columns, in order, each whole; the first that does not fit is
+    cut, or only marked, with "…" (a part is never left out while a later one is shown)."""
+    shown = ""
+    for part in parts:
+        joined = f"{shown}{SEPARATOR}{part}" if shown else part
+        if len(joined) <= room:
+            shown = joined
+            continue
+        cut = room - len(shown) - (len(SEPARATOR) if shown else 0) - 1
+        if cut > 0:
+            return f"{joined[: len(joined) - len(part)]}{part[:cut]}…"
+        return f"{shown} …" if len(shown) + 2 <= room else shown  # more, which F1 says
+    return shown
