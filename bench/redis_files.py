@@ -69,10 +69,16 @@ def main() -> None:
         persisted = PersistedSessions(data / DIRECTORY)
         histories = RedisHistories(persisted, f"unix://{server.socket_file}")
         runtime = assemble(build_models(ModelConfig()), persisted=persisted, redis=histories).runtime
+
+        async def measured() -> None:
+            try:
+                await run(runtime, folder, server)
+            finally:
+                await histories.aclose()  # in the loop its connections were made in
+
         try:
-            asyncio.run(run(runtime, folder, server))
+            asyncio.run(measured())
         finally:
-            histories.close()
             persisted.close()
             server.shutdown()
 

@@ -69,10 +69,12 @@ def test_a_lock_goes_with_the_process_that_held_it(tmp_path):
     path = tmp_path / "lock"
     holder = "import sys; from pathlib import Path; from workbench.files import FolderLock; "
     holder += "lock = FolderLock(Path(sys.argv[1]), 'it'); print('held', flush=True); sys.stdin.read()"
-    process = subprocess.Popen([sys.executable, "-c", holder, str(path)], stdin=subprocess.PIPE, stdout=subprocess.PIPE)
-    assert process.stdout is not None and process.stdout.readline() == b"held\n"
-    with pytest.raises(InUse, match=f"PID {process.pid}"):
-        FolderLock(path, "it")
-    process.kill()
-    process.wait()
+    with subprocess.Popen(
+        [sys.executable, "-c", holder, str(path)], stdin=subprocess.PIPE, stdout=subprocess.PIPE
+    ) as process:  # its pipes closed at the end
+        assert process.stdout is not None and process.stdout.readline() == b"held\n"
+        with pytest.raises(InUse, match=f"PID {process.pid}"):
+            FolderLock(path, "it")
+        process.kill()
+        process.wait()
     FolderLock(path, "it").release()  # taken once its holder is gone, however it ended

@@ -2,7 +2,7 @@
 ideal extractor), memory files on a loopback model that calls file_memory_write, and "needs --model"."""
 
 import asyncio
-import os
+import io
 import re
 
 import pytest
@@ -27,7 +27,7 @@ def test_with_the_built_in_model_memory_files_say_they_need_a_model(scripted_rep
     assert scripted_report.unavailable == unavailable
     assert "memory_files" not in scripted_report.scores and "memory_files" not in scripted_report.accounting
     assert to_json(scripted_report)["unavailable"] == unavailable
-    console = Console(record=True, width=240, file=open(os.devnull, "w"))  # noqa: SIM115
+    console = Console(record=True, width=240, file=io.StringIO())  # read through export_text
     console.print(render(scripted_report, timing=False, chart=False))
     rows = re.findall(r"model-written memory files\s*│ needs --model", console.export_text())
     assert len(rows) == 5  # both probes' request and answer tables, and the cost table

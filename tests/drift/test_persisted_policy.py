@@ -2,7 +2,7 @@
 restart would, and the product's forget on them; cell by cell on the built-in model's chronology."""
 
 import asyncio
-import os
+import io
 import re
 import sqlite3
 
@@ -95,7 +95,7 @@ def test_the_report_says_what_each_memory_keeps_on_disk(report):
     assert retained["full"]["bytes_on_disk"] is None  # in memory only
     assert retained["persisted"]["bytes_on_disk"] == report.retained["persisted"].on_disk
     assert retained["extracted"]["bytes_on_disk"] > 0
-    console = Console(record=True, width=400, file=open(os.devnull, "w"))  # noqa: SIM115
+    console = Console(record=True, width=400, file=io.StringIO())  # read through export_text
     console.print(render(report, timing=False, chart=False))
     rows = re.findall(r"persisted history\s*│.*", console.export_text())
     assert f"{report.retained['persisted'].on_disk:,} bytes on disk" in rows[-1]  # the cost table's row

@@ -28,7 +28,7 @@ async def test_a_second_start_resumes_the_histories_kept_on_the_server(tmp_path,
         await start_ended(pilot)
         await say(pilot, "support", text)
         answer = [t for kind, t in shown(first, "support") if kind == "agent"]
-    quit_(first.session.runtime)
+    await quit_(first.session.runtime)
     assert len(redis_server.server.keys("*")) == 1  # the support agent's list
 
     second = cli_app(redis_server)
@@ -38,4 +38,4 @@ async def test_a_second_start_resumes_the_histories_kept_on_the_server(tmp_path,
         assert support[0][1].startswith("Resumed from ") and f"the histories: {redis_server.url}" in support[0][1]
         assert support[1:] == [("user", text), ("agent", answer[0]), ("notice", "End of the resumed conversation.")]
         assert "resumed: 2 message(s), 1 fact(s)" in second.sub_title
-    quit_(second.session.runtime)
+    await quit_(second.session.runtime)

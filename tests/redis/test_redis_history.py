@@ -33,7 +33,9 @@ async def test_held_lists_each_session_with_its_messages(redis_server):
     p = provider(redis_server)
     await saved(p, "s1", "priority=P1", "and the logs?")
     await saved(p, "s2", "customer=Contoso")
-    await saved(provider(redis_server, "another-app"), "s3", "not this one")
+    another = provider(redis_server, "another-app")
+    await saved(another, "s3", "not this one")
+    await another.aclose()
     memory = redis_history_memory(p, "helper")
     held = await memory.held()
     assert [(i.kind, i.name) for i in held] == [

@@ -13,7 +13,8 @@ from agent_framework_redis import RedisHistoryProvider
 from tests.redis.server import RedisServer, start, stop
 from workbench.persist.redis_histories import APPLICATION, RedisHistories
 from workbench.persist.sessions import DIRECTORY, PersistedSessions
-from workbench.runtime import AGENT_NAMES, AgentRuntime, Mode, ModelConfig, build_models
+from workbench.runtime import AGENT_NAMES, Mode, ModelConfig, build_models
+from workbench.runtime.agents import AgentRuntime
 from workbench.session.assemble import assemble
 
 
@@ -24,10 +25,10 @@ def started(data: Path, server: RedisServer) -> AgentRuntime:
     return assemble(build_models(ModelConfig()), persisted=persisted, redis=redis).runtime
 
 
-def quit_(runtime: AgentRuntime) -> None:
+async def quit_(runtime: AgentRuntime) -> None:
     """The workbench exits: its connections and its lock on the data directory go."""
     assert isinstance(runtime.histories, RedisHistories)
-    runtime.histories.close()
+    await runtime.histories.aclose()
     runtime.histories.sessions.close()
 
 
@@ -51,7 +52,7 @@ async def test_a_restart_resumes_both_histories_from_the_server(tmp_path, redis_
     assert (await first.ask("logs", f"customer=Contoso-{tag}")).ok
     before, saved = histories(first), first.memory.saved()
     assert len(before["support"]) == 2 and len(before["logs"]) == 2
-    quit_(first)
+    await quit_(first)
 
     second = started(tmp_path, redis_server)
     assert histories(second) == before and second.memory.saved() == saved
@@ -63,7 +64,7 @@ async def test_a_restart_resumes_both_histories_from_the_server(tmp_path, redis_
     assert histories(second)["logs"][0][1].endswith(f"customer=Contoso-{tag}")
     keys = sorted(redis_server.server.keys(f"*|{APPLICATION}|*"))
     assert [k.decode().split("|")[4] for k in keys] == ["logs", "support"]
-    quit_(second)
+    await quit_(second)
 
 
 async def test_what_is_remembered_lists_each_agents_list_on_the_server(tmp_path, redis_server):
@@ -79,7 +80,7 @@ async def test_what_is_remembered_lists_each_agents_list_on_the_server(tmp_path,
     ]
     assert lists[0].keys == ("priority",) and "priority=P2" in lists[0].content
     assert "state.sqlite" in [i.name for i in system.items if i.kind == "file"]
-    quit_(runtime)
+    await quit_(runtime)
 
 
 async def test_forget_leaves_no_byte_in_the_servers_files_nor_the_data_directory(tmp_path, redis_server):
@@ -99,7 +100,7 @@ async def test_forget_leaves_no_byte_in_the_servers_files_nor_the_data_directory
     assert histories(runtime) == {"support": [], "logs": []}
     assert [k.decode() for k in redis_server.server.keys("*")] == []  # both old sessions' lists deleted
     assert [f.value for f in runtime.memory.facts()] == [kept]
-    quit_(runtime)
+    await quit_(runtime)
 
 
 async def test_a_turn_stores_nothing_for_a_session_no_agent_runs(tmp_path, redis_server):
@@ -108,7 +109,7 @@ async def test_a_turn_stores_nothing_for_a_session_no_agent_runs(tmp_path, redis
     assert isinstance(provider, RedisHistoryProvider)
     await provider.save_messages("a-replaced-session", [Message(role="user", contents=["late"])])
     assert redis_server.server.keys("*") == []
-    quit_(runtime)
+    await quit_(runtime)
 
 
 async def test_a_server_gone_while_the_app_runs_is_said_in_the_header(tmp_path):
@@ -122,4 +123,4 @@ async def test_a_server_gone_while_the_app_runs_is_said_in_the_header(tmp_path):
     assert persisted is not None and persisted.failure is not None
     assert persisted.failure.startswith(f"Redis at {own.url}: ConnectionError")
     assert "NOT saving" in runtime.status.summary
-    quit_(runtime)
+    await quit_(runtime)

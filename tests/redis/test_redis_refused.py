@@ -74,4 +74,4 @@ async def test_the_forget_report_names_the_server_not_reached(tmp_path: Path, no
     assert failure.startswith("PersistenceNotRewritten: the server refused BGREWRITEAOF")
     assert f"agent sessions on {no_rewrite.url} NOT reached" in report.describe()
     assert value not in failure
-    quit_(runtime)
+    await quit_(runtime)

@@ -151,5 +151,10 @@ class RedisHistories:
     async def forget(self, plan: ForgetPlan) -> int:
         return await self._lists.forget(plan)
 
-    def close(self) -> None:
+    async def aclose(self) -> None:
+        """Every connection it opened: its own client's, each agent's provider's and the lists' (asyncio
+        ones, closed in the loop that used them: left to the garbage collector, each warns unclosed)."""
         self._client.close()
+        for provider in self._providers.values():
+            await provider.aclose()
+        await self._lists.client.aclose()
