@@ -204,9 +204,12 @@ def test_output_whose_reader_went_away_ends_quietly(persisted):
         assert (listing.wait(timeout=HANG), stderr) == (command_module.READER_GONE, b"")
 
 
-def test_your_agents_memories_are_listed_and_forgotten_and_an_unknown_one_is_not_reached(tmp_path, monkeypatch):
+def test_your_agents_memories_are_listed_and_forgotten_and_an_unknown_one_is_read_and_named_outside(
+    tmp_path, monkeypatch
+):
     """`workbench remembered|forget PATH`: the example agents' own files, and a provider the workbench
-    does not know, named as not reached with exit status 3 (the other holders applied the forget)."""
+    does not know, read in the process (it holds nothing there) and what it keeps outside named as not
+    known: exit status 0, everything it could see being clear."""
     import shutil
 
     agents = tmp_path / "agents"
@@ -233,11 +236,16 @@ def test_your_agents_memories_are_listed_and_forgotten_and_an_unknown_one_is_not
     listed = json.loads(run(data, "remembered", "--json", str(agents)).stdout)
     systems = {s["name"]: s for s in listed["systems"]}
     assert any(f"Reporting-{tag}" in item["content"] for item in systems["triage: FileHistoryProvider"]["items"])
-    assert "forget cannot reach this" in systems["odd: Notebook"]["description"]
+    odd = systems["odd: Notebook"]
+    assert odd["location"] == "this process, read; what it keeps outside it: not known" and odd["items"][-1]["content"]
+    assert "no string there holds a value it knows" in odd["items"][-1]["content"]
 
     done = run(data, "forget", "module", str(agents), "--yes")
-    assert done.returncode == scripts.NOT_REACHED, done.stderr
-    assert "  odd: Notebook: not reached: forget cannot reach this" in done.stdout.splitlines()
+    assert done.returncode == 0, done.stdout + done.stderr  # everything it could see is clear
+    lines = done.stdout.splitlines()
+    assert "  odd: Notebook: 0 place(s) in this process cleared, none left holding it (looked again)" in lines
+    outside = lines.index("outside what the workbench can see (not known; what it holds there stays):")
+    assert lines[outside + 1].startswith("  odd: Notebook: what it keeps outside this process (a server, a file, ")
     assert holding_value(tmp_path / "example-data", f"Reporting-{tag}") == []
 
 

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING
 from pydantic import BaseModel, ConfigDict
 
 from workbench.memory.contract import MAX_VALUE_CHARS
+from workbench.memory.forget import STILL_HOLDS
 from workbench.memory.shown import quoted
 from workbench.runtime.remembered import describe_size
 from workbench.text import clip, dumps, visible
@@ -30,7 +31,7 @@ Ask = Callable[[str], bool]  # shows what a forget will remove, returns the answ
 
 # Exit statuses beyond 0 (done) and 2 (a usage error, or a question that cannot be asked).
 NOTHING_DONE = 1  # the start could not open what the options ask, or the question was answered no
-NOT_REACHED = 3  # a holder was not reached or failed; the others applied the forget
+NOT_REACHED = 3  # a holder failed, or still holds a value when looked at again; the others applied the forget
 
 # Bounds on the human text (--json gives everything the inventory holds): items per memory, lines per
 # item, characters per line.
@@ -82,7 +83,8 @@ class RememberedOut(BaseModel):
 class ForgetOut(BaseModel):
     """`workbench forget --json`: the key (None: everything), the facts that went, and per holder what
     it removed (`removed` a number, `counts` in words), could not do (`failures`) or cannot reach
-    (`unreached`), as the forget's report (`workbench.memory.forget.ForgetReport`) gives them."""
+    (`unreached`), and what it may keep outside this process, not known (`outside`), as the forget's report
+    (`workbench.memory.forget.ForgetReport`) gives them."""
 
     key: str | None
     facts_removed: list[str]
@@ -90,6 +92,7 @@ class ForgetOut(BaseModel):
     counts: dict[str, str]
     failures: dict[str, str]
     unreached: dict[str, str]
+    outside: dict[str, str]
     completed: str | None
 
 
@@ -171,12 +174,14 @@ async def _forget(session: SessionController, key: str | None, *, ask: Ask | Non
             counts=report.counts,
             failures=report.failures,
             unreached=unreached,
+            outside=report.outside,
             completed=session.runtime.completed,
         )
         print(dumps(out.model_dump(mode="json")))
     else:
         print("\n".join(report_lines(key, gone, report, unreached)))
-    return NOT_REACHED if report.failures or unreached else 0
+    # What the workbench could see is clear, or not; what it cannot see is listed either way, and is no failure.
+    return NOT_REACHED if report.failures else 0
 
 
 def _values(session: SessionController) -> dict[str, str]:
@@ -213,8 +218,13 @@ def report_lines(key: str | None, gone: list[str], report: ForgetReport, unreach
     facts = f": the fact(s) {', '.join(gone)} removed" if gone else ": no fact removed"
     lines = [f"forgot {'everything' if key is None else key}{facts}"]
     lines += [f"  {name}: {report.counts[name]}" for name in report.removed]
-    lines += [f"  {name}: NOT reached: {visible(why)}" for name, why in report.failures.items()]
-    lines += [f"  {name}: not reached: {visible(why)}" for name, why in unreached.items()]
+    lines += [
+        f"  {name}: {visible(why) if why.startswith(STILL_HOLDS) else f'NOT reached: {visible(why)}'}"
+        for name, why in report.failures.items()
+    ]
+    if report.outside or unreached:  # a memory it cannot read at all, and what a provider keeps outside this process
+        lines.append("outside what the workbench can see (not known; what it holds there stays):")
+        lines += [f"  {name}: {visible(why)}" for name, why in {**unreached, **report.outside}.items()]
     return lines
 
 

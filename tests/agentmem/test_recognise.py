@@ -241,10 +241,12 @@ class Topics(ContextProvider):
             file.writelines(f"{m.text}\n" for m in context.input_messages)
 
 
-def test_an_unknown_provider_is_listed_named_before_the_answer_and_not_reached_without_keeping_the_journal(
-    tmp_path,
-):
+def test_an_unknown_provider_is_read_in_the_process_and_what_it_keeps_outside_is_named_not_known(tmp_path):
+    """Its attributes and session state are looked at (nothing there holds the value: it writes a file
+    of its own); F3 says so after looking, the question and the report name what it keeps outside the
+    process as not known, and the forget is no failure: the journal does not stay for ever."""
     from workbench.persist.journal import ForgetJournal
+    from workbench.runtime.inprocess import OUTSIDE, InProcess
 
     unknown = Topics(tmp_path / "topics.txt")
     history = InMemoryHistoryProvider()
@@ -263,16 +265,21 @@ def test_an_unknown_provider_is_listed_named_before_the_answer_and_not_reached_w
     async def story() -> None:
         await say(runtime, "mine", f"customer={VALUE}")
         listed = await system(runtime, "mine: Topics")
-        assert listed.description == "forget cannot reach this" and listed.items == ()
+        assert listed.location == InProcess.location and listed.keys == ()
+        [looked] = listed.items
+        assert looked.kind == "looked" and "no string there holds a value it knows" in looked.content
+        assert OUTSIDE in looked.content
         preview = await session.forget_preview(["customer"])
-        assert preview.unreached == ("mine: Topics",) and "mine: Topics" not in preview.reaches
+        assert preview.unreached == ()
+        assert "mine: Topics (in this process; what it keeps outside it is not known, and stays)" in preview.reaches
 
         report = await runtime.forget("customer")
-        assert report.unreached == {"mine: Topics": "forget cannot reach this"} and not report.failures
-        assert "mine: Topics NOT reached (forget cannot reach this)" in report.describe()
+        assert report.unreached == {} and not report.failures and report.outside == {"mine: Topics": OUTSIDE}
+        assert report.removed["mine: Topics"] == 0
+        assert "outside this process, not known: mine: Topics" in report.describe()
         assert journal.pending() is None  # not a failure: the next start does not forget again for ever
         assert runtime.history("mine") == []  # the in-memory history went with the session
-        assert VALUE in (tmp_path / "topics.txt").read_text()  # what it could not reach, as it said
+        assert VALUE in (tmp_path / "topics.txt").read_text()  # outside the process, as it said
 
     asyncio.run(story())
 

@@ -14,9 +14,12 @@ is listed in "What is remembered" (F3) and reached by the one forget as the work
 - `RedisHistoryProvider` (agent-framework-redis): `redis_history.py`, imported when one is found.
 - The providers the workbench adds (its working memory, its histories, the memories it runs):
   skipped, each is listed and forgotten as the workbench's own.
-- Anything else (and the above on a store the workbench cannot read, and Mem0's provider: see
-  `_MEM0`): listed by its class with "forget cannot reach this", and a forget reports it NOT reached
-  (`NotReached`: no failure, so it does not keep the forget's journal open for ever).
+- Anything else: read where the process holds it (its session state and its attributes, walked with
+  bounds: `workbench.runtime.inprocess`), cleared there by a forget and looked at again; what it keeps
+  outside the process is said to be not known, in F3 and in the forget's report.
+- The above on a store the workbench cannot read, and Mem0's provider (see `_MEM0`): listed by its class
+  with "forget cannot reach this", and a forget reports it NOT reached (`NotReached`: no failure, so it
+  does not keep the forget's journal open for ever).
 
 One memory per store: a provider shared by several agents, or two providers over one folder, are one
 memory named after every agent that uses it, "triage, notes: FileHistoryProvider"."""
@@ -48,6 +51,7 @@ from workbench.memory.forget import UNREACHABLE, ForgetPlan, NotReached
 from workbench.recall.provider import RecallProvider
 from workbench.recall.records import SCOPE_FIELDS, RecallScope
 from workbench.recall.setup import RecallSetup
+from workbench.runtime.inprocess import InProcess
 from workbench.runtime.remembered import HeldItem
 
 if TYPE_CHECKING:
@@ -209,18 +213,18 @@ def _extracted(provider: ContextProvider, name: str) -> AgentMemory:
     return Gathered(name, ExtractedMemory.framework_name, base.resolve(), parts, lambda: owners(provider)[1])
 
 
-def _redis(provider: ContextProvider, name: str, agents: str) -> AgentMemory:
+def _redis(provider: ContextProvider, name: str, agents: Sequence[str]) -> AgentMemory:
     """The Redis support's memory (named by it after the `agents`), imported only when one is found."""
     try:
         module = importlib.import_module("workbench.agentmem.redis_history")
     except ImportError:
         return Unreached(name, f"this workbench has no Redis support: {UNREACHABLE}")
-    memory: AgentMemory = module.redis_history_memory(provider, agents)
+    memory: AgentMemory = module.redis_history_memory(provider, ", ".join(agents))
     return memory
 
 
 # How a memory is made of a provider, its name, and the agents that use it.
-Build = Callable[[Any, str, str], "AgentMemory"]
+Build = Callable[[Any, str, Sequence[str]], "AgentMemory"]
 
 
 def _named(make: Callable[[Any, str], AgentMemory]) -> Build:
@@ -265,7 +269,13 @@ def _kind(provider: ContextProvider) -> tuple[object, Build] | None:
         return ("redis", id(provider)), _redis
     if module.startswith(_MEM0_PACKAGE):
         return ("mem0", id(provider)), _named(lambda _, name: Unreached(name, _MEM0))
-    return ("unknown", id(provider)), _named(lambda _, name: Unreached(name))
+    return ("unknown", id(provider)), _in_process
+
+
+def _in_process(provider: ContextProvider, name: str, agents: Sequence[str]) -> AgentMemory:
+    """A provider the workbench does not know: what it holds in this process is read (its session state,
+    its attributes), what it keeps outside is said to be not known (`workbench.runtime.inprocess`)."""
+    return InProcess(name, provider, tuple(agents))
 
 
 def _recall(provider: RecallProvider, name: str) -> AgentMemory:
@@ -298,7 +308,7 @@ def recognise(agents: Sequence[Agent]) -> tuple[AgentMemory, ...]:
         while name in names:
             name, number = f"{base} #{number}", number + 1
         names.add(name)
-        memories.append(entry.build(entry.provider, name, users))
+        memories.append(entry.build(entry.provider, name, entry.agents))
     return tuple(memories)
 
 

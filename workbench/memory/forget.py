@@ -182,6 +182,32 @@ class NotReached(Exception):
 UNREACHABLE = "forget cannot reach this"  # what F3, the forget question and the report say of such a holder
 
 
+STILL_HOLDS = "still holds it"  # how the report begins what a holder looked at again after its forget still holds
+
+
+class StillHolds(Exception):
+    """Raised by a holder's `forget` that looked again after applying the plan and found a forgotten value
+    still held: its message names where. A failure (the report says so, `workbench forget` exits 3)."""
+
+
+@runtime_checkable
+class KeepsOutside(Protocol):
+    """A holder that may keep what it holds outside what the workbench can see (a provider it does not
+    know: a server, a file, another process): the report names it, with what the user can do, whether or
+    not what the workbench could see was cleared."""
+
+    @property
+    def outside(self) -> str | None: ...
+
+
+@runtime_checkable
+class WrittenDuringTurns(Protocol):
+    """A holder a turn running during a forget may still write to after it (a provider on the user's
+    agents): `again` applies the plan to what it holds once that turn has ended (`Forgetting.turn_ended`)."""
+
+    def again(self, plan: ForgetPlan) -> int: ...
+
+
 @runtime_checkable
 class Unreachable(Protocol):
     """A holder that can say, before a forget, that the forget cannot reach it (or part of it)."""
@@ -204,12 +230,14 @@ class ForgetReport:
     removed: dict[str, int] = field(default_factory=dict)
     failures: dict[str, str] = field(default_factory=dict)
     unreached: dict[str, str] = field(default_factory=dict)
+    outside: dict[str, str] = field(default_factory=dict)  # what it keeps beyond what the workbench sees
 
     def describe(self) -> str:
         reached = ", ".join(f"{name}: {self.counts[name]}" for name, n in self.removed.items() if n) or "nothing else"
         empty = ", ".join(name for name, n in self.removed.items() if not n)
         missed = "".join(f"; {name} NOT reached ({why})" for name, why in {**self.unreached, **self.failures}.items())
-        return f"forget reached {reached}{f'; held nothing to remove: {empty}' if empty else ''}{missed}"
+        beyond = f"; outside this process, not known: {', '.join(self.outside)}" if self.outside else ""
+        return f"forget reached {reached}{f'; held nothing to remove: {empty}' if empty else ''}{missed}{beyond}"
 
 
 class Memory(Protocol):
@@ -268,6 +296,10 @@ class Forgetting:
         self._holders: list[Holder] = []
         self._one_at_a_time = asyncio.Lock()
         self._asked: list[asyncio.Future[ForgetReport]] = []
+        # Each turn running now, and the plans of the forgets applied since it began: applied again to the
+        # holders it may write to once it ends (kept only while such a turn runs: a plan holds the values).
+        self._running: dict[int, list[ForgetPlan]] = {}
+        self._turns = 0
 
     @property
     def holders(self) -> tuple[str, ...]:
@@ -315,12 +347,31 @@ class Forgetting:
         if self._asked:
             await asyncio.wait([asyncio.shield(f) for f in self._asked])
 
+    def turn_began(self) -> int:
+        """A turn begins (after `settled`): its number, for `turn_ended`."""
+        self._turns += 1
+        self._running[self._turns] = []
+        return self._turns
+
+    def turn_ended(self, turn: int) -> int:
+        """Turn `turn` ended: each forget applied while it ran is applied again to the holders it may have
+        written to after that forget (`WrittenDuringTurns`); how many places that cleared. A forget is a
+        barrier for what the turn wrote too."""
+        cleared = 0
+        for plan in self._running.pop(turn, []):
+            for holder in list(self._holders):
+                if isinstance(holder, WrittenDuringTurns):
+                    cleared += holder.again(plan)
+        return cleared
+
     async def _forget(self, key: str | None, completing: bool) -> ForgetReport:
         async with self._one_at_a_time:
             unrecorded = self._record(key)
             plan = replace(await self.plan(key), completing=completing)
             outcome = self._memory.forget(plan)
             report = await self._apply(plan, outcome, unrecorded)
+            for plans in self._running.values():
+                plans.append(plan)
             if self._journal is not None and not report.failures:
                 try:
                     self._journal.end()
@@ -350,8 +401,12 @@ class Forgetting:
                 report.counts[holder.name] = f"{removed:,} {holder.unit}"
             except NotReached as exc:
                 report.unreached[holder.name] = clip(plan.scrub(str(exc) or UNREACHABLE), _FAILURE_CHARS)
+            except StillHolds as exc:
+                report.failures[holder.name] = clip(plan.scrub(f"{STILL_HOLDS}: {exc}"), _FAILURE_CHARS)
             except Exception as exc:  # one holder's failure must not keep the forget from the others
                 report.failures[holder.name] = _failure(plan, exc)
+            if isinstance(holder, KeepsOutside) and (beyond := holder.outside):
+                report.outside[holder.name] = beyond
         self._memory.note(report.describe(), origin="forget")
         return report
 

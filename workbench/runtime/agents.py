@@ -29,6 +29,7 @@ from workbench.runtime.config import Mode, WriterKind
 from workbench.runtime.context import ContextSplit, split_request
 from workbench.runtime.failures import explain_failure
 from workbench.runtime.histories import Histories, InMemoryHistories
+from workbench.runtime.inprocess import InProcess
 from workbench.runtime.loaded import client_label, derived, in_memory_messages, own_history
 from workbench.runtime.memories import AgentMemory
 from workbench.runtime.models import ModelSet
@@ -157,6 +158,9 @@ class AgentRuntime:
         # The one forget: memory first, then every holder of text, registered by the one assembly
         # (`workbench.session.assemble`), this runtime's `holders` among them.
         self.forgetting = Forgetting(memory, journal)
+        for reader in self.memories:  # a provider the workbench does not know, read in this process
+            if isinstance(reader, InProcess):
+                reader.attach(self.sessions, memory)
         self._journal = journal
         self.completed: str | None = None  # a forget a crash cut short, completed at start
 
@@ -295,6 +299,10 @@ class AgentRuntime:
         self.memory.note(f"Start-up {self.completed}: {report.describe()}", origin="forget")
         return report
 
+    def sessions(self) -> dict[str, AgentSession]:
+        """Each agent's current session (a user's provider keeps its per-session state in it)."""
+        return {name: slot.session for name, slot in self._slots.items()}
+
     def _session_texts(self) -> Iterator[str]:
         for name in self.names:
             yield from (m.text or "" for m in self.history(name))
@@ -313,9 +321,11 @@ class AgentRuntime:
         once it has ended, on the sessions it left. However the turn ends, the sessions are saved (with
         whatever memory changed meanwhile)."""
         await self.forgetting.settled()
+        running = self.forgetting.turn_began()
         try:
             result = await self._turn(self._slots[name], name, text, on_text)
         finally:
+            self.forgetting.turn_ended(running)  # what the turn wrote after a forget it ran through goes too
             self._sessions_changed()
         persisted = self.histories.persisted
         return replace(result, unsaved=persisted.failure) if persisted is not None and persisted.failure else result
