@@ -236,14 +236,16 @@ def test_your_agents_memories_are_listed_and_forgotten_and_an_unknown_one_is_rea
     listed = json.loads(run(data, "remembered", "--json", str(agents)).stdout)
     systems = {s["name"]: s for s in listed["systems"]}
     assert any(f"Reporting-{tag}" in item["content"] for item in systems["triage: FileHistoryProvider"]["items"])
+    from workbench.runtime.inprocess import InProcess
+
     odd = systems["odd: Notebook"]
-    assert odd["location"] == "this process, read; what it keeps outside it: not known" and odd["items"][-1]["content"]
+    assert odd["location"] == InProcess.location and odd["items"][-1]["content"]
     assert "no string there holds a value it knows" in odd["items"][-1]["content"]
 
     done = run(data, "forget", "module", str(agents), "--yes")
     assert done.returncode == 0, done.stdout + done.stderr  # everything it could see is clear
     lines = done.stdout.splitlines()
-    assert "  odd: Notebook: 0 place(s) in this process cleared, none left holding it (looked again)" in lines
+    assert f"  odd: Notebook: 0 {InProcess.unit}" in lines
     outside = lines.index("outside what the workbench can see (not known; what it holds there stays):")
     assert lines[outside + 1].startswith("  odd: Notebook: what it keeps outside this process (a server, a file, ")
     assert holding_value(tmp_path / "example-data", f"Reporting-{tag}") == []

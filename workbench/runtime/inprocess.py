@@ -238,7 +238,12 @@ class InProcess:
     (it adds none, and puts nothing into a turn of its own). The runtime that runs the agents gives it
     their sessions and the working memory (`attach`) before anything is read."""
 
-    unit = "place(s) in this process cleared, none left holding it (looked again)"
+    # Its state in the agents' sessions goes with them (the agent sessions are replaced first): the count is
+    # of the places that held a value, there or in its attributes.
+    unit = (
+        "place(s) holding a value cleared in this process (its session state went with the replaced sessions), "
+        "none left holding it (looked again)"
+    )
 
     def __init__(self, name: str, provider: ContextProvider, agents: tuple[str, ...]) -> None:
         self.name = name
