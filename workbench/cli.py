@@ -678,6 +678,12 @@ def run_script_command(args: argparse.Namespace, config: ModelConfig, loaded: Se
     if ask is not None and not sys.stdin.isatty():
         say("stdin is not a terminal, so what the forget removes cannot be asked: add --yes to forget without asking")
         return 2
+    opened_too, refused = open_left_out(args, config)
+    if refused is not None:
+        say(refused)
+        return scripts.NOTHING_DONE
+    for what in opened_too:
+        say(f"also opened {what}: the data directory holds it")
     if problem := unfinished_forget(args, config):
         say(problem)
         return scripts.NOTHING_DONE
@@ -765,10 +771,10 @@ def main(argv: list[str] | None = None, *, agents: Sequence[object] = ()) -> int
         return 1
     app.run()
     if app.not_saved is not None:  # the user chose to quit without it, or the window closed
-        try:
+        from contextlib import suppress
+
+        with suppress(OSError):  # the terminal went with the window
             print(f"workbench: NOT saved: {app.not_saved}", file=sys.stderr)
-        except OSError:  # the terminal went with the window
-            pass
     # Textual's code after an error that ended the app (or a quit that left something unsaved); 1 too
     # when the agents never started.
     return app.return_code or int(app.start_failed)
@@ -795,6 +801,59 @@ def stores_on_disk(args: argparse.Namespace, config: ModelConfig) -> tuple[str, 
         stores.append(str(Path(path).resolve()))
     stores += [f"--agents {reference}" for reference in getattr(args, "agents", None) or []]
     return tuple(stores)
+
+
+def stores_left_out(args: argparse.Namespace, config: ModelConfig) -> list[tuple[str, str]]:
+    """What the data directory holds that these options would not open, each as (what and where it is,
+    the options that open it): the persisted state (`--persist`) and each agent memory's folder
+    (`--agent-memory KIND`). The recall file is reached with recall off too, and a pending forget's
+    record is checked by `unfinished_forget`."""
+    from pathlib import Path
+
+    from workbench.agentmem.config import default_directory
+    from workbench.files import data_dir
+    from workbench.opening import LOCK_FILE, OTHERS_LOCK_FILE
+
+    def holds_files(folder: Path) -> bool:
+        ignored = (LOCK_FILE, OTHERS_LOCK_FILE)
+        return folder.is_dir() and any(p.is_file() and p.name not in ignored for p in folder.rglob("*"))
+
+    left: list[tuple[str, str]] = []
+    from workbench.persist.sessions import DIRECTORY
+
+    sessions = data_dir() / DIRECTORY
+    if not args.persist and holds_files(sessions):
+        left.append((f"saved state ({sessions})", "--persist"))
+    chosen = agent_memory_config(args, config).folder
+    for kind in AgentMemoryKind:
+        folder = default_directory() / kind.value
+        if (chosen is None or chosen != folder.resolve()) and holds_files(folder):
+            left.append((f"{kind} agent memory ({folder})", f"--agent-memory {kind}"))
+    return left
+
+
+def open_left_out(args: argparse.Namespace, config: ModelConfig) -> tuple[list[str], str | None]:
+    """A script reaches every store the data directory holds, whatever options it was given: each one
+    these options leave out is opened as its own option would open it (the options are set on `args`),
+    and said; or, when it cannot be (Mem0 needs its models; one agent memory runs at a time), the one
+    line refusing the start, naming the options it needs. Returns what was opened too, and the refusal."""
+    opened: list[str] = []
+    for what, options in stores_left_out(args, config):
+        kind = options.removeprefix("--agent-memory ")
+        if options == "--persist":
+            args.persist = True
+        elif kind != options and kind != AgentMemoryKind.MEM0 and args.agent_memory is None:
+            args.agent_memory = kind
+        else:
+            runs = args.agent_memory
+            given = f" (one agent memory at a time: --agent-memory {runs} runs)" if runs else ""
+            need = f"{options} --model ... --embedding-model ..." if kind == AgentMemoryKind.MEM0 else options
+            return opened, (
+                f"the data directory holds {what}, which this start cannot open{given}: run again with {need} to "
+                "reach it (nothing was done)"
+            )
+        opened.append(f"{what}, as {options} does")
+    return opened, None
 
 
 def _persist_store(args: argparse.Namespace) -> str:
