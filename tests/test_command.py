@@ -78,3 +78,26 @@ def test_output_whose_reader_went_away_ends_quietly_as_a_unix_tool_does():
     drift.stdout.close()  # as head does once it has its 10 bytes, here before the report is written
     stderr = drift.stderr.read()
     assert (drift.wait(), stderr) == (command.READER_GONE, b"")
+
+
+def test_ctrl_c_while_your_agents_import_is_one_line_and_status_130(tmp_path):
+    """`workbench PATH` whose module takes its time to import: SIGINT then printed a 24-line traceback."""
+    import signal
+    import subprocess
+    import sys
+
+    module = "import sys, time\nsys.__stdout__.write('importing\\n')\nsys.__stdout__.flush()\ntime.sleep(600)\n"
+    (tmp_path / "slow.py").write_text(module)  # its own prints go to stderr (`workbench.loading`): not this
+    with subprocess.Popen(
+        [sys.executable, "-m", "workbench", str(tmp_path)],
+        cwd=tmp_path,
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    ) as started:
+        assert started.stdout is not None
+        assert started.stdout.readline() == "importing\n"  # in the module's import now
+        started.send_signal(signal.SIGINT)
+        out, err = started.communicate(timeout=60)
+    assert (started.returncode, out, err) == (command.INTERRUPTED, "", "workbench: interrupted (Ctrl+C)\n")

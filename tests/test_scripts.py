@@ -309,3 +309,26 @@ def test_forget_with_a_recall_server_that_cannot_be_reached_says_so_in_one_line(
     out, err = capsys.readouterr()
     assert err.count("\n") == 1 and "recall store NOT reached" in err and "s3cret-pw" not in out + err
     assert "could not be read: " in out
+
+
+def test_ctrl_c_at_the_forget_question_stops_at_once_in_one_line_with_status_130(persisted):
+    """It did nothing until Enter (asyncio's handler only cancels its task), then printed a traceback."""
+    import signal
+
+    data, values = persisted
+    primary, secondary = pty.openpty()
+    command = [sys.executable, "-m", "workbench", "forget", "--all", "--persist"]
+    with subprocess.Popen(
+        command, env=_env(data), stdin=secondary, stdout=subprocess.PIPE, stderr=subprocess.PIPE
+    ) as forget:
+        os.close(secondary)
+        assert forget.stderr is not None
+        asked = b""
+        while not asked.endswith(b"Forget? [y/N] "):  # the question is whole: it reads the answer now
+            asked += forget.stderr.read1(4096) or b"(closed)"
+            assert not asked.endswith(b"(closed)"), asked
+        forget.send_signal(signal.SIGINT)  # as the terminal sends it for Ctrl+C; no Enter follows
+        out, err = forget.communicate(timeout=HANG)
+    os.close(primary)
+    assert (forget.returncode, out, err) == (command_module.INTERRUPTED, b"", b"workbench: interrupted (Ctrl+C)\n")
+    assert holding_value(data, values["customer"])

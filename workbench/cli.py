@@ -714,9 +714,17 @@ def forget_words(words: Sequence[str], *, everything: bool) -> tuple[str | None,
 
 
 def _asked(question: str) -> bool:
-    """`question` on stderr (stdout keeps the report), answered on the terminal: yes, or anything else."""
-    print(f"{question}\nForget? [y/N] ", end="", file=sys.stderr, flush=True)
-    return sys.stdin.readline().strip().lower() in ("y", "yes")
+    """`question` on stderr (stdout keeps the report), answered on the terminal: yes, or anything else.
+    Ctrl+C stops the command at once (`workbench.command`): asked inside `asyncio.run`, whose own handler
+    only cancels its task, the read went on until Enter."""
+    import signal
+
+    asyncio_handler = signal.signal(signal.SIGINT, signal.default_int_handler)  # before the question shows
+    try:
+        print(f"{question}\nForget? [y/N] ", end="", file=sys.stderr, flush=True)
+        return sys.stdin.readline().strip().lower() in ("y", "yes")
+    finally:
+        signal.signal(signal.SIGINT, asyncio_handler)
 
 
 def main(argv: list[str] | None = None, *, agents: Sequence[object] = ()) -> int:
