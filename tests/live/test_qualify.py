@@ -1,6 +1,9 @@
 """`workbench qualify` on the built-in model and against a server that returns garbage."""
 
+import io
 import json
+
+import pytest
 
 from tests.live.helpers import is_writer
 from tests.support.openai_server import Canned
@@ -206,3 +209,54 @@ def test_usage_reported_with_a_cut_off_reply_is_kept(loopback, capsys):
     by_id = {c["id"]: c for c in json.loads(capsys.readouterr().out)["cases"]}
     assert not by_id["multiple"]["passed"] and "cut off" in by_id["multiple"]["detail"]
     assert by_id["multiple"]["reported_tokens"] == {"input": 321, "output": 64}
+
+
+# A writer model that proposes a fact the message does not declare, as SmolLM2 did: declaration_mismatch.
+MISMATCHED = json.dumps({"facts": [{"key": "database", "value": "PostgreSQL", "evidence": "database=PostgreSQL"}]})
+
+
+async def mismatched_report(loopback):
+    from workbench.qualify import run_qualify
+    from workbench.runtime import ModelConfig, build_models
+
+    loopback.state.responder = lambda body: Canned(text=MISMATCHED) if is_writer(body) else None
+    return await run_qualify(build_models(ModelConfig(model="loopback-model", base_url=loopback.base_url)), timeout=10)
+
+
+@pytest.mark.parametrize("width", [60, 80, 100, 140, 200])
+async def test_the_report_never_cuts_a_word_in_two_at_any_width(loopback, width):
+    """At 140 columns the table wrapped "declaration_misma|tch"."""
+    from rich.console import Console
+
+    from workbench.qualify.report import render
+
+    report = await mismatched_report(loopback)
+    assert any("declaration_mismatch" in r.reasons for r in report.results)
+    console = Console(width=width, force_terminal=True, color_system=None, file=io.StringIO())
+    console.print(render(report))
+    shown = console.file.getvalue()
+    lines = shown.splitlines()
+    assert max(map(len, lines)) <= width
+    words = {
+        w
+        for r in report.results
+        for text in (r.outcome, r.case.title, r.writer_format, *r.reasons)
+        for w in text.split()
+    }
+    for word in words | {"declaration_mismatch", "reported", "tokens"}:
+        assert any(word in line for line in lines), (word, width)
+
+
+async def test_piped_the_report_has_bounded_lines(loopback):
+    """Piped, the report had lines of 1,146 characters."""
+    from rich.console import Console
+
+    from workbench.qualify.report import PIPED_WIDTH, render
+    from workbench.tables import UNWRAPPED_WIDTH
+
+    report = await mismatched_report(loopback)
+    console = Console(width=UNWRAPPED_WIDTH, file=io.StringIO())  # what `report_console` gives a pipe
+    assert not console.is_terminal
+    console.print(render(report))
+    lines = console.file.getvalue().splitlines()
+    assert max(map(len, lines)) <= PIPED_WIDTH and "declaration_mismatch" in "\n".join(lines)

@@ -4,7 +4,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from rich.console import Group
+from rich.cells import cell_len
+from rich.console import Console, ConsoleOptions, Group, RenderableType, RenderResult
+from rich.table import Table
 from rich.text import Text
 
 from workbench.memory.shown import quoted
@@ -26,6 +28,9 @@ AFTER_TIMEOUT = (
     "* may include the previous request's time: it timed out (a case, or the last format probe) and the server "
     "may still have been generating for it"
 )
+# A file or a pipe gets lines this long at most (a terminal, its own width): the report's prose wraps
+# between words, as on a terminal; it was one line of 1,146 characters.
+PIPED_WIDTH = 120
 SELF_CHECK = (
     "NOT A QUALIFICATION: no model was asked. Without --model the writer is the built-in script, a "
     "deterministic parse, so this run checked the suite itself: that each case's expectation agrees with "
@@ -38,7 +43,22 @@ def _facts(facts: dict[str, str]) -> str:
     return ", ".join(f"{key}={quoted(value)}" for key, value in facts.items()) or "no facts"
 
 
-def render(report: QualifyReport) -> Group:
+class Adaptive:
+    """The report laid out for the width it is printed at: the cases as a table where every word fits
+    its column whole, else one block per case (a narrow table cut words in two: "declaration_misma|tch");
+    piped, at most PIPED_WIDTH columns."""
+
+    def __init__(self, before: list[RenderableType], cases: Table, stacked: Text, after: list[RenderableType]) -> None:
+        self.before, self.cases, self.stacked, self.after = before, cases, stacked, after
+
+    def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
+        if not console.is_terminal:
+            options = options.update_width(min(options.max_width, PIPED_WIDTH))
+        fits = fitted_columns(self.cases, options.max_width)
+        yield from console.render(Group(*self.before, self.cases if fits else self.stacked, *self.after), options)
+
+
+def render(report: QualifyReport) -> Adaptive:
     parts: list[Any] = []
     if report.contract_note is not None:
         parts.append(Text(report.contract_note, "bold"))
@@ -55,22 +75,27 @@ def render(report: QualifyReport) -> Group:
         f"{what} {report.suite.name} · writer: {report.model}",
         ("case", "decided by", "expected", "outcome", "format", "latency", "reported tokens", "verdict"),
     )
+    stacked = Text(f"{what} {report.suite.name} · writer: {report.model}\n", "italic")
     for result in report.results:
         expected = result.case.expect + (f" ({result.case.reason})" if result.case.reason else "")
         outcome = result.outcome + (f" ({', '.join(result.reasons)})" if result.reasons else "")
         if result.model_outcome and result.model_outcome != outcome:
             outcome += f"; the model's reply: {result.model_outcome}"
-        cases.add_row(
+        row = (
             literal(f"{result.case.id}: {result.case.title}"),
-            "host" if result.host_decided else "model",
+            Text("host" if result.host_decided else "model"),
             literal(expected),
             literal(outcome, limit=MAX_SHOWN_CHARS),
-            result.writer_format,
-            f"{result.latency_ms:,.1f} ms{' *' if result.after_timeout else ''}",
-            describe_usage(result.usage),
+            Text(result.writer_format),
+            Text(f"{result.latency_ms:,.1f} ms{' *' if result.after_timeout else ''}"),
+            Text(describe_usage(result.usage)),
             Text(good, "bold green") if result.passed else Text(bad, "bold red"),
         )
-    parts.append(cases)
+        cases.add_row(*row)
+        stacked.append_text(Text("\n").join([Text.assemble(row[0], style="bold"), _fields(cases, row)]))
+        stacked.append("\n")
+    stacked.rstrip()
+    before, parts = parts, []
     scored, host = report.scored, report.host_checks
     host_passed = sum(r.passed for r in host)
     if report.self_check:
@@ -100,7 +125,33 @@ def render(report: QualifyReport) -> Group:
         parts.append(Text(next_steps(report), "bold yellow"))
     if not report.self_check:
         parts.append(Text(NOTE, "dim"))
-    return Group(*parts)
+    return Adaptive(before, cases, stacked, parts)
+
+
+def fitted_columns(table: Table, width: int) -> bool:
+    """Give each of `table`'s columns a width that holds its longest word whole, the room left shared in
+    proportion to what each column's longest line wants more; False (the table untouched) when the
+    longest words alone, with each column's padding and the rules around it, take more than `width`."""
+    columns = table.columns
+    lines = [[str(cell) for cell in (column.header, *column.cells)] for column in columns]
+    words = [max((cell_len(w) for text in texts for w in text.split()), default=1) for texts in lines]
+    wanted = [max(max(cell_len(line) for line in text.splitlines() or [""]) for text in texts) for texts in lines]
+    room = width - 3 * len(columns) - 1  # one column of padding each side, the rules between and around
+    if sum(words) > room:
+        return False
+    spare, more = room - sum(words), [max(0, w - m) for w, m in zip(wanted, words, strict=True)]
+    total = sum(more)
+    for column, least, extra in zip(columns, words, more, strict=True):
+        column.width = least + (min(extra, spare * extra // total) if total else 0)
+    return True
+
+
+def _fields(table: Table, row: tuple[Text, ...]) -> Text:
+    """A case's cells after its name, each after its column's header: "  decided by: model · expected: ..."."""
+    fields = [
+        Text.assemble(f"{column.header}: ", cell) for column, cell in zip(table.columns[1:], row[1:], strict=True)
+    ]
+    return Text.assemble("  ", Text(" · ").join(fields))
 
 
 def next_steps(report: QualifyReport) -> str:
