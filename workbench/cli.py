@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any, NoReturn
 
 from workbench.agentmem.config import AgentMemoryConfig, AgentMemoryKind
 from workbench.heap import release_collections
-from workbench.loading import LoadedAgent, LoadFailed
+from workbench.loading import Loaded, LoadedAgent, LoadedWorkflow, LoadFailed
 from workbench.recall.config import RecallConfig
 from workbench.runtime.config import (
     DEFAULT_AZURE_API_VERSION,
@@ -260,8 +260,9 @@ COMMANDS = ("drift", "qualify", "remembered", "forget")
 
 
 PATH_HELP = (
-    "a folder laid out as for the framework's DevUI: subfolders whose __init__.py exports agent, or .py files "
-    "exporting agent or agents"
+    "a folder laid out as for the framework's DevUI: subfolders whose __init__.py exports agent (or workflow), or "
+    ".py files exporting agent, agents or workflow; every entry that loads is run, each one that does not is "
+    "said in one line"
 )
 
 
@@ -277,6 +278,11 @@ def add_agents_options(parser: argparse.ArgumentParser, *, path: bool = True) ->
         action="append",
         metavar="MODULE:ATTRIBUTE",
         help="an importable Agent, list of agents, or function returning them (repeatable)",
+    )
+    group.add_argument(
+        "--strict",
+        action="store_true",
+        help="stop at the first entry of PATH that cannot be loaded (default: load every entry that loads)",
     )
 
 
@@ -644,20 +650,36 @@ def _persist_last(words: Sequence[str]) -> list[str]:
 
 
 def load_agents(args: argparse.Namespace, given: Sequence[object] = ()) -> tuple[LoadedAgent, ...]:
-    """The user's agents: PATH's, --agents', and those handed to `workbench.serve`; LoadFailed (one line)
-    when any cannot be loaded. None of them: the built-in agents run."""
+    """The user's agents (`load`'s)."""
+    return load(args, given).agents
+
+
+def load(args: argparse.Namespace, given: Sequence[object] = ()) -> Loaded:
+    """The user's agents and workflows: PATH's (every entry that loads, each one that does not in
+    `skipped`; all or nothing with --strict), --agents', and those handed to `workbench.serve`;
+    LoadFailed (one line) when nothing of PATH loads or anything else cannot be. None of them: the
+    built-in agents run."""
     path, references = getattr(args, "path", None), getattr(args, "agents", None) or []
     if path is None and not references and not given:
-        return ()
+        return Loaded()
     from pathlib import Path
 
-    from workbench.loading import checked, from_folder, from_objects, from_reference
+    from workbench.loading import checked, from_objects, from_reference, load_folder
 
-    loaded = [*(from_folder(Path(path)) if path is not None else ()), *from_objects(given)]
-    return checked([*loaded, *(agent for reference in references for agent in from_reference(reference))])
+    folder = load_folder(Path(path), strict=getattr(args, "strict", False)) if path is not None else Loaded()
+    loaded = [*folder.agents, *from_objects(given)]
+    agents = checked([*loaded, *(agent for reference in references for agent in from_reference(reference))])
+    checked(agents, folder.workflows)
+    return Loaded(agents, folder.workflows, folder.skipped)
 
 
-def run_script_command(args: argparse.Namespace, config: ModelConfig, loaded: Sequence[LoadedAgent] = ()) -> int:
+def run_script_command(
+    args: argparse.Namespace,
+    config: ModelConfig,
+    loaded: Sequence[LoadedAgent] = (),
+    workflows: Sequence[LoadedWorkflow] = (),
+    not_loaded: Sequence[LoadFailed] = (),
+) -> int:
     """`workbench remembered` and `workbench forget` (`workbench.scripts`), started as the TUI starts
     (`session_start`). A usage error, or a question stdin cannot answer, exits 2 before anything opens;
     a start that cannot open what the options ask exits 1 with one line, as the TUI's does."""
@@ -688,7 +710,7 @@ def run_script_command(args: argparse.Namespace, config: ModelConfig, loaded: Se
         say(problem)
         return scripts.NOTHING_DONE
     try:
-        start = session_start(args, config, loaded)
+        start = session_start(args, config, loaded, workflows, not_loaded)
     except StartFailed as exc:
         say(str(exc))
         return scripts.NOTHING_DONE
@@ -739,10 +761,15 @@ def main(argv: list[str] | None = None, *, agents: Sequence[object] = ()) -> int
             _say("forget", f"{exc} (see --help)")
             return 2
     try:
-        loaded = load_agents(args, agents)
+        found = load(args, agents)
     except LoadFailed as exc:
+        for failed in exc.skipped:
+            print(f"workbench: not loaded: {failed}", file=sys.stderr)
         print(f"workbench: {exc}", file=sys.stderr)
         return 2
+    for failed in found.skipped:  # the folder's other entries load: each one that did not, in one line
+        print(f"workbench: not loaded: {failed}", file=sys.stderr)
+    loaded, workflows = found.agents, found.workflows
     from workbench.contract_file import ContractFileError
 
     try:
@@ -762,18 +789,20 @@ def main(argv: list[str] | None = None, *, agents: Sequence[object] = ()) -> int
     if args.command is not None:
         release_collections()
     if args.command == "drift":
+        for flow in workflows:
+            _say("drift", f"workflow {flow.label} ({flow.source}) left out: the drift lab runs agents, not workflows")
         return run_drift_command(args, config, loaded)
     if args.command == "qualify":
         return run_qualify_command(args, config)
     if args.command in ("remembered", "forget"):
-        return run_script_command(args, config, loaded)
+        return run_script_command(args, config, loaded, workflows, found.skipped)
     if problem := unfinished_forget(args, config):
         print(f"workbench: {problem}", file=sys.stderr)
         return 1
     from workbench.opening import StartFailed
 
     try:
-        app = build_app(args, config, loaded)
+        app = build_app(args, config, found)
     except StartFailed as exc:
         print(f"workbench: {exc}", file=sys.stderr)
         return 1
@@ -912,17 +941,44 @@ def agent_memory_config(args: argparse.Namespace, chat: ModelConfig) -> AgentMem
     )
 
 
-def build_app(args: argparse.Namespace, config: ModelConfig, loaded: Sequence[LoadedAgent] = ()) -> WorkbenchApp:
+def build_app(
+    args: argparse.Namespace, config: ModelConfig, found: Sequence[LoadedAgent] | Loaded = ()
+) -> WorkbenchApp:
     """The TUI as `workbench` opens it: what the options ask it to keep or reach is opened first
     (StartFailed, one line, when it cannot be: `workbench.opening`), then the window, then the agent
-    runtime right after its first frame."""
+    runtime right after its first frame, over what `found` loaded (its agents, workflows, and the
+    entries not loaded, which the window says once it opens)."""
     from workbench.ui.app import WorkbenchApp
 
-    return WorkbenchApp(start=session_start(args, config, loaded), agents=[item.name for item in loaded] or None)
+    if not isinstance(found, Loaded):
+        found = Loaded(tuple(found))
+    loaded, workflows, not_loaded = found.agents, found.workflows, found.skipped
+
+    names = [*(item.name for item in loaded), *(flow.name for flow in workflows)]
+    labels = {item.name: item.label for item in loaded if item.named_by}
+    labels |= {flow.name: f"{flow.label} · workflow" for flow in workflows}
+    hints = {
+        flow.name: f"{flow.name}: {flow.cannot_run}"
+        if flow.cannot_run
+        else f"{flow.name}: your workflow as you built it: your message goes in, its agents' outputs stream out. "
+        "Declare facts as key=value; every pane shares them. F1 shows help."
+        for flow in workflows
+    }
+    return WorkbenchApp(
+        start=session_start(args, config, loaded, workflows, not_loaded),
+        agents=names or None,
+        notice=found.notice(),
+        labels=labels,
+        hints=hints,
+    )
 
 
 def session_start(
-    args: argparse.Namespace, config: ModelConfig, loaded: Sequence[LoadedAgent] = ()
+    args: argparse.Namespace,
+    config: ModelConfig,
+    loaded: Sequence[LoadedAgent] = (),
+    workflows: Sequence[LoadedWorkflow] = (),
+    not_loaded: Sequence[LoadFailed] = (),
 ) -> Callable[[], SessionController]:
     """The one start path of the TUI and the scripts (`workbench remembered`, `workbench forget`): what
     the options ask to keep or reach, opened and locked now (StartFailed, one line, when it cannot be),
@@ -938,7 +994,7 @@ def session_start(
         agent_memory=agent_memory,
         recall=recall,
         redis=redis_persist(args),
-        agents=[item.agent for item in loaded],
+        agents=[item.agent for item in (*loaded, *(a for flow in workflows for a in flow.agents))],
     )
 
     def start() -> SessionController:
@@ -951,8 +1007,8 @@ def session_start(
         session = assemble(
             build_models(config, function_calls=recall.on_demand or (agent_memory.calls_functions and config.is_live)),
             memory=None if opened.persisted is not None else WorkingMemory(contract),
-            mode=mode(args, loaded),
-            writer=writer(args, config, loaded),
+            mode=mode(args, [*loaded, *workflows]),
+            writer=writer(args, config, [*loaded, *workflows]),
             timeout=config.timeout,
             calls=calls,
             recall=recall.memory(calls, store=opened.recall_store),
@@ -961,6 +1017,8 @@ def session_start(
             persisted=opened.persisted,
             journal=forget_journal(args, config),
             agents=[item.agent for item in loaded],
+            workflows=[(flow.name, flow.workflow, flow.cannot_run) for flow in workflows],
+            not_loaded=[(failed.where, failed.problem) for failed in not_loaded],
             redis=redis_histories(args, opened.persisted),
         )
         session.on_close(opened.close)  # the state file written whole, the folders let go
@@ -969,13 +1027,13 @@ def session_start(
     return start
 
 
-def mode(args: argparse.Namespace, loaded: Sequence[LoadedAgent]) -> Mode:
+def mode(args: argparse.Namespace, loaded: Sequence[LoadedAgent | LoadedWorkflow]) -> Mode:
     """--mode, else a context provider for the user's agents and manual injection for the built-in ones."""
     chosen = getattr(args, "mode", None)
     return Mode(chosen) if chosen else Mode.PROVIDER if loaded else Mode.MANUAL
 
 
-def writer(args: argparse.Namespace, config: ModelConfig, loaded: Sequence[LoadedAgent]) -> WriterKind:
+def writer(args: argparse.Namespace, config: ModelConfig, loaded: Sequence[LoadedAgent | LoadedWorkflow]) -> WriterKind:
     """--writer, else the writer model; for the user's agents, the host's parse unless --writer-model
     names a model (their model is theirs: the workbench does not send it its writer's prompts)."""
     if chosen := getattr(args, "writer", None):

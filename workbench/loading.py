@@ -9,11 +9,20 @@ Loading a module runs its code, as it does in DevUI: point the workbench only at
 A `.env` beside an agent (or in the folder above) is read first, as DevUI does, without overriding
 what the environment already sets.
 
-Whatever cannot be loaded is a `LoadFailed`: one line naming the file (or the module) and the
-problem, which the command line prints before any window opens (exit status 2); a module that exits
-(`sys.exit()` at import) is one too, never a silent end. A dependency's refusal of what its own published
-samples write says what it needs (`_HINTS`). What the user's code prints while it loads
-goes to stderr: stdout carries the scripts' reports (`workbench remembered --json`).
+A folder loads what loads, as DevUI does (`load_folder`): every entry that imports is kept, and every
+one that does not is a `LoadFailed` in `Loaded.skipped`, one line naming the file and the problem, which
+the command line prints on stderr and the app shows; the start stops (exit status 2) only when nothing
+loads, or at the first failure with `--strict` (`from_folder`). `--agents module:attribute` and
+`workbench.serve` load all or nothing: the user named each one. A module that exits (`sys.exit()` at
+import) is a load error too, never a silent end. An agent without a name in a folder's entry gets the
+entry's name (its folder's, or its module's), said as such (`LoadedAgent.named_by`).
+
+A `workflow` an entry exports is a `LoadedWorkflow`, with the agents its executors run (an
+`AgentExecutor`'s agent, or an `Agent` an executor of the user's holds): never dropped in silence.
+
+A dependency's refusal of what its own published samples write says what it needs (`_HINTS`). What
+the user's code prints while it loads goes to stderr: stdout carries the scripts' reports
+(`workbench remembered --json`).
 """
 
 from __future__ import annotations
@@ -32,9 +41,10 @@ from typing import TYPE_CHECKING
 from workbench.text import clip, hides, visible
 
 if TYPE_CHECKING:
-    from agent_framework import Agent
+    from agent_framework import Agent, Workflow
 
 EXPORTS = ("agent", "agents")
+WORKFLOW_EXPORTS = ("workflow",)  # as DevUI: an entry's module exporting `workflow`
 MAX_NAME_CHARS = 40  # a pane's title, a holder's name in the forget's report
 _PROBLEM_CHARS = 300  # how much of an import error's message the one line carries
 
@@ -42,9 +52,10 @@ _PROBLEM_CHARS = 300  # how much of an import error's message the one line carri
 class LoadFailed(Exception):
     """What could not be loaded: `where` is the file or `module:attribute`, `problem` one sentence."""
 
-    def __init__(self, where: str, problem: str) -> None:
+    def __init__(self, where: str, problem: str, skipped: tuple[LoadFailed, ...] = ()) -> None:
         self.where = where
         self.problem = problem
+        self.skipped = skipped  # a folder's entries that did not load, each said before this line
         super().__init__(f"{visible(where)}: {visible(clip(problem, _PROBLEM_CHARS))}")
 
 
@@ -54,30 +65,107 @@ class LoadedAgent:
 
     agent: Agent
     source: str
+    named_by: str | None = None  # "folder name" or "module name" when the agent had no name of its own
 
     @property
     def name(self) -> str:
         return self.agent.name or ""
 
+    @property
+    def label(self) -> str:
+        """The name as the app shows it: "weather_agent (folder name)" for a name the workbench gave."""
+        return f"{self.name} ({self.named_by})" if self.named_by else self.name
+
+
+@dataclass(frozen=True)
+class LoadedWorkflow:
+    """A workflow an entry exports (`workflow = WorkflowBuilder(...).build()`), the agents its executors
+    run, and why a message typed in a pane cannot start it (`cannot_run`), None when it can."""
+
+    workflow: Workflow
+    name: str
+    source: str
+    agents: tuple[LoadedAgent, ...]
+    named_by: str | None = None
+    cannot_run: str | None = None
+
+    @property
+    def label(self) -> str:
+        return f"{self.name} ({self.named_by})" if self.named_by else self.name
+
+
+@dataclass(frozen=True)
+class Loaded:
+    """What a folder (and the other sources) loaded: the agents, the workflows, and each entry that did
+    not load, as its one line (`LoadFailed`)."""
+
+    agents: tuple[LoadedAgent, ...] = ()
+    workflows: tuple[LoadedWorkflow, ...] = ()
+    skipped: tuple[LoadFailed, ...] = ()
+
+    @property
+    def names(self) -> tuple[str, ...]:
+        """Every pane's name: the agents', then the workflows'."""
+        return (*(a.name for a in self.agents), *(w.name for w in self.workflows))
+
+    def notice(self) -> str | None:
+        """What the app says once it opens, in lines: each entry not loaded, and each name the workbench
+        gave; None when there is nothing to say."""
+        lines = [f"not loaded: {failed}" for failed in self.skipped]
+        lines += [f"named {item.label}" for item in self.agents if item.named_by]
+        lines += [f"named {flow.label}" for flow in self.workflows if flow.named_by]
+        lines += [f"workflow {w.label}: {w.cannot_run}" for w in self.workflows if w.cannot_run]
+        return "\n".join(lines) or None
+
 
 def from_folder(path: Path) -> tuple[LoadedAgent, ...]:
-    """Every agent a DevUI-style folder exports, in the order of its entries' names."""
+    """Every agent a DevUI-style folder exports, all or nothing (`--strict`): the first entry that
+    cannot be used is a `LoadFailed`."""
+    return load_folder(path, strict=True).agents
+
+
+def load_folder(path: Path, *, strict: bool = False) -> Loaded:
+    """What a DevUI-style folder exports, in the order of its entries' names: each entry that loads,
+    and each one that does not as its `LoadFailed` (raised at once when `strict`). A `LoadFailed` when
+    the folder cannot be read, or nothing in it loads."""
     folder = path.expanduser()
     if not folder.is_dir():
         raise LoadFailed(str(path), "no such folder" if not folder.exists() else "not a folder")
-    found: list[LoadedAgent] = []
+    agents: list[LoadedAgent] = []
+    workflows: list[LoadedWorkflow] = []
+    skipped: list[LoadFailed] = []
     for entry in sorted(folder.iterdir(), key=lambda p: p.name):
         if entry.name.startswith((".", "_")):
             continue
         if entry.is_dir() and (entry / "__init__.py").is_file():
-            found += _exported(_import_file(entry.name, entry / "__init__.py", package=entry), entry / "__init__.py")
+            file, package, named_by = entry / "__init__.py", entry, "folder name"
         elif entry.is_file() and entry.suffix == ".py":
-            found += _exported(_import_file(entry.stem, entry), entry)
-    if not found:
+            file, package, named_by = entry, None, "module name"
+        else:
+            continue
+        try:
+            module = _import_file(entry.stem if package is None else entry.name, file, package=package)
+            found = _exported(module, file, entry.stem, named_by)
+            flows = _workflows(module, file, entry.stem, named_by)
+            checked([*agents, *found], [*workflows, *flows])
+        except LoadFailed as failed:
+            if strict:
+                raise
+            skipped.append(failed)
+            continue
+        agents += found
+        workflows += flows
+    if not agents and not workflows:
+        if skipped:
+            count = f"{len(skipped)} entr{'y' if len(skipped) == 1 else 'ies'}"
+            raise LoadFailed(
+                str(path), f"nothing loaded: {count} could not be loaded (each said above)", tuple(skipped)
+            )
         raise LoadFailed(
-            str(path), "exports no agent: no subfolder with an __init__.py or .py file defines agent or agents"
+            str(path),
+            "exports no agent: no subfolder with an __init__.py or .py file defines agent, agents or workflow",
         )
-    return checked(found)
+    return Loaded(tuple(agents), tuple(workflows), tuple(skipped))
 
 
 def from_reference(reference: str) -> tuple[LoadedAgent, ...]:
@@ -104,22 +192,26 @@ def from_objects(objects: Iterable[object], source: str = "serve(agents=...)") -
     return checked([agent for value in objects for agent in _agents(value, source)])
 
 
-def checked(loaded: Iterable[LoadedAgent]) -> tuple[LoadedAgent, ...]:
-    """The agents, each with a name of its own: a missing or repeated name is a `LoadFailed`."""
+def checked(loaded: Iterable[LoadedAgent], workflows: Iterable[LoadedWorkflow] = ()) -> tuple[LoadedAgent, ...]:
+    """The agents, each with a name of its own, and the workflows' names beside them (each is a pane):
+    a missing or repeated name is a `LoadFailed`."""
     agents = tuple(loaded)
     seen: dict[str, str] = {}
-    for item in agents:
-        name = item.name.strip()
+    for name, source, what in (
+        *((item.name, item.source, "agents") for item in agents),
+        *((w.name, w.source, "panes (agents and workflows)") for w in workflows),
+    ):
+        name = name.strip()
         if not name:
-            raise LoadFailed(item.source, "an agent has no name: give it Agent(..., name=...)")
+            raise LoadFailed(source, "an agent has no name: give it Agent(..., name=...)")
         if len(name) > MAX_NAME_CHARS or any(hides(ch) or ch in "\n\t" for ch in name):
             raise LoadFailed(
-                item.source,
+                source,
                 f"an agent's name must be at most {MAX_NAME_CHARS} characters with nothing invisible: {name!r}",
             )
         if name in seen:
-            raise LoadFailed(item.source, f"two agents are named {name!r} (the other comes from {seen[name]})")
-        seen[name] = item.source
+            raise LoadFailed(source, f"two {what} are named {name!r} (the other comes from {seen[name]})")
+        seen[name] = source
     return agents
 
 
@@ -158,11 +250,76 @@ def _read_env(folder: Path) -> None:
             return
 
 
-def _exported(module: ModuleType, file: Path) -> list[LoadedAgent]:
+def _exported(module: ModuleType, file: Path, entry: str, named_by: str) -> list[LoadedAgent]:
+    """The agents the entry's module exports; one without a name gets the entry's (`named_by`)."""
     values = [getattr(module, name) for name in EXPORTS if hasattr(module, name)]
-    if not values:
-        return []
-    return [agent for value in values for agent in _agents(value, str(file))]
+    found = [agent for value in values for agent in _agents(value, str(file))]
+    unnamed = [item for item in found if not (item.agent.name or "").strip()]
+    for number, item in enumerate(unnamed, start=1):
+        name = entry if len(unnamed) == 1 else f"{entry}_{number}"
+        found[found.index(item)] = LoadedAgent(_named(item.agent, name), item.source, named_by)
+    return found
+
+
+def _named(agent: Agent, name: str) -> Agent:
+    """A copy of the user's agent under `name`: their object keeps its own (no) name."""
+    import copy
+
+    named = copy.copy(agent)
+    named.name = name
+    return named
+
+
+def _workflows(module: ModuleType, file: Path, entry: str, named_by: str) -> list[LoadedWorkflow]:
+    """The workflow the entry's module exports, with the agents its executors run; a `LoadFailed` for
+    an export named `workflow` that is not one."""
+    from agent_framework import Workflow
+
+    found: list[LoadedWorkflow] = []
+    for export in WORKFLOW_EXPORTS:
+        if not hasattr(module, export):
+            continue
+        value = getattr(module, export)
+        if callable(value) and not isinstance(value, Workflow):
+            try:
+                with redirect_stdout(sys.stderr):
+                    value = value()
+            except (Exception, SystemExit) as exc:  # the user's factory may raise anything, or exit
+                raise LoadFailed(str(file), _failure(exc)) from exc
+        if not isinstance(value, Workflow):
+            raise LoadFailed(str(file), f"{export} is {_kind(value)}, not an Agent Framework Workflow")
+        own = (value.name or "").strip()
+        generated = not own or own.startswith("WorkflowBuilder-")  # the builder's name when given none
+        name, given = (entry, named_by) if generated else (own, None)
+        found.append(
+            LoadedWorkflow(value, name, str(file), workflow_agents(value, str(file)), given, _cannot_run(value))
+        )
+    return found
+
+
+def workflow_agents(workflow: Workflow, source: str) -> tuple[LoadedAgent, ...]:
+    """The agents a workflow's executors run, each once: an `AgentExecutor`'s agent (an `Agent` given to
+    the builder is wrapped in one), and an `Agent` an executor of the user's holds as an attribute."""
+    from agent_framework import Agent, AgentExecutor
+
+    found: dict[int, Agent] = {}
+    for executor in workflow.get_executors_list():
+        held = [executor.agent] if isinstance(executor, AgentExecutor) else list(vars(executor).values())
+        for value in held:
+            if isinstance(value, Agent):
+                found.setdefault(id(value), value)
+    return tuple(LoadedAgent(agent, source) for agent in found.values())
+
+
+def _cannot_run(workflow: Workflow) -> str | None:
+    """Why a message typed in a pane cannot start `workflow` (its first executor takes no text), or None."""
+    from agent_framework import Message
+
+    takes = workflow.input_types
+    if str in takes or Message in takes:
+        return None
+    names = ", ".join(getattr(t, "__name__", str(t)) for t in takes) or "nothing"
+    return f"its first executor takes {names}, not a message: the workbench cannot start it from a pane"
 
 
 def _agents(value: object, source: str) -> list[LoadedAgent]:

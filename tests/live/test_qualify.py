@@ -260,3 +260,33 @@ async def test_piped_the_report_has_bounded_lines(loopback):
     console.print(render(report))
     lines = console.file.getvalue().splitlines()
     assert max(map(len, lines)) <= PIPED_WIDTH and "declaration_mismatch" in "\n".join(lines)
+
+
+def test_a_refused_format_is_asked_once_and_no_case_asks_it_again(loopback, capsys):
+    """llama.cpp refuses json_schema with a 500: the client retried it twice in the probe and twice more
+    in the first case (six requests), and the first case's latency held the three refused ones."""
+
+    def responder(body):
+        if is_writer(body) and (body.get("response_format") or {}).get("type") == "json_schema":
+            return Canned(status=500, body={"error": {"message": "response_format json_schema is not supported"}})
+        return None
+
+    loopback.state.responder = responder
+    assert main(["qualify", "--json", "--model", "loopback-model", "--base-url", loopback.base_url]) == 0
+    data = json.loads(capsys.readouterr().out)
+    refused = [r for r in loopback.requests if (r.get("response_format") or {}).get("type") == "json_schema"]
+    assert len(refused) == 1 and data["formats"]["json_schema"] == "refused by the server"
+    assert {c["format"] for c in data["cases"]} == {"json_object_schema"}
+
+
+async def test_a_server_error_that_is_not_about_the_format_is_still_retried(loopback):
+    from workbench.memory import SEED
+    from workbench.runtime import ModelConfig, build_models
+    from workbench.runtime.calls import CallLog
+    from workbench.runtime.writer import ModelWriter
+
+    loopback.state.queue.append(Canned(status=500, body={"error": {"message": "out of memory"}}))
+    models = build_models(ModelConfig(model="loopback-model", base_url=loopback.base_url, max_retries=1))
+    writer = ModelWriter(models.writer_client, CallLog(), "m", timeout=10, contract=SEED)
+    assert [c.key for c in await writer.propose("module=Billing")] == ["module"]
+    assert len(loopback.requests) == 2

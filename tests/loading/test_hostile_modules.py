@@ -41,7 +41,10 @@ def test_a_module_that_exits_while_it_loads_is_a_load_error_naming_it(tmp_path, 
     (folder / "leaving.py").write_text(f"import sys\nsys.exit({status})\n")
     result = workbench(tmp_path, "forget", "customer", str(folder), "--yes")
     assert (result.returncode, result.stdout) == (2, ""), result.stderr
-    assert result.stderr == f"workbench: {folder / 'leaving.py'}: SystemExit: {status.strip(chr(39))}\n"
+    assert result.stderr == (
+        f"workbench: not loaded: {folder / 'leaving.py'}: SystemExit: {status.strip(chr(39))}\n"
+        f"workbench: {folder}: nothing loaded: 1 entry could not be loaded (each said above)\n"
+    )
 
 
 def test_a_factory_that_exits_is_a_load_error_too(tmp_path):

@@ -88,20 +88,29 @@ def test_serve_opens_on_the_agents_given_and_refuses_what_is_not_an_agent(capsys
 @pytest.mark.parametrize(
     ("files", "argv", "where", "problem"),
     [
-        ({"broken.py": "import no_such_module_here\n"}, ["{dir}"], "broken.py", "ModuleNotFoundError: No module named"),
-        ({"odd.py": "agent = 42\n"}, ["{dir}"], "odd.py", "a builtins.int is not an Agent Framework Agent"),
-        ({"anon.py": "agent = Agent(ScriptedChatClient())\n"}, ["{dir}"], "anon.py", "an agent has no name"),
+        (
+            {"broken.py": "import no_such_module_here\n"},
+            ["{dir}", "--strict"],
+            "broken.py",
+            "ModuleNotFoundError: No module named",
+        ),
+        ({"odd.py": "agent = 42\n"}, ["{dir}", "--strict"], "odd.py", "a builtins.int is not an Agent Framework Agent"),
         (
             {
                 "a.py": "agent = Agent(ScriptedChatClient(), name='x')\n",
                 "b.py": "agent = Agent(ScriptedChatClient(), name='x')\n",
             },
-            ["{dir}"],
+            ["{dir}", "--strict"],
             "b.py",
             "two agents are named 'x' (the other comes from",
         ),
         ({}, ["{dir}/missing"], "missing", "no such folder"),
-        ({"e.py": "agent = Agent(ScriptedChatClient(), name='ev\\x1bil')\n"}, ["{dir}"], "e.py", "nothing invisible"),
+        (
+            {"e.py": "agent = Agent(ScriptedChatClient(), name='ev\\x1bil')\n"},
+            ["{dir}", "--strict"],
+            "e.py",
+            "nothing invisible",
+        ),
         ({"none.py": "VALUE = 1\n"}, ["{dir}"], "", "exports no agent"),
         (
             {"m.py": "agent = Agent(ScriptedChatClient(), name='m')\n"},
@@ -110,10 +119,22 @@ def test_serve_opens_on_the_agents_given_and_refuses_what_is_not_an_agent(capsys
             "has no attribute nothing",
         ),
         ({}, ["--agents", "just_a_module"], "just_a_module", "expected module:attribute"),
-        ({"f.py": "def agent():\n    return None\n"}, ["{dir}"], "f.py", "the function returned a builtins.NoneType"),
+        (
+            {"f.py": "def agent():\n    return None\n"},
+            ["{dir}", "--strict"],
+            "f.py",
+            "the function returned a builtins.NoneType",
+        ),
+        (
+            {"anon.py": "agent = Agent(ScriptedChatClient())\n"},
+            ["--agents", "anon:agent"],
+            "anon:agent",
+            "an agent has no name",
+        ),
     ],
 )
 def test_what_cannot_be_used_stops_the_start_with_one_line_and_exit_2(tmp_path, capsys, files, argv, where, problem):
+    """With --strict, a folder is all or nothing, as before; --agents always is."""
     for name, body in files.items():
         write(tmp_path, name, body)
     sys.path.insert(0, str(tmp_path))

@@ -27,6 +27,7 @@ from workbench.runtime.models import ModelSet
 from workbench.runtime.usage import Usage, total_usage
 from workbench.runtime.writer import MalformedOutput, ModelWriter
 
+REFUSED = "refused by the server"  # a format probe's verdict: asked once (a refusal is never retried)
 CONCRETE_FORMATS = (
     WriterFormat.JSON_SCHEMA,
     WriterFormat.JSON_OBJECT_SCHEMA,
@@ -138,7 +139,7 @@ async def probe_formats(models: ModelSet, text: str, timeout: float) -> tuple[di
             found[str(writer_format)] = "accepted (reply not a valid extraction)"
         except Exception as exc:
             timed_out = _timed_out(exc)
-            found[str(writer_format)] = "refused by the server" if rejects_request_format(exc) else models.explain(exc)
+            found[str(writer_format)] = REFUSED if rejects_request_format(exc) else models.explain(exc)
     return found, timed_out
 
 
@@ -258,8 +259,9 @@ async def run_qualify(
     progress: Progress | None = None,
     configured: Contract = SEED,
 ) -> QualifyReport:
-    """Every case of the suite through one writer with the configured format (auto negotiates once,
-    then keeps what it found). The host's verification is the app's own. On the built-in script the
+    """Every case of the suite through one writer with the configured format (auto starts at the first
+    format the probe did not see refused, so no case's latency holds a refused request, then keeps what
+    it found). The host's verification is the app's own. On the built-in script the
     run is a self-check of the suite (do its expectations agree with the contract?), not a qualification.
     The suite is fixed, on the seed's contract, whatever contract is `configured` (the report says so)."""
     suite = suite or load_suite()
@@ -289,6 +291,10 @@ async def run_qualify(
         failures = [v for v in report.formats.values() if not v.startswith(("accepted", "refused"))]
         if len(failures) == len(CONCRETE_FORMATS):
             raise QualifyStopped(failures[0])
+        if models.writer_format is WriterFormat.AUTO:  # the probe negotiated: no case asks a refused format again
+            writer.format = next(
+                (f for f in CONCRETE_FORMATS if report.formats.get(str(f)) != REFUSED), CONCRETE_FORMATS[-1]
+            )
     for number, case in enumerate(suite.cases, steps - len(suite.cases) + 1):
         if progress is not None:
             progress(f"case {case.id}", number, steps)

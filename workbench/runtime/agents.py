@@ -17,6 +17,7 @@ from agent_framework import (
     InMemoryHistoryProvider,
     Message,
     ResponseStream,
+    Workflow,
 )
 
 from workbench.memory import MemoryTurn, WorkingMemory
@@ -45,6 +46,7 @@ from workbench.runtime.view import (
     ResumedMessage,
     RuntimeStatus,
 )
+from workbench.runtime.workflows import WorkflowPane, WorkflowSessions, WorkflowStopped
 from workbench.runtime.writer import HostWriter, ModelWriter, Writer
 from workbench.text import clip
 
@@ -115,6 +117,8 @@ class AgentRuntime:
         histories: Histories | None = None,
         journal: Journal | None = None,
         agents: Sequence[Agent] = (),
+        workflows: Sequence[tuple[str, Workflow, str | None]] = (),
+        not_loaded: Sequence[tuple[str, str]] = (),
     ) -> None:
         """`recall` is the retrieved chat-history memory (seed 004), assembled by the caller on the
         same `calls` log; `recall_on` adds its providers to both agents. Even off, a forget reaches it
@@ -123,7 +127,10 @@ class AgentRuntime:
         header and reached by the one forget. `histories` is where the agents' histories live
         (default: in the sessions, gone on exit). `journal` records each forget while it runs, when
         anything is kept on disk (`workbench.persist.journal`). `agents`: the user's own agents
-        (`workbench.loading`), run instead of support and logs (`derived`)."""
+        (`workbench.loading`), run instead of support and logs (`derived`); `workflows`: the user's
+        workflows, each (its pane's name, the workflow, why a message cannot start it), each run in a pane
+        of its own (`workbench.runtime.workflows`); `not_loaded`: the entries of the user's folder that did
+        not load, each (where, why), listed in what is remembered: their memories are not known."""
         self.memory = memory
         self.models = models
         self.timeout = timeout
@@ -150,8 +157,11 @@ class AgentRuntime:
         self.memories = tuple(memories)
         self.histories = histories if histories is not None else InMemoryHistories()
         self._loaded = {agent.name or "": agent for agent in agents}
-        self.names: tuple[str, ...] = tuple(self._loaded) or AGENT_NAMES
-        self._slots = {name: self._build(name, resume=True) for name in self.names}
+        self._workflows = {name: WorkflowPane(name, flow, why) for name, flow, why in workflows}
+        self._not_loaded = tuple(not_loaded)
+        self._agent_names: tuple[str, ...] = tuple(self._loaded) or (() if workflows else AGENT_NAMES)
+        self.names: tuple[str, ...] = (*self._agent_names, *self._workflows)
+        self._slots = {name: self._build(name, resume=True) for name in self._agent_names}
         # The sessions start-up began with, and how many messages each held then (ids and counts: no text).
         self._first = {name: (slot.session.session_id, len(self.history(name))) for name, slot in self._slots.items()}
         self._sessions_changed()
@@ -171,7 +181,8 @@ class AgentRuntime:
         have left one), then each other memory."""
         sessions = TextHolder("agent sessions", "message(s)", self._session_texts, self._new_sessions)
         log = TextHolder("call log", "call record(s)", self.calls.texts, lambda _: self.calls.forget())
-        return (sessions, log, *([self.recall] if self.recall is not None else []), *self.memories)
+        flows = [WorkflowSessions(tuple(self._workflows.values()))] if self._workflows else []
+        return (sessions, *flows, log, *([self.recall] if self.recall is not None else []), *self.memories)
 
     def _build(self, name: str, *, resume: bool = False) -> _Slot:
         extractor = WorkingMemoryProvider(
@@ -202,6 +213,8 @@ class AgentRuntime:
     def agent_label(self, name: str) -> str:
         """The model an agent answers with: the models' label, or what the user's agent brings."""
         loaded = self._loaded.get(name)
+        if name in self._workflows:
+            return "workflow"
         return self.models.agent_label if loaded is None else client_label(loaded)
 
     @property
@@ -230,6 +243,8 @@ class AgentRuntime:
         with a history of its own: what its in-memory history holds, none when it keeps it elsewhere,
         where its recognised memory lists it: `workbench.agentmem.recognise`)."""
         loaded = self._loaded.get(name)
+        if name in self._workflows:
+            return []  # its agents' sessions are the workflow's executors' (`WorkflowSessions`)
         if loaded is not None and own_history(loaded):
             return in_memory_messages(loaded, self._slots[name].session)
         return self.histories.messages(name, self._slots[name].session)
@@ -239,6 +254,8 @@ class AgentRuntime:
         answered; None when nothing was resumed or that session was since replaced (a forget, a switch).
         Read from the history each time: nothing of it is kept here for a forget to miss."""
         persisted = self.histories.persisted
+        if name in self._workflows:
+            return None
         session_id, count = self._first[name]
         if persisted is None or count == 0 or self._slots[name].session.session_id != session_id:
             return None
@@ -258,7 +275,7 @@ class AgentRuntime:
         """Switch integration mode. Both agents start new sessions (the old histories were shaped by
         the old mode); the facts stay."""
         self.mode = mode
-        self._slots = {name: self._build(name) for name in self.names}
+        self._slots = {name: self._build(name) for name in self._agent_names}
         self._sessions_changed()
 
     def set_recall(self, on: bool) -> bool:
@@ -267,7 +284,7 @@ class AgentRuntime:
         if self.recall is None:
             return False
         self.recall_on = on
-        self._slots = {name: self._build(name) for name in self.names}
+        self._slots = {name: self._build(name) for name in self._agent_names}
         self._sessions_changed()
         return True
 
@@ -321,6 +338,8 @@ class AgentRuntime:
         once it has ended, on the sessions it left. However the turn ends, the sessions are saved (with
         whatever memory changed meanwhile)."""
         await self.forgetting.settled()
+        if (flow := self._workflows.get(name)) is not None:
+            return await self._workflow_turn(flow, text, on_text)
         running = self.forgetting.turn_began()
         try:
             result = await self._turn(self._slots[name], name, text, on_text)
@@ -355,6 +374,34 @@ class AgentRuntime:
             opened.ending = "the context provider saw no user input to extract"
             tracing.turn_answered(span, response.text or "")
             return TurnResult(name, turn, reply=response.text or "", usage=usage_from_details(response.usage_details))
+
+    async def _workflow_turn(self, flow: WorkflowPane, text: str, on_text: TextSink | None) -> TurnResult:
+        """One message to a workflow (`workbench.runtime.workflows`): its run, then the message's
+        declarations admitted as any pane's are. A run that fails, or cannot start, is returned as the
+        turn's error, with the facts as they were."""
+        name = flow.name
+        with tracing.turn(name, "workflow", text) as span, self.memory.open_turn(text, origin=name) as opened:
+            turn = opened.ticket
+            tracing.turn_opened(span, turn)
+            if check_message(text) is not None:
+                outcome = self.memory.admit(turn, [])
+                return TurnResult(name, turn, error=outcome.events[0].describe())
+            try:
+                reply = await flow.run(text, on_text)
+            except asyncio.CancelledError:
+                opened.ending = "the turn was cancelled"
+                raise
+            except WorkflowStopped as exc:
+                opened.ending = f"the {name} workflow did not answer: {exc}"
+                return TurnResult(name, turn, error=str(exc))
+            except Exception as exc:
+                tracing.failed(span, exc)
+                detail = self.models.explain(exc)
+                opened.ending = f"the {name} workflow's run failed: {detail}"
+                return TurnResult(name, turn, error=detail)
+            await self.updater.update(turn)
+            tracing.turn_answered(span, reply)
+            return TurnResult(name, turn, reply=reply)
 
     async def _read(
         self,
@@ -434,6 +481,9 @@ class AgentRuntime:
             elif recall.items or recall.unread is not None:  # off, but an earlier run left a store, or may have
                 systems.append(replace(recall, description=f"off (an earlier run's store): {recall.description}"))
         systems += [await self._listed(memory_system) for memory_system in self.memories]
+        for entry, why in self._not_loaded:  # an entry of the user's folder that did not load: not known
+            said = f"not loaded ({why}): what its agents would remember is not known"
+            systems.append(RememberedSystem(f"{entry} (not loaded)", entry, said, unread=why))
         listed = {"working memory", *(system.name for system in systems)}
         others = tuple(h for h in self.forgetting.holders if h not in listed)
         return inventory(self.memory, self.snapshot(), systems, location=where, others=others)
@@ -443,6 +493,10 @@ class AgentRuntime:
         keep elsewhere is listed by its recognised memory)."""
         own = {name for name, agent in self._loaded.items() if own_history(agent)}
         held = await self.histories.held({n: slot.session for n, slot in self._slots.items() if n not in own})
+        for flow in self._workflows.values():
+            for executor, messages in await flow.conversations():
+                what = f"the {executor} agent's session in the {flow.name} workflow: {len(messages):,} message(s)"
+                held.append(HeldItem("history", f"{flow.name}/{executor}", what, history_text(messages)))
         for name in own:
             if not any(isinstance(p, InMemoryHistoryProvider) for p in self._loaded[name].context_providers):
                 continue  # kept elsewhere (a file, a server): its recognised memory lists it

@@ -3,7 +3,8 @@
 The budget is enforced around every await of the call (the request, each pull of a streamed
 reply), so a server that trickles bytes or asks to wait cannot keep a call past it. The OpenAI
 SDK retries on its own; `bound_retries` makes it give up instead of sleeping past the budget, so a
-429 that outlasts it is reported as the 429 it is.
+429 that outlasts it is reported as the 429 it is, and never retries a refusal of the request's format
+(llama.cpp's server refuses json_schema with a 500, which the SDK retried twice).
 """
 
 from __future__ import annotations
@@ -11,6 +12,9 @@ from __future__ import annotations
 import asyncio
 import contextvars
 from typing import Any
+
+# What a server's refusal of the request's format says (`refuses_format`).
+_FORMAT_WORDS = ("response_format", "schema", "json_object", "structured output", "grammar")
 
 # The deadline of the model call running in this task, for the SDK's retry decision.
 current_deadline: contextvars.ContextVar[Deadline | None] = contextvars.ContextVar("current_deadline", default=None)
@@ -83,7 +87,7 @@ def bound_retries(sdk: Any) -> None:
         deadline = current_deadline.get()
         if deadline is not None and response.status_code == 429:
             deadline.rate_limited = True
-        if not should_retry(response):
+        if not should_retry(response) or refuses_format(response.status_code, _read(response)):
             return False
         if deadline is None:
             return True
@@ -91,3 +95,17 @@ def bound_retries(sdk: Any) -> None:
         return wait is None or wait < deadline.remaining()
 
     sdk._should_retry = within_deadline
+
+
+def refuses_format(status: int | None, said: str) -> bool:
+    """Whether a response with this status, saying `said`, refuses the request's format: asking again
+    cannot change that answer (llama.cpp's server says so with a 500)."""
+    return status in (400, 415, 422, 500, 501) and any(word in said.lower() for word in _FORMAT_WORDS)
+
+
+def _read(response: Any) -> str:
+    """What a failed response said, if its body was read (the SDK reads a reply that is not streamed)."""
+    try:
+        return str(response.text)
+    except Exception:  # httpx.ResponseNotRead: a streamed reply, whose body the SDK has not read yet
+        return ""

@@ -9,13 +9,12 @@ from urllib.parse import parse_qs, unquote, urlsplit
 
 from workbench.memory.shown import quoted
 from workbench.runtime.azure import SignIn
-from workbench.runtime.deadline import CallTimedOut
+from workbench.runtime.deadline import CallTimedOut, refuses_format
 
 # OpenAI keys, bearer headers, and JSON web tokens (what an Entra ID access token is).
 _KEY_PATTERN = re.compile(r"(sk-[A-Za-z0-9_\-*]{4,}|Bearer\s+\S+|eyJ[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-.]+)")
 _AZURE_DEPLOYMENT_PATH = re.compile(r"/openai/deployments/([^/?]+)/")
 _ENTRA_ERRORS = ("ClientAuthenticationError", "CredentialUnavailableError")
-_FORMAT_WORDS = ("response_format", "schema", "json_object", "structured output", "grammar")
 CUT_OFF = (
     "the reply was cut off at the token limit (finish_reason=length): raise --max-tokens (the bound on "
     "each reply), or the server's context size (llama.cpp --ctx-size, Ollama num_ctx, vLLM --max-model-len)"
@@ -71,11 +70,7 @@ class NoAnswer(UnusableReply):
 
 def rejects_request_format(exc: BaseException) -> bool:
     """Whether a server refused the request's response_format itself (not the model's output)."""
-    return any(
-        getattr(cause, "status_code", None) in (400, 415, 422, 500, 501)
-        and any(word in str(cause).lower() for word in _FORMAT_WORDS)
-        for cause in _chain(exc)
-    )
+    return any(refuses_format(getattr(cause, "status_code", None), str(cause)) for cause in _chain(exc))
 
 
 def scrub_secrets(text: str, secrets: tuple[str, ...] = ()) -> str:

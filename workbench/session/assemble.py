@@ -29,7 +29,7 @@ from workbench.runtime.holders import register
 from workbench.session.controller import SessionController
 
 if TYPE_CHECKING:
-    from agent_framework import Agent
+    from agent_framework import Agent, Workflow
 
     from workbench.memory.forget import Holder, Journal
     from workbench.persist.redis_histories import RedisHistories
@@ -54,6 +54,8 @@ def assemble(
     histories: Histories | None = None,
     journal: Journal | None = None,
     agents: Sequence[Agent] = (),
+    workflows: Sequence[tuple[str, Workflow, str | None]] = (),
+    not_loaded: Sequence[tuple[str, str]] = (),
     redis: RedisHistories | None = None,
 ) -> SessionController:
     """The session over a runtime of both agents, every holder registered. `memory` defaults to the
@@ -62,6 +64,10 @@ def assemble(
     (`AgentRuntime`). `recall` and `memories` are built by the caller on the same `calls` log. `agents`:
     the user's own agents (`workbench.loading`), run instead of support and logs; every memory their
     providers keep is recognised here (`workbench.agentmem.recognise`) and reached by the one forget.
+    `workflows`: the user's workflows, each in a pane of its own; the memories of the agents they run are
+    recognised with the user's agents' (`recognised`) and reached by the one forget; the runtime runs
+    them only inside their workflow. `not_loaded`: the entries of the user's folder
+    that did not load, listed in what is remembered.
     `redis` keeps the agents' histories on a Redis server, with `persisted` keeping the rest."""
     if persisted is not None and histories is not None:
         raise ValueError("the persisted sessions are the agents' histories")
@@ -69,6 +75,7 @@ def assemble(
         raise ValueError("the Redis histories go with the persisted sessions, which keep the facts")
     if persisted is not None and memory is not None and memory is not persisted.memory:
         raise ValueError("the persisted sessions bring their own memory")
+    inside = [agent for _, flow, _ in workflows for agent in workflow_agents(flow)]
     runtime = AgentRuntime(
         persisted.memory if persisted is not None else memory or WorkingMemory(),
         models,
@@ -78,15 +85,24 @@ def assemble(
         calls=calls,
         recall=recall,
         recall_on=recall_on,
-        memories=[*memories, *recognised(agents)],
+        memories=[*memories, *recognised([*agents, *inside])],
         histories=redis or persisted or histories,
         journal=journal,
         agents=agents,
+        workflows=workflows,
+        not_loaded=not_loaded,
     )
     session = SessionController(runtime, persisted)
     last: list[Holder] = [*([redis] if redis is not None else []), *([persisted] if persisted is not None else [])]
     register(runtime.forgetting, (*runtime.holders, *session.holders, *last))
     return session
+
+
+def workflow_agents(workflow: Workflow) -> list[Agent]:
+    """The agents a workflow's executors run (`workbench.loading.workflow_agents`)."""
+    from workbench.loading import workflow_agents as found
+
+    return [item.agent for item in found(workflow, "")]
 
 
 def recognised(agents: Sequence[Agent]) -> tuple[AgentMemory, ...]:

@@ -103,16 +103,23 @@ class WorkbenchApp(App[None]):
         *,
         start: Callable[[], SessionController] | None = None,
         agents: Sequence[str] | None = None,
+        notice: str | None = None,
+        labels: Mapping[str, str] | None = None,
+        hints: Mapping[str, str] | None = None,
     ) -> None:
         """Give an assembled session (`workbench.session.assemble`), or `start`, which assembles one
         right after the first frame, so the window opens before Agent Framework and pydantic have loaded;
         then `agents` names the panes it opens with (default: the built-in agents). A session started
-        with other agents gets their panes when it connects."""
+        with other agents gets their panes when it connects. `notice`: what loading the user's agents has to
+        say (entries not loaded, names the workbench gave), shown once the window opens; `labels`: a pane's
+        title where it is not its agent's name alone ("weather_agent (folder name)", a workflow's); `hints`: a
+        pane's hint where it is not an agent's (a workflow's)."""
         if (session is None) == (start is None):
             raise ValueError("give the app a session, or a way to start one")
         super().__init__()
         self._built, self._start = session, start
         self._agents = tuple(session.agent_names if session is not None else agents or BUILT_IN)
+        self._notice, self._labels, self._hints = notice, dict(labels or {}), dict(hints or {})
         self._pane_box: Panes | None = None
         self._session: SessionController | None = None
         self._start_error: str | None = None
@@ -144,6 +151,7 @@ class WorkbenchApp(App[None]):
         panes = []
         for number, agent in enumerate(agents):
             title, placeholder, hint = pane_words(agent)
+            title, hint = self._labels.get(agent, title), self._hints.get(agent, hint)
             pane_id = f"pane-{number}"
             focused = f"#{pane_id} " in (self.AUTO_FOCUS or "")
             panes.append(
@@ -176,6 +184,8 @@ class WorkbenchApp(App[None]):
         self._last_input = self.query_one(ChatPane).prompt
         self.screen_change_signal.subscribe(self, self._screen_changed)
         self._handle_quit_signals()
+        if self._notice:
+            self.notify(self._notice, title="Your agents", severity="warning", timeout=30, markup=False)
         if self._built is not None:
             self._connect()
         else:

@@ -1,0 +1,152 @@
+"""A workflow an entry exports is never dropped: it runs in a pane of its own (the message in, its
+agents' outputs streamed out, the message's declarations admitted to the shared facts), the agents its
+executors run have their memories recognised, shown in what is remembered and reached by the one
+forget, and a workflow a message cannot start says why."""
+
+import asyncio
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from workbench import cli
+from workbench.loading import load_folder
+from workbench.runtime import build_models
+from workbench.runtime.config import ModelConfig, WriterKind
+from workbench.session.assemble import assemble
+
+PAIR = """
+from agent_framework import Agent, WorkflowBuilder
+from workbench import ScriptedChatClient
+drafter = Agent(ScriptedChatClient(), "You draft.", name="drafter"{providers})
+checker = Agent(ScriptedChatClient(), "You check.", name="checker")
+workflow = WorkflowBuilder(start_executor=drafter).add_edge(drafter, checker).build()
+"""
+# As the framework's workflow_spam sample: its first executor takes a request object, not a message.
+NO_MESSAGE = """
+from dataclasses import dataclass
+from agent_framework import Executor, WorkflowBuilder, WorkflowContext, handler
+
+@dataclass
+class EmailRequest:
+    email: str
+
+class Preprocessor(Executor):
+    @handler
+    async def handle(self, request: EmailRequest, ctx: WorkflowContext[str]) -> None:
+        await ctx.yield_output(request.email)
+
+workflow = WorkflowBuilder(start_executor=Preprocessor(id="pre")).build()
+"""
+DECLARED = "customer=Contoso Ltd 7731; hello"
+
+
+@pytest.fixture(autouse=True)
+def _fresh_modules(monkeypatch, tmp_path):
+    before = set(sys.modules)
+    monkeypatch.setattr(sys, "path", list(sys.path))
+    monkeypatch.setenv("WORKBENCH_DATA_DIR", str(tmp_path / "data"))
+    yield
+    for name in set(sys.modules) - before:
+        del sys.modules[name]
+
+
+def folder_with(tmp_path: Path, entries: dict[str, str]) -> Path:
+    folder = tmp_path / "agents"
+    for name, body in entries.items():
+        path = folder / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(textwrap.dedent(body))
+    return folder
+
+
+def pair(history: Path | None = None) -> str:
+    if history is None:
+        return PAIR.format(providers="")
+    return "from agent_framework import FileHistoryProvider\n" + PAIR.format(
+        providers=f", context_providers=[FileHistoryProvider({str(history)!r})]"
+    )
+
+
+def session_over(folder: Path):
+    loaded = load_folder(folder)
+    flows = [(flow.name, flow.workflow, flow.cannot_run) for flow in loaded.workflows]
+    return assemble(
+        build_models(ModelConfig()), agents=[a.agent for a in loaded.agents], workflows=flows, writer=WriterKind.HOST
+    )
+
+
+def test_a_folder_holding_only_a_workflow_loads_it_with_the_agents_it_runs(tmp_path):
+    loaded = load_folder(folder_with(tmp_path, {"pair_flow/__init__.py": pair()}))
+    assert loaded.agents == ()
+    [flow] = loaded.workflows
+    assert (flow.name, flow.label, flow.cannot_run) == ("pair_flow", "pair_flow (folder name)", None)
+    assert [a.name for a in flow.agents] == ["drafter", "checker"]
+
+
+def test_a_workflow_runs_in_its_pane_and_your_declarations_join_the_shared_facts(tmp_path):
+    runtime = session_over(folder_with(tmp_path, {"pair_flow.py": pair()})).runtime
+    assert runtime.names == ("pair_flow",)
+    streamed: list[str] = []
+    result = asyncio.run(runtime.ask("pair_flow", DECLARED, on_text=streamed.append))
+    assert result.ok, result.error
+    assert result.reply == "".join(streamed)
+    assert result.reply.startswith("**drafter**: ") and "\n\n**checker**: " in result.reply
+    [fact] = runtime.memory.facts()
+    assert (fact.key, fact.value) == ("customer", "Contoso Ltd 7731")
+
+
+def test_the_workflows_agents_sessions_are_shown_and_replaced_by_the_one_forget(tmp_path):
+    runtime = session_over(folder_with(tmp_path, {"pair_flow.py": pair()})).runtime
+
+    async def story():
+        assert (await runtime.ask("pair_flow", DECLARED)).ok
+        before = await runtime.remembered()
+        report = await runtime.forget("customer")
+        after = await runtime.remembered()
+        second = await runtime.ask("pair_flow", "hello again")
+        return before, report, after, second
+
+    before, report, after, second = asyncio.run(story())
+    held = {item.name: item for system in before.systems for item in system.items}
+    assert held["pair_flow/drafter"].keys == ("customer",) and held["pair_flow/checker"].keys == ("customer",)
+    assert "workflow sessions" in report.describe()
+    assert not [item.name for system in after.systems for item in system.items if item.keys]
+    assert "History: none" in second.reply  # the drafter started a new session: nothing of the first run
+
+
+def test_the_memories_of_a_workflows_agents_are_recognised_and_forgotten(tmp_path):
+    history = tmp_path / "drafter-history"
+    runtime = session_over(folder_with(tmp_path, {"pair_flow.py": pair(history)})).runtime
+
+    async def story():
+        assert (await runtime.ask("pair_flow", DECLARED)).ok
+        before = await runtime.remembered()
+        await runtime.forget("customer")
+        return before
+
+    before = asyncio.run(story())
+    system = next(s for s in before.systems if s.name == "drafter: FileHistoryProvider")
+    assert system.keys == ("customer",) and system.items  # the drafter's session file
+    assert not any(b"Contoso" in p.read_bytes() for p in history.rglob("*") if p.is_file())
+
+
+def test_a_workflow_a_message_cannot_start_says_why_in_its_pane(tmp_path):
+    folder = folder_with(tmp_path, {"workflow_spam/__init__.py": NO_MESSAGE})
+    [flow] = load_folder(folder).workflows
+    assert (
+        flow.cannot_run
+        == "its first executor takes EmailRequest, not a message: the workbench cannot start it from a pane"
+    )
+    runtime = session_over(folder).runtime
+    result = asyncio.run(runtime.ask("workflow_spam", DECLARED))
+    assert result.error == flow.cannot_run
+    assert runtime.memory.facts() == ()  # nothing ran: nothing admitted
+
+
+def test_remembered_lists_a_workflows_agents_from_the_command_line(tmp_path, capsys):
+    folder = folder_with(tmp_path, {"pair_flow/__init__.py": pair(), "workflow_spam.py": NO_MESSAGE})
+    assert cli.main(["remembered", str(folder)]) == 0
+    out = capsys.readouterr().out
+    assert 'history "pair_flow/drafter"' in out and 'history "pair_flow/checker"' in out

@@ -1,0 +1,161 @@
+"""A workflow the user built (`workbench.loading.LoadedWorkflow`), run in a pane of its own.
+
+The message typed in its pane goes in (`Workflow.run(text, stream=True)`), and what its executors
+output streams out, each executor's output headed by its id. The workflow and its agents run as the
+user built them: the workbench adds nothing to them (no working memory block, no call recorder, so F2
+shows no call of a workflow's pane), and admits the message's declarations to the shared facts after
+the run, with the writer every pane uses (`AgentRuntime`).
+
+Each `AgentExecutor` keeps one session and the messages it cached between runs: what the workflow's
+agents remember of the conversation. They are read and replaced through the executor's own checkpoint
+methods (`on_checkpoint_save`, and `on_checkpoint_restore({})`, which starts a new session from its
+agent and empties its caches): F3 lists them, and the one forget replaces them as it replaces the
+agents' sessions. What the agents' own providers keep elsewhere (a file, a server) is recognised with
+the loaded agents' (`workbench.agentmem.recognise`).
+
+A workflow whose first executor takes no message (the framework's `workflow_spam` sample takes an
+`EmailRequest`) cannot be started from a pane: its pane says why (`cannot_run`). A workflow that asks
+for a human's input (`request_info`) ends its turn there: the pane says so, and the request is cancelled.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections import Counter
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from workbench.runtime.loaded import in_memory_messages
+from workbench.text import clip
+
+if TYPE_CHECKING:
+    from agent_framework import AgentExecutor, Message, Workflow
+
+    from workbench.memory.forget import ForgetPlan
+
+_OUTPUT_CHARS = 2000  # one output of an executor of the user's that is not an agent's text
+
+TextSink = Callable[[str], Awaitable[None] | None]
+
+
+@dataclass
+class WorkflowPane:
+    """A workflow the runtime runs in a pane named `name`; `cannot_run`: why a message cannot start it."""
+
+    name: str
+    workflow: Workflow
+    cannot_run: str | None = None
+
+    def executors(self) -> list[AgentExecutor]:
+        """The executors that run an agent: each keeps a session and its cached messages."""
+        from agent_framework import AgentExecutor
+
+        return [e for e in self.workflow.get_executors_list() if isinstance(e, AgentExecutor)]
+
+    async def conversations(self) -> list[tuple[str, list[Message]]]:
+        """Each agent executor's id and the messages it holds now: its cache, the conversation of its last
+        run, and what its session's in-memory history keeps."""
+        from agent_framework import Agent, AgentSession
+
+        held: list[tuple[str, list[Message]]] = []
+        for executor in self.executors():
+            state: dict[str, Any] = await executor.on_checkpoint_save()
+            session, agent = state.get("agent_session"), executor.agent
+            messages = []
+            if session and isinstance(agent, Agent):
+                messages = in_memory_messages(agent, AgentSession.from_dict(session))
+            # The conversation of its last run repeats what the session keeps: each message counted once.
+            kept = Counter(_identity(m) for m in messages)
+            for message in [*state.get("cache", []), *state.get("full_conversation", [])]:
+                if kept[_identity(message)] > 0:
+                    kept[_identity(message)] -= 1
+                else:
+                    messages.append(message)
+            held.append((executor.id, messages))
+        return held
+
+    async def texts(self) -> list[str]:
+        return [m.text or "" for _, messages in await self.conversations() for m in messages]
+
+    async def replace_sessions(self) -> int:
+        """Every agent executor starts anew (a new session from its agent, empty caches); returns how
+        many messages they held."""
+        dropped = sum(len(messages) for _, messages in await self.conversations())
+        for executor in self.executors():
+            await executor.on_checkpoint_restore({})
+        return dropped
+
+    async def run(self, text: str, on_text: TextSink | None) -> str:
+        """One run on `text`: each executor's output sent to `on_text` as it streams, headed by its id
+        when the executor changes. Returns all of it. Raises what the run raised; a run that failed or
+        asks for a human's input raises `WorkflowStopped` saying so."""
+        import inspect
+
+        from agent_framework import AgentResponse, AgentResponseUpdate
+
+        if self.cannot_run is not None:
+            raise WorkflowStopped(self.cannot_run)
+        shown: list[str] = []
+        current: str | None = None
+
+        async def show(piece: str) -> None:
+            shown.append(piece)
+            if on_text is not None and inspect.isawaitable(done := on_text(piece)):
+                await done
+
+        asked: dict[str, str] = {}  # request id -> the executor asking
+        stream = self.workflow.run(text, stream=True)
+        async for event in stream:
+            if event.type == "output":
+                data = event.data
+                if isinstance(data, AgentResponseUpdate | AgentResponse):
+                    piece = data.text or ""
+                else:
+                    piece = clip(str(data), _OUTPUT_CHARS) if data is not None else ""
+                if not piece:
+                    continue
+                if event.executor_id != current:
+                    current = event.executor_id
+                    await show(f"{chr(10) * 2 if shown else ''}**{current}**: ")
+                await show(piece)
+            elif event.type == "request_info":
+                asked[event.request_id] = str(event.source_executor_id or "an executor")
+            elif event.type == "failed":
+                why = event.details.message if event.details is not None else str(event.data)
+                raise WorkflowStopped(f"the workflow failed: {clip(why, _OUTPUT_CHARS)}")
+        if asked:
+            with contextlib.suppress(Exception):  # the pane says the run ended, whatever the cancel said
+                await self.workflow.cancel_pending_requests(list(asked))
+            who = ", ".join(dict.fromkeys(asked.values()))
+            raise WorkflowStopped(
+                f"the workflow asks for a person's input ({who}), which the workbench cannot give: its run ends "
+                "here, the request cancelled"
+            )
+        return "".join(shown)
+
+
+def _identity(message: Message) -> tuple[str, str, str | None, str | None]:
+    return (str(message.role), message.text or "", message.message_id, message.author_name)
+
+
+class WorkflowStopped(Exception):
+    """A workflow's run that ended without its answer, in one line the pane shows."""
+
+
+@dataclass(frozen=True)
+class WorkflowSessions:
+    """The one forget's holder of the workflows' agent executors' sessions and caches: replaced by new,
+    empty ones (as the agents' sessions are), whatever the forget."""
+
+    workflows: tuple[WorkflowPane, ...]
+    name: str = "workflow sessions"
+    unit: str = "message(s)"
+
+    async def declared(self, keys: frozenset[str]) -> set[str]:
+        from workbench.memory.forget import declared_in
+
+        return declared_in([text for flow in self.workflows for text in await flow.texts()], keys)
+
+    async def forget(self, plan: ForgetPlan) -> int:
+        return sum([await flow.replace_sessions() for flow in self.workflows])
