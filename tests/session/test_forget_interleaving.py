@@ -113,8 +113,9 @@ async def test_a_forget_after_the_writer_answered_and_before_admission(key):
 
 @KEYS
 async def test_a_forget_cancelled_at_any_await_is_carried_out_whole(key):
-    """At step 0 the task is cancelled before it starts: no forget was asked. From step 1 on it was."""
-    k = 0
+    """A forget is asked at its call: cancelled at any step, at step 0 too (before the task awaiting it
+    starts), it is carried out whole."""
+    k = -1
     while True:
         k += 1
         controller, v = session(), Values()
@@ -132,4 +133,4 @@ async def test_a_forget_cancelled_at_any_await_is_carried_out_whole(key):
         notes = [e for e in controller.runtime.memory.ledger.latest() if e.origin == "forget"]
         assert len(notes) == 2, k  # the cancelled forget said what it reached, then the next one did
         await next_turn_works(controller)
-    assert k > 2
+    assert k > 0

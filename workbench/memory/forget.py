@@ -15,11 +15,11 @@ import asyncio
 import inspect
 import json
 import re
-from collections.abc import Awaitable, Callable, Iterable, Mapping
+from collections.abc import Awaitable, Callable, Coroutine, Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from datetime import datetime
 from functools import cached_property
-from typing import TYPE_CHECKING, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 from workbench.memory.contract import SEGMENT_SEPARATOR, parse_message
 from workbench.memory.ledger import MemoryEvent
@@ -287,8 +287,10 @@ class Forgetting:
     working memory (so no earlier ticket can bring a value back), then every registered holder with the
     same plan, in registration order; the record goes once every holder applied it.
 
-    A forget is a barrier: `settled` returns once every forget asked before it has ended, so a turn
-    asked meanwhile starts after them, on the sessions they leave."""
+    A forget is a barrier, placed when it is asked: `forget` asks it at its call, not when what it returns
+    is first awaited, and forgets apply in the order asked. A turn asked after that call waits for it
+    (`asked` at the turn's own call, then `settled`), so it starts after the forget took effect, on the
+    sessions it left, and the forget never reaches what the turn stores."""
 
     def __init__(self, memory: Memory, journal: Journal | None = None) -> None:
         self._memory = memory
@@ -332,20 +334,42 @@ class Forgetting:
         plan = self._memory.plan(key, declared)
         return replace(plan, unread={name: _failure(plan, exc) for name, exc in unread.items()}) if unread else plan
 
-    async def forget(self, key: str | None, *, completing: bool = False) -> ForgetReport:
-        """Plan, apply to memory, then to every holder, one forget at a time. A forget once asked is
-        carried out to the end even if its caller is cancelled: it is never left half done.
+    def ask(self, key: str | None, *, completing: bool = False) -> Awaitable[ForgetReport]:
+        """Ask a forget now, at this call, and return what awaits its report: plan, apply to memory, then
+        to every holder, one forget at a time, in the order asked. A forget once asked is carried out to
+        the end even if what awaits it is cancelled, or nothing does: it is never left half done. Called
+        before an event loop runs (`asyncio.run(...)`), it is asked when the loop starts what it returns.
         `completing`: the journal's forget a crash cut short (`ForgetPlan.completing`)."""
+        try:
+            asyncio.get_running_loop()
+        except RuntimeError:
+            return self._asked_when_run(key, completing)
+        return asyncio.shield(self._ask(key, completing))
+
+    def forget(self, key: str | None, *, completing: bool = False) -> Coroutine[Any, Any, ForgetReport]:
+        """`ask`, as a coroutine (for `asyncio.create_task`): the forget is asked at this call all the same."""
+        return _report(self.ask(key, completing=completing))
+
+    def _ask(self, key: str | None, completing: bool) -> asyncio.Future[ForgetReport]:
         asked = asyncio.ensure_future(self._forget(key, completing))
         self._asked.append(asked)
         asked.add_done_callback(self._asked.remove)
-        return await asyncio.shield(asked)
+        return asked
 
-    async def settled(self) -> None:
-        """Return once every forget asked so far has ended (at once when none is under way); a cancel
-        of the wait leaves them running."""
-        if self._asked:
-            await asyncio.wait([asyncio.shield(f) for f in self._asked])
+    async def _asked_when_run(self, key: str | None, completing: bool) -> ForgetReport:
+        return await asyncio.shield(self._ask(key, completing))
+
+    def asked(self) -> tuple[asyncio.Future[ForgetReport], ...]:
+        """The forgets asked until now that have not ended: what a turn asked now must wait for."""
+        return tuple(self._asked)
+
+    async def settled(self, asked: Iterable[asyncio.Future[ForgetReport]] | None = None) -> None:
+        """Return once every forget of `asked` (taken from `asked()` when the turn was asked; default:
+        every forget asked so far) has ended, at once when none is under way; a cancel of the wait
+        leaves them running."""
+        waiting = [f for f in (self._asked if asked is None else asked) if not f.done()]
+        if waiting:
+            await asyncio.wait([asyncio.shield(f) for f in waiting])
 
     def turn_began(self) -> int:
         """A turn begins (after `settled`): its number, for `turn_ended`."""
@@ -409,6 +433,10 @@ class Forgetting:
                 report.outside[holder.name] = beyond
         self._memory.note(report.describe(), origin="forget")
         return report
+
+
+async def _report(asked: Awaitable[ForgetReport]) -> ForgetReport:
+    return await asked
 
 
 def _failure(plan: ForgetPlan, exc: Exception) -> str:

@@ -6,8 +6,9 @@ import asyncio
 import contextlib
 import inspect
 import time
-from collections.abc import Awaitable, Callable, Iterator, Sequence
+from collections.abc import Awaitable, Callable, Coroutine, Iterator, Sequence
 from dataclasses import dataclass, replace
+from typing import Any
 
 from agent_framework import (
     Agent,
@@ -288,12 +289,16 @@ class AgentRuntime:
         self._sessions_changed()
         return True
 
-    async def forget(self, key: str | None = None, *, completing: bool = False) -> ForgetReport:
+    def forget(self, key: str | None = None, *, completing: bool = False) -> Coroutine[Any, Any, ForgetReport]:
         """Forget one key or everything through the one forget: memory, then both histories (replaced
-        by new, empty sessions), the call log and every other registered holder. A turn still running
+        by new, empty sessions), the call log and every other registered holder. Asked at this call
+        (`Forgetting.forget`): a turn asked after it starts once it has ended. A turn still running
         finishes on its old session, which nothing reads any more, and stores nothing in recall."""
+        return self._forget(key, self.forgetting.ask(key, completing=completing))
+
+    async def _forget(self, key: str | None, asked: Awaitable[ForgetReport]) -> ForgetReport:
         with tracing.forget(key, self.memory.contract) as span:
-            report = await self.forgetting.forget(key, completing=completing)
+            report = await asked
             tracing.forgot(span, report)
             return report
 
@@ -331,13 +336,19 @@ class AgentRuntime:
         self._sessions_changed()
         return dropped
 
-    async def ask(self, name: str, text: str, *, on_text: TextSink | None = None) -> TurnResult:
+    def ask(self, name: str, text: str, *, on_text: TextSink | None = None) -> Coroutine[Any, Any, TurnResult]:
         """One user turn: ticket at submission, the agent's answer (streamed to `on_text`), then the
         memory update. A failure leaves facts and histories as they were and is returned, not raised;
-        cancellation settles the ticket and propagates. A turn asked while a forget is under way starts
-        once it has ended, on the sessions it left. However the turn ends, the sessions are saved (with
-        whatever memory changed meanwhile)."""
-        await self.forgetting.settled()
+        cancellation settles the ticket and propagates. The turn is asked at this call: it starts once
+        every forget asked before this call has ended, on the sessions they left, however late what it
+        returns is first awaited (`Forgetting.asked`). However the turn ends, the sessions are saved
+        (with whatever memory changed meanwhile)."""
+        return self._ask(name, text, on_text, self.forgetting.asked())
+
+    async def _ask(
+        self, name: str, text: str, on_text: TextSink | None, after: Sequence[asyncio.Future[ForgetReport]]
+    ) -> TurnResult:
+        await self.forgetting.settled(after)
         if (flow := self._workflows.get(name)) is not None:
             return await self._workflow_turn(flow, text, on_text)
         running = self.forgetting.turn_began()

@@ -4,10 +4,10 @@ the app turns key presses into these calls and draws what they return."""
 from __future__ import annotations
 
 import json
-from collections.abc import Awaitable, Callable, Iterable, Sequence
+from collections.abc import Awaitable, Callable, Coroutine, Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from workbench.files import write_private
 from workbench.memory.forget import ForgetPlan, Holder, KeepsOutside, TextHolder, declared_in
@@ -168,17 +168,21 @@ class SessionController:
         reason = check_message(text)
         return None if reason is None else reason.detail
 
-    async def ask(
+    def ask(
         self, agent: str, text: str, on_text: Callable[[str], Awaitable[None] | None] | None = None
-    ) -> TurnOutcome:
-        """One turn of `agent` (one at a time per agent); its settled batches come back in the outcome.
-        If it is cancelled or raises, they go to the listeners instead, before the exception goes on."""
+    ) -> Coroutine[Any, Any, TurnOutcome]:
+        """One turn of `agent` (one at a time per agent), asked at this call (`AgentRuntime.ask`: it starts
+        after every forget asked before); its settled batches come back in the outcome. If it is cancelled
+        or raises, they go to the listeners instead, before the exception goes on."""
         self.transcript.said(agent, text)
+        return self._ask(agent, self.runtime.ask(agent, text, on_text=on_text))
+
+    async def _ask(self, agent: str, asked: Awaitable[TurnResult]) -> TurnOutcome:
         batches: list[MemoryUpdate] = []
         self._asking[agent] = batches
         self._applied_unfinished.discard(agent)
         try:
-            result = await self.runtime.ask(agent, text, on_text=on_text)
+            result = await asked
         except BaseException:
             if any(update.outcome.applied for update in batches):
                 self._applied_unfinished.add(agent)
@@ -290,8 +294,9 @@ class SessionController:
         )
         return ForgetPreview(None if keys is None else tuple(keys), gone, also, len(left), reaches, unreached)
 
-    async def forget(self, key: str | None) -> ForgetReport:
-        return await self.runtime.forget(key)
+    def forget(self, key: str | None) -> Coroutine[Any, Any, ForgetReport]:
+        """Forget `key` (None: everything), asked at this call (`AgentRuntime.forget`)."""
+        return self.runtime.forget(key)
 
     async def remembered(self) -> Remembered:
         """What every memory system the agents run holds now, each item with the keys it holds."""
