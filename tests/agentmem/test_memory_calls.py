@@ -20,7 +20,8 @@ from workbench import cli
 from workbench.agentmem.base import EXTRACTION_CALL, MEM0_CALL, MEM0_EMBEDDINGS_CALL
 from workbench.agentmem.extracted import ExtractedMemory
 from workbench.drift import run_drift
-from workbench.runtime import AgentRuntime, ModelConfig, Usage, build_models
+from workbench.runtime import ModelConfig, Usage, build_models
+from workbench.runtime.agents import AgentRuntime
 from workbench.runtime.config import Mode, WriterKind
 from workbench.runtime.scripted import EXTRACTION_PROMPT_START
 from workbench.runtime.usage import total_usage

@@ -1,5 +1,6 @@
 from tests.support.azure_server import API_KEY
-from workbench.runtime import AgentRuntime, Mode, ModelConfig, build_models
+from workbench.runtime import Mode, ModelConfig, build_models
+from workbench.runtime.agents import AgentRuntime
 from workbench.runtime.azure import TokenProvider
 from workbench.runtime.config import AzureTarget
 from workbench.session.assemble import assemble

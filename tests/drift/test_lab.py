@@ -286,9 +286,12 @@ async def test_the_built_in_model_sends_the_same_requests_with_its_function_loop
     assert off == on
 
 
-async def test_a_failed_call_fails_its_policy_from_that_turn_on_and_counts_as_unknown_usage(loopback):
+@pytest.mark.parametrize("reported", [True, False])
+async def test_a_failed_call_fails_its_policy_from_that_turn_on_and_counts_its_reported_usage(loopback, reported):
     """The first agent call (full history, turn 1) is cut off at the token limit: that policy's cells
-    are not measured and its usage is unknown, not 0 in / 0 out; the other policies go on."""
+    are not measured; its usage is what the server reported for the call (it was "unknown" though the
+    server had reported it), or unknown when the server reported none, never 0 in / 0 out; the other
+    policies go on."""
     from tests.support.openai_server import Canned
 
     first: list[object] = []
@@ -296,7 +299,7 @@ async def test_a_failed_call_fails_its_policy_from_that_turn_on_and_counts_as_un
     def responder(body):
         if "summarizer agent" not in json.dumps(body["messages"]) and not first:
             first.append(body)
-            return Canned(text="la la la", finish_reason="length")
+            return Canned(text="la la la", finish_reason="length", report_usage=reported)
         return None
 
     loopback.state.responder = responder
@@ -305,7 +308,11 @@ async def test_a_failed_call_fails_its_policy_from_that_turn_on_and_counts_as_un
     assert report.stop is None and list(report.failures) == ["full"]
     assert report.failures["full"].turn == 1 and "cut off" in report.failures["full"].reason
     assert report.scores["full"] == {} and report.accounting["full"].calls["agent"] == 1
-    assert report.accounting["full"].reported is None  # a call was made: unknown, never zero
+    usage = report.accounting["full"].reported
+    if reported:
+        assert usage is not None and usage.input_tokens and usage.output_tokens == len("la la la") // 4
+    else:
+        assert usage is None  # a call was made: unknown, never zero
     assert all(set(report.scores[name]) == {"restart", "scope"} for name in ("window", "facts", "recall_purged"))
 
 

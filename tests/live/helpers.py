@@ -1,6 +1,7 @@
 from typing import Any
 
-from workbench.runtime import AgentRuntime, Mode, ModelConfig, build_models
+from workbench.runtime import Mode, ModelConfig, build_models
+from workbench.runtime.agents import AgentRuntime
 from workbench.runtime.config import WriterFormat
 from workbench.session.assemble import assemble
 from workbench.session.controller import SessionController

@@ -8,7 +8,8 @@ from tests.live.helpers import is_writer
 from tests.support.openai_server import Canned
 from workbench.cli import main
 from workbench.memory import MAX_FACTS, EventKind, ReasonCode
-from workbench.runtime import AgentRuntime, ModelConfig, build_models
+from workbench.runtime import ModelConfig, build_models
+from workbench.runtime.agents import AgentRuntime
 from workbench.runtime.bounds import ReplyBound, writer_max_tokens
 from workbench.runtime.config import DEFAULT_MAX_TOKENS
 from workbench.session.assemble import assemble

@@ -1,5 +1,6 @@
 from workbench.memory import WorkingMemory
-from workbench.runtime import AgentRuntime, Mode, ModelConfig, WriterKind, build_models
+from workbench.runtime import Mode, ModelConfig, WriterKind, build_models
+from workbench.runtime.agents import AgentRuntime
 from workbench.session.assemble import assemble
 
 

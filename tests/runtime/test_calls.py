@@ -79,12 +79,26 @@ def test_a_message_is_recorded_as_the_framework_reads_its_text(contents):
     assert as_sent(message) == (str(message.role), message.text or "")
 
 
-async def test_a_failed_call_makes_its_pane_total_unknown_never_zero(loopback):
-    """A reply cut off at the token limit was made and used tokens the provider did not report here:
-    the pane's running total (the footer's figure) is unknown from then on, not `0 in / 0 out`."""
+async def test_a_cut_off_call_counts_the_usage_its_server_reported(loopback):
+    """A reply cut off at the token limit was answered, and its server said what it used: that counts.
+    The total was "unknown" (a lab policy's tokens too) though the server had reported the call's usage."""
     from tests.support.openai_server import Canned
 
     loopback.enqueue(Canned(text="la " * 40, finish_reason="length"))
+    runtime = live(loopback.base_url)
+    result = await runtime.ask("support", "Where can I find logs?")
+    assert not result.ok
+    (call,) = runtime.calls.records(purpose="support")
+    assert call.error and call.usage is not None and call.usage.output_tokens
+    assert runtime.calls.total("support") == call.usage
+
+
+async def test_a_failed_call_without_reported_usage_makes_its_pane_total_unknown_never_zero(loopback):
+    """A reply cut off at the token limit used tokens the provider did not report: the pane's running
+    total (the footer's figure) is unknown from then on, not `0 in / 0 out`."""
+    from tests.support.openai_server import Canned
+
+    loopback.enqueue(Canned(text="la " * 40, finish_reason="length", report_usage=False))
     runtime = live(loopback.base_url)
     result = await runtime.ask("support", "Where can I find logs?")
     assert not result.ok

@@ -16,7 +16,8 @@ from workbench.agentmem.extracted import ExtractedMemory
 from workbench.memory import EventKind, WorkingMemory
 from workbench.recall.config import RecallConfig
 from workbench.recall.setup import RecallSetup
-from workbench.runtime import AGENT_NAMES, AgentRuntime, CallLog, CallRecord, Mode, ModelConfig, agents, build_models
+from workbench.runtime import AGENT_NAMES, CallLog, CallRecord, Mode, ModelConfig, agents, build_models
+from workbench.runtime.agents import AgentRuntime
 from workbench.runtime.memories import AgentMemory
 from workbench.session.assemble import assemble
 

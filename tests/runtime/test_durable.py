@@ -15,7 +15,8 @@ from workbench.persist.format import SavedFileError
 from workbench.persist.journal import FILE_NAME, ForgetJournal
 from workbench.persist.sessions import DIRECTORY, PersistedSessions
 from workbench.persist.state import STATE_FILE, StateFile
-from workbench.runtime import AgentRuntime, ModelConfig, build_models
+from workbench.runtime import ModelConfig, build_models
+from workbench.runtime.agents import AgentRuntime
 from workbench.runtime.view import NOT_SAVED
 from workbench.session.assemble import assemble
 

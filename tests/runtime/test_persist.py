@@ -20,7 +20,8 @@ from workbench.persist.format import SavedFileError
 from workbench.persist.legacy import MEMORY_FILE
 from workbench.persist.sessions import DIRECTORY, PersistedSessions
 from workbench.persist.state import STATE_FILE
-from workbench.runtime import AGENT_NAMES, AgentRuntime, Mode, ModelConfig, build_models
+from workbench.runtime import AGENT_NAMES, Mode, ModelConfig, build_models
+from workbench.runtime.agents import AgentRuntime
 from workbench.session.assemble import assemble
 
 CORRECTION = "module=Billing; database=SQL Server 2022; version=2"

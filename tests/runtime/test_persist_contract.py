@@ -10,7 +10,8 @@ from workbench import cli
 from workbench.memory import SEED, Contract, EventKind
 from workbench.persist.format import SavedFileError
 from workbench.persist.sessions import DIRECTORY, PersistedSessions
-from workbench.runtime import AgentRuntime, ModelConfig, build_models
+from workbench.runtime import ModelConfig, build_models
+from workbench.runtime.agents import AgentRuntime
 from workbench.runtime.config import WriterKind
 from workbench.session.assemble import assemble
 

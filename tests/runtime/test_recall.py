@@ -10,7 +10,8 @@ from workbench.recall.config import RecallConfig
 from workbench.recall.duckdb_file import companion_files
 from workbench.recall.setup import RecallSetup
 from workbench.recall.store import RecallStore
-from workbench.runtime import AgentRuntime, CallLog, ConfigError, ModelConfig, WriterKind, build_models
+from workbench.runtime import CallLog, ConfigError, ModelConfig, WriterKind, build_models
+from workbench.runtime.agents import AgentRuntime
 from workbench.session.assemble import assemble
 
 SECRET = "Zanzibar-Orchid-7731"

@@ -16,7 +16,8 @@ from workbench.persist.sessions import PersistedSessions
 from workbench.persist.state import STATE_FILE
 from workbench.recall.config import DeferredRecall, RecallConfig
 from workbench.recall.setup import RecallSetup
-from workbench.runtime import AgentRuntime, CallLog, ModelConfig, WriterKind, build_models
+from workbench.runtime import CallLog, ModelConfig, WriterKind, build_models
+from workbench.runtime.agents import AgentRuntime
 from workbench.runtime.remembered import HeldItem, Remembered, RememberedSystem, describe_size
 from workbench.session.assemble import assemble
 

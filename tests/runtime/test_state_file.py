@@ -15,7 +15,8 @@ from workbench.files import WORK_SUFFIX
 from workbench.persist.format import SavedFileError
 from workbench.persist.sessions import DIRECTORY, PersistedSessions
 from workbench.persist.state import STATE_FILE
-from workbench.runtime import AgentRuntime, ModelConfig, build_models
+from workbench.runtime import ModelConfig, build_models
+from workbench.runtime.agents import AgentRuntime
 from workbench.session.assemble import assemble
 
 LOG = f"{STATE_FILE}-wal"

@@ -9,7 +9,8 @@ import pytest
 
 from tests.runtime.helpers import facts
 from workbench.memory import EventKind, WorkingMemory
-from workbench.runtime import AGENT_NAMES, AgentRuntime, Mode, ModelConfig, WriterKind, agents, build_models
+from workbench.runtime import AGENT_NAMES, Mode, ModelConfig, WriterKind, agents, build_models
+from workbench.runtime.agents import AgentRuntime
 from workbench.session.assemble import assemble
 
 APPLIED = (EventKind.ADMITTED, EventKind.REPLACED)

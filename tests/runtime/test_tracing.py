@@ -14,7 +14,8 @@ from opentelemetry.sdk.trace import ReadableSpan, TracerProvider
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 
 from workbench.recall.config import RecallConfig
-from workbench.runtime import AgentRuntime, CallLog, ModelConfig, WriterKind, build_models
+from workbench.runtime import CallLog, ModelConfig, WriterKind, build_models
+from workbench.runtime.agents import AgentRuntime
 from workbench.runtime.telemetry import ENDPOINT_VARIABLES, TelemetrySettings, start_telemetry
 from workbench.session.assemble import assemble
 

@@ -31,7 +31,8 @@ from workbench.agentmem.files import FileMemory
 from workbench.memory import WorkingMemory
 from workbench.persist.sessions import PersistedSessions
 from workbench.recall.config import RecallConfig
-from workbench.runtime import AgentRuntime, CallLog, Mode, ModelConfig, WriterKind, build_models
+from workbench.runtime import CallLog, Mode, ModelConfig, WriterKind, build_models
+from workbench.runtime.agents import AgentRuntime
 from workbench.runtime.remembered import HeldItem, Remembered
 from workbench.session.assemble import assemble
 

@@ -1,5 +1,10 @@
 """The headless agent runtime: two agents on one working memory, the writer, model clients.
-Knows nothing of Textual."""
+Knows nothing of Textual.
+
+The runtime itself (`workbench.runtime.agents.AgentRuntime`) is not exported: built alone, its holders
+are registered with no forget, so a forget would reach memory only. It is built, whole, by the one
+assembly: `workbench.session.assemble.assemble(build_models(ModelConfig()), ...)`, whose session's
+`runtime` it is; its `forget` refuses until then."""
 
 from __future__ import annotations
 
@@ -8,7 +13,7 @@ from typing import TYPE_CHECKING
 from workbench.lazy import lazy_exports
 
 if TYPE_CHECKING:
-    from workbench.runtime.agents import AGENT_NAMES, AgentRuntime, TurnResult
+    from workbench.runtime.agents import AGENT_NAMES, TurnResult
     from workbench.runtime.calls import CallLog, CallRecord, SentMessage
     from workbench.runtime.config import ConfigError, Mode, ModelConfig, WriterFormat, WriterKind
     from workbench.runtime.context import ContextSplit, split_request
@@ -18,7 +23,6 @@ if TYPE_CHECKING:
 
 _EXPORTS = {
     "AGENT_NAMES": "workbench.runtime.agents",
-    "AgentRuntime": "workbench.runtime.agents",
     "TurnResult": "workbench.runtime.agents",
     "CallLog": "workbench.runtime.calls",
     "CallRecord": "workbench.runtime.calls",
@@ -41,7 +45,6 @@ _EXPORTS = {
 }
 __all__ = [
     "AGENT_NAMES",
-    "AgentRuntime",
     "CallLog",
     "CallRecord",
     "ConfigError",

@@ -293,7 +293,16 @@ class AgentRuntime:
         """Forget one key or everything through the one forget: memory, then both histories (replaced
         by new, empty sessions), the call log and every other registered holder. Asked at this call
         (`Forgetting.forget`): a turn asked after it starts once it has ended. A turn still running
-        finishes on its old session, which nothing reads any more, and stores nothing in recall."""
+        finishes on its old session, which nothing reads any more, and stores nothing in recall.
+
+        Refused (RuntimeError) when this runtime's holders are not registered with its forget: only the
+        one assembly registers them (`workbench.session.assemble`), and a forget without them would
+        leave both histories and the call log as they were."""
+        if unregistered := [h.name for h in self.holders if h.name not in self.forgetting.holders]:
+            raise RuntimeError(
+                f"this runtime was not assembled: its forget would not reach {', '.join(unregistered)}; "
+                "build it with workbench.session.assemble(models, ...), which registers every holder"
+            )
         return self._forget(key, self.forgetting.ask(key, completing=completing))
 
     async def _forget(self, key: str | None, asked: Awaitable[ForgetReport]) -> ForgetReport:

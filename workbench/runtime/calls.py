@@ -111,12 +111,18 @@ class CallLog:
             self._totals[record.origin] = None if total is None or record.usage is None else total + record.usage
 
     def fail(self, record: CallRecord, exc: BaseException) -> None:
-        """The call ended without an answer. The first failure is the one recorded. What it used is
-        unknown (a reply cut off at the limit used thousands of tokens), so its origin's total is too."""
-        if not record.error:
+        """The call ended without an answer. The first failure is the one recorded. What it used counts
+        when its server reported it (a reply cut off at the token limit was answered, with its usage);
+        else it is unknown (such a reply used thousands of tokens), and so is its origin's total."""
+        first = not record.error
+        if first:
             record.error = "the call was cancelled" if isinstance(exc, asyncio.CancelledError) else explain_failure(exc)
         with self._lock:
-            self._totals[record.origin] = None
+            total = self._totals.get(record.origin, Usage(0, 0))
+            if record.usage is None:
+                self._totals[record.origin] = None
+            elif first and total is not None:  # counted once, on the failure that ended it
+                self._totals[record.origin] = total + record.usage
 
     def ended_open(self, purpose: str, turn: int, exc: BaseException) -> None:
         """The calls for `purpose` of ticket `turn` still running failed with `exc`: their consumer

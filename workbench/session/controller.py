@@ -19,7 +19,8 @@ if TYPE_CHECKING:
     from workbench.chronology import Chronology
     from workbench.memory import Contract
     from workbench.memory.forget import ForgetReport
-    from workbench.runtime import AgentRuntime, CallRecord, ContextSplit, Mode, TurnResult, Usage
+    from workbench.runtime import CallRecord, ContextSplit, Mode, TurnResult, Usage
+    from workbench.runtime.agents import AgentRuntime
     from workbench.runtime.models import ModelSet
     from workbench.runtime.remembered import Remembered
     from workbench.runtime.view import MemorySnapshot, MemoryUpdate, RecalledMessage, ResumedHistory, RuntimeStatus
