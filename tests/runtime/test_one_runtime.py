@@ -62,5 +62,5 @@ async def test_built_alone_its_forget_refuses_and_forgets_nothing():
     runtime = AgentRuntime(WorkingMemory(), build_models(ModelConfig()))
     assert (await runtime.ask("support", f"customer={CUSTOMER}")).ok
     with pytest.raises(RuntimeError, match=r"not assembled.*agent sessions, call log.*workbench\.session\.assemble"):
-        runtime.forget("customer")
+        await runtime.forget("customer")
     assert [f.value for f in runtime.memory.facts()] == [CUSTOMER]  # refused whole: not the facts only
