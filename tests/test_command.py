@@ -69,15 +69,15 @@ def test_output_whose_reader_went_away_ends_quietly_as_a_unix_tool_does():
     import subprocess
     import sys
 
-    drift = subprocess.Popen(
+    with subprocess.Popen(
         [sys.executable, "-m", "workbench", "drift", "--json", "--policies", "facts"],
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
-    )
-    assert drift.stdout is not None and drift.stderr is not None
-    drift.stdout.close()  # as head does once it has its 10 bytes, here before the report is written
-    stderr = drift.stderr.read()
-    assert (drift.wait(), stderr) == (command.READER_GONE, b"")
+    ) as drift:  # its pipes closed at the end
+        assert drift.stdout is not None and drift.stderr is not None
+        drift.stdout.close()  # as head does once it has its 10 bytes, here before the report is written
+        stderr = drift.stderr.read()
+        assert (drift.wait(), stderr) == (command.READER_GONE, b"")
 
 
 def test_ctrl_c_while_your_agents_import_is_one_line_and_status_130(tmp_path):
