@@ -40,6 +40,11 @@ class Preprocessor(Executor):
 workflow = WorkflowBuilder(start_executor=Preprocessor(id="pre")).build()
 """
 DECLARED = "customer=Contoso Ltd 7731; hello"
+SOLO = """
+from agent_framework import Agent
+from workbench import ScriptedChatClient
+agent = Agent(ScriptedChatClient(), "You help.", name="solo")
+"""
 
 
 @pytest.fixture(autouse=True)
@@ -150,3 +155,13 @@ def test_remembered_lists_a_workflows_agents_from_the_command_line(tmp_path, cap
     assert cli.main(["remembered", str(folder)]) == 0
     out = capsys.readouterr().out
     assert 'history "pair_flow/drafter"' in out and 'history "pair_flow/checker"' in out
+
+
+def test_what_the_model_saw_says_a_workflows_calls_are_not_recorded_instead_of_none_since_the_start(tmp_path):
+    from workbench.ui.screens import render_calls
+
+    session = session_over(folder_with(tmp_path, {"pair_flow.py": pair(), "solo.py": SOLO}))
+    assert session.unrecorded("solo") is None
+    said = render_calls("pair_flow", session.last_turn_calls("pair_flow"), session.unrecorded("pair_flow")).plain
+    assert said.startswith("No call of the pair_flow pane to show: the pair_flow workflow runs its agents as you built")
+    assert "none since the start" not in said

@@ -547,6 +547,15 @@ class AgentRuntime:
         """Reported usage of every call made for this agent's pane since start; None when unknown."""
         return self.calls.total(name)
 
+    def unrecorded(self, name: str) -> str | None:
+        """Why a pane's calls are not recorded at all (a workflow's), None when they are."""
+        if name not in self._workflows:
+            return None
+        return (
+            f"the {name} workflow runs its agents as you built them, and the workbench records none of their "
+            "calls (its recorder is a middleware of the agents it builds; a workflow's executors run yours)"
+        )
+
     def last_turn_calls(self, name: str) -> list[CallRecord]:
         """Every call of the agent's latest turn (its answer, and the writer's), oldest first."""
         calls = self.calls.records(origin=name)

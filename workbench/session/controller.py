@@ -234,6 +234,9 @@ class SessionController:
     def last_turn_calls(self, agent: str) -> list[CallRecord]:
         return self.runtime.last_turn_calls(agent)
 
+    def unrecorded(self, agent: str) -> str | None:
+        return self.runtime.unrecorded(agent)
+
     def context_by_turn(self, agent: str) -> list[ContextSplit]:
         return self.runtime.context_by_turn(agent)
 

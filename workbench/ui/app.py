@@ -565,7 +565,13 @@ class WorkbenchApp(App[None]):
         agent, session = self.active_agent, self.session
         calls = session.last_turn_calls(agent)
         self.push_screen(
-            CallsScreen(agent, calls, splits=session.context_by_turn(agent), recalled=session.recalled(agent))
+            CallsScreen(
+                agent,
+                calls,
+                splits=session.context_by_turn(agent),
+                recalled=session.recalled(agent),
+                unrecorded=session.unrecorded(agent),
+            )
         )
 
     def action_remembered(self) -> None:

@@ -25,8 +25,11 @@ if TYPE_CHECKING:
     from workbench.runtime.view import RecalledMessage, RuntimeStatus
 
 
-def render_calls(agent: str, calls: Sequence[CallRecord]) -> Text:
-    """Every call of one turn, as sent: instructions, messages, reported usage and an estimate."""
+def render_calls(agent: str, calls: Sequence[CallRecord], unrecorded: str | None = None) -> Text:
+    """Every call of one turn, as sent: instructions, messages, reported usage and an estimate; with none,
+    why (`unrecorded`: the pane's calls are not recorded at all, as a workflow's)."""
+    if not calls and unrecorded is not None:
+        return Text(f"No call of the {agent} pane to show: {unrecorded}.", "dim")
     if not calls:
         return Text(f"No call of the {agent} agent to show: none since the start or the last forget.", "dim")
     text = Text()
@@ -77,10 +80,12 @@ class CallsScreen(ModalScreen[None]):
         *,
         splits: Sequence[ContextSplit] = (),
         recalled: Sequence[RecalledMessage] = (),
+        unrecorded: str | None = None,
     ) -> None:
         super().__init__(classes="modal")
         self.agent = agent
         self.calls = calls
+        self.unrecorded = unrecorded
         self.splits = splits
         self.recalled = recalled
 
@@ -92,7 +97,7 @@ class CallsScreen(ModalScreen[None]):
                     yield ContextBar(self.splits)
                 if self.recalled:
                     yield Static(render_recalled(self.recalled), markup=False, id="recalled")
-                yield Static(render_calls(self.agent, self.calls), markup=False)
+                yield Static(render_calls(self.agent, self.calls, self.unrecorded), markup=False)
             yield Static("Esc closes", classes="hint")
         yield KeysFooter()
 
