@@ -20,6 +20,7 @@ from workbench.runtime.agents import AgentRuntime
 from workbench.session.assemble import assemble
 
 LOG = f"{STATE_FILE}-wal"
+CUSTOMER = ("Contoso Ltd 7731", "customer=Contoso Ltd 7731")
 
 
 def started(directory: Path) -> AgentRuntime:
@@ -55,6 +56,36 @@ async def test_after_a_quit_a_copy_of_the_state_file_alone_resumes_everything(tm
     copy = started(tmp_path / "b")
     assert facts(copy) == shown and set(shown) == {"customer", "version", "environment"}
     assert copy.status.persisted is not None and "resumed: 4 message(s), 3 fact(s)" in copy.status.summary
+
+
+async def test_a_copy_made_while_a_workbench_ran_is_refused_and_one_with_its_log_resumes(tmp_path):
+    """Copied alone while the workbench ran (or its log lost after a kill), the file holds what was last
+    written into it, not the latest turns: it started as if nothing had been said since. A kill leaves
+    the log beside it, and with the log it resumes everything."""
+    runtime = started(tmp_path / "a")
+    assert (await runtime.ask("support", "customer=Contoso Ltd 7731")).ok
+    for name, with_log in (("alone", False), ("with its log", True)):
+        (tmp_path / name).mkdir(mode=0o700)
+        shutil.copy2(tmp_path / "a" / STATE_FILE, tmp_path / name / STATE_FILE)
+        if with_log:  # what a kill -9 leaves: the file and its log
+            shutil.copy2(tmp_path / "a" / LOG, tmp_path / name / LOG)
+    quit_(runtime)
+    before = snapshot(tmp_path / "alone")
+    with pytest.raises(SavedFileError) as refused:
+        PersistedSessions(tmp_path / "alone")
+    assert "was copied while a workbench had it open, or its log state.sqlite-wal was lost" in str(refused.value)
+    assert snapshot(tmp_path / "alone") == before
+    assert facts(started(tmp_path / "with its log")) == {"customer": CUSTOMER}
+
+
+async def test_a_workbench_killed_right_after_it_opened_the_file_starts_again(tmp_path):
+    """Nothing written since it opened: the log a kill leaves is empty, and the file opens."""
+    first = started(tmp_path / "a")
+    (tmp_path / "killed").mkdir(mode=0o700)
+    shutil.copy2(tmp_path / "a" / STATE_FILE, tmp_path / "killed" / STATE_FILE)
+    (tmp_path / "killed" / LOG).write_bytes(b"")
+    quit_(first)
+    assert facts(started(tmp_path / "killed")) == {}
 
 
 def shell(directory: Path) -> Path:

@@ -105,6 +105,7 @@ class PersistedSessions:
             if saved is not None and (problem := contract.cannot_open(saved.contract)):
                 raise SavedFileError(f"{path}: {problem}")
             self._saved_shape, self._saved_sessions = state.sessions()
+            state.mark_open()  # everything read back is good: from here on the file is this run's
         except BaseException:
             self.close()  # start-up stops here; the directory is free again
             raise
@@ -240,7 +241,7 @@ class PersistedSessions:
             if first:
                 self.memory.note(
                     f"Not saved: {failure}. Nothing is lost from this run yet; the next save writes everything "
-                    "again, and it is retried meanwhile.",
+                    "again, and it is retried meanwhile",  # a note's words: the ledger ends the sentence
                     origin=NOT_SAVED,
                 )
             return
@@ -252,7 +253,7 @@ class PersistedSessions:
             if self._retry is not None:
                 self._retry.cancel()
                 self._retry = None
-            self.memory.note("Saved again: everything of this run is on disk.", origin=SAVED_AGAIN)
+            self.memory.note("Saved again: everything of this run is on disk", origin=SAVED_AGAIN)
 
     def _retry_later(self) -> None:
         """Retry the failing save after the next delay of the backoff, unless a retry is already due."""

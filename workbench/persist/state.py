@@ -77,6 +77,7 @@ class StateFile:
     def __init__(self, path: Path) -> None:
         self.path = path
         self._lock = threading.RLock()
+        self._marked = False  # marked open by this process (`mark_open`)
         if not path.exists():
             _create(path)
         else:
@@ -101,12 +102,29 @@ class StateFile:
         except sqlite3.Error as exc:
             raise _refused(self.path, exc) from None
 
+    def mark_open(self) -> None:
+        """Once everything read back was found good (the caller's checks too, so a file refused is left
+        as it is): record in the database itself, written through, that a workbench has it open. While one
+        does the file alone may lack what its log holds, so a copy of it alone, or the file after its log
+        was lost, is refused (`_check`); `close` marks it closed again. Best effort: on a full disk the
+        mark stays as it was."""
+        try:
+            with self._transaction():
+                self._db.execute("INSERT OR REPLACE INTO meta VALUES ('open', '1')")
+            self._db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+        except sqlite3.Error:
+            return
+        self._marked = True
+
     def close(self) -> bool:
         """Write the log into the database, truncate it, and close: `state.sqlite` alone then holds
         everything (a copy of it resumes all of it). False when the log could not be written into it
         (a full disk): the log keeps what the database lacks, and the next start reads both."""
         with self._lock:
             try:
+                if self._marked:
+                    with self._transaction():
+                        self._db.execute("INSERT OR REPLACE INTO meta VALUES ('open', '0')")
                 busy, _, _ = self._db.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()
             except sqlite3.Error:
                 busy = 1
@@ -277,6 +295,7 @@ def _check(path: Path) -> None:
                 raise SavedFileError(f"{path} is damaged ({check}); move it away to start afresh")
             tables = {name for (name,) in db.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
             found = db.execute("SELECT value FROM meta WHERE name = 'format'").fetchone() if "meta" in tables else None
+            running = "meta" in tables and db.execute("SELECT value FROM meta WHERE name = 'open'").fetchone() == ("1",)
         finally:
             db.close()
     except sqlite3.Error as exc:
@@ -299,6 +318,11 @@ def _check(path: Path) -> None:
         raise SavedFileError(
             f"{path} is not a saved workbench state this version can read "
             f"(format {found[0]}, this version reads {FORMAT})"
+        )
+    if running and not log.exists():  # a kill leaves the log beside it, even empty; a quit marks it closed
+        raise SavedFileError(
+            f"{path} was copied while a workbench had it open, or its log {log.name} was lost: the latest turns "
+            f"may be missing from it; put its log back beside it, or copy it again after the workbench quits"
         )
 
 
