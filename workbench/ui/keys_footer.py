@@ -1,5 +1,6 @@
-"""The footer of every screen: Textual's, redrawn only when the keys it shows change, and in a narrow
-terminal compact, with its long words short, so that every key it shows fits 80 columns."""
+"""The footer of every screen: Textual's, redrawn only when the keys it shows change, and where its keys
+do not fit the terminal whole, compact, with its long words short and the keys that only open a view
+last, so that the keys that act (F8 among them) are in it at 80 columns."""
 
 from __future__ import annotations
 
@@ -11,7 +12,6 @@ from textual.widgets._footer import FooterKey  # the footer's key widgets, as it
 
 Shown = tuple[tuple[tuple[Binding, bool, str], ...], bool]
 
-NARROW = 110  # below this width (the app's narrow breakpoint) the footer is compact and its words short
 # A key's words where they are long, shortened in a narrow footer (the key's tooltip and F1 say them whole).
 SHORT = {
     "Cancel turn": "Cancel",
@@ -44,15 +44,11 @@ class KeysFooter(Footer):
             self._drawn = shown
 
     def on_resize(self) -> None:
-        if self.is_attached and self._drawn is not None and self._narrow != self._drawn[1]:
+        if self.is_attached and self._drawn is not None and self._shown(self.screen) != self._drawn:
             self.bindings_changed(self.screen)
 
-    @property
-    def _narrow(self) -> bool:
-        return self.app.size.width < NARROW
-
     def compose(self) -> ComposeResult:
-        if not self._narrow:
+        if not self._shown(self.screen)[1]:
             yield from super().compose()
             return
         widgets = list(super().compose())
@@ -70,4 +66,6 @@ class KeysFooter(Footer):
             for key, (_node, binding, enabled, tooltip) in screen.active_bindings.items()
             if binding.show or key == palette
         )
-        return keys, self._narrow
+        # Each key drawn whole: " key words " (the palette's after a one-column rule).
+        room = sum(len(self.app.get_key_display(b)) + len(b.description) + 3 for b, _, _ in keys) + 1
+        return keys, room > self.app.size.width
