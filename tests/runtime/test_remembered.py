@@ -304,3 +304,38 @@ async def test_recall_off_and_an_earlier_store_that_cannot_be_read_is_listed_wit
     assert recall.items == () and recall.location == str(path.resolve())
     assert recall.description.startswith("off (an earlier run's store): could not be read: IOException: ")
     assert why in recall.description and recall.unread is not None and "\n" not in recall.description
+
+
+def test_the_ledger_holds_a_key_only_while_a_forget_of_it_would_remove_a_value():
+    """SmolLM2's writer proposed database and product, which the message never declared: the batch was
+    rejected, its events name them and keep no value of theirs. After two forgets of customer, F3 said
+    the ledger 'holds customer, database, priority, product', while the second forget reached nothing."""
+    from datetime import UTC, datetime
+
+    from workbench.memory import WorkingMemory
+    from workbench.memory.records import FactCandidate
+    from workbench.runtime.remembered import inventory
+    from workbench.runtime.view import MemorySnapshot
+
+    memory = WorkingMemory()
+
+    def batch(text: str, *candidates: tuple[str, str, str]) -> None:
+        turn = memory.begin_turn(text, origin="support")
+        memory.admit(turn, [FactCandidate(key=k, value=v, evidence=e) for k, v, e in candidates], datetime.now(UTC))
+
+    def ledger() -> HeldItem:
+        snapshot = MemorySnapshot(memory.facts(), tuple(memory.ledger.latest()))
+        (found,) = [i for s in inventory(memory, snapshot, []).systems for i in s.items if i.kind == "ledger"]
+        return found
+
+    batch("customer=Fabrikam 2039", ("customer", "Fabrikam 2039", "customer=Fabrikam 2039"))
+    made_up = [("database", "Oracle", "the export fails"), ("product", "Exporter", "export")]
+    batch("customer=Fabrikam 2040 the export fails", ("customer", "Fabrikam 2040", "customer=Fabrikam 2040"), *made_up)
+    before = ledger()
+    assert before.keys == ("customer",)
+    assert "names database, product without a value (nothing for a forget to remove)" in before.description
+    for _ in range(2):
+        memory.forget(memory.plan("customer"))
+    after = ledger()
+    assert after.keys == () and "Fabrikam" not in after.content
+    assert "names customer, database, product without a value" in after.description

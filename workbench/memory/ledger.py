@@ -145,6 +145,26 @@ class MemoryEvent:
             return set()
         return {v for v in (self.value, self.previous) if v}
 
+    def quotes_for(self, key: str, forgotten: Callable[[str], bool] = lambda text: False) -> bool:
+        """Whether a forget of `key` would blank text a person or a model wrote that this event still
+        holds: a value, a quotation, a caller's detail, or a reason that quotes one (memory's rules
+        quote every such text with `quoted`). A reason in memory's own words only names `key`: a batch
+        rejected because the writer proposed a key the message did not declare keeps its name, and
+        no value of it."""
+        redacted = self.redact(key, forgotten)
+        if (redacted.value, redacted.previous, redacted.evidence, redacted.detail) != (
+            self.value,
+            self.previous,
+            self.evidence,
+            self.detail,
+        ):
+            return True
+        return any(r != b and '"' in b.detail for r, b in zip(redacted.reasons, self.reasons, strict=True))
+
+    def names(self, key: str) -> bool:
+        """Whether this event names `key` (as its fact's key, or a reason's), value or no value."""
+        return self.key == key or any(r.key == key for r in self.reasons)
+
     def redact(self, key: str | None = None, forgotten: Callable[[str], bool] = lambda text: False) -> MemoryEvent:
         """A copy without what a forget removed: everything when `key` is None; otherwise every
         field of an event about `key`, and any field elsewhere that holds a forgotten value

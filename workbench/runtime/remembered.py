@@ -178,8 +178,9 @@ def inventory(
 
     A key's values are planned as the one forget plans them: what memory knows for it, widened by what
     the holders' text declares. An item holds a key when that plan holds any of its text; the ledger
-    holds a key when a forget of it would blank one of its events (the ledger's own rule: its
-    sentences are not declarations)."""
+    holds a key when a forget of it would blank a value or quotation one of its events still holds
+    (the ledger's own rule: its sentences are not declarations); a key its events only name (a key the
+    writer model made up, in a rejected batch; a fact a forget already blanked) is said apart."""
     corrected = corrected_values(snapshot.ledger, (f.value for f in snapshot.facts))
     texts = {id(item): list(_texts(item)) for system in holders for item in system.items}
     declaring = [text for system in holders for item in system.items for text in _declaring(item)]
@@ -200,8 +201,11 @@ def inventory(
     own = [held(item, [*_texts(item), fact.evidence]) for fact, item in ((f, _fact(f)) for f in snapshot.facts)]
     if snapshot.ledger:
         events = "\n".join(event.describe() for event in snapshot.ledger)
-        ledger = HeldItem("ledger", "ledger", f"{len(snapshot.ledger):,} event(s), oldest first", events)
-        blanked = (k for k, plan in plans.items() if any(e.redact(k, plan.holds) is not e for e in snapshot.ledger))
+        blanked = [k for k, plan in plans.items() if any(e.quotes_for(k, plan.holds) for e in snapshot.ledger)]
+        # Keys only named: a writer model's made-up keys in rejected batches, or events a forget blanked.
+        named = [k for k in plans if k not in blanked and any(e.names(k) for e in snapshot.ledger)]
+        about = f"; names {', '.join(named)} without a value (nothing for a forget to remove)" if named else ""
+        ledger = HeldItem("ledger", "ledger", f"{len(snapshot.ledger):,} event(s), oldest first{about}", events)
         own.append(marked(ledger, blanked, [events]))
     described = (
         f"{len(snapshot.facts)} of at most {memory.contract.max_facts} facts, {len(snapshot.ledger):,} ledger event(s)"
