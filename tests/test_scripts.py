@@ -325,7 +325,7 @@ def test_ctrl_c_at_the_forget_question_stops_at_once_in_one_line_with_status_130
         assert forget.stderr is not None
         asked = b""
         while not asked.endswith(b"Forget? [y/N] "):  # the question is whole: it reads the answer now
-            asked += forget.stderr.read1(4096) or b"(closed)"
+            asked += os.read(forget.stderr.fileno(), 4096) or b"(closed)"
             assert not asked.endswith(b"(closed)"), asked
         forget.send_signal(signal.SIGINT)  # as the terminal sends it for Ctrl+C; no Enter follows
         out, err = forget.communicate(timeout=HANG)
