@@ -235,15 +235,19 @@ async def test_a_message_sent_before_the_agents_are_ready_is_asked_once_they_are
         await reached(app, "sub_title", lambda title: "completing a forget" in title)
         prompt = app.pane("support").prompt
         await type_and_send(pilot, prompt, "customer=Contoso; module=Billing")
-        await type_and_send(pilot, prompt, "hello")  # a second Enter while the first waits: kept
-        assert prompt.text == "hello" and not app.ready
+        await type_and_send(pilot, prompt, "hello")  # a second Enter while the first waits: it waits too
+        await pilot.press(*"and")
+        assert prompt.text == "and" and not app.ready
         gate.set()
         await start_ended(pilot)
+        await reached(app.pane("support"), "turns", lambda turns: turns == 2)
+        await reached(app.pane("support"), "busy", lambda busy: not busy)
         await app.workers.wait_for_complete()
         await pilot.pause()
         assert {f.key: f.value for f in app.session.snapshot().facts} == {"customer": "Contoso", "module": "Billing"}
-        assert [m.text for m in app.pane("support").query(UserMessage)] == ["customer=Contoso; module=Billing"]
-        assert prompt.text == "hello"
+        said = [m.text for m in app.pane("support").query(UserMessage)]
+        assert said == ["customer=Contoso; module=Billing", "hello"]  # in order, one turn each
+        assert prompt.text == "and"
 
 
 async def test_a_message_sent_before_a_start_that_fails_is_back_in_its_input(monkeypatch, held_collections):
@@ -257,7 +261,7 @@ async def test_a_message_sent_before_a_start_that_fails_is_back_in_its_input(mon
         assert prompt.text == " and more"
         gate.set()
         await start_ended(pilot)
-        assert app.start_failed and prompt.text == "customer=Contoso and more"
+        assert app.start_failed and prompt.text == "customer=Contoso\n and more"  # each on a line of its own
 
 
 async def test_a_writer_that_keeps_failing_is_said_once_and_the_palette_switches_to_the_host_parse(loopback):

@@ -123,8 +123,6 @@ class WorkbenchApp(App[None]):
         self._pane_box: Panes | None = None
         self._session: SessionController | None = None
         self._start_error: str | None = None
-        # A message sent (Enter) before the agents were ready, one a pane: asked once they are.
-        self._waiting: dict[ChatPane, str] = {}
         self._disconnect: list[Callable[[], None]] = []
         self._signals: list[signal.Signals] = []
         self.not_saved: str | None = None
@@ -262,21 +260,20 @@ class WorkbenchApp(App[None]):
         self._disconnect = [session.subscribe(self._settled)]
         self.show_status()
         self.query_one(FactPanel).view = MemoryView(session.snapshot())
-        waiting = self._restore_waiting()
         if session.agent_names != tuple(p.agent for p in self.query(ChatPane)):
             self.run_worker(self._agents_panes(session.agent_names), name="the agents' panes", exit_on_error=False)
         else:
             self._show_resumed()
-            for pane, text in waiting.items():  # as sent: refused, it stays the draft it is again now
-                self.call_later(self._send, pane, text)
+            for pane in self.query(ChatPane):  # what was sent while they started, in order
+                self.call_later(self._next, pane)
 
-    def _restore_waiting(self) -> dict[ChatPane, str]:
-        """The messages sent before the agents were ready, back in front of their panes' drafts: sent
-        from there once the agents are, left there when they could not start."""
-        waiting, self._waiting = self._waiting, {}
-        for pane, text in waiting.items():
-            pane.prompt.put_back(text)
-        return waiting
+    def _restore_waiting(self) -> None:
+        """The agents could not start: the messages sent meanwhile back in front of their panes' drafts,
+        each on a line of its own (nothing can be sent now; quit, fix it and start again)."""
+        for pane in self.query(ChatPane):
+            if waiting := pane.prompt.waiting:
+                pane.prompt.put_back("".join(f"{text}\n" for text in waiting))
+                waiting.clear()
 
     async def _agents_panes(self, agents: Sequence[str]) -> None:
         """The session runs other agents than the panes opened with: their panes instead (a draft typed
@@ -284,13 +281,16 @@ class WorkbenchApp(App[None]):
         panes = self._pane_box
         assert panes is not None
         draft = self._last_input.text
+        waiting = [text for pane in self.query(ChatPane) for text in pane.prompt.waiting]
         await panes.remove_children()
         await panes.mount_all(self._panes(agents))
         first = panes.panes[0].prompt
         first.insert(draft)
+        first.waiting.extend(waiting)  # sent meanwhile: asked of the first agent, in order
         first.focus()
         panes.first = 0
         self._show_resumed()
+        await self._next(panes.panes[0])
 
     def _show_resumed(self) -> None:
         """What each agent resumed from disk (`--persist`), if anything."""
@@ -360,29 +360,49 @@ class WorkbenchApp(App[None]):
 
     @on(ChatPane.Submitted)
     async def _submitted(self, event: ChatPane.Submitted) -> None:
-        await self._send(event.pane, event.text)
-
-    async def _send(self, pane: ChatPane, text: str) -> None:
-        """What a pane sent: waiting while the agents start, a console command, a refusal, or a turn."""
-        if text.strip() and self._start_error is None and not self.ready and pane not in self._waiting:
-            pane.accepted(text)  # what is typed after it is a message of its own, not glued onto it
-            self._waiting[pane] = text
-            self.notify("Still starting: the message is sent as soon as the agents are ready.")
+        """What a pane sent (Enter, or F9 again): refused with its draft kept, or it leaves the draft, so
+        that what is typed after it is a message of its own, never glued onto it, and waits its turn:
+        while the agents start or its pane answers, the messages sent wait, in order, one turn each."""
+        pane, text = event.pane, event.text
+        if not text.strip() or (self.start_failed and self._unavailable()):
             return
-        if not text.strip() or self._unavailable():
+        if self.ready and (refusal := self.session.refusal(text)):
+            kept = "Your draft is still in the input: F7 selects all of it, and Delete clears it."
+            self.notify(f"Not sent: {refusal}. {kept}", title="Message cannot be sent", severity="error", markup=False)
             return
-        if command := parse_console_command(text):
+        if not event.again:
             pane.accepted(text)
+        waiting = pane.prompt.waiting
+        if self.ready and pane.free and not waiting:
+            await self._ask(pane, text)
+            return
+        waiting.append(text)
+        if not self.ready:
+            self.notify("Still starting: the message is sent as soon as the agents are ready.")
+        else:
+            ahead = f" after the {len(waiting) - 1} before it" if len(waiting) > 1 else ""
+            self.notify(f"The {pane.agent} agent is still answering: your message is sent when it is done{ahead}.")
+
+    @on(ChatPane.Free)
+    async def _free(self, event: ChatPane.Free) -> None:
+        await self._next(event.pane)
+
+    async def _next(self, pane: ChatPane) -> None:
+        """Ask the oldest message waiting for `pane`, once the agents are ready and its turn is over
+        (console commands waiting before it run first)."""
+        waiting = pane.prompt.waiting
+        while waiting and self.ready and pane.free and pane.is_attached:
+            text = waiting.popleft()
+            if refusal := self.session.refusal(text):  # sent before the agents could check it
+                pane.prompt.put_back(f"{text}\n")
+                self.notify(f"Not sent: {refusal}. It is back in the input.", severity="error", markup=False)
+                continue
+            await self._ask(pane, text)
+
+    async def _ask(self, pane: ChatPane, text: str) -> None:
+        """A console command, or a turn of the pane's agent."""
+        if command := parse_console_command(text):
             await self._console(pane, command)
-        elif refusal := self.session.refusal(text):
-            self.notify(
-                f"Not sent: {refusal}. Your draft is still in the input: F7 selects all of it, and Delete clears it.",
-                title="Message cannot be sent",
-                severity="error",
-                markup=False,
-            )
-        elif pane.running:
-            self.notify(f"The {pane.agent} agent is still answering: wait, or press Esc to cancel.", severity="warning")
         else:
             await pane.ask(self.session, text)
 

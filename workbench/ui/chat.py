@@ -38,6 +38,7 @@ if TYPE_CHECKING:
 
 
 UNCHANGED = "Facts and history are unchanged."
+SEND_AGAIN = "F9 sends your message again."
 # A turn ended without an answer after its batch was admitted (by Esc or a memory's failed call after extraction).
 UNFINISHED_APPLIED = (
     "{ended} Its facts were admitted before it ended and stay (click one in the panel to forget it);"
@@ -160,7 +161,11 @@ class ChatPane(Vertical):
     WORKING = "working... (Esc cancels)"
     READY = "ready: shown when you stop typing"  # answered; drawn in a pause in typing elsewhere
 
-    BINDINGS = [Binding("escape", "cancel", "Cancel turn", id="cancel_turn")]
+    BINDINGS = [
+        Binding("escape", "cancel", "Cancel turn", id="cancel_turn"),
+        # Not in the footer (no room at 80 columns): the notice of the turn that failed names it.
+        Binding("f9", "send_again", "Send again", id="send_again", show=False),
+    ]
 
     busy: reactive[bool] = reactive(False)
     turns: reactive[int] = reactive(0)
@@ -171,8 +176,21 @@ class ChatPane(Vertical):
 
     @dataclass
     class Submitted(Message):
+        """`text` sent: the draft (Enter), or with `again` the message of a turn that failed (F9)."""
+
         pane: ChatPane
         text: str
+        again: bool = False
+
+        @property
+        def control(self) -> ChatPane:
+            return self.pane
+
+    @dataclass
+    class Free(Message):
+        """The pane's turn is over and drawn: the next message waiting for it can be asked."""
+
+        pane: ChatPane
 
         @property
         def control(self) -> ChatPane:
@@ -198,6 +216,7 @@ class ChatPane(Vertical):
         self._placeholder = placeholder
         self._hint = hint
         self._in_flight: tuple[UserMessage, AgentReply] | None = None
+        self._turn_open = False  # from a turn's start until its end is drawn (`Free` is posted then)
         # The turn its worker has not run yet (a worker cancelled before it runs runs nothing of it).
         self._unasked: Coroutine[Any, Any, None] | None = None
         self._hidden = 0
@@ -289,6 +308,17 @@ class ChatPane(Vertical):
             self.post_message(TurnEnded(self.agent, None, cancelled=True, usage=self.usage))
 
     @property
+    def free(self) -> bool:
+        """No turn of this pane is open: the next message can be asked now."""
+        return not self._turn_open
+
+    def action_send_again(self) -> None:
+        """F9: send the message of the turn that failed again, as it was (the draft stays as it is)."""
+        text, self.prompt.unanswered = self.prompt.unanswered, None
+        if text is not None:
+            self.post_message(self.Submitted(self, text, again=True))
+
+    @property
     def running(self) -> bool:
         """Whether a turn of this pane runs, or its answer waits to be drawn."""
         return self.busy or any(w.group == self.turn_group and not w.is_finished for w in self.app.workers)
@@ -303,10 +333,10 @@ class ChatPane(Vertical):
         self.run_worker(work, name=f"{self.agent} turn", group=self.turn_group, exit_on_error=False)
 
     async def begin(self, text: str) -> None:
-        """Draw the start of a turn of `text`: it leaves the draft, and its reply streams below it."""
+        """Draw the start of a turn of `text` (it left the draft when it was sent): its reply streams below it."""
         from workbench.ui.replies import AgentReply  # loaded once the runtime is ready, not before the first frame
 
-        self.accepted(text)
+        self._turn_open = True
         self.turns += 1
         self.busy = True
         self._in_flight = (UserMessage(text), AgentReply())
@@ -366,19 +396,29 @@ class ChatPane(Vertical):
                 working.update(self.READY, layout=working.content_size.width < len(self.READY))
             self.scheduler.later(self.turn_group, self.prompt, partial(self._draw_answer, reply, outcome))
             return
+        if self._in_flight is not None:  # nothing the user typed is lost: F9 sends it again
+            self.prompt.unanswered = self._in_flight[0].text
+        again = f" {SEND_AGAIN}" if self._in_flight is not None else ""
         if event.cancelled and event.applied:
-            await self.notice(UNFINISHED_APPLIED.format(ended="Cancelled."), kind="error")
+            await self.notice(UNFINISHED_APPLIED.format(ended="Cancelled.") + again, kind="error")
         elif event.cancelled:
-            await self.notice("Cancelled. Nothing from this turn was stored.", kind="error")
+            await self.notice(f"Cancelled. Nothing from this turn was stored.{again}", kind="error")
         elif outcome is not None:
             error = outcome.result.error
             ended = f"The {self.agent} agent's call failed: {error}."
             applied = any(update.outcome.applied for update in outcome.memory)
             await self.notice(
-                UNFINISHED_APPLIED.format(ended=ended) if applied else f"{ended} {UNCHANGED}", kind="error"
+                (UNFINISHED_APPLIED.format(ended=ended) if applied else f"{ended} {UNCHANGED}") + again, kind="error"
             )
             self.notify(visible(error), title=f"{self.agent} agent failed", severity="error", markup=False)
+        elif again:  # stopped by an unexpected error (`failed` says which)
+            await self.notice(SEND_AGAIN.capitalize(), kind="error")
         await self._end_turn(reply, None)
+        self._turn_over()
+
+    def _turn_over(self) -> None:
+        self._turn_open = False
+        self.post_message(self.Free(self))
 
     async def _draw_answer(self, reply: AgentReply | None, outcome: TurnOutcome, hurry: bool) -> None:
         """Replace the streaming reply by the finished answer, run in a pause in typing elsewhere:
@@ -410,6 +450,7 @@ class ChatPane(Vertical):
                     f"Recall put {len(outcome.recalled)} earlier message(s) into this turn, from {agents} "
                     "agent history. F2 shows them."
                 )
+            self._turn_over()
 
     async def _end_turn(self, reply: AgentReply | None, answer: Widget | None) -> None:
         if not self.is_attached:  # the app is closing

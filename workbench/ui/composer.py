@@ -3,6 +3,7 @@ characters shown."""
 
 from __future__ import annotations
 
+from collections import deque
 from dataclasses import dataclass
 
 from textual import events
@@ -45,6 +46,10 @@ class Composer(TextArea):
             classes="prompt -textual-compact",
         )
         self.cursor_blink = False
+        # Sent (Enter) and not asked yet, oldest first: the agents were starting, or its pane was answering.
+        self.waiting: deque[str] = deque()
+        # The message of this pane's last turn that failed, which F9 sends again.
+        self.unanswered: str | None = None
 
     def render_line(self, y: int) -> Strip:
         """Nothing when no column is left inside the input: a terminal narrower than the pane, or a
@@ -85,16 +90,22 @@ class Composer(TextArea):
         self.move_cursor(self.document.end)
 
     def undo_texts(self) -> list[str]:
-        """The text the undo history could bring back: what was typed (and sent) and what edits replaced."""
+        """The text the undo history could bring back: what was typed (and sent) and what edits replaced;
+        and the messages sent from here that no turn holds: waiting to be asked, or kept for F9."""
         edits = [edit for batch in (*self.history.undo_stack, *self.history.redo_stack) for edit in batch]
         # Edit._edit_result: the replaced text, which undo restores; Textual keeps it only there.
         replaced = [e._edit_result.replaced_text for e in edits if e._edit_result is not None]
-        return ["".join(e.text for e in edits), *replaced]
+        kept = [*self.waiting, *([self.unanswered] if self.unanswered is not None else [])]
+        return ["".join(e.text for e in edits), *replaced, *kept]
 
     def forget_undo(self) -> int:
-        """Clear the undo history; returns how many edits it held."""
-        held = len(self.history.undo_stack) + len(self.history.redo_stack)
+        """Clear the undo history, and the messages waiting or kept for F9 (a forget starts both agents
+        afresh: none of them is asked after it); returns how many edits and messages it held."""
+        held = len(self.history.undo_stack) + len(self.history.redo_stack) + len(self.waiting)
+        held += self.unanswered is not None
         self.history.clear()
+        self.waiting.clear()
+        self.unanswered = None
         return held
 
     def type_in(self, text: str) -> None:
