@@ -31,7 +31,7 @@ import importlib
 import importlib.metadata
 import importlib.util
 import sys
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from contextlib import redirect_stdout
 from dataclasses import dataclass
 from pathlib import Path
@@ -137,16 +137,19 @@ def load_folder(path: Path, *, strict: bool = False) -> Loaded:
     for entry in sorted(folder.iterdir(), key=lambda p: p.name):
         if entry.name.startswith((".", "_")):
             continue
-        if entry.is_dir() and (entry / "__init__.py").is_file():
-            file, package, named_by = entry / "__init__.py", entry, "folder name"
-        elif entry.is_file() and entry.suffix == ".py":
-            file, package, named_by = entry, None, "module name"
+        if entry.is_dir() and any((entry / name).is_file() for name in ENTRY_FILES):
+            named_by = "folder name"
+        elif entry.is_file() and entry.suffix == ".py" and _may_export(entry):
+            named_by = "module name"
         else:
             continue
         try:
-            module = _import_file(entry.stem if package is None else entry.name, file, package=package)
-            found = _exported(module, file, entry.stem, named_by)
-            flows = _workflows(module, file, entry.stem, named_by)
+            found, flows = [], []
+            for module, file in _entry_modules(entry):  # as DevUI: the package, then its agent.py, its workflow.py
+                found = _exported(module, file, entry.stem, named_by)
+                flows = _workflows(module, file, entry.stem, named_by)
+                if found or flows:
+                    break
             checked([*agents, *found], [*workflows, *flows])
         except LoadFailed as failed:
             if strict:
@@ -239,6 +242,70 @@ def _import_file(name: str, file: Path, *, package: Path | None = None) -> Modul
         del sys.modules[name]
         raise LoadFailed(str(file), _failure(exc)) from exc
     return module
+
+
+ENTRY_FILES = ("__init__.py", "agent.py", "workflow.py")  # what makes a subfolder an entry, as for DevUI
+
+
+def _entry_modules(entry: Path) -> Iterator[tuple[ModuleType, Path]]:
+    """An entry's modules in the order DevUI tries them, each imported when asked for: a `.py` file;
+    or a subfolder's package (its `__init__.py`), then its `agent.py`, then its `workflow.py`."""
+    if entry.is_file():
+        yield _import_file(entry.stem, entry), entry
+        return
+    init = entry / "__init__.py"
+    if init.is_file():
+        yield _import_file(entry.name, init, package=entry), init
+    for stem in ("agent", "workflow"):
+        if (file := entry / f"{stem}.py").is_file():
+            yield _import_submodule(entry, stem), file
+
+
+def _import_submodule(entry: Path, stem: str) -> ModuleType:
+    """`entry`'s module `stem` (`agent.py`, `workflow.py`), imported as `<folder>.<stem>` so that its
+    relative imports work, as DevUI imports it."""
+    _read_env(entry)
+    if (folder := str(entry.parent.resolve())) not in sys.path:
+        sys.path.insert(0, folder)
+    name = f"{entry.name}.{stem}"
+    try:
+        with redirect_stdout(sys.stderr):
+            return importlib.import_module(name)
+    except (Exception, SystemExit) as exc:  # the user's code may raise anything while it runs, or exit
+        sys.modules.pop(name, None)
+        raise LoadFailed(str(entry / f"{stem}.py"), _failure(exc)) from exc
+
+
+def _may_export(file: Path) -> bool:
+    """Whether a `.py` file of the folder binds `agent`, `agents` or `workflow` at its top level, read
+    without running it, as DevUI reads one: a launcher that builds its agents inside `main()` (DevUI's own
+    `main.py`) is no entry, and is not imported. A file that cannot be read or parsed is tried (its import
+    says what is wrong)."""
+    import ast
+
+    try:
+        tree = ast.parse(file.read_bytes(), filename=str(file))
+    except (OSError, SyntaxError, ValueError):
+        return True
+    wanted = {*EXPORTS, *WORKFLOW_EXPORTS}
+    for node in tree.body:
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef) and node.name in wanted:
+            return True
+        if isinstance(node, ast.Import | ast.ImportFrom):
+            if any((alias.asname or alias.name).split(".")[0] in wanted for alias in node.names):
+                return True
+            if any(alias.name == "*" for alias in node.names):
+                return True
+            continue
+        if isinstance(node, ast.Assign | ast.AnnAssign | ast.AugAssign):
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+            if any(isinstance(n, ast.Name) and n.id in wanted for t in targets for n in ast.walk(t)):
+                return True
+        elif isinstance(node, ast.If | ast.Try | ast.With) and any(  # an export bound under a guard
+            isinstance(n, ast.Name) and n.id in wanted and isinstance(n.ctx, ast.Store) for n in ast.walk(node)
+        ):
+            return True
+    return False
 
 
 def _read_env(folder: Path) -> None:

@@ -125,3 +125,24 @@ async def test_usage_that_is_not_a_count_is_unknown_and_never_fails_the_turn(loo
     total = runtime.calls.total("support")  # the agent's and the writer's calls
     assert total is not None and total.input_tokens is None and (total.output_tokens or 0) > 7
     assert describe_usage(total).startswith("unknown in / ")  # never a made-up 0
+
+
+LOOPING = "customer=Fabrikam 2040. The customer is Fabrikam 2040. " * 40
+
+
+@pytest.mark.parametrize(
+    ("reply", "advice", "not_said"),
+    [
+        (LOOPING, "while repeating itself: the model loops, and a higher --max-tokens only lets it loop", "raise"),
+        (" ".join(f"step {n}: check log file {n * 7} on host h{n}" for n in range(60)), "raise --max-tokens", "loops"),
+    ],
+    ids=["looping", "long"],
+)
+async def test_a_reply_cut_off_at_the_limit_is_advised_by_what_it_said(loopback, reply, advice, not_said):
+    """SmolLM2 repeated the correction until the 1,024-token limit; the advice 'raise --max-tokens'
+    cannot help a model that loops: it is told what a looping model needs instead."""
+    runtime = live_runtime(loopback.base_url)
+    loopback.enqueue(Canned(text=reply, finish_reason="length"))
+    result = await runtime.ask("support", "customer=Fabrikam 2040")
+    assert not result.ok and "cut off at the token limit" in result.error and advice in result.error
+    assert not_said not in result.error and runtime.memory.facts() == ()

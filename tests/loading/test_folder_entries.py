@@ -63,6 +63,22 @@ def test_a_folder_loads_every_entry_that_loads_and_names_each_one_that_does_not(
     assert notice.splitlines() == [*(f"not loaded: {line}" for line in lines), "named weather_agent (folder name)"]
 
 
+def test_a_file_that_binds_no_export_is_not_imported_as_devui_reads_it(tmp_path):
+    """A launcher that builds its agents inside main() (DevUI's own main.py) is no entry: never run."""
+    write(
+        tmp_path,
+        "main.py",
+        "raise SystemExit('never imported')\ndef main():\n    agent = Agent(ScriptedChatClient())\n",
+    )
+    write(
+        tmp_path,
+        "guarded.py",
+        "try:\n    agent = Agent(ScriptedChatClient(), name='guarded')\nexcept ImportError:\n    pass\n",
+    )
+    loaded = load_folder(tmp_path)
+    assert ([a.name for a in loaded.agents], loaded.skipped) == (["guarded"], ())
+
+
 def test_strict_stops_at_the_first_entry_that_does_not_load(tmp_path):
     broken_and_good(tmp_path)
     with pytest.raises(LoadFailed) as failed:
@@ -103,7 +119,7 @@ def test_the_command_line_says_each_entry_not_loaded_on_stderr_and_starts_on_the
 
 
 def test_nothing_loaded_exits_2_after_saying_each_entry(tmp_path, capsys):
-    write(tmp_path, "a_broken.py", MISSING_OPTIONAL)
+    write(tmp_path, "a_broken.py", MISSING_OPTIONAL + "agent = Agent(ScriptedChatClient(), name='never')\n")
     write(tmp_path, "b_odd.py", "agent = 42\n")
     assert cli.main([str(tmp_path)]) == 2
     err = capsys.readouterr().err.splitlines()

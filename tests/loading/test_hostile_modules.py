@@ -38,7 +38,7 @@ def workbench(tmp_path: Path, *words: str) -> subprocess.CompletedProcess[str]:
 def test_a_module_that_exits_while_it_loads_is_a_load_error_naming_it(tmp_path, status):
     folder = tmp_path / "agents"
     folder.mkdir()
-    (folder / "leaving.py").write_text(f"import sys\nsys.exit({status})\n")
+    (folder / "leaving.py").write_text(f"import sys\nsys.exit({status})\nagent = None\n")
     result = workbench(tmp_path, "forget", "customer", str(folder), "--yes")
     assert (result.returncode, result.stdout) == (2, ""), result.stderr
     assert result.stderr == (

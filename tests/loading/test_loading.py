@@ -89,7 +89,7 @@ def test_serve_opens_on_the_agents_given_and_refuses_what_is_not_an_agent(capsys
     ("files", "argv", "where", "problem"),
     [
         (
-            {"broken.py": "import no_such_module_here\n"},
+            {"broken.py": "import no_such_module_here\nagent = None\n"},
             ["{dir}", "--strict"],
             "broken.py",
             "ModuleNotFoundError: No module named",
@@ -145,7 +145,7 @@ def test_what_cannot_be_used_stops_the_start_with_one_line_and_exit_2(tmp_path, 
 
 
 def test_a_load_error_shows_hostile_text_literally_and_bounded(tmp_path):
-    write(tmp_path, "loud.py", "raise RuntimeError('\\x1b[2J' + 'x' * 5000)\n")
+    write(tmp_path, "loud.py", "raise RuntimeError('\\x1b[2J' + 'x' * 5000)\nagent = None\n")
     with pytest.raises(LoadFailed) as failed:
         from_folder(tmp_path)
     line = str(failed.value)

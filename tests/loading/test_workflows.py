@@ -165,3 +165,16 @@ def test_what_the_model_saw_says_a_workflows_calls_are_not_recorded_instead_of_n
     said = render_calls("pair_flow", session.last_turn_calls("pair_flow"), session.unrecorded("pair_flow")).plain
     assert said.startswith("No call of the pair_flow pane to show: the pair_flow workflow runs its agents as you built")
     assert "none since the start" not in said
+
+
+def test_a_subfolder_whose_package_exports_nothing_is_read_from_its_workflow_py_as_devui_does(tmp_path):
+    """The framework's workflow_fanout and workflow_declarative samples: an empty __init__.py beside workflow.py."""
+    folder = folder_with(
+        tmp_path, {"fan/__init__.py": '"""A sample."""\n', "fan/workflow.py": pair(), "spam.py": NO_MESSAGE}
+    )
+    loaded = load_folder(folder)
+    assert [(w.name, w.source.endswith("workflow.py")) for w in loaded.workflows] == [("fan", True), ("spam", False)]
+    runtime = session_over(folder).runtime
+    listed = asyncio.run(runtime.remembered())
+    items = {item.name: item.description for system in listed.systems for item in system.items}
+    assert items["spam"] == "the spam workflow runs no agent (its executors: pre): what they keep is not known"

@@ -514,9 +514,14 @@ class AgentRuntime:
         own = {name for name, agent in self._loaded.items() if own_history(agent)}
         held = await self.histories.held({n: slot.session for n, slot in self._slots.items() if n not in own})
         for flow in self._workflows.values():
-            for executor, messages in await flow.conversations():
+            conversations = await flow.conversations()
+            for executor, messages in conversations:
                 what = f"the {executor} agent's session in the {flow.name} workflow: {len(messages):,} message(s)"
                 held.append(HeldItem("history", f"{flow.name}/{executor}", what, history_text(messages)))
+            if not conversations:  # listed all the same: a workflow is never dropped in silence
+                ids = ", ".join(e.id for e in flow.workflow.get_executors_list())
+                what = f"the {flow.name} workflow runs no agent (its executors: {ids}): what they keep is not known"
+                held.append(HeldItem("history", flow.name, what, ""))
         for name in own:
             if not any(isinstance(p, InMemoryHistoryProvider) for p in self._loaded[name].context_providers):
                 continue  # kept elsewhere (a file, a server): its recognised memory lists it

@@ -41,11 +41,29 @@ class ReplyFiltered(UnusableReply):
         super().__init__(CONTENT_FILTERED)
 
 
-class ReplyCutOff(UnusableReply):
-    """A model reply ended at the token limit: it is incomplete and is not kept."""
+LOOPED = (
+    "the reply was cut off at the token limit (finish_reason=length) while repeating itself: the model loops, "
+    "and a higher --max-tokens only lets it loop longer; it needs a larger model (--model), or a repetition "
+    "penalty on the server (llama.cpp --repeat-penalty, Ollama repeat_penalty, vLLM repetition_penalty)"
+)
+# A reply loops when its words are mostly the same few phrases: fewer distinct word 4-grams than this share.
+LOOPING_SHARE = 0.5
+LOOPING_WORDS = 40  # shorter replies are never called looping
 
-    def __init__(self) -> None:
-        super().__init__(CUT_OFF)
+
+def loops(reply: str) -> bool:
+    """Whether `reply` repeats itself (SmolLM2 answered "customer=Fabrikam 2040" over and over until the limit)."""
+    words = reply.split()
+    grams = list(zip(words, words[1:], words[2:], words[3:], strict=False))
+    return len(words) >= LOOPING_WORDS and len(set(grams)) < LOOPING_SHARE * len(grams)
+
+
+class ReplyCutOff(UnusableReply):
+    """A model reply ended at the token limit: it is incomplete and is not kept. The advice depends on
+    what it said: a reply that loops needs a model or a server setting, not more tokens."""
+
+    def __init__(self, reply: str = "") -> None:
+        super().__init__(LOOPED if loops(reply) else CUT_OFF)
 
 
 class ReplyIncomplete(UnusableReply):

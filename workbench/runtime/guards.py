@@ -30,7 +30,7 @@ def check_answer(response: ChatResponse[Any], *, streamed: bool) -> None:
     sends) or said nothing. An empty non-streamed message is left to its caller, which names what
     it expected (the writer's JSON, a summary)."""
     if response.finish_reason == "length":
-        raise ReplyCutOff()
+        raise ReplyCutOff(response.text or "")
     if response.finish_reason == "content_filter":
         raise ReplyFiltered()
     if not streamed:
