@@ -165,6 +165,7 @@ def test_what_the_model_saw_says_a_workflows_calls_are_not_recorded_instead_of_n
     said = render_calls("pair_flow", session.last_turn_calls("pair_flow"), session.unrecorded("pair_flow")).plain
     assert said.startswith("No call of the pair_flow pane to show: the pair_flow workflow runs its agents as you built")
     assert "none since the start" not in said
+    assert session.usage("pair_flow") is None  # the pane's footer says its tokens are unknown, not 0 in / 0 out
 
 
 def test_a_subfolder_whose_package_exports_nothing_is_read_from_its_workflow_py_as_devui_does(tmp_path):

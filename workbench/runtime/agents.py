@@ -549,8 +549,9 @@ class AgentRuntime:
         return self.recall.recalled(name) if self.recall is not None and self.recall_on else []
 
     def usage(self, name: str) -> Usage | None:
-        """Reported usage of every call made for this agent's pane since start; None when unknown."""
-        return self.calls.total(name)
+        """Reported usage of every call made for this agent's pane since start; None when unknown (a
+        workflow's: its calls are not recorded, `unrecorded`)."""
+        return None if name in self._workflows else self.calls.total(name)
 
     def unrecorded(self, name: str) -> str | None:
         """Why a pane's calls are not recorded at all (a workflow's), None when they are."""
