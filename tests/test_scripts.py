@@ -193,6 +193,12 @@ def test_a_key_that_is_not_one_is_a_usage_error(tmp_path):
     assert not (tmp_path / "data").exists()
 
 
+def test_a_look_alike_key_is_refused_naming_its_letter(tmp_path):
+    done = run(tmp_path / "data", "forget", "m\u043edule", "--yes")
+    assert (done.returncode, done.stdout, done.stderr.count("\n")) == (2, "", 1)
+    assert '"m\u043edule" is not a key: it contains U+043E CYRILLIC SMALL LETTER O;' in done.stderr
+
+
 def test_output_whose_reader_went_away_ends_quietly(persisted):
     """`workbench remembered | head -c 10`: the reader is gone before the listing is written."""
     data, _ = persisted

@@ -694,7 +694,8 @@ def run_script_command(
     key: str | None = getattr(args, "key", None)
     contract = contract_config(args)
     if key is not None and not contract.allows(key):
-        say(f"{_quoted(key)} is not a key; the keys: {', '.join(contract.keys)}")
+        foreign = contract.foreign_characters(key)
+        say(f"{_quoted(key)} is not a key{f': {foreign}' if foreign else ''}; the keys: {', '.join(contract.keys)}")
         return 2
     ask = None if command == "remembered" or getattr(args, "yes", False) else _asked
     if ask is not None and not sys.stdin.isatty():

@@ -244,3 +244,15 @@ def test_a_reason_counts_characters_with_thousands_separators():
     turn = memory.begin_turn(text)
     (event,) = memory.admit(turn, declared_candidates(text)).events
     assert [r.detail for r in event.reasons] == ["the value has 1,000 characters; at most 256"]
+
+
+def test_a_writer_that_proposes_a_look_alike_key_has_its_letter_named_as_the_message_path_names_it():
+    """`m\\u043edule` (a Cyrillic o) proposed for `module=Billing`: the batch was rejected with "the message
+    declares no such key", never naming U+043E, which the message's own check names."""
+    memory = WorkingMemory()
+    turn = memory.begin_turn("module=Billing", "support")
+    outcome = memory.admit(turn, [cand("m\u043edule", "Billing", "module=Billing")], T0)
+    (event,) = outcome.events
+    (proposed,) = [r for r in event.reasons if r.key == "m\u043edule"]
+    assert "U+043E CYRILLIC SMALL LETTER O" in proposed.detail
+    assert "U+043E CYRILLIC SMALL LETTER O" in WorkingMemory().contract.explain_key("m\u043edule")  # the one wording

@@ -71,6 +71,9 @@ async def test_the_app_reads_the_contract_from_the_session():
         assert "keys: owner, region, service" in f"{app.title} {app.sub_title}"
         await say(pilot, "support", "forget module")
         assert any('"module" is not a key. Keys: owner, region, service.' in n.message for n in app._notifications)
+        await say(pilot, "support", "forget regi\u043en")  # a look-alike letter is named, as everywhere
+        named = '"regi\u043en" is not a key: it contains U+043E CYRILLIC SMALL LETTER O; keys are matched'
+        assert any(n.message.startswith(named) for n in app._notifications)
 
 
 async def test_the_forget_question_and_f3_show_a_value_as_long_as_the_contract_allows():

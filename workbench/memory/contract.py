@@ -222,14 +222,22 @@ class Contract:
         )
 
     def explain_key(self, key: str) -> str:
-        """Why `key` is not an allowed key, naming any invisible or look-alike characters in it
-        (the first few: a key is an echo of what a user or model wrote, and echoes are bounded)."""
-        foreign = list(dict.fromkeys(ch for ch in key if not (ch.isascii() and (ch.isalnum() or ch == "_"))))
-        if foreign:
-            names = ", ".join(f"U+{ord(ch):04X} {unicodedata.name(ch, 'unnamed character')}" for ch in foreign[:4])
-            more = f" and {len(foreign) - 4:,} other characters" if len(foreign) > 4 else ""
-            return f"not an allowed key: it contains {names}{more}; keys are matched character for character"
+        """Why `key` is not an allowed key, naming any invisible or look-alike characters in it."""
+        if foreign := self.foreign_characters(key):
+            return f"not an allowed key: {foreign}"
         return f"not an allowed key (allowed: {', '.join(self.keys)})"
+
+    @staticmethod
+    def foreign_characters(key: str) -> str | None:
+        """The invisible or look-alike characters in `key` named, as every surface says them (the
+        message's check, the writer's batch, a forget from the app or a script), or None when it has
+        none. The first few: a key is an echo of what a user or model wrote, and echoes are bounded."""
+        foreign = list(dict.fromkeys(ch for ch in key if not (ch.isascii() and (ch.isalnum() or ch == "_"))))
+        if not foreign:
+            return None
+        names = ", ".join(f"U+{ord(ch):04X} {unicodedata.name(ch, 'unnamed character')}" for ch in foreign[:4])
+        more = f" and {len(foreign) - 4:,} other characters" if len(foreign) > 4 else ""
+        return f"it contains {names}{more}; keys are matched character for character"
 
 
 SEED = Contract(tuple(ALLOWED_KEYS))

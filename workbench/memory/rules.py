@@ -105,12 +105,10 @@ def check_declarations(parsed: ParsedMessage, candidates: Sequence[FactCandidate
     proposed = {c.key for c in candidates}
     for candidate in candidates:
         if candidate.key not in declared:
+            foreign = contract.foreign_characters(candidate.key)  # a look-alike of a key the message declares
+            detail = "the message declares no such key" + (f": {foreign}" if foreign else "")
             reasons.append(
-                Reason(
-                    ReasonCode.DECLARATION_MISMATCH,
-                    candidate.key,
-                    "the message declares no such key: no guessed fact is admitted",
-                )
+                Reason(ReasonCode.DECLARATION_MISMATCH, candidate.key, f"{detail}: no guessed fact is admitted")
             )
         elif candidate.value != declared[candidate.key]:
             reasons.append(

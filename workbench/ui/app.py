@@ -477,7 +477,8 @@ class WorkbenchApp(App[None]):
             await pane.notice("\n".join(lines))
         elif command.key is not None and not self.session.contract.allows(command.key):
             self.notify(
-                f"{quoted(command.key, MAX_KEY_ECHO)} is not a key. Keys: {', '.join(self.session.contract.keys)}.",
+                f"{quoted(command.key, MAX_KEY_ECHO)} is not a key{self._foreign(command.key)}. "
+                f"Keys: {', '.join(self.session.contract.keys)}.",
                 title="Nothing forgotten",
                 severity="error",
                 markup=False,
@@ -486,6 +487,10 @@ class WorkbenchApp(App[None]):
             await self.ask_to_forget(None)
         else:  # asked even when no fact holds the key now: its values may be in a history or another memory
             await self.ask_to_forget([command.key], {command.key: [f.value for f in facts if f.key == command.key]})
+
+    def _foreign(self, key: str) -> str:
+        foreign = self.session.contract.foreign_characters(key)
+        return f": {foreign}" if foreign else ""
 
     @on(ForgetRequested)
     async def _forget_requested(self, request: ForgetRequested) -> None:
