@@ -52,6 +52,7 @@ def test_each_setting_left_out_is_the_seeds(tmp_path):
         ("[contract]\nmax_facts = '5'\n", "contract.max_facts: Input should be a valid integer"),
         ("[contract]\nkeys = ['a b']\n", 'the key "a b" is not an ASCII identifier of at most 32 characters'),
         ("[contract]\nkeys = []\n", "a contract declares 1 to 32 keys, not 0"),
+        ("[contract]\nkeys = ['a', 'b', 'a']\n", '"a" given more than once; give each key once'),
         ("[contract]\nmax_facts = 21\n", "max_facts is a whole number from 1 to 20, not 21"),
         ("[contract]\nmax_value_chars = 5000\n", "max_value_chars is a whole number from 1 to 4,000, not 5000"),
     ],
@@ -69,6 +70,7 @@ def test_a_bad_file_stops_the_start_with_one_line_naming_it(tmp_path, monkeypatc
     ("options", "problem"),
     [
         (["--keys", "service,,region"], '--keys: an empty key in "service,,region"'),
+        (["--keys", "module,region,module"], '--keys: "module" given more than once; give each key once'),
         (["--keys", ","], "--keys: takes the contract's keys separated by commas"),
         (["--keys", "service,régión"], '--keys: the key "régión" is not an ASCII identifier'),
         (["--keys", ",".join(f"k{n}" for n in range(33))], "--keys: a contract declares 1 to 32 keys, not 33"),

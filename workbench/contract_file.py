@@ -45,6 +45,8 @@ def declared_contract(config: str | None, keys: str | None, folders: Sequence[Pa
     if table is None and option is None:
         return SEED
     given = table or _Table()
+    if given.keys is not None and option is None:
+        _each_once(given.keys, str(path))
     try:  # each setting left out is the seed's
         return Contract(
             option or (SEED.keys if given.keys is None else tuple(given.keys)),
@@ -71,10 +73,18 @@ def _keys_option(text: str) -> tuple[str, ...]:
         raise ContractFileError("--keys: takes the contract's keys separated by commas, e.g. --keys service,region")
     if "" in keys:
         raise ContractFileError(f"--keys: an empty key in {quoted(text, 80)}; separate the keys by single commas")
+    _each_once(keys, "--keys")
     try:
         return Contract(tuple(keys)).keys
     except ContractError as exc:
         raise ContractFileError(f"--keys: {exc}") from None
+
+
+def _each_once(keys: Sequence[str], where: str) -> None:
+    """A key given twice is refused: `--keys module,module` was read as one key, in silence."""
+    if twice := sorted({key for key in keys if keys.count(key) > 1}):
+        named = ", ".join(quoted(key, 40) for key in twice[:4])
+        raise ContractFileError(f"{where}: {named} given more than once; give each key once")
 
 
 def _read(path: Path) -> _Table:
