@@ -101,3 +101,13 @@ def test_ctrl_c_while_your_agents_import_is_one_line_and_status_130(tmp_path):
         started.send_signal(signal.SIGINT)
         out, err = started.communicate(timeout=60)
     assert (started.returncode, out, err) == (command.INTERRUPTED, "", "workbench: interrupted (Ctrl+C)\n")
+
+
+def test_a_recall_file_in_a_folder_that_does_not_exist_is_refused_in_one_line_and_nothing_is_created(tmp_path, capsys):
+    """`--recall-store /nonexistent/dir/recall.duckdb` made the whole tree of folders without a word."""
+    store = tmp_path / "no" / "such" / "recall.duckdb"
+    for command_words in ([], ["remembered"], ["drift"]):
+        assert command.main(["--recall", "--recall-store", str(store), *command_words]) == 2
+        err = capsys.readouterr().err
+        assert err.count("\n") == 1 and f'--recall-store: the folder "{store.parent}" does not exist' in err
+    assert not (tmp_path / "no").exists()

@@ -66,6 +66,15 @@ class RecallConfig:
         OPENAI_BASE_URL), else OpenAI; the key is OPENAI_API_KEY, as for the chat model. When the chat
         model is on Azure OpenAI, the embedding deployment (--embedding-model, else
         AZURE_OPENAI_EMBEDDING_DEPLOYMENT_NAME) is on the same resource, signed in the same way."""
+        if store is not None and store != MEMORY_STORE and not is_connection_url(store):
+            folder = Path(store).expanduser().parent
+            if not folder.is_dir():  # a mistyped path made a tree of folders, in silence
+                from workbench.memory.shown import quoted
+
+                raise ConfigError(
+                    f"--recall-store: the folder {quoted(str(folder), 200)} does not exist; create it first, or name "
+                    "a file in a folder that does (workbench creates only its own data directory)"
+                )
         if embedding_base_url and not embedding_model:
             raise ConfigError("--embedding-base-url needs --embedding-model: name the model that server serves")
         if chat is not None and chat.azure is not None and not embedding_base_url:
