@@ -670,7 +670,7 @@ def load(args: argparse.Namespace, given: Sequence[object] = ()) -> Loaded:
     loaded = [*folder.agents, *from_objects(given)]
     agents = checked([*loaded, *(agent for reference in references for agent in from_reference(reference))])
     checked(agents, folder.workflows)
-    return Loaded(agents, folder.workflows, folder.skipped)
+    return Loaded(agents, folder.workflows, folder.skipped, folder.root)
 
 
 def run_script_command(
@@ -971,6 +971,7 @@ def build_app(
         notice=found.notice(),
         labels=labels,
         hints=hints,
+        workflows=[flow.name for flow in workflows],
     )
 
 

@@ -47,6 +47,7 @@ EXPORTS = ("agent", "agents")
 WORKFLOW_EXPORTS = ("workflow",)  # as DevUI: an entry's module exporting `workflow`
 MAX_NAME_CHARS = 40  # a pane's title, a holder's name in the forget's report
 _PROBLEM_CHARS = 300  # how much of an import error's message the one line carries
+_NOTICE_CHARS = 100  # how much of it the app's notice carries
 
 
 class LoadFailed(Exception):
@@ -102,6 +103,7 @@ class Loaded:
     agents: tuple[LoadedAgent, ...] = ()
     workflows: tuple[LoadedWorkflow, ...] = ()
     skipped: tuple[LoadFailed, ...] = ()
+    root: Path | None = None  # the folder, when loaded from one: the notice names its entries under it
 
     @property
     def names(self) -> tuple[str, ...]:
@@ -109,13 +111,22 @@ class Loaded:
         return (*(a.name for a in self.agents), *(w.name for w in self.workflows))
 
     def notice(self) -> str | None:
-        """What the app says once it opens, in lines: each entry not loaded, and each name the workbench
-        gave; None when there is nothing to say."""
-        lines = [f"not loaded: {failed}" for failed in self.skipped]
+        """What the app says once it opens, in short lines: each entry not loaded (its file under the folder,
+        its reason cut to `_NOTICE_CHARS`: stderr and What is remembered have them whole), each name the
+        workbench gave, each workflow a message cannot start; None when there is nothing to say."""
+        lines = [f"not loaded: {self._short(f.where)}: {visible(clip(f.problem, _NOTICE_CHARS))}" for f in self.skipped]
+        if self.skipped:
+            lines.append("(each in full on stderr and in What is remembered, F3)")
         lines += [f"named {item.label}" for item in self.agents if item.named_by]
         lines += [f"named {flow.label}" for flow in self.workflows if flow.named_by]
-        lines += [f"workflow {w.label}: {w.cannot_run}" for w in self.workflows if w.cannot_run]
+        lines += [f"workflow {w.label}: cannot start from a pane" for w in self.workflows if w.cannot_run]
         return "\n".join(lines) or None
+
+    def _short(self, where: str) -> str:
+        path = Path(where)
+        if self.root is not None and path.is_relative_to(self.root):
+            return visible(path.relative_to(self.root).as_posix())
+        return visible(where)
 
 
 def from_folder(path: Path) -> tuple[LoadedAgent, ...]:
@@ -168,7 +179,7 @@ def load_folder(path: Path, *, strict: bool = False) -> Loaded:
             str(path),
             "exports no agent: no subfolder with an __init__.py or .py file defines agent, agents or workflow",
         )
-    return Loaded(tuple(agents), tuple(workflows), tuple(skipped))
+    return Loaded(tuple(agents), tuple(workflows), tuple(skipped), folder)
 
 
 def from_reference(reference: str) -> tuple[LoadedAgent, ...]:

@@ -60,7 +60,13 @@ def test_a_folder_loads_every_entry_that_loads_and_names_each_one_that_does_not(
     ]
     notice = loaded.notice()
     assert notice is not None
-    assert notice.splitlines() == [*(f"not loaded: {line}" for line in lines), "named weather_agent (folder name)"]
+    shown = notice.splitlines()
+    assert shown[:2] == [
+        "not loaded: a_broken/__init__.py: ModuleNotFoundError: No module named 'agent_framework_lab_not_installed'",
+        "not loaded: c_odd.py: a builtins.int is not an Agent Framework Agent",
+    ]
+    assert shown[2].startswith("not loaded: d_twin.py: two agents are named 'good'") and "[cut: " in shown[2]
+    assert shown[3:] == ["(each in full on stderr and in What is remembered, F3)", "named weather_agent (folder name)"]
 
 
 def test_a_file_that_binds_no_export_is_not_imported_as_devui_reads_it(tmp_path):

@@ -8,7 +8,7 @@ from __future__ import annotations
 import asyncio
 import shlex
 import signal
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Protocol, runtime_checkable
@@ -106,6 +106,7 @@ class WorkbenchApp(App[None]):
         notice: str | None = None,
         labels: Mapping[str, str] | None = None,
         hints: Mapping[str, str] | None = None,
+        workflows: Collection[str] = (),
     ) -> None:
         """Give an assembled session (`workbench.session.assemble`), or `start`, which assembles one
         right after the first frame, so the window opens before Agent Framework and pydantic have loaded;
@@ -113,13 +114,14 @@ class WorkbenchApp(App[None]):
         with other agents gets their panes when it connects. `notice`: what loading the user's agents has to
         say (entries not loaded, names the workbench gave), shown once the window opens; `labels`: a pane's
         title where it is not its agent's name alone ("weather_agent (folder name)", a workflow's); `hints`: a
-        pane's hint where it is not an agent's (a workflow's)."""
+        pane's hint where it is not an agent's (a workflow's); `workflows`: the panes a workflow answers in."""
         if (session is None) == (start is None):
             raise ValueError("give the app a session, or a way to start one")
         super().__init__()
         self._built, self._start = session, start
         self._agents = tuple(session.agent_names if session is not None else agents or BUILT_IN)
         self._notice, self._labels, self._hints = notice, dict(labels or {}), dict(hints or {})
+        self._workflows = frozenset(workflows)
         self._pane_box: Panes | None = None
         self._session: SessionController | None = None
         self._start_error: str | None = None
@@ -161,6 +163,7 @@ class WorkbenchApp(App[None]):
                     scheduler=self.scheduler,
                     focused=focused,
                     id=pane_id,
+                    kind="workflow" if agent in self._workflows else "agent",
                 )
             )
         return panes

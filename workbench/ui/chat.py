@@ -206,11 +206,14 @@ class ChatPane(Vertical):
         scheduler: PauseScheduler | None = None,
         focused: bool = False,
         id: str | None = None,
+        kind: str = "agent",
     ) -> None:
         """`focused`: the pane the focus starts in, drawn as focused from its first frame. `title` is
-        shown as given (an agent's name is not markup)."""
+        shown as given (an agent's name is not markup). `kind`: what answers in it, "agent" or "workflow"
+        (a failure says "the pair_flow workflow's run failed")."""
         super().__init__(id=id, classes="chat-pane -focused" if focused else "chat-pane")
         self.agent = agent
+        self.kind = kind
         self.scheduler = scheduler or PauseScheduler(TypingClock(), self._run_lane)
         self.border_title = Content(title)
         self._placeholder = placeholder
@@ -405,12 +408,12 @@ class ChatPane(Vertical):
             await self.notice(f"Cancelled. Nothing from this turn was stored.{again}", kind="error")
         elif outcome is not None:
             error = outcome.result.error
-            ended = f"The {self.agent} agent's call failed: {error}."
+            ended = f"The {self.agent} {self.kind}'s {'call' if self.kind == 'agent' else 'run'} failed: {error}."
             applied = any(update.outcome.applied for update in outcome.memory)
             await self.notice(
                 (UNFINISHED_APPLIED.format(ended=ended) if applied else f"{ended} {UNCHANGED}") + again, kind="error"
             )
-            self.notify(visible(error), title=f"{self.agent} agent failed", severity="error", markup=False)
+            self.notify(visible(error), title=f"{self.agent} {self.kind} failed", severity="error", markup=False)
         elif again:  # stopped by an unexpected error (`failed` says which)
             await self.notice(SEND_AGAIN.capitalize(), kind="error")
         await self._end_turn(reply, None)

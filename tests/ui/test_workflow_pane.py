@@ -1,0 +1,52 @@
+"""A workflow's pane as a user sees it: titled as a workflow, its agents' outputs streamed in by
+executor, the facts shared; a workflow a message cannot start says why in its pane, as a workflow
+(not as an agent's failed call); the notice lists what did not load."""
+
+from pathlib import Path
+from typing import Any
+
+from tests.loading.test_workflows import NO_MESSAGE, folder_with, pair, session_over
+from tests.ui.helpers import say
+from workbench.loading import load_folder
+from workbench.ui.app import WorkbenchApp
+from workbench.ui.chat import ChatPane, Notice
+from workbench.ui.replies import AgentAnswer
+
+
+def app_over(folder: Path) -> WorkbenchApp:
+    loaded = load_folder(folder)
+    flows = loaded.workflows
+    return WorkbenchApp(
+        session_over(folder),
+        notice=loaded.notice(),
+        labels={flow.name: f"{flow.label} · workflow" for flow in flows},
+        workflows=[flow.name for flow in flows],
+    )
+
+
+async def test_a_workflow_answers_in_its_pane_and_one_that_cannot_start_says_why(tmp_path, monkeypatch):
+    folder = folder_with(
+        tmp_path,
+        {"pair_flow/__init__.py": pair(), "spam.py": NO_MESSAGE, "broken.py": "import not_installed_here\nagent = 1\n"},
+    )
+    app = app_over(folder)
+    notices: list[str] = []
+    notify = app.notify
+
+    def noted(message: str, **how: Any) -> None:
+        notices.append(message)
+        notify(message, **how)
+
+    monkeypatch.setattr(app, "notify", noted)
+    async with app.run_test(size=(140, 40)) as pilot:
+        await pilot.pause()
+        titles = [str(pane.border_title) for pane in app.query(ChatPane)]
+        assert titles == ["pair_flow (folder name) · workflow", "spam (module name) · workflow"]
+        assert any(m.startswith("not loaded: broken.py: ModuleNotFoundError") for m in notices)
+        await say(pilot, "pair_flow", "customer=Contoso Ltd 7731; hello")
+        [answer] = app.pane("pair_flow").query(AgentAnswer)
+        assert answer.text.startswith("**drafter**: ") and "\n\n**checker**: " in answer.text
+        assert [f.key for f in app.session.snapshot().facts] == ["customer"]
+        await say(pilot, "spam", "is this spam?")
+        shown = " ".join(n.text for n in app.pane("spam").query(Notice))
+        assert "The spam workflow's run failed: its first executor takes EmailRequest, not a message" in shown
