@@ -287,3 +287,42 @@ def test_what_the_forget_cannot_take_out_is_scrubbed_and_what_it_cannot_change_i
     assert notes.last == "customer=(forgotten); module=Billing"
     assert notes.kept == {"note": "met (forgotten) today", "other": "stays"} and notes.raw == []
     assert notes.frozen == ("stays",)
+
+
+@pytest.mark.parametrize("barrier", [True, False], ids=["barrier", "without-it"])
+def test_a_turn_running_through_the_forget_leaves_no_value_in_a_file_history_either(tmp_path, monkeypatch, barrier):
+    """A provider the workbench knows (`FileHistoryProvider`): the turn's messages are appended to its old
+    session's file after the forget rewrote the files; once the turn ends the forget is applied again, and
+    no byte of any file holds the value."""
+    from agent_framework import Agent, FileHistoryProvider
+
+    from workbench import ScriptedChatClient
+
+    history: Any = FileHistoryProvider(tmp_path / "history")
+    agent = Agent(ScriptedChatClient(), "You help.", name="mine", context_providers=[history])
+    runtime = assemble(build_models(ModelConfig()), agents=[agent], writer=WriterKind.HOST).runtime
+    saving = history.save_messages
+    forgot, held = asyncio.Event(), asyncio.Event()
+
+    async def late_save(*args, **kwargs):
+        held.set()
+        await forgot.wait()
+        await saving(*args, **kwargs)
+
+    history.save_messages = late_save
+    if not barrier:
+        monkeypatch.setattr(type(runtime.forgetting), "turn_ended", lambda self, turn: [])
+
+    def holding() -> list[str]:
+        return [p.name for p in (tmp_path / "history").rglob("*") if p.is_file() and VALUE.encode() in p.read_bytes()]
+
+    async def story() -> None:
+        turn = asyncio.create_task(runtime.ask("mine", f"customer={VALUE}"))
+        await held.wait()  # the turn is saving its messages: the forget comes now
+        assert not (await runtime.forget("customer")).failures
+        forgot.set()
+        assert (await turn).ok
+        assert (holding() == []) is barrier
+        assert (residue([VALUE], runtime) == {}) is barrier
+
+    asyncio.run(story())

@@ -42,6 +42,14 @@ class OnTheirAgents:
     def recalled(self, agent: str) -> list[RecalledMessage]:
         return []
 
+    async def forget(self, plan: ForgetPlan) -> int:
+        raise NotImplementedError
+
+    async def again(self, plan: ForgetPlan) -> int:
+        """A turn that ran through a forget has ended: its provider wrote on the old session after the
+        forget (a history line, a memory file), so the forget is applied again (`Forgetting.again`)."""
+        return await self.forget(plan)
+
 
 class FileBackedMemory(ABC):
     """An `AgentMemory` (workbench.runtime.memories) whose every byte lives in files under `root`."""

@@ -203,9 +203,10 @@ class KeepsOutside(Protocol):
 @runtime_checkable
 class WrittenDuringTurns(Protocol):
     """A holder a turn running during a forget may still write to after it (a provider on the user's
-    agents): `again` applies the plan to what it holds once that turn has ended (`Forgetting.turn_ended`)."""
+    agents, which the turn runs on its old session): `again` applies the plan to what it holds once that
+    turn has ended (`Forgetting.again`)."""
 
-    def again(self, plan: ForgetPlan) -> int: ...
+    async def again(self, plan: ForgetPlan) -> int: ...
 
 
 @runtime_checkable
@@ -377,15 +378,28 @@ class Forgetting:
         self._running[self._turns] = []
         return self._turns
 
-    def turn_ended(self, turn: int) -> int:
-        """Turn `turn` ended: each forget applied while it ran is applied again to the holders it may have
-        written to after that forget (`WrittenDuringTurns`); how many places that cleared. A forget is a
-        barrier for what the turn wrote too."""
+    def turn_ended(self, turn: int) -> list[ForgetPlan]:
+        """Turn `turn` ended: the plans of the forgets applied while it ran (nearly always none), for `again`."""
+        return self._running.pop(turn, [])
+
+    async def again(self, plans: Iterable[ForgetPlan]) -> int:
+        """Apply each of `plans` again, one forget at a time, to the holders a turn that ran through it may
+        have written to after it (`WrittenDuringTurns`): a forget is a barrier for what that turn wrote
+        too. How many places (or the holders' units) that cleared; a holder that fails is said in the
+        ledger, as a forget says it."""
         cleared = 0
-        for plan in self._running.pop(turn, []):
-            for holder in list(self._holders):
-                if isinstance(holder, WrittenDuringTurns):
-                    cleared += holder.again(plan)
+        async with self._one_at_a_time:
+            for plan in plans:
+                for holder in list(self._holders):
+                    if not isinstance(holder, WrittenDuringTurns):
+                        continue
+                    try:
+                        cleared += await holder.again(plan)
+                    except NotReached:
+                        continue
+                    except Exception as exc:
+                        why = _failure(plan, exc)
+                        self._memory.note(f"after a turn that ran through a forget, {holder.name} NOT reached ({why})")
         return cleared
 
     async def _forget(self, key: str | None, completing: bool) -> ForgetReport:

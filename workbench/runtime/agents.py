@@ -364,8 +364,11 @@ class AgentRuntime:
         try:
             result = await self._turn(self._slots[name], name, text, on_text)
         finally:
-            self.forgetting.turn_ended(running)  # what the turn wrote after a forget it ran through goes too
-            self._sessions_changed()
+            try:
+                if plans := self.forgetting.turn_ended(running):  # what it wrote after a forget it ran through goes
+                    await asyncio.shield(self.forgetting.again(plans))
+            finally:
+                self._sessions_changed()
         persisted = self.histories.persisted
         return replace(result, unsaved=persisted.failure) if persisted is not None and persisted.failure else result
 

@@ -20,7 +20,7 @@ list, a set or a dict that holds a value is taken out (a message of a history, a
 string held by an attribute, or by a dict entry with more text than the value, is scrubbed as every
 holder scrubs (`ForgetPlan.scrub`). Then it looks again, and a place that still holds a value is
 reported as such (`StillHolds`). A turn that was running during the forget writes after it: the forget
-clears what it wrote once it ends (`Forgetting.turn_ended` calls `again`)."""
+clears what it wrote once it ends (`Forgetting.again`)."""
 
 from __future__ import annotations
 
@@ -369,15 +369,18 @@ class InProcess:
         earlier, self._seen = self._seen, []
         states = [(s.session_id, s.state.get(self.source_id)) for s in earlier]
         cleared = sum(_scrubbed(state, plan, set()) for _, state in states if state is not None)
-        cleared += self.again(plan)
+        cleared += self._again(plan)
         if still := self.still_holding(plan):
             more = f" and {len(still) - _PLACES_NAMED:,} more" if len(still) > _PLACES_NAMED else ""
             raise StillHolds(f"{', '.join(still[:_PLACES_NAMED])}{more}")
         return cleared
 
-    def again(self, plan: ForgetPlan) -> int:
-        """Apply `plan` to what it holds now (after a turn that ran during the forget ended): how many
-        places it cleared."""
+    async def again(self, plan: ForgetPlan) -> int:
+        """Apply `plan` to what it holds now (a turn that ran through the forget has ended): how many places
+        it cleared."""
+        return self._again(plan)
+
+    def _again(self, plan: ForgetPlan) -> int:
         seen: set[int] = set()
         cleared = sum(_scrubbed(state, plan, seen) for _, state in self._states())
         return cleared + _scrubbed(self.provider, plan, seen)
