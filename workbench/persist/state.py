@@ -292,7 +292,7 @@ def _check(path: Path) -> None:
         try:
             (check,) = db.execute("PRAGMA quick_check").fetchone()
             if check != "ok":
-                raise SavedFileError(f"{path} is damaged ({check}); move it away to start afresh")
+                raise SavedFileError(f"{path} is damaged ({_first_problem(check)}); move it away to start afresh")
             tables = {name for (name,) in db.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
             found = db.execute("SELECT value FROM meta WHERE name = 'format'").fetchone() if "meta" in tables else None
             running = "meta" in tables and db.execute("SELECT value FROM meta WHERE name = 'open'").fetchone() == ("1",)
@@ -317,13 +317,22 @@ def _check(path: Path) -> None:
     if found[0] != str(FORMAT):
         raise SavedFileError(
             f"{path} is not a saved workbench state this version can read "
-            f"(format {found[0]}, this version reads {FORMAT})"
+            f"(format {found[0]}, this version reads {FORMAT}); open it with the version that wrote it, or move "
+            "it away to start afresh"
         )
     if running and not log.exists():  # a kill leaves the log beside it, even empty; a quit marks it closed
         raise SavedFileError(
             f"{path} was copied while a workbench had it open, or its log {log.name} was lost: the latest turns "
             f"may be missing from it; put its log back beside it, or copy it again after the workbench quits"
         )
+
+
+def _first_problem(check: str) -> str:
+    """SQLite's quick_check report in one line: its first problem and how many more (the report opens
+    with a "*** in database main ***" line; a line of it alone was all the refusal said)."""
+    problems = [line.strip() for line in check.splitlines() if line.strip() and not line.startswith("***")]
+    more = f", and {len(problems) - 1:,} other problem(s)" if len(problems) > 1 else ""
+    return f"{problems[0]}{more}" if problems else check.strip()
 
 
 def _refused(path: Path, exc: sqlite3.Error) -> SavedFileError:
