@@ -8,6 +8,7 @@ what it cannot see."""
 from __future__ import annotations
 
 import asyncio
+import io
 import json
 import os
 import subprocess
@@ -324,5 +325,33 @@ def test_a_turn_running_through_the_forget_leaves_no_value_in_a_file_history_eit
         assert (await turn).ok
         assert (holding() == []) is barrier
         assert (residue([VALUE], runtime) == {}) is barrier
+
+    asyncio.run(story())
+
+
+def test_f3_says_where_the_value_sits_in_a_provider_the_workbench_does_not_know(samples):
+    from rich.console import Console
+
+    from workbench.ui.remembered_screen import _item, _system
+
+    runtime = session_of("history_sample:agent").runtime
+
+    def drawn(renderable: Any) -> str:
+        console = Console(width=140, record=True, file=io.StringIO())
+        console.print(renderable)
+        return console.export_text()
+
+    async def story() -> None:
+        assert (await runtime.ask("CustomBot", f"customer={VALUE}")).ok
+        listed = await system(runtime, "CustomBot: CustomHistoryProvider")
+        shown = drawn(_system(listed))
+        assert "CustomBot: CustomHistoryProvider CustomHistoryProvider, read in this process" in shown
+        assert f"{InProcess.location} · holds customer" in shown
+        first = drawn(_item(listed.items[0], 256))
+        assert first.startswith("  attribute _storage['") and "].contents[0].text · holds customer" in first
+        assert drawn(_item(listed.items[-1], 256)).startswith("  looked what was looked at · holds no key's value")
+        await runtime.forget("customer")
+        after = drawn(_system(await system(runtime, "CustomBot: CustomHistoryProvider")))
+        assert f"{InProcess.location} · holds no key's value" in after  # said after looking
 
     asyncio.run(story())
