@@ -9,8 +9,9 @@ import textwrap
 from pathlib import Path
 
 import pytest
+from agent_framework import Agent, AgentExecutorResponse, Executor, WorkflowBuilder, WorkflowContext, handler
 
-from workbench import cli
+from workbench import ScriptedChatClient, cli
 from workbench.loading import load_folder
 from workbench.runtime import build_models
 from workbench.runtime.config import ModelConfig, WriterKind
@@ -155,6 +156,34 @@ def test_remembered_lists_a_workflows_agents_from_the_command_line(tmp_path, cap
     assert cli.main(["remembered", str(folder)]) == 0
     out = capsys.readouterr().out
     assert 'history "pair_flow/drafter"' in out and 'history "pair_flow/checker"' in out
+
+
+async def test_a_forget_during_a_workflows_run_leaves_nothing_its_executors_wrote_after_it():
+    """The forget is a barrier for a workflow's turn as for an agent's: what its executors keep after the
+    run it cut through holds no value it forgot."""
+    arrived, release = asyncio.Event(), asyncio.Event()
+
+    class Gate(Executor):
+        @handler
+        async def hold(self, prior: AgentExecutorResponse, ctx: WorkflowContext[AgentExecutorResponse]) -> None:
+            arrived.set()
+            await release.wait()
+            await ctx.send_message(prior)
+
+    drafter = Agent(ScriptedChatClient(), "You draft.", name="drafter")
+    checker = Agent(ScriptedChatClient(), "You check.", name="checker")
+    gate = Gate(id="gate")
+    flow = WorkflowBuilder(start_executor=drafter).add_edge(drafter, gate).add_edge(gate, checker).build()
+    runtime = assemble(build_models(ModelConfig()), workflows=[("gated", flow, None)], writer=WriterKind.HOST).runtime
+    turn = asyncio.ensure_future(runtime.ask("gated", DECLARED))
+    await arrived.wait()  # the drafter has answered: its session holds the value
+    forgetting = asyncio.ensure_future(runtime.forget("customer"))
+    release.set()
+    report, result = await forgetting, await turn
+    assert result.ok and not report.failures
+    held = [text for pane in runtime._workflows.values() for text in await pane.texts()]
+    assert not [text for text in held if "Contoso" in text]
+    assert runtime.memory.facts() == ()  # the turn's declaration came before the forget: not admitted after it
 
 
 def test_what_the_model_saw_says_a_workflows_calls_are_not_recorded_instead_of_none_since_the_start(tmp_path):

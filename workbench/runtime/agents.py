@@ -358,11 +358,12 @@ class AgentRuntime:
         self, name: str, text: str, on_text: TextSink | None, after: Sequence[asyncio.Future[ForgetReport]]
     ) -> TurnResult:
         await self.forgetting.settled(after)
-        if (flow := self._workflows.get(name)) is not None:
-            return await self._workflow_turn(flow, text, on_text)
-        running = self.forgetting.turn_began()
+        running = self.forgetting.turn_began()  # a workflow's turn too: its executors write what it ran through
         try:
-            result = await self._turn(self._slots[name], name, text, on_text)
+            if (flow := self._workflows.get(name)) is not None:
+                result = await self._workflow_turn(flow, text, on_text)
+            else:
+                result = await self._turn(self._slots[name], name, text, on_text)
         finally:
             try:
                 if plans := self.forgetting.turn_ended(running):  # what it wrote after a forget it ran through goes

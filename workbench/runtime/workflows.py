@@ -146,7 +146,8 @@ class WorkflowStopped(Exception):
 @dataclass(frozen=True)
 class WorkflowSessions:
     """The one forget's holder of the workflows' agent executors' sessions and caches: replaced by new,
-    empty ones (as the agents' sessions are), whatever the forget."""
+    empty ones (as the agents' sessions are), whatever the forget; and again after a run that went on
+    through the forget (`again`), so the forget is a barrier for a workflow's turn as for an agent's."""
 
     workflows: tuple[WorkflowPane, ...]
     name: str = "workflow sessions"
@@ -159,3 +160,12 @@ class WorkflowSessions:
 
     async def forget(self, plan: ForgetPlan) -> int:
         return sum([await flow.replace_sessions() for flow in self.workflows])
+
+    async def again(self, plan: ForgetPlan) -> int:
+        """A workflow's run that went on through a forget: what its executors kept after it is replaced
+        too, where it holds a value of the plan (or everything: every executor)."""
+        replaced = 0
+        for flow in self.workflows:
+            if plan.everything or any(plan.holds(text) for text in await flow.texts()):
+                replaced += await flow.replace_sessions()
+        return replaced
