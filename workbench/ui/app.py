@@ -201,8 +201,6 @@ class WorkbenchApp(App[None]):
             loop.remove_signal_handler(handled)
         if self._session is not None:
             self._session.close()  # the state file written whole: a copy of it alone resumes everything
-        if self._session is not None:
-            self._session.close()  # the state file written whole: a copy of it alone resumes everything
 
     def format_title(self, title: str, sub_title: str) -> Content:
         return super().format_title(title, sub_title) if title else Content(sub_title)
