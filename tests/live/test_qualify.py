@@ -232,9 +232,10 @@ async def test_the_report_never_cuts_a_word_in_two_at_any_width(loopback, width)
 
     report = await mismatched_report(loopback)
     assert any("declaration_mismatch" in r.reasons for r in report.results)
-    console = Console(width=width, force_terminal=True, color_system=None, file=io.StringIO())
+    out = io.StringIO()
+    console = Console(width=width, force_terminal=True, color_system=None, file=out)
     console.print(render(report))
-    shown = console.file.getvalue()
+    shown = out.getvalue()
     lines = shown.splitlines()
     assert max(map(len, lines)) <= width
     words = {
@@ -255,10 +256,11 @@ async def test_piped_the_report_has_bounded_lines(loopback):
     from workbench.tables import UNWRAPPED_WIDTH
 
     report = await mismatched_report(loopback)
-    console = Console(width=UNWRAPPED_WIDTH, file=io.StringIO())  # what `report_console` gives a pipe
+    out = io.StringIO()
+    console = Console(width=UNWRAPPED_WIDTH, file=out)  # what `report_console` gives a pipe
     assert not console.is_terminal
     console.print(render(report))
-    lines = console.file.getvalue().splitlines()
+    lines = out.getvalue().splitlines()
     assert max(map(len, lines)) <= PIPED_WIDTH and "declaration_mismatch" in "\n".join(lines)
 
 
