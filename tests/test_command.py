@@ -86,7 +86,7 @@ def test_ctrl_c_while_your_agents_import_is_one_line_and_status_130(tmp_path):
     import subprocess
     import sys
 
-    module = "import sys, time\nsys.__stdout__.write('importing\\n')\nsys.__stdout__.flush()\ntime.sleep(600)\n"
+    module = "import sys, time\nsys.__stdout__.write('importing\\n')\nsys.__stdout__.flush()\ntime.sleep(600)\nagent = None\n"
     (tmp_path / "slow.py").write_text(module)  # its own prints go to stderr (`workbench.loading`): not this
     with subprocess.Popen(
         [sys.executable, "-m", "workbench", str(tmp_path)],
