@@ -81,10 +81,15 @@ def test_the_sample_as_published_is_refused_in_one_line_saying_what_the_provider
     for words, where in ((("--agents", "sample:agent"), "sample:agent"), as_folder):
         result = workbench(tmp_path, redis_server, "remembered", *words)
         assert (result.returncode, result.stdout) == (2, ""), result.stderr
-        assert result.stderr == (
-            f"workbench: {where}: RedisHistoryProvider (agent-framework-redis {version}) needs application_id=... "
+        said = (
+            f"{where}: RedisHistoryProvider (agent-framework-redis {version}) needs application_id=... "
             "for its scoped keys, or key_format='legacy' (deprecated); the framework's sample predates this "
-            f"({REFUSAL})\n"
+            f"({REFUSAL})"
+        )
+        # A folder loads what loads: its entry said as not loaded, then that nothing loaded (exit 2).
+        nothing = f"workbench: {tmp_path}: nothing loaded: 1 entry could not be loaded (each said above)\n"
+        assert result.stderr == (
+            f"workbench: {said}\n" if words[0] == "--agents" else f"workbench: not loaded: {said}\n{nothing}"
         )
 
 
