@@ -290,7 +290,10 @@ def _check(path: Path) -> None:
     try:
         db = sqlite3.connect(uri, uri=True)
         try:
-            (check,) = db.execute("PRAGMA quick_check").fetchone()
+            try:
+                (check,) = db.execute("PRAGMA quick_check").fetchone()
+            except sqlite3.DatabaseError as exc:  # damage the check cannot read past: "malformed"
+                check = str(exc)
             if check != "ok":
                 raise SavedFileError(f"{path} is damaged ({_first_problem(check)}); move it away to start afresh")
             tables = {name for (name,) in db.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
