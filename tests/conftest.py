@@ -69,3 +69,24 @@ def _no_ambient_openai_settings(monkeypatch):
     # identity would ask a closed loopback port, never the cloud's metadata address.
     monkeypatch.setenv("IDENTITY_ENDPOINT", "http://127.0.0.1:9/msi/token")
     monkeypatch.setenv("IDENTITY_HEADER", "tests-never-leave-loopback")
+
+
+@pytest.fixture(autouse=True)
+def _state_files_closed(monkeypatch):
+    """Every state file a test opened is closed when the test ends, as a quit closes it. A runtime a test
+    drops would otherwise leave its SQLite connection to the garbage collector, which Python 3.13 reports
+    as a ResourceWarning in whichever test runs then (the suite fails on warnings). The product's own
+    close at quit is tested by tests/runtime/test_state_file.py."""
+    from workbench.persist.state import StateFile
+
+    opened: list[StateFile] = []
+    open_state = StateFile.__init__
+
+    def tracked(self: StateFile, path: Path) -> None:
+        open_state(self, path)
+        opened.append(self)
+
+    monkeypatch.setattr(StateFile, "__init__", tracked)
+    yield
+    for state in opened:
+        state.close()

@@ -5,6 +5,7 @@ import asyncio
 import io
 import re
 import sqlite3
+from contextlib import closing
 
 import pytest
 from agent_framework import Agent, ContextProvider
@@ -49,7 +50,7 @@ async def test_every_step_resumes_the_history_from_the_files_and_lets_the_direct
     first_agents = dict(policy.agents)
     PersistedSessions(policy.directory).close()  # free between steps: the workbench has quit
 
-    with sqlite3.connect(policy.directory / STATE_FILE) as edited:  # what the next start will read
+    with closing(sqlite3.connect(policy.directory / STATE_FILE)) as edited, edited:  # what the next start reads
         edited.execute("UPDATE messages SET message = replace(message, 'Reporting', 'Edited')")
     await policy.answer(2, "support", "which module?")
     assert "module=Edited" in sent(calls) and "Reporting" not in sent(calls)

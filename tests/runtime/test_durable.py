@@ -5,6 +5,7 @@ a turn asked while a forget runs starts after it and is kept."""
 import asyncio
 import json
 import sqlite3
+from contextlib import closing
 
 import pytest
 
@@ -138,7 +139,7 @@ async def test_a_hand_edited_memory_that_breaks_the_contract_is_refused_whole(tm
     runtime = started(directory)
     assert (await runtime.ask("support", "module=Billing")).ok
     quit_(runtime)
-    with sqlite3.connect(directory / STATE_FILE) as db:
+    with closing(sqlite3.connect(directory / STATE_FILE)) as db, db:
         (text,) = db.execute("SELECT saved FROM memory").fetchone()
         saved = json.loads(text)
         saved["memory"]["facts"] = edit(saved["memory"]["facts"])

@@ -6,6 +6,7 @@ import shutil
 import sqlite3
 import subprocess
 import sys
+from contextlib import closing
 from pathlib import Path
 
 import pytest
@@ -134,7 +135,8 @@ def test_another_apps_database_is_refused_without_being_given_the_schema(tmp_pat
     with pytest.raises(SavedFileError, match=r"is not a workbench state file \(its tables: notes\); move it away"):
         PersistedSessions(directory)
     assert snapshot(directory) == before
-    tables = sqlite3.connect(directory / STATE_FILE).execute("SELECT name FROM sqlite_master").fetchall()
+    with closing(sqlite3.connect(directory / STATE_FILE)) as db:
+        tables = db.execute("SELECT name FROM sqlite_master").fetchall()
     assert tables == [("notes",)]
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sqlite3
+from contextlib import closing
 
 import pytest
 
@@ -39,7 +40,7 @@ def _damaged_page(path):
         damaged[page * 4096 + 10 : page * 4096 + 60] = b"\xff" * 50
         path.write_bytes(bytes(damaged))
         try:
-            with sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro&immutable=1", uri=True) as db:
+            with closing(sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro&immutable=1", uri=True)) as db:
                 if db.execute("PRAGMA quick_check").fetchone()[0].startswith("*** in database main ***\n"):
                     return True
         except sqlite3.DatabaseError:
@@ -50,7 +51,7 @@ def _damaged_page(path):
 def test_a_state_file_of_another_format_is_refused_with_its_way_out(tmp_path):
     path = tmp_path / "state.sqlite"
     StateFile(path).close()
-    with sqlite3.connect(path) as db:
+    with closing(sqlite3.connect(path)) as db, db:
         db.execute("UPDATE meta SET value = '99' WHERE name = 'format'")
     db.close()
     with pytest.raises(ValueError) as refused:

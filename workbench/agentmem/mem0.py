@@ -25,6 +25,7 @@ import math
 import os
 import sqlite3
 import sys
+import warnings
 from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -123,7 +124,12 @@ class Mem0Memory:
             },
             history_db_path=str(self.directory / HISTORY_FILE),
         )
-        memory = AsyncMemory(config)
+        with warnings.catch_warnings():
+            # qdrant-client's local mode opens a probe connection to SQLite ':memory:' and leaves it to the
+            # garbage collector (qdrant_client/local/persistence.py, `with sqlite3.connect(...)` closes
+            # nothing); Python 3.13 warns of it (ResourceWarning) at once, here.
+            warnings.filterwarnings("ignore", "unclosed database", ResourceWarning)
+            memory = AsyncMemory(config)
         # mem0 builds its OpenAI clients with no timeout and an environment override
         # (OPENAI_BASE_URL); these are the app's, bounded by --timeout, and their requests recorded.
         memory.llm.client = RecordedOpenAI(llm_client, self.config.model, purpose=MEM0_CALL)
