@@ -124,7 +124,7 @@ def check(folder: Path, requirements: Path) -> bool:
     if not typed:
         print(typing_output)
     tested, test_output = run(
-        "the suite", [python, "-m", "pytest", "-n", "auto", "-p", "no:cacheprovider", "-q", "-rfE",
+        "the suite", [python, "-m", "pytest", "-n", "auto", "-p", "no:cacheprovider", "-rfE",
                       "--deselect", LEFT_OUT], env)  # fmt: skip
     failures = [line for line in test_output.splitlines() if line.startswith(("FAILED ", "ERROR "))]
     summary = [line for line in test_output.splitlines() if re.search(r"\d+ (passed|failed|error)", line)]
