@@ -4,36 +4,16 @@ remembered); the start stops only when nothing loads, or at the first failure wi
 without a name takes its entry's name, said as such."""
 
 import sys
-import textwrap
 from pathlib import Path
 
 import pytest
 
+from tests.loading.helpers import _fresh_modules  # noqa: F401  (the fixture, used by every test here)
+from tests.loading.test_loading import write
 from workbench import cli
 from workbench.loading import LoadFailed, load_folder
 
-SCRIPTED_AGENT = """
-from agent_framework import Agent
-from workbench import ScriptedChatClient
-"""
 MISSING_OPTIONAL = "import agent_framework_lab_not_installed  # an optional package the user has not installed\n"
-
-
-@pytest.fixture(autouse=True)
-def _fresh_modules(monkeypatch, tmp_path):
-    before = set(sys.modules)
-    monkeypatch.setattr(sys, "path", list(sys.path))
-    monkeypatch.setenv("WORKBENCH_DATA_DIR", str(tmp_path / "data"))
-    yield
-    for name in set(sys.modules) - before:
-        del sys.modules[name]
-
-
-def write(folder: Path, name: str, body: str) -> Path:
-    path = folder / name
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(SCRIPTED_AGENT + textwrap.dedent(body))
-    return path
 
 
 def broken_and_good(folder: Path) -> None:

@@ -4,13 +4,12 @@ executors run have their memories recognised, shown in what is remembered and re
 forget, and a workflow a message cannot start says why."""
 
 import asyncio
-import sys
 import textwrap
 from pathlib import Path
 
-import pytest
 from agent_framework import Agent, AgentExecutorResponse, Executor, WorkflowBuilder, WorkflowContext, handler
 
+from tests.loading.helpers import _fresh_modules  # noqa: F401  (the fixture, used by every test here)
 from workbench import ScriptedChatClient, cli
 from workbench.loading import load_folder
 from workbench.runtime import build_models
@@ -46,16 +45,6 @@ from agent_framework import Agent
 from workbench import ScriptedChatClient
 agent = Agent(ScriptedChatClient(), "You help.", name="solo")
 """
-
-
-@pytest.fixture(autouse=True)
-def _fresh_modules(monkeypatch, tmp_path):
-    before = set(sys.modules)
-    monkeypatch.setattr(sys, "path", list(sys.path))
-    monkeypatch.setenv("WORKBENCH_DATA_DIR", str(tmp_path / "data"))
-    yield
-    for name in set(sys.modules) - before:
-        del sys.modules[name]
 
 
 def folder_with(tmp_path: Path, entries: dict[str, str]) -> Path:
