@@ -1,8 +1,14 @@
-"""The memory core stands alone: importing it pulls in neither the UI nor the agent runtime."""
+"""The layers. Which package may import which is stated as import-linter contracts in pyproject.toml
+(`[tool.importlinter]`), checked here by `lint-imports`. What a contract cannot say is tested by hand:
+what an import loads at run time (start-up cost, optional integrations), which names the UI takes from
+the runtime, and the one owner of the holders' registration and of file modes."""
 
 import os
 import subprocess
 import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
 
 HEAVY = ("textual", "agent_framework", "openai")
 
@@ -91,11 +97,68 @@ def runtime_names(source: str) -> set[str]:
     return found
 
 
+def test_the_runtime_import_check_sees_every_form():
+    source = (
+        "from workbench.runtime.view import MemoryUpdate\n"
+        "import workbench.runtime.agents\n"
+        "if TYPE_CHECKING:\n    from workbench.runtime import AgentRuntime\n"
+    )
+    assert runtime_names(source) == {
+        "workbench.runtime.view:MemoryUpdate",
+        "workbench.runtime.agents:*",
+        "workbench.runtime:AgentRuntime",
+    }
+
+
+def lint(config: Path, *, root: Path) -> tuple[int, str]:
+    """`lint-imports` on `config`, in `root`, without the cache it would otherwise write there."""
+    result = subprocess.run(
+        [
+            sys.executable,
+            "-c",
+            "import sys; from importlinter.cli import lint_imports_command; lint_imports_command()",
+            "--config",
+            str(config),
+            "--no-cache",
+            "--no-logo",
+        ],
+        capture_output=True,
+        text=True,
+        cwd=root,
+        env={**os.environ, "PYTHONPATH": str(root)},
+    )
+    return result.returncode, result.stdout + result.stderr
+
+
+def test_the_layer_contracts_are_kept():
+    status, report = lint(ROOT / "pyproject.toml", root=ROOT)
+    assert status == 0, report
+    assert "6 kept, 0 broken" in report, report
+
+
+def test_the_contracts_count_imports_inside_functions_and_for_annotations(tmp_path: Path):
+    """The workbench loads heavy modules late (inside functions) and imports for annotations under
+    TYPE_CHECKING: the checker must see both, or a layer could be crossed unseen."""
+    package = tmp_path / "pkg"
+    package.mkdir()
+    (package / "__init__.py").write_text("")
+    (package / "low.py").write_text("def late():\n    from pkg import high\n")
+    (package / "high.py").write_text("")
+    (package / "typed.py").write_text("from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from pkg import high\n")
+    config = tmp_path / "contracts.toml"
+    config.write_text(
+        '[tool.importlinter]\nroot_package = "pkg"\n'
+        '[[tool.importlinter.contracts]]\nname = "layers"\ntype = "layers"\ncontainers = ["pkg"]\n'
+        'layers = ["high", "low | typed"]\n'
+    )
+    status, report = lint(config, root=tmp_path)
+    assert status == 1, report
+    assert "pkg.low -> pkg.high" in report and "pkg.typed -> pkg.high" in report, report
+
+
 def test_the_ui_takes_only_value_types_from_the_runtime():
     """The session is the UI's only door: ui/ imports views from the runtime, never what it is made of."""
-    from pathlib import Path
-
-    ui = Path(__file__).resolve().parent.parent / "workbench" / "ui"
+    ui = ROOT / "workbench" / "ui"
     allowed = {f"{module}:{name}" for module, names in VIEWS.items() for name in names}
     taken = {p.name: sorted(runtime_names(p.read_text()) - allowed) for p in ui.glob("*.py")}
     assert {name: names for name, names in taken.items() if names} == {}
@@ -104,9 +167,8 @@ def test_the_ui_takes_only_value_types_from_the_runtime():
 def test_the_ui_never_reaches_the_runtime_through_the_session():
     """No `.runtime` attribute in ui/: what the UI asks, the session answers."""
     import re
-    from pathlib import Path
 
-    ui = Path(__file__).resolve().parent.parent / "workbench" / "ui"
+    ui = ROOT / "workbench" / "ui"
     reaches = {p.name: re.findall(r"(?<!workbench)\.runtime\b", p.read_text()) for p in ui.glob("*.py")}
     assert {name: found for name, found in reaches.items() if found} == {}
 
@@ -122,95 +184,6 @@ def test_the_views_the_ui_takes_are_values():
         c for c in classes if isinstance(c, type) and not (dataclasses.is_dataclass(c) or issubclass(c, enum.Enum))
     ]
     assert services == []
-
-
-def test_the_runtime_import_check_sees_every_form():
-    source = (
-        "from workbench.runtime.view import MemoryUpdate\n"
-        "import workbench.runtime.agents\n"
-        "if TYPE_CHECKING:\n    from workbench.runtime import AgentRuntime\n"
-    )
-    assert runtime_names(source) == {
-        "workbench.runtime.view:MemoryUpdate",
-        "workbench.runtime.agents:*",
-        "workbench.runtime:AgentRuntime",
-    }
-
-
-def _imports(*, with_typing: bool = True) -> dict[str, set[str]]:
-    """Each module of workbench/ (package facades aside: they only re-export, lazily) and the
-    workbench modules it imports anywhere in its text, inside functions too, and under TYPE_CHECKING
-    unless `with_typing` is False."""
-    import ast
-    from pathlib import Path
-
-    root = Path(__file__).resolve().parent.parent
-    modules = {}
-    for path in (root / "workbench").rglob("*.py"):
-        parts = path.relative_to(root).with_suffix("").parts
-        modules[".".join(parts[:-1] if parts[-1] == "__init__" else parts)] = path
-    facades = {name for name, path in modules.items() if path.name == "__init__.py"}
-    graph: dict[str, set[str]] = {}
-    for name, path in modules.items():
-        if name in facades:
-            continue
-        targets: set[str] = set()
-        tree = ast.parse(path.read_text())
-        typing_only = {
-            id(inner)
-            for node in ast.walk(tree)
-            if isinstance(node, ast.If) and ast.unparse(node.test) in ("TYPE_CHECKING", "typing.TYPE_CHECKING")
-            for inner in ast.walk(node)
-        }
-        for node in ast.walk(tree):
-            if id(node) in typing_only and not with_typing:
-                continue
-            if isinstance(node, ast.ImportFrom) and node.module:
-                targets |= {node.module, *(f"{node.module}.{alias.name}" for alias in node.names)}
-            elif isinstance(node, ast.Import):
-                targets |= {alias.name for alias in node.names}
-        graph[name] = {t for t in targets if t in modules and t not in facades and t != name}
-    return graph
-
-
-def test_the_runtime_never_imports_recall():
-    """Recall is assembled where the app is (the CLI) and handed to the runtime as an AgentMemory."""
-    reaches = {
-        name: sorted(t for t in targets if t.startswith("workbench.recall")) for name, targets in _imports().items()
-    }
-    assert {n: t for n, t in reaches.items() if n.startswith("workbench.runtime") and t} == {}
-
-
-def circles(graph: dict[str, set[str]]) -> list[list[str]]:
-    """Every import circle, each once, starting from its smallest module."""
-    found: list[list[str]] = []
-
-    def walk(start: str, at: str, path: list[str]) -> None:
-        for nxt in sorted(graph.get(at, ())):
-            if nxt == start:
-                found.append([*path, nxt])
-            elif nxt not in path and nxt > start:
-                walk(start, nxt, [*path, nxt])
-
-    for module in sorted(graph):
-        walk(module, module, [module])
-    return found
-
-
-def test_no_module_imports_one_that_imports_it_back():
-    """At run time (a name imported for annotations only, under TYPE_CHECKING, is not an import)."""
-    assert circles(_imports(with_typing=False)) == []
-
-
-def test_no_import_circle_either_for_annotations():
-    """The package's import graph with the imports made for annotations only (under TYPE_CHECKING) has
-    no circle either: each module can be read knowing only those below it."""
-    assert circles(_imports()) == []
-
-
-def test_the_circle_search_finds_a_circle_when_there_is_one():
-    graph = {"a": {"b"}, "b": {"c"}, "c": {"a", "d"}, "d": set()}
-    assert circles(graph) == [["a", "b", "c", "a"]]
 
 
 def test_no_opentelemetry_sdk_or_exporter_is_loaded_unless_traces_are_on():
@@ -229,9 +202,8 @@ def test_holders_of_text_are_registered_by_the_one_assembly_only():
     lab's product policies register their holders through `workbench/runtime/holders.py`, the one
     module that registers (below both: the session and the lab are peers)."""
     import re
-    from pathlib import Path
 
-    root = Path(__file__).resolve().parent.parent / "workbench"
+    root = ROOT / "workbench"
     registering = re.compile(r"\.register\(|\bForgetting\(")
     found = sorted(str(p.relative_to(root)) for p in root.rglob("*.py") if registering.search(p.read_text()))
     assert found == ["runtime/agents.py", "runtime/holders.py"]  # the runtime makes the product's Forgetting
@@ -242,25 +214,11 @@ def test_holders_of_text_are_registered_by_the_one_assembly_only():
 def test_file_modes_and_the_umask_have_one_owner():
     """workbench/files.py owns file privacy: nothing else sets a mode by number or changes the umask."""
     import re
-    from pathlib import Path
 
-    root = Path(__file__).resolve().parent.parent / "workbench"
+    root = ROOT / "workbench"
     modes = re.compile(r"\bos\.umask\(|chmod\(0o|mode=0o|\b0o[67]00\b")
     found = {str(p.relative_to(root)): modes.findall(p.read_text()) for p in root.rglob("*.py")}
     assert {name: hits for name, hits in found.items() if hits and name != "files.py"} == {}
-
-
-def test_the_session_the_lab_and_qualify_are_peers():
-    """They share the chronology format (`workbench.chronology`), beside the memory contract; none of
-    them imports another, type-only imports included."""
-    graph = _imports()
-    peers = ("workbench.session", "workbench.drift", "workbench.qualify")
-    crossing = {
-        name: sorted(t for t in targets if t.startswith(peers) and not t.startswith(name.rsplit(".", 1)[0]))
-        for name, targets in graph.items()
-        if name.startswith(peers)
-    }
-    assert {name: t for name, t in crossing.items() if t} == {}
 
 
 def test_the_built_in_agents_start_loads_neither_recall_nor_duckdb_nor_the_recognised_memories():

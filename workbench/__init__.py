@@ -15,8 +15,7 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from workbench.runtime.scripted import ScriptedChatClient
 
-__version__ = "0.1.0"
-__all__ = ["ScriptedChatClient", "serve"]
+__all__ = ["ScriptedChatClient", "__version__", "serve"]
 
 
 def serve(agents: Sequence[object], argv: Sequence[str] = ()) -> int:
@@ -30,6 +29,10 @@ def serve(agents: Sequence[object], argv: Sequence[str] = ()) -> int:
 
 
 def __getattr__(name: str) -> Any:
+    if name == "__version__":  # pyproject.toml's, the one source, read when asked (importlib.metadata costs 20 ms)
+        from importlib.metadata import version
+
+        return version("agent-memory-workbench")
     if name == "ScriptedChatClient":
         from workbench.runtime.scripted import ScriptedChatClient
 

@@ -12,12 +12,13 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
+from functools import cache
+from importlib.metadata import version
 from typing import TYPE_CHECKING
 
 from agent_framework.observability import OBSERVABILITY_SETTINGS, capture_exception, get_tracer
 from opentelemetry.trace import NoOpTracer, Span, Status, StatusCode
 
-from workbench import __version__
 from workbench.memory import Contract
 from workbench.memory.ledger import EventKind
 from workbench.memory.outcome import Outcome
@@ -54,11 +55,17 @@ def allowed_keys(keys: Iterable[str | None], contract: Contract) -> list[str]:
     return sorted({k for k in keys if k is not None and contract.allows(k)})
 
 
+@cache
+def _tracer_version() -> str:
+    """The distribution's version, from its installed metadata: the one source, below every layer."""
+    return version("agent-memory-workbench")
+
+
 @contextmanager
 def _span(name: str, attributes: Attributes) -> Iterator[Span]:
     """A span as the framework makes its own: none while its instrumentation is off, and an exception
     recorded by its `capture_exception` (the message only with sensitive data on: it may quote text)."""
-    tracer = get_tracer("workbench", __version__) if OBSERVABILITY_SETTINGS.ENABLED else NoOpTracer()
+    tracer = get_tracer("workbench", _tracer_version()) if OBSERVABILITY_SETTINGS.ENABLED else NoOpTracer()
     with tracer.start_as_current_span(
         name, attributes=attributes, record_exception=False, set_status_on_exception=False
     ) as span:
