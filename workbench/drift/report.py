@@ -11,10 +11,10 @@ from rich.text import Text
 from workbench.drift.chart import chart_text
 from workbench.drift.lab import DriftReport, ProbeScore
 from workbench.drift.sweep import Sweep
-from workbench.memory.shown import quoted, visible
+from workbench.memory.shown import quoted
 from workbench.runtime.usage import describe_usage
 from workbench.tables import MAX_SHOWN_CHARS, literal, titled_table
-from workbench.text import clip
+from workbench.text import clip, visible
 
 NOTE = (
     "Cells say what each request contained and what each answer said, checked by exact text under one rule "

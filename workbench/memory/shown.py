@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from workbench.text import cut_marker, hidden_count, visible
 
-__all__ = ["quoted", "visible", "visible_controls"]
+__all__ = ["quoted", "visible_controls"]
 
 
 def quoted(text: str, limit: int | None = None) -> str:

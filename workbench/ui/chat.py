@@ -23,8 +23,9 @@ from textual.widgets import Static
 from textual.worker import Worker, WorkerState
 
 from workbench.runtime.usage import Usage, describe_usage
+from workbench.tables import literal
+from workbench.text import visible
 from workbench.ui.composer import Composer
-from workbench.ui.literal import literal, visible
 from workbench.ui.messages import Streamed, TurnEnded
 from workbench.ui.startup import error_line
 from workbench.ui.typing import PauseScheduler, TypingClock

@@ -14,8 +14,9 @@ from textual.screen import Screen
 from textual.widgets import Static
 from textual_plotext import PlotextPlot
 
+from workbench.tables import literal
+from workbench.text import visible
 from workbench.ui.keys_footer import KeysFooter
-from workbench.ui.literal import literal, visible
 
 if TYPE_CHECKING:
     from workbench.drift import DriftReport

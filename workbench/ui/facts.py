@@ -18,7 +18,7 @@ from textual.widgets import Button, DataTable, Static
 from workbench.memory import EventKind, MemoryEvent
 from workbench.memory.shown import quoted
 from workbench.runtime.view import MemorySnapshot, MemoryUpdate
-from workbench.ui.literal import literal
+from workbench.tables import literal
 
 LEDGER_LINES = 100
 # Columns of the fact table, in cells; the value takes what is left.

@@ -26,9 +26,9 @@ from workbench.memory import EventKind
 from workbench.memory.contract import MAX_VALUE_CHARS
 from workbench.memory.shown import quoted
 from workbench.runtime.remembered import describe_size
+from workbench.tables import literal
 from workbench.ui.facts import ForgetRequested
 from workbench.ui.keys_footer import KeysFooter
-from workbench.ui.literal import literal
 from workbench.ui.startup import error_line
 
 if TYPE_CHECKING:

@@ -14,9 +14,9 @@ from textual.widgets import Static
 
 from workbench.memory.contract import MAX_MESSAGE_CHARS
 from workbench.runtime.usage import describe_usage, estimate_tokens
+from workbench.tables import literal
 from workbench.ui.context_bar import ContextBar
 from workbench.ui.keys_footer import KeysFooter
-from workbench.ui.literal import literal
 
 if TYPE_CHECKING:
     from workbench.memory.contract import Contract
