@@ -207,8 +207,16 @@ def _embedded_code(tree: ast.Module) -> list[ast.Module]:
     several lines that parse, once their `str.format` fields (`{size!r}`) are filled, with a statement other
     than an expression; numbered as lines of the file."""
     found = []
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Constant) and isinstance(node.value, str) and "\n" in node.value.strip():
+    bare: set[int] = set()  # strings standing as statements (docstrings): never a program
+    for node in ast.walk(tree):  # a statement before what it holds
+        if isinstance(node, ast.Expr):
+            bare.add(id(node.value))
+        elif (
+            isinstance(node, ast.Constant)
+            and isinstance(node.value, str)
+            and id(node) not in bare
+            and "\n" in node.value.strip()
+        ):
             try:
                 program = ast.parse(node.value)
             except SyntaxError:
