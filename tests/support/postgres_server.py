@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import psycopg
+from pgserver import pg_ctl  # type: ignore[attr-defined]  # made at import, one per bundled program
 from pgserver.postgres_server import PostgresServer as BundledServer
 from pgserver.postgres_server import get_server
 from psycopg import sql
@@ -33,6 +34,10 @@ class PostgresServer:
         finally:
             with psycopg.connect(self.server.get_uri(), autocommit=True) as admin:
                 admin.execute(sql.SQL("DROP DATABASE {} WITH (FORCE)").format(sql.Identifier(name)))
+
+    def stop(self) -> None:
+        """Stop the server now, as an administrator does (`pg_ctl stop -m fast`: its sessions are ended)."""
+        pg_ctl(["-w", "stop", "-m", "fast"], pgdata=self.data, user=self.server.system_user)
 
     def database_files(self, conninfo: str) -> list[Path]:
         """Every file of the database `conninfo` names (tables, indexes, TOAST, free space maps)."""

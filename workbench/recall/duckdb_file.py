@@ -134,6 +134,9 @@ class DuckDBBackend:
     def exists(self) -> bool:
         return self.path.exists()
 
+    async def failure(self, error: Exception) -> str | None:
+        return None  # a file in this process: its errors (a full disk) are raised as they are
+
     def size_on_disk(self) -> int | None:
         return sum(p.stat().st_size for p in (self.path, *companion_files(self.path)) if p.exists())
 

@@ -32,6 +32,7 @@ The connection string may hold a password: it is kept as a `SecretString`, and w
 
 from __future__ import annotations
 
+import asyncio
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
@@ -54,12 +55,13 @@ from pgvector import Vector as PgVector
 from psycopg import sql
 from psycopg.conninfo import conninfo_to_dict, make_conninfo
 from psycopg.rows import dict_row
-from psycopg_pool import AsyncConnectionPool
+from psycopg_pool import AsyncConnectionPool, PoolTimeout
 
 from workbench.recall.postgres_names import ENVIRONMENT
 from workbench.recall.records import SCOPE_FIELDS
 from workbench.recall.store import Collection
 from workbench.runtime.config import ConfigError
+from workbench.runtime.failures import causes
 
 _SCHEMA = "public"
 _VECTORS_SUFFIX = "_vectors"
@@ -78,6 +80,12 @@ EF_SEARCH = 150
 SEARCH_SETTINGS = {"hnsw.ef_search": str(EF_SEARCH), "hnsw.iterative_scan": "off"}
 _GO_ON = "SET LOCAL hnsw.iterative_scan = strict_order"
 CONNECT_TIMEOUT = 5  # seconds a start waits for the server before it says it cannot reach it
+# Mid-run, an operation waits POOL_WAIT seconds for one of the pool's connections (the framework's pool
+# waited 30 s while it tried to reconnect to a server that was gone), then asks the server itself why
+# with one connect of at most REASON_WAIT: a turn on a server gone away fails within 5 s, with the
+# driver's reason. A server slower than that to accept a connection fails the turn too.
+POOL_WAIT = 2
+REASON_WAIT = 2
 
 
 def vectors_table(collection: str) -> str:
@@ -115,16 +123,33 @@ def display_location(conninfo: str) -> str:
 def check_reachable(conninfo: str, timeout: int = CONNECT_TIMEOUT) -> None:
     """Connect once and close, giving up after `timeout` seconds (a server that never answers, a port
     that accepts and stays silent). ConnectionError with the server as `display_location` shows it and
-    the driver's own reason ("Connection refused", "connection timeout expired"), its first line, with
-    any password written as ***."""
+    the driver's own reason ("Connection refused", "connection timeout expired")."""
     try:
         psycopg.connect(conninfo, connect_timeout=timeout).close()
     except psycopg.Error as error:
-        reason = next((line.strip() for line in str(error).splitlines() if line.strip()), type(error).__name__)
-        password = str(conninfo_to_dict(conninfo).get("password") or "")
-        if password:
-            reason = reason.replace(password, "***")
-        raise ConnectionError(f"PostgreSQL at {display_location(conninfo)}: {reason}") from None
+        raise ConnectionError(said(conninfo, error)) from None
+
+
+async def reach(conninfo: str, timeout: int = REASON_WAIT) -> None:
+    """`check_reachable` without blocking the event loop, bounded by `timeout` whatever the host
+    resolves to (libpq's connect_timeout counts once per address)."""
+    try:
+        async with asyncio.timeout(timeout + 0.5):
+            await (await psycopg.AsyncConnection.connect(conninfo, connect_timeout=timeout)).close()
+    except psycopg.Error as error:
+        raise ConnectionError(said(conninfo, error)) from None
+    except TimeoutError:
+        raise ConnectionError(f"PostgreSQL at {display_location(conninfo)}: no answer within {timeout} s") from None
+
+
+def said(conninfo: str, error: psycopg.Error) -> str:
+    """The server as `display_location` shows it and the driver's own reason, its first line, with any
+    password written as ***."""
+    reason = next((line.strip() for line in str(error).splitlines() if line.strip()), type(error).__name__)
+    password = str(conninfo_to_dict(conninfo).get("password") or "")
+    if password:
+        reason = reason.replace(password, "***")
+    return f"PostgreSQL at {display_location(conninfo)}: {reason}"
 
 
 def table(collection: PostgresCollection[Any, Any]) -> sql.Composed:
@@ -330,7 +355,14 @@ class RecallPostgresCollection(Collection):
 
 
 class RecallPostgresStore(PostgresStore):
-    """`PostgresStore` handing out `RecallPostgresCollection`s on its one pool."""
+    """`PostgresStore` handing out `RecallPostgresCollection`s on its one pool, which gives a connection
+    within POOL_WAIT or raises PoolTimeout."""
+
+    def __init__(self, *, connection_string: SecretString, schema: str) -> None:
+        super().__init__(connection_string=connection_string, schema=schema)
+        # The framework's own pool (its store's `_client`, private: docs/private-names.md); `timeout`
+        # is the pool's public setting of how long a caller waits for a connection.
+        cast(AsyncConnectionPool, self._client.client).timeout = POOL_WAIT
 
     def get_collection(  # type: ignore[override]  # a recall collection spans two PostgresCollections
         self,
@@ -364,8 +396,34 @@ class PostgresBackend:
         be reached (recall off, an earlier run's $WORKBENCH_RECALL_POSTGRES) is said at once with the
         driver's reason, not after the pool's 30 s as "inspect the chained driver exception"."""
         check_reachable(self._conninfo.get_secret_value())
-        conninfo = SecretString(search_settings(self._conninfo.get_secret_value()))
+        conninfo = SecretString(search_settings(self._connecting()))
         return RecallPostgresStore(connection_string=conninfo, schema=_SCHEMA)
+
+    def _connecting(self) -> str:
+        """The connection string, whose connects give up after CONNECT_TIMEOUT unless it says otherwise
+        (libpq waits forever, psycopg 130 s)."""
+        conninfo = self._conninfo.get_secret_value()
+        if conninfo_to_dict(conninfo).get("connect_timeout") is not None:
+            return conninfo
+        return make_conninfo(conninfo, connect_timeout=CONNECT_TIMEOUT)
+
+    async def failure(self, error: Exception) -> str | None:
+        """A driver's error (a connection the server closed, a refused query) as the server and the
+        driver's reason. A pool that gave no connection within POOL_WAIT knows no reason: the server
+        is asked with one connect, whose refusal ("No such file or directory", "Connection refused")
+        is the reason. `check_reachable`'s ConnectionError (the store opened mid-run) is one already."""
+        if isinstance(error, ConnectionError):
+            return str(error)
+        driver = next((cause for cause in causes(error) if isinstance(cause, psycopg.Error)), None)
+        if driver is None:
+            return None
+        conninfo = self._conninfo.get_secret_value()
+        if isinstance(driver, PoolTimeout):
+            try:
+                await reach(conninfo)
+            except ConnectionError as unreachable:
+                return str(unreachable)
+        return said(conninfo, driver)
 
     async def erase_deleted(self, store: BaseVectorStore, collections: list[str]) -> BaseVectorStore:
         """Rewrite each messages table a forget deleted from (`VACUUM FULL`: the new files hold only
@@ -373,7 +431,7 @@ class PostgresBackend:
         `VACUUM` of it, which takes deleted embeddings out of the HNSW graph, took 80 s for 1,000 of
         100,000 (pgvector repairs the graph around each one): autovacuum does it in the background
         once enough rows changed. VACUUM cannot run inside a transaction: it gets a connection of its own."""
-        async with await psycopg.AsyncConnection.connect(self._conninfo.get_secret_value(), autocommit=True) as conn:
+        async with await psycopg.AsyncConnection.connect(self._connecting(), autocommit=True) as conn:
             for name in collections:
                 await conn.execute(sql.SQL("VACUUM FULL {}.{}").format(sql.Identifier(_SCHEMA), sql.Identifier(name)))
         return store

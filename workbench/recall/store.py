@@ -10,7 +10,8 @@ from __future__ import annotations
 
 import asyncio
 import re
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import AsyncIterator, Callable, Iterable, Sequence
+from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from typing import Any, Protocol, cast
 
@@ -19,6 +20,7 @@ from agent_framework import BaseVectorCollection, BaseVectorSearch, BaseVectorSt
 from workbench.memory.forget import ForgetPlan, declared_in
 from workbench.recall.memory_store import PreparedInMemoryStore
 from workbench.recall.records import RecallScope, StoredMessage, embedded, record_type, without_vector
+from workbench.runtime.failures import MemoryUnavailable
 
 COLLECTION_PREFIX = "recall_"
 _COLLECTION_NAME = re.compile(rf"^{COLLECTION_PREFIX}(?P<embedder>[a-z0-9_]+)_(?P<dimensions>\d+)$")
@@ -44,6 +46,11 @@ class Backend(Protocol):
         """Whether the store holds anything from an earlier run (a file on disk)."""
         ...
 
+    async def failure(self, error: Exception) -> str | None:
+        """`error`, raised while using the store, in one line naming the store and the driver's reason
+        when it is the store's server failing (gone away, refusing); None for any other error."""
+        ...
+
 
 class InMemoryBackend:
     """Agent Framework's `InMemoryStore` (its cosine search on vectors prepared once): a dict in this
@@ -65,6 +72,9 @@ class InMemoryBackend:
 
     def exists(self) -> bool:
         return False
+
+    async def failure(self, error: Exception) -> str | None:
+        return None  # no server: an error here is a fault of this process, raised as it is
 
 
 @dataclass(frozen=True)
@@ -146,6 +156,19 @@ class RecallStore:
         DuckDB file that is corrupt, truncated, unreadable or held by another process raises here)."""
         self._vector_store()
 
+    @asynccontextmanager
+    async def _using(self) -> AsyncIterator[None]:
+        """The store, for one operation at a time (the lock). Its server failing is raised as
+        MemoryUnavailable, one line with the driver's reason, which a failed turn shows as it is
+        (the framework's PostgreSQL store says only "inspect the chained driver exception")."""
+        async with self._lock:
+            try:
+                yield
+            except Exception as error:
+                if (line := await self.backend.failure(error)) is None:
+                    raise
+                raise MemoryUnavailable(f"the recall store failed: {line}") from error
+
     def _vector_store(self) -> BaseVectorStore:
         if self._store is None:
             store = self.backend.open()
@@ -195,7 +218,7 @@ class RecallStore:
         if not rows:
             return 0
         name = collection_name(embedder, len(vectors[0]))
-        async with self._lock:
+        async with self._using():
             if generation is not None and generation != self.generation:
                 return 0
             self._scanned = None  # the store changes: a forget must read it again
@@ -209,7 +232,7 @@ class RecallStore:
     async def search(self, embedder: str, vector: list[float], scope: RecallScope, top: int) -> list[Hit]:
         """The `top` closest records within `scope` (cosine distance: lower is closer)."""
         name = collection_name(embedder, len(vector))
-        async with self._lock:
+        async with self._using():
             collection = self._collection(name, len(vector))
             if name not in self._ready:
                 if not await collection.collection_exists():
@@ -220,7 +243,7 @@ class RecallStore:
 
     async def records(self, scope: RecallScope) -> list[StoredMessage]:
         """Every record within `scope`, in every collection, by key."""
-        async with self._lock:
+        async with self._using():
             found: list[StoredMessage] = []
             for collection in await self._existing():
                 rows = sorted(await collection.scan(scope.filter()), key=lambda row: str(row["key"]))
@@ -242,7 +265,7 @@ class RecallStore:
         is kept for the forget that follows (the one forget asks every holder before it applies the
         plan) until the store changes, so that forget reads the store once. On a server other clients
         write to, that forget looks through the records there were when it began."""
-        async with self._lock:
+        async with self._using():
             self._scanned = await self._scan(scope)
             return set(self._scanned.declared_for(keys))
 
@@ -270,7 +293,7 @@ class RecallStore:
         records in one statement, then the store erases what was deleted; `erase`: also when nothing
         was (a forget cut short by a crash after its delete, before the erase)."""
         self.generation += 1  # before waiting: a search or a store already waiting for the store is a run's from before
-        async with self._lock:
+        async with self._using():
             scanned, self._scanned = self._scanned, None
             if scanned is None or scanned.scope != scope:
                 scanned = await self._scan(scope)

@@ -27,6 +27,11 @@ CONTENT_FILTERED = (
 )
 
 
+class MemoryUnavailable(Exception):
+    """A memory the agent runs could not be used (its store's server went away mid-run): the message is
+    the whole line to show, naming the store and its driver's own reason."""
+
+
 class UnusableReply(Exception):
     """The server answered the call, but what it sent is not an answer to keep."""
 
@@ -88,7 +93,7 @@ class NoAnswer(UnusableReply):
 
 def rejects_request_format(exc: BaseException) -> bool:
     """Whether a server refused the request's response_format itself (not the model's output)."""
-    return any(refuses_format(getattr(cause, "status_code", None), str(cause)) for cause in _chain(exc))
+    return any(refuses_format(getattr(cause, "status_code", None), str(cause)) for cause in causes(exc))
 
 
 def scrub_secrets(text: str, secrets: tuple[str, ...] = ()) -> str:
@@ -99,7 +104,8 @@ def scrub_secrets(text: str, secrets: tuple[str, ...] = ()) -> str:
     return _KEY_PATTERN.sub("[key hidden]", text)
 
 
-def _chain(exc: BaseException) -> list[BaseException]:
+def causes(exc: BaseException) -> list[BaseException]:
+    """`exc` and what it was raised from (its cause, its context, an SDK's inner exception), outermost first."""
     seen: list[BaseException] = []
     current: BaseException | None = exc
     while current is not None and current not in seen:
@@ -119,11 +125,13 @@ def explain_failure(
     `sign_in`: the kind of credential the clients were built to send to Azure OpenAI (`ModelSet.sign_in`),
     which tells a refused key from a refused Entra ID token; None when the caller does not know it."""
     server = base_url or "the server"
-    for cause in _chain(exc):
+    for cause in causes(exc):
         name = type(cause).__name__
         status = getattr(cause, "status_code", None)
         if isinstance(cause, UnusableReply):
             line = cause.explain(server)
+        elif isinstance(cause, MemoryUnavailable):
+            line = str(cause)
         elif getattr(cause, "rate_limited", False):  # the whole --timeout went by on 429s
             line = f"{server} is rate limiting (HTTP 429) for longer than --timeout ({cause}): wait, or lower the load"
         elif isinstance(cause, TimeoutError) or name == "APITimeoutError":
@@ -275,7 +283,7 @@ _SHAPE_ERRORS = (TypeError, AttributeError, KeyError, ValueError)
 def cannot_reach(exc: BaseException) -> bool:
     """Whether the call never reached the server (refused connection, unknown host), as opposed to
     a server that answered badly or broke off mid-reply."""
-    return _cut_connection(exc) is None and any(type(c).__name__ == "APIConnectionError" for c in _chain(exc))
+    return _cut_connection(exc) is None and any(type(c).__name__ == "APIConnectionError" for c in causes(exc))
 
 
 def _asked_to_wait(exc: BaseException) -> str:
@@ -288,12 +296,12 @@ def _asked_to_wait(exc: BaseException) -> str:
 
 
 def _cut_connection(exc: BaseException) -> BaseException | None:
-    return next((c for c in _chain(exc) if type(c).__name__ in _CUT_CONNECTION), None)
+    return next((c for c in causes(exc) if type(c).__name__ in _CUT_CONNECTION), None)
 
 
 def _from_the_client(exc: BaseException) -> bool:
     """Raised inside a chat client's call (not by our own code after it)."""
-    return any(type(cause).__name__ == "ChatClientException" for cause in _chain(exc))
+    return any(type(cause).__name__ == "ChatClientException" for cause in causes(exc))
 
 
 def _read_by_a_provider(exc: BaseException) -> str | None:
@@ -312,7 +320,7 @@ def _read_by_a_provider(exc: BaseException) -> str | None:
 
 def _unknown_host(exc: BaseException) -> bool:
     words = ("name or service not known", "nodename nor servname", "getaddrinfo", "no address associated")
-    return any(word in str(cause).lower() for cause in _chain(exc) for word in words)
+    return any(word in str(cause).lower() for cause in causes(exc) for word in words)
 
 
 def _first_line(exc: BaseException) -> str:
