@@ -132,6 +132,12 @@ def test_memory_files_in_a_scope_or_per_session_are_listed_and_forgotten(tmp_pat
         assert traces(tmp_path) == []
         assert (folder / "module.md").read_text() == "module=Billing"
         assert (folder / "customer.md").read_text() == "customer=(forgotten)"  # rewritten, as the workbench's own
+        # What the forget left holds no key's value: F3 says so, and a second forget rewrites nothing.
+        after = {i.name: i for i in (await system(runtime, "notes: FileMemoryProvider")).items}
+        assert after[f"{folder.name}/customer.md"].keys == ()
+        again = await runtime.forget("customer")
+        assert again.removed["notes: FileMemoryProvider"] == 0 and again.removed["desk: FileMemoryProvider"] == 0
+        assert (folder / "customer.md").read_text() == "customer=(forgotten)"
 
     asyncio.run(story())
 

@@ -88,10 +88,13 @@ class ForgetPlan:
 
     def holds(self, text: str) -> bool:
         """Whether `text` holds a forgotten value whole (as typed or as JSON writes it), or declares a
-        forgotten key."""
+        forgotten key (with a value: `customer=(forgotten)`, what a forget leaves, holds none)."""
         if self._pattern is not None and self._pattern.search(text):
             return True
-        return "=" in text and bool(self.keys.intersection(parse_message(text).declarations))
+        if "=" not in text or not self.keys:
+            return False
+        declared = parse_message(text).declarations
+        return any(declared[key] != FORGOTTEN for key in self.keys.intersection(declared))
 
     def scrub(self, text: str) -> str:
         """`text` with each declaration of a forgotten key blanked and each whole occurrence of a
@@ -127,14 +130,16 @@ class ForgetPlan:
 
 
 def declared_in(texts: Iterable[str], keys: frozenset[str]) -> set[str]:
-    """Every value the `texts` declare for `keys` (`key=value`, any declaration, not only the last)."""
+    """Every value the `texts` declare for `keys` (`key=value`, any declaration, not only the last).
+    The mark a forget leaves (`customer=(forgotten)`) is no value: taken for one, every later forget
+    of the key found it, rewrote the text unchanged and counted it, and F3 said the text held the key."""
     found: set[str] = set()
     for text in texts:
         if "=" not in text:
             continue
         for part in SEGMENT_SEPARATOR.split(text):
             key, sep, value = part.partition("=")
-            if sep and key.strip() in keys and value.strip():
+            if sep and key.strip() in keys and value.strip() not in ("", FORGOTTEN):
                 found.add(value.strip())
     return found
 
