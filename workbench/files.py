@@ -16,7 +16,7 @@ import sys
 import threading
 import weakref
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from pathlib import Path
 
 PRIVATE = 0o600
@@ -173,36 +173,64 @@ class FolderLock:
     holder's PID, so a second process is told which one holds it. No lock where the platform has no
     `fcntl` (Windows)."""
 
-    def __init__(self, path: Path, what: str) -> None:
+    def __init__(self, path: Path, what: str, *, removed: bool = False) -> None:
         """Lock `path` (created if missing) for `what` ("the persisted sessions in DIR"); InUse, naming
-        the holder's PID, when another process holds it, or another lock of this process does."""
+        the holder's PID, when another process holds it, or another lock of this process does.
+        `removed`: the file is deleted when the lock is let go (in a folder of the user's), by `release`
+        or at the interpreter's exit; a file a killed holder left is locked by no one, so the next start
+        takes it over."""
         self.path = path
         self._descriptor: int | None = None
         try:
             import fcntl
         except ImportError:
             return
-        descriptor = os.open(path, os.O_RDWR | os.O_CREAT, PRIVATE)
-        try:
-            os.fchmod(descriptor, PRIVATE)
-            fcntl.flock(descriptor, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            holder = _holder(descriptor)
-            os.close(descriptor)
-            raise InUse(f"another workbench ({holder}) is using {what}; quit it first") from None
-        except BaseException:
-            os.close(descriptor)
-            raise
+        while True:
+            descriptor = os.open(path, os.O_RDWR | os.O_CREAT, PRIVATE)
+            try:
+                os.fchmod(descriptor, PRIVATE)
+                fcntl.flock(descriptor, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:
+                holder = _holder(descriptor)
+                os.close(descriptor)
+                raise InUse(f"another workbench ({holder}) is using {what}; quit it first") from None
+            except BaseException:
+                os.close(descriptor)
+                raise
+            if not removed or _same_file(descriptor, path):
+                break
+            os.close(descriptor)  # its holder deleted it as it let go: this lock is on no file, lock the new one
         os.ftruncate(descriptor, 0)
         os.write(descriptor, f"{os.getpid():>10}\n".encode())  # one size whatever the PID: F3 lists it
         self._descriptor = descriptor
-        self._closer = weakref.finalize(self, os.close, descriptor)
+        self._closer = weakref.finalize(self, _unlock, descriptor, path if removed else None)
 
     def release(self) -> None:
-        """Let another process take it (the file stays, with the PID of its last holder)."""
+        """Let another process take it (the file stays, with the PID of its last holder, unless `removed`)."""
         if self._descriptor is not None:
             self._descriptor = None
             self._closer()
+
+
+def _same_file(descriptor: int, path: Path) -> bool:
+    """Whether `path` still names the file open as `descriptor` (not deleted or replaced since)."""
+    try:
+        named = os.stat(path)
+    except FileNotFoundError:
+        return False
+    held = os.fstat(descriptor)
+    return (named.st_dev, named.st_ino) == (held.st_dev, held.st_ino)
+
+
+def _unlock(descriptor: int, removed: Path | None) -> None:
+    """Let a lock go: its file deleted first, while still held (`removed`), so no other process locks it
+    in between and then sees it vanish; then closed."""
+    try:
+        if removed is not None:
+            with suppress(OSError):  # the folder is gone, or was made read-only: the file stays, unlocked
+                removed.unlink()
+    finally:
+        os.close(descriptor)
 
 
 def _holder(descriptor: int) -> str:
@@ -258,11 +286,12 @@ class OthersFolderLock(FolderLock):
     history and memory files). The folder is created user-only if missing, or refused when the user made
     it read-only (`FolderRefused`), then locked against a second process (`InUse`); what it holds is
     made user-only (only tightened), and `PrivateFiles` is held until `release`, so the files that code
-    creates meanwhile are user-only too. The lock file sits in the folder, as `name`."""
+    creates meanwhile are user-only too. The lock file sits in the folder, as `name`, and is deleted
+    when the lock is let go: the folder is the user's, and a clean quit leaves nothing of the workbench's in it."""
 
     def __init__(self, folder: Path, name: str, what: str) -> None:
         private_dir(folder)
-        super().__init__(folder / name, what)
+        super().__init__(folder / name, what, removed=True)
         try:
             private_tree(folder)
         except BaseException:

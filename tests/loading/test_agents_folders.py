@@ -79,9 +79,54 @@ def test_a_second_workbench_on_the_same_agents_is_refused_naming_the_first_and_t
         assert f"another workbench (PID {pid}) is using" in remembered
         # One agent of the folder, loaded by module:attribute, shares the history folder: refused too.
         by_reference = workbench(tmp_path, "remembered", "--agents", "triage:agent", cwd=EXAMPLES)
+        assert {p.name for p in history.iterdir()} == {".workbench.lock"}  # the lock, and nothing written
     assert f"another workbench (PID {pid}) is using {history}" in refused_as("remembered", by_reference)
-    assert {p.name for p in history.iterdir()} == {".workbench.lock"}  # the lock, and nothing written
-    assert workbench(tmp_path, "remembered", str(EXAMPLES)).returncode == 0  # the first one quit
+    assert list(history.iterdir()) == list(notes.iterdir()) == []  # the first one quit: its locks went with it
+    assert workbench(tmp_path, "remembered", str(EXAMPLES)).returncode == 0
+    assert list(history.iterdir()) == []  # and the script's, as it ended
+
+
+def test_a_lock_a_killed_workbench_left_in_your_folder_is_taken_over_and_removed_at_the_next_quit(tmp_path):
+    history = tmp_path / "agents" / "triage-history"
+    holder = subprocess.Popen(
+        [sys.executable, "-c", HOLDS, str(EXAMPLES)], env=_env(tmp_path), stdin=subprocess.PIPE, stdout=subprocess.PIPE
+    )
+    try:
+        assert holder.stdout is not None and holder.stdout.readline() == b"open\n"
+        holder.kill()  # kill -9: nothing of it runs again
+    finally:
+        holder.communicate(timeout=HANG)
+    assert {p.name for p in history.iterdir()} == {".workbench.lock"}  # left behind, locked by no one
+    assert (history / ".workbench.lock").read_text().strip() == str(holder.pid)
+    result = workbench(tmp_path, "remembered", str(EXAMPLES))  # stale: taken over, not refused
+    assert result.returncode == 0, result.stderr
+    assert list(history.iterdir()) == []
+
+
+def test_a_lock_let_go_in_a_folder_of_yours_is_deleted_and_a_deleted_one_is_not_held(tmp_path):
+    from workbench.files import InUse, OthersFolderLock
+
+    folder = tmp_path / "history"
+    first = OthersFolderLock(folder, ".workbench.lock", "the history")
+    with pytest.raises(InUse):
+        OthersFolderLock(folder, ".workbench.lock", "the history")
+    first.release()
+    assert list(folder.iterdir()) == []
+    again = OthersFolderLock(folder, ".workbench.lock", "the history")  # a new file, locked
+    with pytest.raises(InUse):
+        OthersFolderLock(folder, ".workbench.lock", "the history")
+    again.release()
+    assert list(folder.iterdir()) == []
+
+
+HOLDS = """
+import sys
+from workbench import cli
+args = cli.parse(sys.argv[1:])
+start = cli.session_start(args, cli.model_config(args), cli.load_agents(args))
+print("open", flush=True)
+sys.stdin.read()
+"""
 
 
 def test_a_read_only_history_folder_is_refused_and_left_as_it_is(tmp_path):
@@ -226,7 +271,7 @@ def test_the_lock_on_a_folder_others_write_tightens_the_umask_until_it_is_releas
         lock.release()
         assert os.umask(0o022) == 0o022  # released: the umask is the process's own again
         modes = {p.name: p.stat().st_mode & 0o777 for p in (folder, *folder.iterdir())}
-        assert modes == {"history": 0o700, "earlier.jsonl": 0o600, ".workbench.lock": 0o600}
+        assert modes == {"history": 0o700, "earlier.jsonl": 0o600}  # the lock's file went with it
     finally:
         os.umask(before)
 
