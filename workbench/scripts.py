@@ -205,7 +205,10 @@ def question(preview: ForgetPreview, values: Mapping[str, str], value_chars: int
             lines.append(f"  ({', '.join(preview.also)}: a forgotten value is in its value)")
     else:
         lines.append("  no fact holds it now; its values go from every history and memory that holds them")
-    lines.append(f"  {preview.kept} fact(s) stay; the agents start new sessions")
+    starts = (
+        f"{preview.agents[0]} starts a new session" if len(preview.agents) == 1 else "the agents start new sessions"
+    )
+    lines.append(f"  {preview.kept} fact(s) stay; {starts}")
     if preview.reaches:
         lines.append(f"  also reaches: {', '.join(preview.reaches)}")
     if preview.unreached:

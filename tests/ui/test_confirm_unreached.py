@@ -38,7 +38,9 @@ async def test_the_question_names_a_recall_store_that_could_not_be_read_with_its
     await session.ask("support", "customer=Contoso")
     preview = await session.forget_preview(["customer"])
     host = ScreenHost(
-        ConfirmForget(["customer"], kept=preview.kept, reaches=preview.reaches, unreached=preview.unreached)
+        ConfirmForget(
+            ["customer"], agents=preview.agents, kept=preview.kept, reaches=preview.reaches, unreached=preview.unreached
+        )
     )
     async with host.run_test(size=(140, 40)) as pilot:
         await drawn(pilot)

@@ -156,7 +156,14 @@ async def test_without_other_memories_the_question_names_working_memory_and_the_
     preview = await session.forget_preview(None)
     assert preview.reaches == () and preview.unreached == ()
     host = ScreenHost(
-        ConfirmForget(None, kept=preview.kept, also=preview.also, reaches=preview.reaches, unreached=preview.unreached)
+        ConfirmForget(
+            None,
+            agents=preview.agents,
+            kept=preview.kept,
+            also=preview.also,
+            reaches=preview.reaches,
+            unreached=preview.unreached,
+        )
     )
     async with host.run_test(size=(140, 40)) as pilot:
         await drawn(pilot)
@@ -168,3 +175,30 @@ async def test_without_other_memories_the_question_names_working_memory_and_the_
         assert host.answers == [True]
     await session.forget(None)  # what the app does on that answer
     assert session.snapshot().facts == ()
+
+
+async def test_with_one_agent_the_question_counts_one_history():
+    """One agent of the user's: its history is the one a forget replaces (it said 'Both agents' histories')."""
+    from agent_framework import Agent
+
+    from workbench import ScriptedChatClient
+    from workbench.runtime.config import Mode, WriterKind
+
+    alone = Agent(ScriptedChatClient(), "You help.", name="triage")
+    session = scripted_session(Mode.PROVIDER, agents=[alone], writer=WriterKind.HOST)
+    await session.ask("triage", "customer=Contoso")
+    preview = await session.forget_preview(["customer"])
+    assert preview.agents == ("triage",)
+    host = ScreenHost(ConfirmForget(["customer"], {"customer": ["Contoso"]}, agents=preview.agents))
+    async with host.run_test(size=(140, 40)) as pilot:
+        await drawn(pilot)
+        said = consequence(host)
+    assert said.startswith("The history of triage will be replaced by a new, empty session, so it cannot bring")
+    assert "Both" not in said and "agents'" not in said
+    assert "  0 fact(s) stay; triage starts a new session" in question_lines(preview)
+
+
+def question_lines(preview) -> list[str]:
+    from workbench.scripts import question
+
+    return question(preview, {"customer": "Contoso"}).splitlines()

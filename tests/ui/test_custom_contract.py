@@ -84,7 +84,7 @@ async def test_the_forget_question_and_f3_show_a_value_as_long_as_the_contract_a
 
     value = "v" * 900
     async with Host(Static("")).run_test(size=(120, 60)) as pilot:
-        question = ConfirmForget(["service"], {"service": [value]}, value_chars=1000)
+        question = ConfirmForget(["service"], {"service": [value]}, agents=("support", "logs"), value_chars=1000)
         await pilot.app.push_screen(question)
         await pilot.pause()
         shown = str(question.query_one("#question", Static).render())

@@ -50,7 +50,7 @@ class AskingPanelHost(PanelHost):
 
     @on(ForgetRequested)
     def _ask(self, request: ForgetRequested) -> None:
-        self.push_screen(ConfirmForget(request.keys))
+        self.push_screen(ConfirmForget(request.keys, agents=("support", "logs")))
 
 
 def drift_lab() -> ScreenHost:
@@ -227,7 +227,7 @@ async def test_a_long_forget_question_keeps_its_consequence_and_buttons_in_view(
 
     keys = ("customer", "database", "module", "product", "symptom")
     held = {key: tuple(f"{key}-{n}-" + "中" * (MAX_VALUE_CHARS - 12) for n in range(4)) for key in keys}
-    async with ScreenHost(ConfirmForget(keys, held, kept=0)).run_test(size=size) as pilot:
+    async with ScreenHost(ConfirmForget(keys, held, agents=("support", "logs"), kept=0)).run_test(size=size) as pilot:
         await pilot.pause()
         screen = pilot.app.screen
         for selector in ("#consequence", "#yes", "#no"):

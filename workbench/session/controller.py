@@ -52,16 +52,18 @@ class TurnOutcome:
 class ForgetPreview:
     """What a forget will remove, before it is asked: `keys` None for everything; `removed` every fact
     that goes, `also` those of them not asked for (their values hold a forgotten one), `kept` how many
-    facts stay, `reaches` the memories it empties or removes values from beside working memory and both
+    facts stay, `reaches` the memories it empties or removes values from beside working memory and the
     agents' histories (the persisted sessions, the recall store while recall is on, the other memories),
-    `unreached` those it cannot reach, named before the user answers: a holder the workbench does not
-    know, or a store that could not be read (with why), which the forget will try and report."""
+    `agents` the panes whose sessions it replaces, `unreached` those it cannot reach, named before the
+    user answers: a holder the workbench does not know, or a store that could not be read (with why),
+    which the forget will try and report."""
 
     keys: tuple[str, ...] | None
     removed: tuple[str, ...]
     also: tuple[str, ...]
     kept: int
     reaches: tuple[str, ...]
+    agents: tuple[str, ...]  # the panes whose sessions it replaces (the question counts them)
     unreached: tuple[str, ...] = ()  # memories it cannot reach (a provider it does not know, a store unread)
 
 
@@ -296,7 +298,9 @@ class SessionController:
             for n in (*persisted, *recall, *(m.name for m in runtime.memories))
             if n not in missed
         )
-        return ForgetPreview(None if keys is None else tuple(keys), gone, also, len(left), reaches, unreached)
+        return ForgetPreview(
+            None if keys is None else tuple(keys), gone, also, len(left), reaches, runtime.names, unreached
+        )
 
     def forget(self, key: str | None) -> Coroutine[Any, Any, ForgetReport]:
         """Forget `key` (None: everything), asked at this call (`AgentRuntime.forget`)."""

@@ -523,6 +523,7 @@ class WorkbenchApp(App[None]):
         question = ConfirmForget(
             keys,
             held,
+            agents=preview.agents,
             kept=preview.kept,
             also=preview.also,
             reaches=preview.reaches,

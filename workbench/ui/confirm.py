@@ -23,7 +23,7 @@ _VALUES_NAMED = 3
 
 
 class ConfirmForget(ModalScreen[bool]):
-    """Asks before forgetting: a forget replaces both agents' histories and cannot be undone.
+    """Asks before forgetting: a forget replaces the agents' histories and cannot be undone.
 
     Only what a person did after the question was drawn can answer it. A key or a click stamped
     (Textual's `event.time`, taken as the event arrived) before the first frame that showed it never
@@ -47,6 +47,7 @@ class ConfirmForget(ModalScreen[bool]):
         keys: Sequence[str] | None,
         held: Mapping[str, Sequence[str]] | None = None,
         *,
+        agents: Sequence[str],
         kept: int = 0,
         also: Sequence[str] = (),
         reaches: Sequence[str] = (),
@@ -54,14 +55,16 @@ class ConfirmForget(ModalScreen[bool]):
         value_chars: int = MAX_VALUE_CHARS,
     ) -> None:
         """`keys` to forget (None: everything), `held` the values of each that the question names,
-        `kept` how many facts stay, `also` the other facts that go because their value holds one,
-        `reaches` the memories it reaches beside working memory and both histories ("recall store"),
+        `agents` the panes whose histories it replaces, `kept` how many facts stay, `also` the other facts
+        that go because their value holds one, `reaches` the memories it reaches beside working memory
+        and the histories ("recall store"),
         `unreached` the memories it cannot reach (named before the answer: what they hold stays),
         `value_chars` the contract's value length (the session's), to which values are named."""
         super().__init__(classes="modal")
         self.value_chars = value_chars
         self.keys = tuple(keys) if keys is not None else None
         self.held = {key: tuple(values) for key, values in (held or {}).items()}
+        self.agents = tuple(agents)
         self.kept = kept
         self.also = tuple(also)
         self.reaches = tuple(reaches)
@@ -91,20 +94,20 @@ class ConfirmForget(ModalScreen[bool]):
             where = (
                 f" {'It is' if one else 'They are'} also removed from {_listed(self.reaches)}." if self.reaches else ""
             )
+            histories, replaced, none = _histories(self.agents)
             consequence = (
-                "Both agents' histories will be replaced by new, empty sessions, so neither can bring the "
+                f"{histories[0].upper()}{histories[1:]} will be {replaced}, so {none} bring the "
                 f"value back.{where}{others} This cannot be undone."
                 if one
-                else "Every memory that holds these values forgets them, and both agents' histories will be "
-                "replaced by new, empty sessions, so neither can bring them back."
-                f"{where}{others} This cannot be undone."
+                else f"Every memory that holds these values forgets them, and {histories} will be {replaced}, "
+                f"so {none} bring them back.{where}{others} This cannot be undone."
             )
         else:
             what = Text("Forget every fact?", "bold")
             emptied = _listed(("working memory", *self.reaches))
+            histories, replaced, _ = _histories(self.agents)
             consequence = (
-                f"{emptied[0].upper()}{emptied[1:]} will be emptied and both agents' histories replaced by new, "
-                "empty sessions. This cannot be undone."
+                f"{emptied[0].upper()}{emptied[1:]} will be emptied and {histories} {replaced}. This cannot be undone."
             )
         if self.unreached:
             held = "what it holds stays" if len(self.unreached) == 1 else "what they hold stays"
@@ -158,6 +161,15 @@ class ConfirmForget(ModalScreen[bool]):
         self.held = {}
         self.query_one("#question", Static).update("")
         self.dismiss(answer)
+
+
+def _histories(agents: Sequence[str]) -> tuple[str, str, str]:
+    """The histories a forget replaces, counted: what they are, what becomes of them, and who cannot
+    bring a value back ("the history of triage", "replaced by a new, empty session", "it cannot")."""
+    if len(agents) == 1:
+        return f"the history of {agents[0]}", "replaced by a new, empty session", "it cannot"
+    many = "both agents'" if len(agents) == 2 else f"all {len(agents)} agents'"
+    return f"{many} histories", "replaced by new, empty sessions", "neither can" if len(agents) == 2 else "none can"
 
 
 def _listed(names: Sequence[str]) -> str:
