@@ -95,6 +95,11 @@ async def test_forget_leaves_no_byte_in_the_servers_files_nor_the_data_directory
     report = await runtime.forget("customer")
     assert report.failures == {}, report.failures
     assert list(report.counts)[-2:] == [f"agent sessions on {redis_server.url}", "persisted sessions"]
+    # The sessions' replacement deleted their lists: none left for this holder, its files rewritten apart.
+    assert report.counts[f"agent sessions on {redis_server.url}"] == (
+        "0 session list(s) deleted; the server's append-only file and snapshot rewritten"
+    )
+    assert f"agent sessions on {redis_server.url}: 0 session list(s) deleted; the server's" in report.describe()
     assert redis_server.holding([value]) == {}
     assert data_holding(tmp_path, [value]) == {}
     assert histories(runtime) == {"support": [], "logs": []}

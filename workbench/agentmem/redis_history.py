@@ -66,6 +66,11 @@ class RedisHistoryMemory(OnTheirAgents):
     async def forget(self, plan: ForgetPlan) -> int:
         return await self._lists.forget(plan)
 
+    @property
+    def also_done(self) -> str | None:
+        """The server's files its last forget rewrote, said apart from the lists it deleted."""
+        return self._lists.also_done
+
 
 def redis_history_memory(provider: RedisHistoryProvider, agent: str) -> AgentMemory:
     """The memory the recogniser registers for a `RedisHistoryProvider` found on the agent `agent`."""

@@ -39,7 +39,7 @@ UNREACHED = (
     "a forget cannot reach replicas that were disconnected, backups or copies of the server's files, or a "
     "managed service's own retention"
 )
-UNIT = "session list(s) deleted and server file(s) rewritten"  # what a forget of RedisLists counts
+UNIT = "session list(s) deleted"  # what a forget of RedisLists counts (the files it rewrites are said apart)
 
 
 class PersistenceNotRewritten(RuntimeError):
@@ -133,6 +133,7 @@ class RedisLists:
     def __init__(self, client: aioredis.Redis, prefixes: Sequence[str]) -> None:
         self.client = client
         self.prefixes = tuple(prefixes)
+        self.also_done: str | None = None  # the files its last forget had the server rewrite (`DoesMore`)
 
     async def read(self) -> list[StoredList]:
         """Every list under the prefixes, by key, each with its messages oldest first."""
@@ -153,12 +154,15 @@ class RedisLists:
         """Delete every list that holds a forgotten value (the whole session: a list with one message
         taken out would leave replies that answer it), then rewrite the server's files, whether or not a
         list was deleted here (another holder may have deleted one, and the append-only file still holds
-        what it wrote). Returns the lists deleted and the files rewritten (`UNIT`); PersistenceNotRewritten
-        when the files were not."""
+        what it wrote). Returns the lists deleted (`UNIT`); the files rewritten are said apart (`also_done`);
+        PersistenceNotRewritten when they were not."""
+        self.also_done = None
         holding = [stored.key for stored in await self.read() if any(_holds(plan, raw) for raw in stored.items)]
         if holding:
             await self.client.delete(*holding)
-        return len(holding) + len(await rewrite_persistence(self.client))
+        if rewritten := await rewrite_persistence(self.client):
+            self.also_done = f"the server's {' and '.join(rewritten)} rewritten"
+        return len(holding)
 
 
 async def rewrite_persistence(client: aioredis.Redis, timeout: float = REWRITE_TIMEOUT) -> tuple[str, ...]:

@@ -215,6 +215,17 @@ class WrittenDuringTurns(Protocol):
 
 
 @runtime_checkable
+class DoesMore(Protocol):
+    """A holder whose forget does a second kind of thing besides removing its `unit`s (a Redis server's
+    files rewritten after its lists are deleted): `also_done` says it of its last forget, or None. The
+    report counts the units and says this apart (one sum said "3 session list(s) deleted" of one list
+    and two files)."""
+
+    @property
+    def also_done(self) -> str | None: ...
+
+
+@runtime_checkable
 class Unreachable(Protocol):
     """A holder that can say, before a forget, that the forget cannot reach it (or part of it)."""
 
@@ -237,10 +248,12 @@ class ForgetReport:
     failures: dict[str, str] = field(default_factory=dict)
     unreached: dict[str, str] = field(default_factory=dict)
     outside: dict[str, str] = field(default_factory=dict)  # what it keeps beyond what the workbench sees
+    also: dict[str, str] = field(default_factory=dict)  # what a holder did besides removing (`DoesMore`)
 
     def describe(self) -> str:
-        reached = ", ".join(f"{name}: {self.counts[name]}" for name, n in self.removed.items() if n) or "nothing else"
-        empty = ", ".join(name for name, n in self.removed.items() if not n)
+        did = {name for name, n in self.removed.items() if n or name in self.also}
+        reached = ", ".join(f"{name}: {self.counts[name]}" for name in self.removed if name in did) or "nothing else"
+        empty = ", ".join(name for name in self.removed if name not in did)
         missed = "".join(f"; {name} NOT reached ({why})" for name, why in {**self.unreached, **self.failures}.items())
         beyond = f"; outside this process, not known: {', '.join(self.outside)}" if self.outside else ""
         return f"forget reached {reached}{f'; held nothing to remove: {empty}' if empty else ''}{missed}{beyond}"
@@ -442,6 +455,9 @@ class Forgetting:
             try:
                 removed = report.removed[holder.name] = await holder.forget(plan)
                 report.counts[holder.name] = f"{removed:,} {holder.unit}"
+                if isinstance(holder, DoesMore) and (also := holder.also_done):
+                    report.also[holder.name] = also
+                    report.counts[holder.name] += f"; {also}"
             except NotReached as exc:
                 report.unreached[holder.name] = clip(plan.scrub(str(exc) or UNREACHABLE), _FAILURE_CHARS)
             except StillHolds as exc:

@@ -151,6 +151,11 @@ class RedisHistories:
     async def forget(self, plan: ForgetPlan) -> int:
         return await self._lists.forget(plan)
 
+    @property
+    def also_done(self) -> str | None:
+        """The server's files its last forget rewrote, said apart from the lists it deleted."""
+        return self._lists.also_done
+
     async def aclose(self) -> None:
         """Every connection it opened: its own client's, each agent's provider's and the lists' (asyncio
         ones, closed in the loop that used them: left to the garbage collector, each warns unclosed)."""
