@@ -8,11 +8,13 @@ import math
 import os
 import sys
 from collections.abc import Callable, Sequence
+from functools import partial
 from typing import TYPE_CHECKING, Any, NoReturn
 
 from workbench.agentmem.config import AgentMemoryConfig, AgentMemoryKind
 from workbench.heap import release_collections
 from workbench.loading import Loaded, LoadedAgent, LoadedWorkflow, LoadFailed
+from workbench.notes import LibraryLog, library_log
 from workbench.recall.config import RecallConfig
 from workbench.runtime.config import (
     DEFAULT_AZURE_API_VERSION,
@@ -752,8 +754,20 @@ def _asked(question: str) -> bool:
 
 def main(argv: list[str] | None = None, *, agents: Sequence[object] = ()) -> int:
     """Every command; the TUI's window settles the collector `workbench.command` held, the others
-    release it before they run. `agents`: the user's agents handed in from Python (`workbench.serve`)."""
+    release it before they run. `agents`: the user's agents handed in from Python (`workbench.serve`).
+    What the libraries log is said once per line (`workbench.notes`): a command's on stderr as its own
+    lines are, the TUI's in its window (kept until it opens), anything left after it on stderr."""
     args = parse(argv)
+    logged = library_log()
+    logged.send_to(None if args.command is None else partial(_say, args.command))
+    try:
+        return _main(args, agents, logged)
+    finally:
+        for line in logged.send_to(None):
+            print(f"workbench: {line}", file=sys.stderr)
+
+
+def _main(args: argparse.Namespace, agents: Sequence[object], logged: LibraryLog) -> int:
     if args.command == "forget":
         try:
             words = getattr(args, "words", [])
@@ -803,7 +817,7 @@ def main(argv: list[str] | None = None, *, agents: Sequence[object] = ()) -> int
     from workbench.opening import StartFailed
 
     try:
-        app = build_app(args, config, found)
+        app = build_app(args, config, found, logged=logged)
     except StartFailed as exc:
         print(f"workbench: {exc}", file=sys.stderr)
         return 1
@@ -943,12 +957,17 @@ def agent_memory_config(args: argparse.Namespace, chat: ModelConfig) -> AgentMem
 
 
 def build_app(
-    args: argparse.Namespace, config: ModelConfig, found: Sequence[LoadedAgent] | Loaded = ()
+    args: argparse.Namespace,
+    config: ModelConfig,
+    found: Sequence[LoadedAgent] | Loaded = (),
+    *,
+    logged: LibraryLog | None = None,
 ) -> WorkbenchApp:
     """The TUI as `workbench` opens it: what the options ask it to keep or reach is opened first
     (StartFailed, one line, when it cannot be: `workbench.opening`), then the window, then the agent
     runtime right after its first frame, over what `found` loaded (its agents, workflows, and the
-    entries not loaded, which the window says once it opens)."""
+    entries not loaded, which the window says once it opens). `logged`: what the libraries log, said
+    in the window while it is open."""
     from workbench.ui.app import WorkbenchApp
 
     if not isinstance(found, Loaded):
@@ -972,6 +991,7 @@ def build_app(
         labels=labels,
         hints=hints,
         workflows=[flow.name for flow in workflows],
+        logged=logged,
     )
 
 

@@ -56,10 +56,13 @@ def entra_token_provider() -> TokenProvider:
             if not providers:
                 from azure.identity import DefaultAzureCredential, get_bearer_token_provider
 
-                # azure-identity reports each failed attempt as a multi-line warning; with no logging
-                # set up, Python prints it to stderr, over the TUI or around the CLI's one line. A
-                # failed sign-in still reaches the user, as one line (failures.explain_failure).
-                logging.getLogger("azure").addHandler(logging.NullHandler())
+                # azure-identity reports each failed attempt as a multi-line warning; Python printed it
+                # to stderr, over the TUI or around the CLI's one line, and the handler of the libraries'
+                # warnings (workbench.notes) would say it again. A failed sign-in still reaches the user,
+                # as one line (failures.explain_failure).
+                azure = logging.getLogger("azure")
+                azure.addHandler(logging.NullHandler())
+                azure.propagate = False
                 providers.append(get_bearer_token_provider(DefaultAzureCredential(), TOKEN_SCOPE))
         return providers[0]()
 

@@ -49,6 +49,7 @@ if TYPE_CHECKING:
     from typing import Any
 
     from workbench.chronology import Chronology
+    from workbench.notes import LibraryLog
     from workbench.runtime.view import MemoryUpdate
     from workbench.session.controller import SessionController
     from workbench.ui.drift_screen import DriftScreen
@@ -107,6 +108,7 @@ class WorkbenchApp(App[None]):
         labels: Mapping[str, str] | None = None,
         hints: Mapping[str, str] | None = None,
         workflows: Collection[str] = (),
+        logged: LibraryLog | None = None,
     ) -> None:
         """Give an assembled session (`workbench.session.assemble`), or `start`, which assembles one
         right after the first frame, so the window opens before Agent Framework and pydantic have loaded;
@@ -114,7 +116,8 @@ class WorkbenchApp(App[None]):
         with other agents gets their panes when it connects. `notice`: what loading the user's agents has to
         say (entries not loaded, names the workbench gave), shown once the window opens; `labels`: a pane's
         title where it is not its agent's name alone ("weather_agent (folder name)", a workflow's); `hints`: a
-        pane's hint where it is not an agent's (a workflow's); `workflows`: the panes a workflow answers in."""
+        pane's hint where it is not an agent's (a workflow's); `workflows`: the panes a workflow answers in;
+        `logged`: what the libraries log (`workbench.notes`), said in notices while the window is open."""
         if (session is None) == (start is None):
             raise ValueError("give the app a session, or a way to start one")
         super().__init__()
@@ -122,6 +125,7 @@ class WorkbenchApp(App[None]):
         self._agents = tuple(session.agent_names if session is not None else agents or BUILT_IN)
         self._notice, self._labels, self._hints = notice, dict(labels or {}), dict(hints or {})
         self._workflows = frozenset(workflows)
+        self._logged = logged
         self._pane_box: Panes | None = None
         self._session: SessionController | None = None
         self._start_error: str | None = None
@@ -187,13 +191,28 @@ class WorkbenchApp(App[None]):
         self._handle_quit_signals()
         if self._notice:
             self.notify(self._notice, title="Your agents", severity="warning", timeout=30, markup=False)
+        if self._logged is not None:
+            loop = asyncio.get_running_loop()
+
+            def said_soon(line: str) -> None:
+                loop.call_soon_threadsafe(self._library_said, line)
+
+            for line in self._logged.send_to(said_soon):
+                self._library_said(line)
         if self._built is not None:
             self._connect()
         else:
             self.sub_title = "starting: loading the agent runtime ..."
             self.call_after_refresh(self._start_session)
 
+    def _library_said(self, line: str) -> None:
+        """A library's warning (`workbench.notes`: one line, made visible), in a notice. Given through the
+        event loop: a record may be logged on any thread."""
+        self.notify(line, title="Logged by a library", severity="warning", timeout=15, markup=False)
+
     def on_unmount(self) -> None:
+        if self._logged is not None:
+            self._logged.send_to(None)  # kept: the command says them on stderr once the window is gone
         for disconnect in self._disconnect:
             disconnect()
         loop = asyncio.get_running_loop()
