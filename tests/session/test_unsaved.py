@@ -136,3 +136,24 @@ async def test_a_session_that_saved_everything_has_nothing_unsaved(tmp_path):
     assert session.unsaved() is None
     assert assemble(build_models(ModelConfig())).unsaved() is None  # nothing kept on disk
     persisted.close()
+
+
+async def test_a_quit_without_saving_on_a_full_disk_leaves_what_was_saved_to_resume(small_disk, monkeypatch):
+    """Quit without saving while the disk is still full: the state file could not be marked closed, yet
+    SQLite wrote its log into it and removed the log as it closed, and the next start refused the file
+    as a copy taken while a workbench ran ("put its log back"): the only way out was to move it away,
+    and with it the facts that had been saved."""
+    data = small_disk / "d"
+    session = started(monkeypatch, data)
+    assert (await session.ask("support", CUSTOMER[1])).result.unsaved is None
+    filler = fill(small_disk)
+    assert (await session.ask("support", "version=11.2")).result.unsaved == FULL
+    assert session.unsaved() is not None  # the one more try fails: the user quits without it
+    session.close()
+    filler.unlink()
+
+    restarted = started(monkeypatch, data)
+    try:
+        assert facts(restarted.runtime) == {"customer": CUSTOMER}
+    finally:
+        restarted.close()

@@ -119,16 +119,28 @@ class StateFile:
     def close(self) -> bool:
         """Write the log into the database, truncate it, and close: `state.sqlite` alone then holds
         everything (a copy of it resumes all of it). False when the log could not be written into it
-        (a full disk): the log keeps what the database lacks, and the next start reads both."""
+        (a full disk): the log keeps what the database lacks, and the next start reads both.
+
+        The log is written in first, so that the mark of a closed file has the room the log took. A file
+        that still could not be marked closed (the disk full to the last byte) is left with a log beside
+        it, empty when SQLite wrote the log into the file as it closed, as a kill leaves one: the next
+        start opens it. Without it, a quit without saving on a full disk left a file marked open and no
+        log, which the next start refused as a copy taken while a workbench ran, with what it had saved."""
         with self._lock:
+            open_marked = self._marked
             try:
+                self._db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
                 if self._marked:
                     with self._transaction():
                         self._db.execute("INSERT OR REPLACE INTO meta VALUES ('open', '0')")
+                    open_marked = False
                 busy, _, _ = self._db.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()
             except sqlite3.Error:
                 busy = 1
             self._db.close()
+            self._marked = False  # closed: a second close has nothing to mark
+            if open_marked:
+                private_file(self.path.with_name(self.path.name + LOG_SUFFIX))
         return not busy
 
     @contextmanager
