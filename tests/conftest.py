@@ -82,8 +82,8 @@ def _state_files_closed(monkeypatch):
     opened: list[StateFile] = []
     open_state = StateFile.__init__
 
-    def tracked(self: StateFile, path: Path) -> None:
-        open_state(self, path)
+    def tracked(self: StateFile, path: Path, **options: bool) -> None:
+        open_state(self, path, **options)
         opened.append(self)
 
     monkeypatch.setattr(StateFile, "__init__", tracked)

@@ -107,6 +107,40 @@ async def test_the_resumed_agent_is_sent_its_earlier_history(tmp_path):
     assert [m[2] for m in histories(second)["logs"] if m[0] == "user"] == ["user-1", "user-2"]
 
 
+async def test_a_turn_reads_no_row_back_and_a_restart_reads_what_the_turns_kept(tmp_path, monkeypatch):
+    """The history is read from the file once; each turn appends its messages to it, parsed as the file
+    stores them, and the sessions are written again only when they changed."""
+    from workbench.persist.state import Saved, StateFile
+
+    reads: list[str] = []
+    saves: list[object] = []
+    read, save = StateFile.messages, StateFile.save
+
+    def counted_read(state: StateFile, session: str) -> list[dict[str, object]]:
+        reads.append(session)
+        return read(state, session)
+
+    def counted_save(state: StateFile, saved: Saved) -> None:
+        saves.append(saved)
+        save(state, saved)
+
+    monkeypatch.setattr(StateFile, "messages", counted_read)
+    monkeypatch.setattr(StateFile, "save", counted_save)
+    directory = tmp_path / DIRECTORY
+    first = started(directory)
+    await converse(first, tagged("reporting", "postgres", "contoso", "billing", "teal"))
+    assert len(set(reads)) == len(reads) == 2  # once per agent's session, at its first turn
+    turns = len(saves)
+    assert (await first.ask("support", "and then?")).ok
+    assert len(saves) == turns + 1  # the turn's messages, with the facts; its end writes nothing more
+    before = histories(first)
+
+    quit_(first)
+    second = started(directory)
+    assert histories(second) == before
+    quit_(second)
+
+
 @pytest.mark.parametrize("key", ["module", None], ids=["one-key", "everything"])
 async def test_forget_leaves_no_byte_of_a_forgotten_value_in_any_file(tmp_path, key):
     directory = tmp_path / DIRECTORY

@@ -199,3 +199,15 @@ async def test_the_app_quit_leaves_everything_in_the_state_file_alone(tmp_path, 
     (tmp_path / "copy").mkdir(mode=0o700)
     shutil.copy2(directory / STATE_FILE, tmp_path / "copy" / STATE_FILE)
     assert facts(started(tmp_path / "copy")) == {"customer": ("Contoso Ltd 7731", "customer=Contoso Ltd 7731")}
+
+
+@pytest.mark.parametrize(("flushed", "synchronous"), [(True, 2), (False, 0)])
+def test_commits_are_flushed_to_the_disk_unless_the_folder_is_the_drift_labs(tmp_path, flushed, synchronous):
+    """FULL (2): a commit is on disk when it returns; OFF (0) only for a folder nothing opens after a crash."""
+    from workbench.persist.state import StateFile
+
+    state = StateFile(tmp_path / STATE_FILE, flushed=flushed)
+    try:
+        assert state._db.execute("PRAGMA synchronous").fetchone() == (synchronous,)
+    finally:
+        state.close()

@@ -28,6 +28,7 @@ makes the forget report this holder as not reached."""
 from __future__ import annotations
 
 import asyncio
+import json
 import sqlite3
 import threading
 from collections.abc import Callable, Iterator, Mapping, Sequence
@@ -77,7 +78,10 @@ class PersistedSessions:
     Memory is opened under `contract`, which must admit everything the contract it was saved under did
     (its keys, as many facts, values as long): else start-up stops with one line naming both, and the
     file is left as it is, so no fact and no ledger event of a key the run would not know is hidden, nor
-    kept out of reach of a forget of everything. A wider contract opens it, with a note in the ledger."""
+    kept out of reach of a forget of everything. A wider contract opens it, with a note in the ledger.
+
+    `flushed=False` leaves commits unflushed to the disk (`StateFile`): for a directory nothing opens after
+    a crash, the drift lab's."""
 
     name = "persisted sessions"
     unit = "file(s)"
@@ -90,6 +94,7 @@ class PersistedSessions:
         ledger_capacity: int = 500,
         clock: Callable[[], datetime] = utc_now,
         retry_delays: Sequence[float] = RETRY_DELAYS,
+        flushed: bool = True,
     ) -> None:
         self.directory = private_dir(directory.expanduser().resolve())
         self._folder_lock = FolderLock(self.directory / LOCK_FILE, f"the persisted sessions in {self.directory}")
@@ -99,7 +104,7 @@ class PersistedSessions:
                 work.unlink()  # a write of an earlier version interrupted before its rename
             path = self.directory / STATE_FILE
             saved_at = _modified(path)  # before this run writes it
-            self._state = state = StateFile(path)
+            self._state = state = StateFile(path, flushed=flushed)
             move_into(state, self.directory)
             saved = state.memory()
             if saved is not None and (problem := contract.cannot_open(saved.contract)):
@@ -121,6 +126,13 @@ class PersistedSessions:
         # Turns' messages a failed save did not write, by session: read as part of the history and
         # written by the next save.
         self._unsaved_messages: dict[str, list[dict[str, Any]]] = {}
+        # Each session's messages once read, parsed, kept as the file holds them (with what a failed
+        # save did not write yet): a turn appends its own, and reads no row back. Reading every row of
+        # a session and parsing it again before each turn made every turn slower than the one before.
+        # The sessions `kept` does not keep are dropped with their rows.
+        self._histories: dict[str, list[Message]] = {}
+        # What the last `kept` wrote (sessions, shape, the sessions whose messages the file keeps).
+        self._kept: tuple[dict[str, dict[str, Any]], str, frozenset[str]] | None = None
         self._forgetting = False  # a forget is under way: memory is written when it ends, not before
         self.memory = (
             WorkingMemory.restored(saved, contract, ledger_capacity=ledger_capacity, clock=clock)
@@ -178,12 +190,18 @@ class PersistedSessions:
         return self.read(session.session_id)
 
     def read(self, session_id: str | None) -> list[Message]:
-        """A session's messages as saved, oldest first; SavedFileError naming the file when a row is JSON
-        but not a message (hand-edited)."""
+        """A session's messages as saved, oldest first: read from the file the first time, then as kept
+        (`_histories`); SavedFileError naming the file when a row is JSON but not a message (hand-edited)."""
         if not session_id:
             return []
         with self._lock:
-            rows = [*self.state.messages(session_id), *self._unsaved_messages.get(session_id, [])]
+            history = self._histories.get(session_id)
+            if history is None:
+                rows = [*self.state.messages(session_id), *self._unsaved_messages.get(session_id, [])]
+                history = self._histories[session_id] = self._parsed(session_id, rows)
+            return list(history)
+
+    def _parsed(self, session_id: str, rows: Sequence[dict[str, Any]]) -> list[Message]:
         try:
             return [Message.from_dict(m) for m in rows]
         except SavedFileError:
@@ -194,19 +212,29 @@ class PersistedSessions:
 
     def kept(self, sessions: Mapping[str, AgentSession], shape: str) -> None:
         """Save the sessions (with memory, when it changed), and delete the messages of every session
-        that is none of them."""
+        that is none of them. Nothing is written when the file holds exactly that already (the same
+        sessions as the last time, everything saved since): a turn's end would otherwise be a second
+        transaction after its messages', flushed to the disk."""
         with self._lock:
             self._current = {name: s.to_dict() for name, s in sessions.items()}
             self._shape = shape
             ids = frozenset(s.session_id for s in sessions.values())
             self._unsaved_messages = {s: m for s, m in self._unsaved_messages.items() if s in ids}
+            self._histories = {s: m for s, m in self._histories.items() if s in ids}
+            kept = (self._current, shape, ids)
+            if kept == self._kept and self._failure is None and not (self._unsaved_memory or self._unsaved_messages):
+                return
             self._save(Saved(shape=shape, sessions=self._current, keep_only=ids))
+            self._kept = kept if self._failure is None else None
 
     def save_turn(self, session_id: str, messages: list[dict[str, Any]]) -> None:
         """A turn's messages, with the facts and the ledger it left, as one transaction; nothing for a
         session no agent runs any more (a forget replaced it while the turn ran)."""
         with self._lock:
             if any(s["session_id"] == session_id for s in self._current.values()):
+                if (history := self._histories.get(session_id)) is not None:
+                    # As a read of the rows gives them back: each as the file stores it (JSON), parsed.
+                    history += self._parsed(session_id, [json.loads(json.dumps(m)) for m in messages])
                 self._unsaved_messages.setdefault(session_id, []).extend(messages)
                 self._save(Saved())
 

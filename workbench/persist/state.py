@@ -72,10 +72,13 @@ class Saved:
 
 class StateFile:
     """The database at `path`, opened (created user-only if missing) and checked. Thread-safe: every
-    read and write takes one lock, and each `save` is one transaction."""
+    read and write takes one lock, and each `save` is one transaction. `flushed=False`: a commit is not
+    flushed to the disk (SQLite's `synchronous=OFF`), for a file nothing reads after a crash (the drift
+    lab's, deleted when the lab ends): what is read back while the machine runs is the same."""
 
-    def __init__(self, path: Path) -> None:
+    def __init__(self, path: Path, *, flushed: bool = True) -> None:
         self.path = path
+        self._flushed = flushed
         self._lock = threading.RLock()
         self._marked = False  # marked open by this process (`mark_open`)
         if not path.exists():
@@ -97,7 +100,7 @@ class StateFile:
             mode = self._db.execute("PRAGMA journal_mode=WAL").fetchone()
             if mode is None or str(mode[0]).lower() != "wal":
                 raise SavedFileError(f"{self.path}: SQLite could not use its write-ahead log here ({mode})")
-            self._db.execute("PRAGMA synchronous=FULL")
+            self._db.execute(f"PRAGMA synchronous={'FULL' if self._flushed else 'OFF'}")
             self._db.execute("PRAGMA secure_delete=ON")
         except sqlite3.Error as exc:
             raise _refused(self.path, exc) from None
