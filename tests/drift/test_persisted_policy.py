@@ -1,5 +1,6 @@
-"""The lab's persisted-history policy: the product's `--persist` files, reopened before every step as a
-restart would, and the product's forget on them; cell by cell on the built-in model's chronology."""
+"""The lab's persisted-history policy: the product's `--persist` files, reopened before every probe and
+after every forget as a restart would, and the product's forget on them; cell by cell on the built-in
+model's chronology."""
 
 import asyncio
 import io
@@ -15,6 +16,7 @@ from workbench.drift import run_drift
 from workbench.drift.persisted_policy import PersistedHistoryPolicy
 from workbench.drift.policies import POLICIES
 from workbench.drift.report import render, to_json
+from workbench.files import InUse
 from workbench.memory import SEED
 from workbench.persist.sessions import PersistedSessions
 from workbench.persist.state import STATE_FILE
@@ -44,18 +46,23 @@ def holding(policy: PersistedHistoryPolicy, value: str) -> list[str]:
     return [p.name for p in policy.directory.rglob("*") if p.is_file() and value.encode() in p.read_bytes()]
 
 
-async def test_every_step_resumes_the_history_from_the_files_and_lets_the_directory_go():
+async def test_a_probe_resumes_the_history_from_the_files_and_other_steps_run_on():
     policy, calls = policy_and_log()
     await policy.answer(1, "support", "module=Reporting")
     first_agents = dict(policy.agents)
-    PersistedSessions(policy.directory).close()  # free between steps: the workbench has quit
+    with pytest.raises(InUse):  # the workbench runs on between steps, as the app does
+        PersistedSessions(policy.directory)
+    await policy.answer(2, "support", "module=Billing")
+    assert policy.agents == first_agents
 
+    await policy.before_probe()
+    PersistedSessions(policy.directory).close()  # free before a probe: the workbench has quit
     with closing(sqlite3.connect(policy.directory / STATE_FILE)) as edited, edited:  # what the next start reads
         edited.execute("UPDATE messages SET message = replace(message, 'Reporting', 'Edited')")
-    await policy.answer(2, "support", "which module?")
+    await policy.answer(3, "support", "which module?")
     assert "module=Edited" in sent(calls) and "Reporting" not in sent(calls)
     assert all(policy.agents[r] is not first_agents[r] for r in first_agents)  # built again: a restart
-    assert [m.text for m in policy.retained()][::2] == ["module=Edited", "which module?"]
+    assert [m.text for m in policy.retained()][::2] == ["module=Edited", "module=Billing", "which module?"]
     await policy.close()
 
 

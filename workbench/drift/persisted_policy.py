@@ -1,9 +1,13 @@
 """The persisted-history policy: both agents' histories kept as `workbench --persist` keeps them (one
 SQLite database of the sessions' `AgentSession.to_dict` and their messages, through
-`workbench.persist`), in a temporary directory of the lab's own. Before every step the workbench
-restarts: the directory is opened again and each agent resumes its session from the files, so a cell
-shows exactly what a restart brings back. A forget is the product's: as in the app, both sessions
-are replaced by new ones, their files erased, and every file scanned for the forgotten values."""
+`workbench.persist`), in a temporary directory of the lab's own. Before every probe, and after every
+forget, the workbench restarts: the directory is opened again and each agent resumes its session from
+the files, so a cell shows exactly what a restart brings back. Between restarts it runs as the app runs,
+saving every turn (a restart reads every message back: one before every step made a 1,000-turn lab read
+a million, for cells scored at the probes only). Its commits are not flushed to the disk: the directory
+is deleted with the lab, and a restart reads back the same. A forget is the product's: as in the app,
+both sessions are replaced by new ones, their files erased, and every file scanned for the forgotten
+values."""
 
 from __future__ import annotations
 
@@ -34,12 +38,12 @@ class PersistedHistoryPolicy(Policy):
         self._contract = contract
         self._folder = tempfile.TemporaryDirectory(prefix="workbench-drift-persisted-")  # deleted with the policy
         self.directory = Path(self._folder.name) / DIRECTORY
+        self._running: PersistedSessions | None = None  # the workbench started on the directory, until it quits
 
-    @contextmanager
-    def _restarted(self) -> Iterator[PersistedSessions]:
+    def _start(self) -> PersistedSessions:
         """A workbench started on the directory, as `workbench --persist` starts: both agents resume their
-        saved sessions (`self.agents`, `self.sessions`); it quits at the end of the block."""
-        persisted = PersistedSessions(self.directory, contract=self._contract)
+        saved sessions (`self.agents`, `self.sessions`)."""
+        persisted = PersistedSessions(self.directory, contract=self._contract, flushed=False)
         try:
             self.agents = {
                 role: self._agent(self.info.name, [persisted.provider(role)], INSTRUCTIONS[role])
@@ -47,19 +51,41 @@ class PersistedHistoryPolicy(Policy):
             }
             self.sessions = {role: persisted.first_session(role, a, SHAPE) for role, a in self.agents.items()}
             persisted.kept(self.sessions, SHAPE)
+        except BaseException:
+            persisted.close()
+            raise
+        return persisted
+
+    def _quit(self) -> None:
+        if self._running is not None:
+            self._running.close()
+            self._running = None
+
+    @contextmanager
+    def _restarted(self) -> Iterator[PersistedSessions]:
+        """The workbench quits if it runs, and starts again for the block; it quits at the end of it."""
+        self._quit()
+        persisted = self._start()
+        try:
             yield persisted
         finally:
             persisted.close()
 
+    async def before_probe(self) -> None:
+        """The probe's step starts the workbench afresh."""
+        self._quit()
+
     async def answer(self, turn: int, agent: str, text: str) -> str:
-        with self._restarted() as persisted:
-            reply = await super().answer(turn, agent, text)
-            persisted.kept(self.sessions, SHAPE)  # what the runtime does after every turn
+        if self._running is None:
+            self._running = self._start()
+        reply = await super().answer(turn, agent, text)
+        self._running.kept(self.sessions, SHAPE)  # what the runtime does after every turn
         return reply
 
     async def forget(self, key: str | None) -> None:
-        """The product's forget on the persisted sessions: its memory (empty here: this policy keeps no
-        facts), the agents' sessions replaced, then the files rewritten and scanned."""
+        """The product's forget on the persisted sessions, on a workbench started for it: its memory (empty
+        here: this policy keeps no facts), the agents' sessions replaced, then the files rewritten and
+        scanned."""
         with self._restarted() as persisted:
             sessions = TextHolder(
                 "agent sessions", "message(s)", lambda: self._texts(persisted), lambda _: self._new(persisted)
@@ -88,4 +114,5 @@ class PersistedHistoryPolicy(Policy):
         return folder_size(self.directory)
 
     async def close(self) -> None:
+        self._quit()
         self._folder.cleanup()
