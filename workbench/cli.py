@@ -29,6 +29,7 @@ from workbench.runtime.telemetry import TelemetryError, TelemetrySettings, start
 
 if TYPE_CHECKING:
     from workbench.agentmem.mem0_config import Mem0Config
+    from workbench.drift.copies import Refused
     from workbench.memory.contract import Contract
     from workbench.persist.journal import ForgetJournal
     from workbench.persist.redis_histories import RedisHistories
@@ -398,6 +399,13 @@ def build_parser(*, path: bool = False) -> argparse.ArgumentParser:
     )
     drift.add_argument("--embedding-base-url", help="the embeddings server's /v1 URL (default: --base-url's)")
     drift.add_argument("--json", action="store_true", help="print the report as JSON")
+    drift.add_argument(
+        "--lab-writes-to-your-stores",
+        action="store_true",
+        help="run your agents even when one of their memories cannot be redirected to a store of the lab's own "
+        "(a provider the workbench does not know, Mem0's, a store it cannot copy): the story's messages are then "
+        "written into that store, as it is, and stay there; without it, those agents' rows are not run",
+    )
     qualify = commands.add_parser(
         "qualify",
         help="run the contract suite against the configured model and report what it measured",
@@ -543,6 +551,23 @@ def _drift_mem0(args: argparse.Namespace, config: ModelConfig) -> Mem0Config | N
     )
 
 
+def _your_stores_lines(refused: Sequence[Refused], *, allowed: bool) -> list[str]:
+    """What the lab does with the user's agents' stores, before it runs: on stores of its own, and each
+    memory it cannot redirect, in a line (not run without the option; with it, run where it writes)."""
+    from workbench.drift.copies import ALLOW_OPTION
+
+    lines = [
+        "your agents' memories run on stores of the lab's own (copies of their folders, a key prefix of the "
+        "lab's on their Redis server), removed afterwards; your own stores are not written"
+    ]
+    for cannot in refused:
+        if allowed:
+            lines.append(f"{cannot.describe()}: run as it is ({ALLOW_OPTION}): the story is written into your store")
+        else:
+            lines.append(f"{cannot.describe()}: its agent's rows are not run (give {ALLOW_OPTION} to run them there)")
+    return lines
+
+
 def run_drift_command(args: argparse.Namespace, config: ModelConfig, loaded: Sequence[LoadedAgent] = ()) -> int:
     """The report, whole or partial; a stop adds one line on stderr and exits 1. A usage error or a
     chronology that is not valid exits 2 before anything runs. A chronology file is read under the run's
@@ -587,12 +612,16 @@ def run_drift_command(args: argparse.Namespace, config: ModelConfig, loaded: Seq
             "the built-in chronology is the seed's story: it runs on the seed's contract, not this run's "
             f"({contract.describe()}); give your own with --chronology FILE",
         )
+    allowed = getattr(args, "lab_writes_to_your_stores", False)
     if loaded and (chosen is None or any(name.startswith(PREFIX) for name in chosen)):
-        _say("drift", "your agents run as configured: their memories receive the chronology's messages and keep them")
-    from workbench.opening import StartFailed, lock_agents_folders
+        from workbench.drift.copies import refused
+
+        for line in _your_stores_lines(refused([item.agent for item in loaded]), allowed=allowed):
+            _say("drift", line)
+    from workbench.opening import StartFailed, check_agents_folders
 
     try:
-        _held = lock_agents_folders([item.agent for item in loaded])  # until the command returns
+        check_agents_folders([item.agent for item in loaded])
     except StartFailed as exc:
         _say("drift", str(exc))
         return 1
@@ -609,12 +638,28 @@ def run_drift_command(args: argparse.Namespace, config: ModelConfig, loaded: Seq
         models = build_models(config, function_calls=config.is_live)
         if lengths is not None:
             result = asyncio.run(
-                run_sweep(models, lengths, chronology=story, progress=sink, mem0=mem0, agents=loaded, policies=policies)
+                run_sweep(
+                    models,
+                    lengths,
+                    chronology=story,
+                    progress=sink,
+                    mem0=mem0,
+                    agents=loaded,
+                    policies=policies,
+                    allow_your_stores=allowed,
+                )
             )
         else:
             report = asyncio.run(
                 run_drift(
-                    models, turns=turns, chronology=story, progress=sink, mem0=mem0, agents=loaded, policies=policies
+                    models,
+                    turns=turns,
+                    chronology=story,
+                    progress=sink,
+                    mem0=mem0,
+                    agents=loaded,
+                    policies=policies,
+                    allow_your_stores=allowed,
                 )
             )
     if lengths is not None:
@@ -623,8 +668,14 @@ def run_drift_command(args: argparse.Namespace, config: ModelConfig, loaded: Seq
     else:
         stopped = report if report.partial else None
         _print_report(args, to_json(report), render(report))
+    reports = result.reports if lengths is not None else [report]
+    left = [(name, removal) for run in reports for name, removal in run.left_behind]
+    for name, removal in left:
+        _say("drift", f"{name}: left behind: {removal.line}")
     if stopped is not None:
         _say("drift", f"{stop_line(stopped)} (the report above is partial)")
+        return 1
+    if left:
         return 1
     failed = result.failed if lengths is not None else list(report.failures)
     titles = result.reports[-1].titles if lengths is not None and result.reports else report.titles

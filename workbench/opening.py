@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from functools import partial
 from typing import TYPE_CHECKING, TypeVar
 
-from workbench.files import FolderLock, OthersFolderLock, private_dir
+from workbench.files import FolderLock, OthersFolderLock, lock_holder, private_dir
 from workbench.text import clip, visible
 
 if TYPE_CHECKING:
@@ -99,17 +99,16 @@ def _check_redis(url: str) -> None:
     _step("the Redis server", lambda: check_reachable(url))
 
 
-def lock_agents_folders(agents: Sequence[Agent]) -> Opened:
-    """Only the folders of the user's agents' memories, locked as a start locks them (StartFailed, one
-    line): for the drift lab, which runs the agents as configured (their memories write there) and
-    opens nothing else."""
-    opened = Opened()
-    try:
-        _lock_agents_folders(agents, opened)
-    except BaseException:
-        opened.close()
-        raise
-    return opened
+def check_agents_folders(agents: Sequence[Agent]) -> None:
+    """StartFailed (one line, as a start's) when another workbench holds a folder of the user's agents'
+    memories; nothing is locked or written: for the drift lab, which only copies them
+    (`workbench.drift.copies`)."""
+    from workbench.agentmem.recognise import folders
+
+    for folder in _step("your agents' memories", lambda: folders(agents)):
+        if (holder := lock_holder(folder / OTHERS_LOCK_FILE)) is not None:
+            in_use = f"another workbench ({holder}) is using {folder}; quit it first"
+            raise StartFailed(f"your agents' memory could not be opened: {in_use}")
 
 
 def _lock_agents_folders(agents: Sequence[Agent], opened: Opened) -> None:

@@ -2,6 +2,7 @@
 like every other policy and named in the report."""
 
 import asyncio
+import io
 import json
 import sys
 from pathlib import Path
@@ -12,6 +13,7 @@ from workbench.drift import run_drift
 from workbench.drift.report import to_json
 from workbench.loading import from_folder
 from workbench.runtime import ModelConfig, build_models
+from workbench.runtime.scripted import SCRIPTED_LABEL
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples" / "agents"
 YOURS = ["yours:notes", "yours:notes+facts", "yours:triage", "yours:triage+facts"]
@@ -55,11 +57,41 @@ def test_as_configured_its_history_keeps_the_corrected_and_forgotten_values_the_
 
 def test_the_report_names_each_agents_memories_and_where_they_keep_the_story(report):
     drift, data = report
-    described = {p["name"]: p["keeps"] for p in to_json(drift)["policies"]}
-    assert "FileHistoryProvider" in described["yours:triage"]
-    assert "FileMemoryProvider" in described["yours:notes+facts"]
-    assert "keep them" in described["yours:notes"]
-    assert any((data / "triage-history").glob("*.jsonl"))  # the lab ran the agent as configured: it kept them
+    policies = {p["name"]: p for p in to_json(drift)["policies"]}
+    assert "FileHistoryProvider" in policies["yours:triage"]["keeps"]
+    assert "FileMemoryProvider" in policies["yours:notes+facts"]["keeps"]
+    [triage] = policies["yours:triage"]["agents"]
+    assert triage["memories"][0].startswith(f"FileHistoryProvider: on a copy of {data / 'triage-history'}")
+    [notes] = policies["yours:notes"]["agents"]
+    assert notes["memories"][0].startswith(f"FileMemoryProvider: on a copy of {data / 'notes-memory'}")
+    assert not any(data.rglob("*.*"))  # the lab kept the story on its copies, removed since: none here
+    for name in YOURS:
+        assert [r["verified"] for r in policies[name]["removed"]] == [True]
+
+
+def test_agents_on_the_built_in_model_are_said_to_be_answered_by_no_model(report):
+    drift, _ = report
+    data = to_json(drift)
+    assert data["live"] is False
+    for policy in data["policies"]:
+        assert policy["live"] is False
+        assert {a["model"] for a in policy["answered_by"]} == {SCRIPTED_LABEL}
+    assert data["policies"][-1]["agents"][0]["client"] == SCRIPTED_LABEL
+
+
+def test_the_text_report_shows_each_agents_client_and_memories(report):
+    from rich.console import Console
+
+    from workbench.drift.report import render
+    from workbench.tables import UNWRAPPED_WIDTH
+
+    drift, data = report
+    out = io.StringIO()
+    Console(file=out, width=UNWRAPPED_WIDTH).print(render(drift, timing=False, chart=False))
+    text = out.getvalue()
+    assert "your agents: their clients, what answered and where their memories were kept" in text
+    assert f"FileMemoryProvider: on a copy of {data / 'notes-memory'}" in text
+    assert "the built-in model, no model (not live)" in text
 
 
 def test_with_model_the_lab_runs_the_agents_on_that_model_instead_of_their_own(loopback):
@@ -90,5 +122,5 @@ def test_the_command_says_your_agents_run_only_when_their_rows_are_chosen(chosen
             del sys.modules[name]
     captured = capsys.readouterr()
     assert [p["name"] for p in json.loads(captured.out)["policies"]] == chosen.split(",")
-    assert ("your agents run as configured" in captured.err) is said
-    assert any(tmp_path.rglob("*.jsonl")) is said  # triage's history: written only when it ran
+    assert ("your agents' memories run on stores of the lab's own" in captured.err) is said
+    assert not any(tmp_path.rglob("*.jsonl"))  # triage's history: on the lab's copy, never here

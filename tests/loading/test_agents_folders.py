@@ -237,8 +237,10 @@ def test_the_first_forget_over_your_agents_records_itself_in_a_data_directory_it
     assert (tmp_path / "data").stat().st_mode & 0o777 == 0o700 and list((tmp_path / "data").iterdir()) == []
 
 
-def test_the_drift_lab_runs_your_agents_in_their_folders_locked_and_user_only(tmp_path):
-    # Only your agents' rows write into their folders (the built-in policies keep to the lab's own).
+def test_the_drift_lab_copies_your_agents_folders_and_leaves_them_as_they_were(tmp_path):
+    """The lab runs your agents' memories on copies of their folders (`workbench.drift.copies`): it is
+    refused while another workbench uses them, as a start is, and otherwise reads them and writes,
+    locks and changes nothing there."""
     yours = "yours:notes,yours:notes+facts,yours:triage,yours:triage+facts"
     drift = ("drift", str(EXAMPLES), "--turns", "10", "--json", "--policies", yours)
     with holding(tmp_path, str(EXAMPLES), env=_env(tmp_path)) as pid:
@@ -247,11 +249,15 @@ def test_the_drift_lab_runs_your_agents_in_their_folders_locked_and_user_only(tm
     assert held.stderr.splitlines()[-1].startswith(
         f"workbench drift: your agents' memory could not be opened: another workbench (PID {pid}) is using "
     )
+
+    def folders() -> dict[str, tuple[int, bytes]]:
+        found = sorted((tmp_path / "agents").rglob("*"))
+        return {str(p.relative_to(tmp_path)): (p.stat().st_mode, p.read_bytes() if p.is_file() else b"") for p in found}
+
+    before = folders()
     ran = workbench(tmp_path, *drift)
     assert ran.returncode == 0, ran.stderr
-    written = {str(p.relative_to(tmp_path)): p.stat().st_mode & 0o777 for p in (tmp_path / "agents").rglob("*")}
-    assert any(name.endswith(".jsonl") for name in written)
-    assert {name: mode for name, mode in written.items() if mode not in (0o600, 0o700)} == {}
+    assert folders() == before
 
 
 def test_the_lock_on_a_folder_others_write_tightens_the_umask_until_it_is_released(tmp_path):

@@ -6,10 +6,21 @@ adds no provider of its own."""
 
 from __future__ import annotations
 
+import copy
 from typing import TYPE_CHECKING
 
+from redis import RedisError
+
 from workbench.agentmem.base import OnTheirAgents
-from workbench.agentmem.redis_server import UNIT, RedisLists, client_location, display_url, server_item
+from workbench.agentmem.redis_server import (
+    UNIT,
+    PersistenceNotRewritten,
+    RedisLists,
+    client_location,
+    display_url,
+    rewrite_persistence,
+    server_item,
+)
 from workbench.memory.forget import ForgetPlan
 from workbench.runtime.remembered import HeldItem
 
@@ -75,3 +86,42 @@ class RedisHistoryMemory(OnTheirAgents):
 def redis_history_memory(provider: RedisHistoryProvider, agent: str) -> AgentMemory:
     """The memory the recogniser registers for a `RedisHistoryProvider` found on the agent `agent`."""
     return RedisHistoryMemory(provider, agent)
+
+
+class LabRedis:
+    """`provider` as the drift lab runs it (`workbench.drift.copies`): the same server, database and
+    credentials (its own client), its keys under `prefix` before its own key prefix, so nothing it writes
+    is one of the user's keys; `remove` deletes every list under the lab's prefix, reads the server again
+    to verify none is left, and has the server rewrite its files (a deleted list stays in the append-only
+    file until then)."""
+
+    def __init__(self, provider: RedisHistoryProvider, prefix: str) -> None:
+        self.provider = copy.copy(provider)  # shares the provider's client; its own key prefix
+        self.provider.key_prefix = f"{prefix}{provider.key_prefix}"
+        self.prefix = key_prefix(self.provider)
+        self._lists = RedisLists(provider._redis_client, [self.prefix])
+        location = display_url(provider.redis_url) if provider.redis_url else client_location(provider._redis_client)
+        self.where = f"on {location}, under the lab's key prefix {self.prefix!r}; its lists removed afterwards"
+        self._location = location
+
+    async def remove(self) -> tuple[str, bool]:
+        """What was removed, in a line, and whether it was verified (False: something may be left)."""
+        under = f"the lab's keys under {self.prefix!r} on {self._location}"
+        try:
+            deleted = await self._lists.remove()
+            left = await self._lists.read()
+        except (RedisError, OSError) as exc:
+            return (f"{under}: NOT verified removed ({type(exc).__name__}: {exc}); remove them yourself", False)
+        if left:
+            keys = ", ".join(stored.key for stored in left)
+            return (f"{under}: {len(left):,} still there ({keys}); remove them yourself", False)
+        try:
+            rewritten = await rewrite_persistence(self._lists.client)
+        except (PersistenceNotRewritten, RedisError, OSError) as exc:
+            return (
+                f"{under}: {deleted:,} list(s) deleted, none left (read again); but the server's files may still "
+                f"hold them: {exc}",
+                False,
+            )
+        files = f"; the server's {' and '.join(rewritten)} rewritten" if rewritten else ""
+        return (f"{under}: {deleted:,} list(s) deleted, none left (read again){files}", True)

@@ -150,6 +150,13 @@ class RedisLists:
     async def declared(self, keys: frozenset[str]) -> set[str]:
         return declared_in((s for stored in await self.read() for raw in stored.items for s in json_strings(raw)), keys)
 
+    async def remove(self) -> int:
+        """Delete every list under the prefixes (the drift lab's own keys); how many were deleted."""
+        keys = [stored.key for stored in await self.read()]
+        if keys:
+            await self.client.delete(*keys)
+        return len(keys)
+
     async def forget(self, plan: ForgetPlan) -> int:
         """Delete every list that holds a forgotten value (the whole session: a list with one message
         taken out would leave replies that answer it), then rewrite the server's files, whether or not a

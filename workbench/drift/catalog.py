@@ -74,12 +74,13 @@ def build_policies(
     mem0: Mem0Config | None = None,
     yours: Sequence[LoadedAgent] = (),
     names: Container[str] | None = None,
+    allow_your_stores: bool = False,
 ) -> list[Policy]:
     """The policies over the same clients; every call is recorded under the policy's name. Each
     policy has a support and a logs agent with their own providers. `mem0` is Mem0's model and
     embedder (the Mem0 policy runs only with a live model and it). The user's own agents (`yours`)
     follow, on their own clients (`workbench.drift.yours_policy`). With `names` (`chosen_policies`),
-    only the policies named there are built."""
+    only the policies named there are built; `allow_your_stores`: `build_your_policies`'."""
     agent_client, writer_client = models.agent_client, models.writer_client
     agent_label, writer_label = models.agent_label, models.writer_label
 
@@ -153,4 +154,4 @@ def build_policies(
     for group, build in builders:
         if wanted := [info[name] for name in group if names is None or name in names]:
             policies += build(wanted)
-    return [*policies, *build_your_policies(yours, models, calls, contract, names)]
+    return [*policies, *build_your_policies(yours, models, calls, contract, names, allow_your_stores=allow_your_stores)]

@@ -17,7 +17,7 @@ from workbench.drift.agentmem_policy import NEEDS_LOOP, NEEDS_MODEL
 from workbench.drift.catalog import build_policies, chosen_policies, policy_names
 from workbench.drift.compare import Haystack
 from workbench.drift.mem0_policy import MEM0_NEEDS_MODEL, NEEDS_EMBEDDINGS
-from workbench.drift.policies import POLICIES, Policy, PolicyFailed, PolicyInfo, Received
+from workbench.drift.policies import POLICIES, Policy, PolicyFailed, PolicyInfo, Received, Removal
 from workbench.drift.tally import (
     LabCallLog,
     LibraryWarning,
@@ -184,10 +184,41 @@ class DriftReport:
     policies: tuple[PolicyInfo, ...] = POLICIES
     # The policies this run could have compared but was asked not to (`run_drift`'s `policies`), by name.
     left_out: tuple[str, ...] = ()
+    # Each policy's answered agent calls, by agent and by the model that answered (its label, as recorded).
+    answered: dict[str, Counter[tuple[str, str]]] = field(default_factory=dict)
+    # What closing each policy removed of what it wrote outside the lab's own folders (the user's agents'
+    # rows: the lab's copies and keys), verified or not.
+    removed: dict[str, list[Removal]] = field(default_factory=dict)
 
     @property
     def partial(self) -> bool:
         return self.stop is not None
+
+    def answered_live(self, name: str, agent: str | None = None) -> bool:
+        """Whether a model answered the policy (its agent `agent`) in this run: a call answered by a
+        client other than the built-in model, which is no model."""
+        return any(
+            label != SCRIPTED_LABEL and (agent is None or by == agent) for by, label in self.answered.get(name, {})
+        )
+
+    @property
+    def any_live(self) -> bool:
+        """Whether any answer in this report came from a model (the lab's, or an agent's own client)."""
+        return any(self.answered_live(name) for name in self.answered)
+
+    def answering(self, name: str) -> list[str]:
+        """The models that answered the policy, each once, in the order they first did."""
+        return list(dict.fromkeys(label for _, label in self.answered.get(name, {})))
+
+    @property
+    def one_model(self) -> bool:
+        """Whether every answer came from the lab's own model (`model`): the report can name it alone."""
+        return all(label == self.model for name in self.answered for label in self.answering(name))
+
+    @property
+    def left_behind(self) -> list[tuple[str, Removal]]:
+        """What the lab may have left where it wrote for a policy (a removal it could not verify)."""
+        return [(name, r) for name, removals in self.removed.items() for r in removals if not r.done]
 
     @property
     def titles(self) -> dict[str, str]:
@@ -241,6 +272,7 @@ async def run_drift(
     mem0: Mem0Config | None = None,
     agents: Sequence[LoadedAgent] = (),
     policies: Sequence[str] | None = None,
+    allow_your_stores: bool = False,
 ) -> DriftReport:
     """Every turn of the chronology through every policy, in order; `agents`, the user's own, run
     beside the built-in policies (`workbench.drift.yours_policy`). `policies` names the only ones to
@@ -250,13 +282,23 @@ async def run_drift(
     stops when the server cannot be reached, or after MAX_FAILURES_IN_A_ROW failed policies in a row,
     and the report keeps what was measured and names the stop. A policy this run cannot run (see
     `needs`) is reported with what it needs; `mem0` is Mem0's model and embedder. Every policy is
-    closed at the end (Mem0's removes its folder)."""
+    closed at the end (Mem0's removes its folder; the user's agents' rows remove the stores of the lab's
+    own they ran on, verified: `workbench.drift.copies`, and say so in `removed`). `allow_your_stores`:
+    an agent with a memory the lab cannot redirect runs on the user's own store; else its rows do not run."""
     chosen = chosen_policies(policies, agents)
     story = chronology or load_chronology()
     if turns is not None:
         story = story.stretched(turns)
     calls = LabCallLog()
-    built = build_policies(models, calls, contract=story.contract, mem0=mem0, yours=agents, names=chosen)
+    built = build_policies(
+        models,
+        calls,
+        contract=story.contract,
+        mem0=mem0,
+        yours=agents,
+        names=chosen,
+        allow_your_stores=allow_your_stores,
+    )
     report = DriftReport(
         story,
         models.agent_label,
@@ -303,7 +345,7 @@ async def run_drift(
                     framework_seconds=framework.get(name, 0.0),
                 )
                 _take_intake(report, policy, calls)
-                retained = policy.retained()
+                retained = await policy.retained_now()
                 chars = sum(len(m.text or "") for m in retained)
                 report.retained[name] = Retained(len(retained), chars, policy.on_disk())
                 calls.latest_agent.pop(name, None)
@@ -314,6 +356,8 @@ async def run_drift(
     finally:
         for policy in built:
             await policy.close()
+            if removed := policy.removed():
+                report.removed[policy.info.name] = removed
     return report
 
 
@@ -350,6 +394,8 @@ def _take_intake(report: DriftReport, policy: Policy, calls: LabCallLog) -> None
 
 def needs(info: PolicyInfo, models: ModelSet, mem0: Mem0Config | None) -> str | None:
     """What this run lacks to run the policy honestly (its row says so instead of faked cells), or None."""
+    if info.withheld:
+        return info.withheld
     if info.needs_extracted_memory and (why := extracted_unavailable()) is not None:
         return why
     if info.calls_functions and not (models.function_calls and not models.scripted):
@@ -386,8 +432,6 @@ async def _replay(
             with acting_for(MemoryTurn(0, number, step.say or "", name)):  # labels the step's calls
                 if step.forget:
                     await policy.forget(None if step.forget == FORGET_ALL else step.forget)
-                if step.probe:
-                    await policy.before_probe()
                 answer = await policy.answer(number, step.agent, step.say) if step.say is not None else None
         except PolicyFailed as exc:
             raise _Failed(number, str(exc)) from exc
@@ -399,6 +443,8 @@ async def _replay(
             continue
         call = calls.latest_agent.get(name)
         assert call is not None and call is not before
+        answering = policy.agents[step.agent].name or step.agent
+        report.answered.setdefault(name, Counter())[(answering, call.model)] += 1
         sizes.append(call.request_chars)
         if step.probe:
             scores[step.probe] = score(request_text(call), expectations[step.probe], answer)

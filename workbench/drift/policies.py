@@ -50,8 +50,27 @@ class Received:
     recalled: int | None = None  # messages recalled into requests, over every turn
 
 
+@dataclass(frozen=True)
+class Removal:
+    """What the lab removed after a row of the user's agents: `done` False when something it wrote may be
+    left (`line` says what, and where)."""
+
+    line: str
+    done: bool
+
+
 class PolicyFailed(Exception):
     """This policy cannot go on honestly (a bad summary); the lab fails its cells from this turn on."""
+
+
+@dataclass(frozen=True)
+class AgentInfo:
+    """One of the user's agents in a lab row: its name, the client that answers it (its class and model, as
+    the client holds them) and each of its memories with where the row keeps it (`workbench.drift.copies`)."""
+
+    name: str
+    client: str
+    memories: tuple[str, ...]
 
 
 @dataclass(frozen=True)
@@ -64,6 +83,8 @@ class PolicyInfo:
     needs_embedding_model: bool = False
     # runs the framework's extracted memory, which a framework that retired it no longer has
     needs_extracted_memory: bool = False
+    agents: tuple[AgentInfo, ...] = ()  # the user's agents it runs (`workbench.drift.yours_policy`)
+    withheld: str = ""  # why this run does not run it, decided when it was built (its row says so)
 
 
 POLICIES = (
@@ -94,8 +115,7 @@ POLICIES = (
         "persisted",
         "persisted history",
         "every message in the persisted sessions' database (workbench --persist), reloaded from disk before "
-        "each probe and after each forget as after a restart; the product's forget replaces both sessions and "
-        "erases their messages",
+        "each step as after a restart; the product's forget replaces both sessions and erases their messages",
     ),
     PolicyInfo(
         "memory_files",
@@ -215,11 +235,17 @@ class Policy:
     async def forget(self, key: str | None) -> None:
         """No per-key forget exists here: the user's words are all this policy receives."""
 
-    async def before_probe(self) -> None:
-        """The next answer is scored (a probe's step): persisted history restarts here."""
-
     async def close(self) -> None:
         """Release what the policy opened (files); what it retained can still be read."""
+
+    def removed(self) -> list[Removal]:
+        """After `close`: what it removed of what it wrote outside the lab's own folders (the lab's keys
+        on the user's Redis server, its copies of the user's folders), each verified or not."""
+        return []
+
+    async def retained_now(self) -> list[Message]:
+        """`retained`, for a policy whose memory is read asynchronously (a server's) to override."""
+        return self.retained()
 
     def on_disk(self) -> int | None:
         """Bytes of the files this policy's memory keeps, or None when it keeps none on disk."""

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections import Counter
 from typing import Any
 
 from rich.console import Console, ConsoleOptions, Group, RenderResult
@@ -10,8 +11,11 @@ from rich.text import Text
 
 from workbench.drift.chart import chart_text
 from workbench.drift.lab import DriftReport, ProbeScore
+from workbench.drift.policies import PolicyInfo
 from workbench.drift.sweep import Sweep
+from workbench.drift.yours_policy import PREFIX as YOURS
 from workbench.memory.shown import quoted
+from workbench.runtime.scripted import SCRIPTED_LABEL
 from workbench.runtime.usage import describe_usage
 from workbench.tables import MAX_SHOWN_CHARS, literal, titled_table
 from workbench.text import clip, visible
@@ -150,9 +154,26 @@ def _texts(texts: tuple[str, ...]) -> str:
     return ", ".join(quoted(t) for t in texts) if texts else "nothing"
 
 
+def _answered_by(report: DriftReport) -> str:
+    """Who answered, as a title says it: the lab's model, or each row's (the user's agents on their own)."""
+    if report.one_model:
+        return report.model
+    return f"each row's model (the lab's: {report.model}; your agents': their own, in the table of your agents)"
+
+
+def _shows_answers(report: DriftReport) -> bool:
+    """Whether the answers table has its answer column: some answer came from a model (the built-in
+    one's answers are its script's)."""
+    return report.live or report.any_live
+
+
+BUILT_IN_ANSWER = Text("(the built-in model's: not shown)", "dim")
+
+
 def answer_tables(report: DriftReport, *, answer_chars: int = 160) -> list[Table]:
     """Per probe: what came back, checked by exact text against expect/forbid (the answer matrix)."""
     tables = []
+    shown = _shows_answers(report)
     for expected in report.chronology.expectations:
         source = (
             (
@@ -165,10 +186,11 @@ def answer_tables(report: DriftReport, *, answer_chars: int = 160) -> list[Table
         )
         any_of = f" · any of {_texts(expected.expect_any)}" if expected.expect_any else ""
         table = titled_table(
-            f"probe {quoted(expected.probe)}: what {report.model} answered (that model's answers, not a verdict) · "
+            f"probe {quoted(expected.probe)}: what {_answered_by(report)} answered (that model's answers, not a "
+            "verdict) · "
             f"expect {_texts(expected.expect)}{any_of} · forbid {_texts(expected.forbid)} ({source}). "
             f"Why: {visible(expected.why)}",
-            ANSWER_COLUMNS if report.live else ANSWER_COLUMNS[:-1],
+            ANSWER_COLUMNS if shown else ANSWER_COLUMNS[:-1],
         )
         for policy in report.policies:
             cell = _cell(report, policy.name, expected.probe)
@@ -181,7 +203,11 @@ def answer_tables(report: DriftReport, *, answer_chars: int = 160) -> list[Table
                 _found(cell.answer_score.expected, wanted=True),
                 _any(cell.answer_score.expected_any),
                 _found(cell.answer_score.forbidden, wanted=False),
-                *([literal(cell.answer, limit=answer_chars)] if report.live else []),
+                *(
+                    [literal(cell.answer, limit=answer_chars) if report.answered_live(policy.name) else BUILT_IN_ANSWER]
+                    if shown
+                    else []
+                ),
             )
         tables.append(table)
     return tables
@@ -190,7 +216,7 @@ def answer_tables(report: DriftReport, *, answer_chars: int = 160) -> list[Table
 def accounting_table(report: DriftReport, *, timing: bool = True) -> Table:
     partial = " (partial: up to the stop)" if report.partial else ""
     columns = COST_COLUMNS if timing else COST_COLUMNS[:-1]
-    table = titled_table(f"cost over {report.chronology.turns} turns{partial} · model: {report.model}", columns)
+    table = titled_table(f"cost over {report.chronology.turns} turns{partial} · model: {_answered_by(report)}", columns)
     for policy in report.policies:
         name = policy.name
         cost = report.accounting.get(name)
@@ -215,6 +241,50 @@ def accounting_table(report: DriftReport, *, timing: bool = True) -> Table:
             + ("" if kept.on_disk is None else f"; {kept.on_disk:,} bytes on disk"),
             *([_lab_time(cost.seconds, cost.framework_seconds)] if timing else []),
         )
+    return table
+
+
+YOURS_COLUMNS = ("policy", "agent", "client (class and model)", "answered", "its memories in this run", "afterwards")
+
+
+def _answered(report: DriftReport, name: str, agent: str) -> Text:
+    """How many of the agent's calls were answered in the row, by what, and whether a model answered."""
+    by = Counter[str]()
+    for (who, label), count in report.answered.get(name, {}).items():
+        if who == agent:
+            by[label] += count
+    if not by:
+        return Text("no call answered", "dim")
+    said = "; ".join(f"{count:,} call(s) by {label}" for label, count in by.items())
+    live = report.answered_live(name, agent)
+    return literal(f"{said}: {'a model answered (live)' if live else 'the built-in model, no model (not live)'}")
+
+
+def yours_table(report: DriftReport) -> Table | None:
+    """The user's agents' rows: each agent's own client and model, what answered it, each of its memories
+    with where this run kept it (the lab's copies, its keys), and what the lab removed afterwards; a row
+    not run says why. None when the run has none of them."""
+    rows = [p for p in report.policies if p.agents or (p.withheld and p.name.startswith(YOURS))]
+    if not rows:
+        return None
+    table = titled_table("your agents: their clients, what answered and where their memories were kept", YOURS_COLUMNS)
+    for policy in rows:
+        if not policy.agents:
+            table.add_row(policy.title, literal(policy.withheld, "yellow", limit=MAX_SHOWN_CHARS))
+            continue
+        removals = report.removed.get(policy.name, [])
+        removed = "\n".join(f"{'' if r.done else 'LEFT: '}{r.line}" for r in removals) or "not closed yet"
+        left = any(not r.done for r in removals)
+        for number, agent in enumerate(policy.agents):
+            first = number == 0
+            table.add_row(
+                policy.title if first else "",
+                literal(agent.name),
+                literal(agent.client),
+                _answered(report, policy.name, agent.name),
+                literal("\n".join(agent.memories), limit=MAX_SHOWN_CHARS),
+                literal(removed, "bold red" if left else "", limit=MAX_SHOWN_CHARS) if first else "",
+            )
     return table
 
 
@@ -303,6 +373,8 @@ def render(report: DriftReport, *, timing: bool = True, chart: bool = True) -> G
     parts += [literal(line, "red", limit=MAX_SHOWN_CHARS) for line in failure_lines(report)]
     parts += [literal(line, "yellow", limit=MAX_SHOWN_CHARS) for line in warning_lines(report)]
     parts += [*matrix_tables(report), *answer_tables(report), accounting_table(report, timing=timing)]
+    if (yours := yours_table(report)) is not None:
+        parts.append(yours)
     if chart:
         parts.append(size_chart(report))
     parts.append(Text(NOTE, "dim"))
@@ -351,12 +423,35 @@ def warnings_json(report: DriftReport) -> dict[str, Any]:
     }
 
 
+def _policy_json(report: DriftReport, policy: PolicyInfo) -> dict[str, Any]:
+    """A policy as the JSON names it: what it keeps, what answered it (and whether a model did); the user's
+    agents' rows also each agent's client and memories, and what the lab removed afterwards."""
+    return {
+        "name": policy.name,
+        "title": policy.title,
+        "keeps": policy.keeps,
+        "live": report.answered_live(policy.name),
+        "answered_by": [
+            {"agent": agent, "model": label, "calls": count, "live": label != SCRIPTED_LABEL}
+            for (agent, label), count in report.answered.get(policy.name, {}).items()
+        ],
+        **(
+            {
+                "agents": [{"name": a.name, "client": a.client, "memories": list(a.memories)} for a in policy.agents],
+                "removed": [{"what": r.line, "verified": r.done} for r in report.removed.get(policy.name, [])],
+            }
+            if policy.agents
+            else {}
+        ),
+    }
+
+
 def to_json(report: DriftReport) -> dict[str, Any]:
     return {
         "chronology": report.chronology.name,
         "turns": report.chronology.turns,
         "model": report.model,
-        "live": report.live,
+        "live": report.any_live,
         "seconds": round(report.seconds, 3),
         "partial": report.partial,
         "stop": stop_json(report),
@@ -364,7 +459,7 @@ def to_json(report: DriftReport) -> dict[str, Any]:
         "unavailable": report.unavailable,
         "intake": intake_json(report),
         "warnings": warnings_json(report),
-        "policies": [{"name": p.name, "title": p.title, "keeps": p.keeps} for p in report.policies],
+        "policies": [_policy_json(report, p) for p in report.policies],
         "left_out": list(report.left_out),
         "probes": [
             {

@@ -53,16 +53,23 @@ async def run_sweep(
     mem0: Mem0Config | None = None,
     agents: Sequence[LoadedAgent] = (),
     policies: Sequence[str] | None = None,
+    allow_your_stores: bool = False,
 ) -> Sweep:
     """Each length in turn; a stop ends the sweep and keeps the partial run. `agents`: the user's own,
-    beside the built-in policies; `policies`: the only ones to run (`run_drift`'s)."""
+    beside the built-in policies; `policies`: the only ones to run, `allow_your_stores` (`run_drift`'s)."""
     story = chronology or load_chronology()
     for turns in lengths:
         story.check_length(turns)  # every length is checked before anything runs
     sweep = Sweep(story, lengths)
     for turns in lengths:
         report = await run_drift(
-            models, chronology=story.stretched(turns), progress=progress, mem0=mem0, agents=agents, policies=policies
+            models,
+            chronology=story.stretched(turns),
+            progress=progress,
+            mem0=mem0,
+            agents=agents,
+            policies=policies,
+            allow_your_stores=allow_your_stores,
         )
         sweep.reports.append(report)
         if report.partial:

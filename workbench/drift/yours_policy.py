@@ -7,22 +7,26 @@ scored the same way, each in two rows:
 - **in the workbench**: the same agent with the working memory as a context provider and the host's
   parse as the writer, as the app runs it; a forget is the product's on the facts and the sessions
   (replaced by new ones: their in-memory history goes with them). Unlike the app's, it leaves the
-  stores the agents keep on disk or on a server alone: there it would remove the story's values from
-  whatever else they keep (a real conversation that mentions `Billing`), beyond this run.
+  stores the agents keep on disk or on a server alone.
 
-Its memories receive the chronology's messages as they would in any conversation and keep them
-where the agent keeps them: the command says so before it runs. One pair of rows per agent, both
-chronology roles (support and logs) on its two sessions; or, when the agents are named as the
-chronology's roles, one pair of them all, each role on its agent."""
+Its memories receive the chronology's messages as they would in any conversation, on stores of the
+lab's own, each row its own, made from the user's when the row is built and removed when the lab closes
+it (`workbench.drift.copies`): the lab never writes into the user's stores. An agent with a memory the lab
+cannot redirect is run only when the user allows it to write there (`allow_your_stores`), else its rows
+say why they did not run. One pair of rows per agent, both chronology roles (support and logs) on its two
+sessions; or, when the agents are named as the chronology's roles, one pair of them all, each role on its
+agent."""
 
 from __future__ import annotations
 
 from collections.abc import Container, Sequence
+from dataclasses import replace
 
 from agent_framework import Agent, ContextProvider, InMemoryHistoryProvider, Message
 
 from workbench.chronology import AGENTS
-from workbench.drift.policies import FactsPolicy, Policy, PolicyInfo
+from workbench.drift.copies import LabStores, withheld
+from workbench.drift.policies import AgentInfo, FactsPolicy, Policy, PolicyInfo, Removal
 from workbench.loading import LoadedAgent
 from workbench.memory import Contract, WorkingMemory
 from workbench.memory.forget import TextHolder
@@ -44,26 +48,53 @@ def memory_names(agent: Agent) -> str:
 
 def in_memory_history(policy: Policy) -> list[Message]:
     """What a policy's agents' in-memory histories hold; a history they keep elsewhere is on disk or on
-    a server, counted by the memory that keeps it, not here."""
+    a server, counted by the memory that keeps it (`LabStores.messages`), not here."""
     return [m for role, agent in policy.agents.items() for m in in_memory_messages(agent, policy.sessions[role])]
 
 
-class YourAgentsPolicy(Policy):
+class _OnLabStores(Policy):
+    """A row of the user's agents on the lab's stores (`stores`): what it retained is what its histories
+    hold for its current sessions, there and in memory; its bytes on disk are its copies' now, measured
+    before they are removed; closing removes them, and says what it removed."""
+
+    stores: LabStores
+
+    async def retained_now(self) -> list[Message]:
+        kept = in_memory_history(self)
+        for role, agent in self.agents.items():
+            kept += await self.stores.messages(agent, self.sessions[role])
+        return kept
+
+    def on_disk(self) -> int | None:
+        return self.stores.on_disk()
+
+    async def close(self) -> None:
+        await self.stores.close()
+
+    def removed(self) -> list[Removal]:
+        return self.stores.removed()
+
+
+class YourAgentsPolicy(_OnLabStores):
     """The user's agents by chronology role, as configured."""
+
+    def __init__(self, info: PolicyInfo, agents: dict[str, Agent], stores: LabStores) -> None:
+        super().__init__(info, agents)
+        self.stores = stores
 
     def retained(self) -> list[Message]:
         return in_memory_history(self)
 
 
-class YourAgentsInWorkbench(FactsPolicy):
+class YourAgentsInWorkbench(FactsPolicy, _OnLabStores):
     """The user's agents with the working memory, as the app runs them, and the product's forget."""
 
-    def __init__(self, info: PolicyInfo, agents: dict[str, Agent], memory: WorkingMemory) -> None:
-        """Its forget reaches the facts and the sessions, not the stores the agents keep: there it would
-        remove the story's values from whatever else the user's agents keep (`Billing` in a real
-        conversation), beyond this run."""
+    def __init__(self, info: PolicyInfo, agents: dict[str, Agent], memory: WorkingMemory, stores: LabStores) -> None:
+        """Its forget reaches the facts and the sessions (their in-memory history), not the stores the
+        agents keep."""
         sessions = TextHolder("agent sessions", "message(s)", self._texts, self._new_sessions)
         super().__init__(info, agents, memory, [sessions])
+        self.stores = stores
 
     def _texts(self) -> list[str]:
         return [m.text or "" for m in self.retained()]
@@ -77,26 +108,37 @@ class YourAgentsInWorkbench(FactsPolicy):
         return in_memory_history(self)
 
 
+def _label(item: LoadedAgent, models: ModelSet) -> str:
+    """The model that answers the agent in the lab: its own client's (class and model), or the lab's
+    with `--model`."""
+    return client_label(item.agent) if models.scripted else models.agent_label
+
+
 def _built(
-    roles: dict[str, LoadedAgent], added: list[ContextProvider], models: ModelSet, calls: CallLog
+    roles: dict[str, LoadedAgent],
+    added: list[ContextProvider],
+    models: ModelSet,
+    calls: CallLog,
+    stores: LabStores,
 ) -> dict[str, Agent]:
-    """Each role's agent as its author built it, with `added` after its providers, recorded by the lab;
-    on the lab's model when `--model` names one, else on its own client."""
-    return {
-        role: derived(
-            item.agent,
-            [*([] if own_history(item.agent) else [InMemoryHistoryProvider()]), *added],
-            *(
-                (RecordingMiddleware(calls, "agent", client_label(item.agent), timeout=models.timeout),)
-                if models.scripted
-                else (
-                    RecordingMiddleware(calls, "agent", models.agent_label, timeout=models.timeout),
-                    models.agent_client,
-                )
-            ),
-        )
-        for role, item in roles.items()
-    }
+    """Each role's agent as its author built it, its memories on the lab's `stores`, with `added` after its
+    providers, recorded by the lab; on the lab's model when `--model` names one, else on its own client."""
+    built: dict[str, Agent] = {}
+    for role, item in roles.items():
+        recording = RecordingMiddleware(calls, "agent", _label(item, models), timeout=models.timeout)
+        extra = [*([] if own_history(item.agent) else [InMemoryHistoryProvider()]), *added]
+        agent = derived(item.agent, extra, recording, None if models.scripted else models.agent_client)
+        own = len(item.agent.context_providers)  # `derived` puts the agent's own first, in its order
+        agent.context_providers[:own] = [stores.provider(p) for p in item.agent.context_providers]
+        built[role] = agent
+    return built
+
+
+def _described(roles: dict[str, LoadedAgent], models: ModelSet, stores: LabStores) -> tuple[AgentInfo, ...]:
+    return tuple(
+        AgentInfo(item.name, _label(item, models), stores.describe(item.agent))
+        for item in dict.fromkeys(roles.values())
+    )
 
 
 def _groups(agents: Sequence[LoadedAgent]) -> list[dict[str, LoadedAgent]]:
@@ -128,36 +170,45 @@ def build_your_policies(
     calls: CallLog,
     contract: Contract,
     names: Container[str] | None = None,
+    *,
+    allow_your_stores: bool = False,
 ) -> list[Policy]:
     """The lab's policies of the user's agents (see the module's docstring), their facts under `contract`;
-    with `names`, only the rows named there are built."""
+    with `names`, only the rows named there are built. Each row's memories on stores of the lab's own; a
+    row whose agents carry a memory the lab cannot redirect is run, on the user's own store, only with
+    `allow_your_stores`, and otherwise built with nothing to run and the reason (`PolicyInfo.withheld`)."""
     policies: list[Policy] = []
     for roles in _groups(agents):
         named = _named(roles)
         configured, in_workbench = _row_names(named)
         title = f"your agent{'s' if len(named) > 1 else ''} {', '.join(named)}"
+        refused = "" if allow_your_stores else withheld([item.agent for item in dict.fromkeys(roles.values())])
         memories = "; ".join(f"{item.name}: {memory_names(item.agent)}" for item in dict.fromkeys(roles.values()))
-        kept = f"its memories ({memories}) receive the chronology's messages and keep them"
+        kept = f"its memories ({memories}) receive the chronology's messages and keep them, on stores of the lab's own"
         if names is None or configured in names:
-            policies.append(
-                YourAgentsPolicy(
-                    PolicyInfo(configured, f"{title}, as configured", f"as you configured it; {kept}"),
-                    _built(roles, [], models, calls),
-                )
-            )
+            info = PolicyInfo(configured, f"{title}, as configured", f"as you configured it; {kept}", withheld=refused)
+            if refused:
+                policies.append(Policy(info, {}))
+            else:
+                stores = LabStores()
+                agents_run = _built(roles, [], models, calls, stores)
+                info = replace(info, agents=_described(roles, models, stores))
+                policies.append(YourAgentsPolicy(info, agents_run, stores))
         if names is None or in_workbench in names:
+            info = PolicyInfo(
+                in_workbench,
+                f"{title}, in the workbench",
+                f"with the working memory (host parse) as the app adds it; {kept}; the product's forget removes "
+                "the facts and replaces its sessions (the lab leaves your agents' stores alone)",
+                withheld=refused,
+            )
+            if refused:
+                policies.append(Policy(info, {}))
+                continue
+            stores = LabStores()
             memory = WorkingMemory(contract)
             facts = WorkingMemoryProvider(memory, MemoryUpdater(memory, HostWriter()), origin="facts")
-            policies.append(
-                YourAgentsInWorkbench(
-                    PolicyInfo(
-                        in_workbench,
-                        f"{title}, in the workbench",
-                        f"with the working memory (host parse) as the app adds it; {kept}; the product's forget "
-                        "removes the facts and replaces its sessions (the lab leaves your agents' stores alone)",
-                    ),
-                    _built(roles, [facts], models, calls),
-                    memory,
-                )
-            )
+            agents_run = _built(roles, [facts], models, calls, stores)
+            info = replace(info, agents=_described(roles, models, stores))
+            policies.append(YourAgentsInWorkbench(info, agents_run, memory, stores))
     return policies
