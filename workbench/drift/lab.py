@@ -432,6 +432,8 @@ async def _replay(
             with acting_for(MemoryTurn(0, number, step.say or "", name)):  # labels the step's calls
                 if step.forget:
                     await policy.forget(None if step.forget == FORGET_ALL else step.forget)
+                if step.probe:
+                    await policy.before_probe()
                 answer = await policy.answer(number, step.agent, step.say) if step.say is not None else None
         except PolicyFailed as exc:
             raise _Failed(number, str(exc)) from exc

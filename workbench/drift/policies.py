@@ -115,7 +115,8 @@ POLICIES = (
         "persisted",
         "persisted history",
         "every message in the persisted sessions' database (workbench --persist), reloaded from disk before "
-        "each step as after a restart; the product's forget replaces both sessions and erases their messages",
+        "each probe and after each forget as after a restart; the product's forget replaces both sessions and "
+        "erases their messages",
     ),
     PolicyInfo(
         "memory_files",
@@ -234,6 +235,9 @@ class Policy:
 
     async def forget(self, key: str | None) -> None:
         """No per-key forget exists here: the user's words are all this policy receives."""
+
+    async def before_probe(self) -> None:
+        """The next answer is scored (a probe's step): persisted history restarts here."""
 
     async def close(self) -> None:
         """Release what the policy opened (files); what it retained can still be read."""
