@@ -18,6 +18,34 @@ def test_a_narrow_header_keeps_mode_and_writer_in_view():
     assert header_titles("workbench", status, 80) == ("", "scripted · manual · json_schema")
 
 
+def test_with_your_agents_memories_the_header_keeps_its_name_and_every_part_whole(tmp_path, monkeypatch):
+    """The example agents' memories made the status too long for 140 columns: the header dropped
+    "workbench — model:" and ended in "…". Now every part stays whole, named while there is room."""
+    import sys
+    from pathlib import Path
+
+    from workbench.loading import from_folder
+    from workbench.runtime import WriterKind
+
+    monkeypatch.setenv("EXAMPLE_AGENTS_DATA", str(tmp_path))
+    monkeypatch.setattr(sys, "path", list(sys.path))
+    before = set(sys.modules)
+    try:
+        loaded = from_folder(Path(__file__).resolve().parents[2] / "examples" / "agents")
+        status = assemble(
+            build_models(ModelConfig()), agents=[a.agent for a in loaded], mode=Mode.PROVIDER, writer=WriterKind.HOST
+        ).status
+    finally:
+        for name in set(sys.modules) - before:
+            del sys.modules[name]
+    wide = header_titles("workbench", status, 140)
+    assert wide == ("workbench", "2 memories (F1) · model: scripted · mode: provider · writer: host parse")
+    narrow = header_titles("workbench", status, 80)
+    assert narrow == ("", "2 memories (F1) · scripted · provider · host parse")
+    assert all("…" not in said for said in (*wide, *narrow))
+    assert "notes: FileMemoryProvider" in status.explained() and "triage: FileHistoryProvider" in status.explained()
+
+
 def test_no_agent_resumes_a_history_without_persist():
     started = session()
     assert [started.resumed(agent) for agent in started.agent_names] == [None, None]

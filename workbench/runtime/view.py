@@ -156,12 +156,25 @@ class RuntimeStatus:
         failing save, what was resumed, a forget completed at start; then recall and the memories (by
         name: F1 says what each holds); then model (without its parenthesis), mode, writer and the
         contract's keys; last, a persistence that has nothing to say."""
+        return self.shortened(labelled=False)
+
+    def shortened(self, *, labelled: bool, memories_named: bool = True) -> tuple[str, ...]:
+        """`ranked`'s parts; `labelled`: model, mode and writer named, for a header with room for its
+        title but not for the whole summary (the memories' descriptions are what make it long); without
+        `memories_named`, the memories counted in one part ("2 memories (F1)")."""
         persisted = [": ".join(self.persisted.part)] if self.persisted is not None else []
         urgent = self.persisted is not None and bool(self.persisted.failure or self.persisted.resumed)
         completed = [self.completed.partition(" cut short at ")[0]] if self.completed else []
         first = [*(persisted if urgent else []), *completed, *([f"recall: {self.recall}"] if self.recall else [])]
-        first += self.memory_names or self.memories
+        memories = self.memory_names or self.memories
+        first += (
+            memories
+            if memories_named or not memories
+            else [f"{len(memories)} memor{'y' if len(memories) == 1 else 'ies'} (F1)"]
+        )
         rest = [_BRACKETED.sub("", self.model), str(self.mode), self.writer]
+        if labelled:
+            rest = [f"{label}: {value}" for label, value in zip(("model", "mode", "writer"), rest, strict=True)]
         rest += [] if self.contract.is_seed else [f"keys: {', '.join(self.contract.keys)}"]
         return (*first, *rest, *([] if urgent else persisted))
 

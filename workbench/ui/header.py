@@ -13,11 +13,19 @@ SEPARATOR = " · "
 
 
 def header_titles(name: str, status: RuntimeStatus, width: int) -> tuple[str, str]:
-    """(title, sub title): the status in words when it fits the header; in a narrow terminal, without
-    the app's name, its parts by what matters first (F1 says what each is)."""
-    if len(f"{name} — {status.summary}") <= width - HEADER_CHROME:
+    """(title, sub title): the status in words when it fits the header; else its parts by what matters
+    first, every one whole, with the app's name and each part named if they fit, else without (the
+    memories by name, else counted: their descriptions are what make the status long); in a narrow
+    terminal, as many of those parts as fit, the first that does not cut (F1 says what each is)."""
+    room = width - HEADER_CHROME
+    if len(f"{name} — {status.summary}") <= room:
         return name, status.summary
-    return "", fitted(status.ranked, width - HEADER_CHROME)
+    for title, labelled in ((name, True), ("", False)):
+        for named in (True, False):  # the memories by name, else counted: every part whole
+            shown = SEPARATOR.join(status.shortened(labelled=labelled, memories_named=named))
+            if len(f"{title} — {shown}" if title else shown) <= room:
+                return title, shown
+    return "", fitted(status.ranked, room)
 
 
 def fitted(parts: tuple[str, ...], room: int) -> str:
