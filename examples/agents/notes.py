@@ -1,14 +1,14 @@
 """A notes agent that keeps its own memory files (Agent Framework's FileMemoryProvider: the model
 writes them with the file_memory_* tools) and has one tool of its own. Offline on the workbench's
 built-in model, which writes each message's key=value declarations to a memory file when it is
-offered the tools; set EXAMPLE_MODEL to run it on a real one."""
+offered the tools; set EXAMPLE_MODEL (and OPENAI_API_KEY, or OPENAI_BASE_URL for a local server) to
+run it on a real one (`_example_model.py`)."""
 
 import os
 from pathlib import Path
 
+from _example_model import example_client
 from agent_framework import Agent, FileMemoryProvider, FileSystemAgentFileStore, tool
-
-from workbench import ScriptedChatClient
 
 DATA = Path(os.environ.get("EXAMPLE_AGENTS_DATA", Path(__file__).parent / ".data"))
 
@@ -21,16 +21,8 @@ def log_location(module: str) -> str:
     return LOGS.get(module, f"no log location is known for {module}")
 
 
-def _client():  # the model: a real one when EXAMPLE_MODEL names it, else the built-in script
-    if model := os.environ.get("EXAMPLE_MODEL"):
-        from agent_framework.openai import OpenAIChatCompletionClient
-
-        return OpenAIChatCompletionClient(model=model)
-    return ScriptedChatClient(uses_tools=True)
-
-
 agent = Agent(
-    _client(),
+    example_client(uses_tools=True),  # the built-in script writes memory files, as a model calling tools does
     "You are the notes agent: you keep notes of what the user tells you and say where logs are.",
     name="notes",
     tools=[log_location],

@@ -129,3 +129,44 @@ def test_a_history_line_cut_short_is_blamed_on_the_file_not_on_the_server(tmp_pa
     failed = asyncio.run(story())
     assert "a file the agent's memory reads is not JSON" in failed.error and "_sessions.py" in failed.error
     assert "base-url" not in failed.error
+
+
+def test_the_example_agents_answer_from_a_local_server_without_a_key(monkeypatch, tmp_path):
+    """The line docs/your-agents.md gives (EXAMPLE_MODEL, OPENAI_BASE_URL, no key) stopped the load with
+    "SettingNotFoundError: Exactly one of 'base_url', 'endpoint' must be provided"."""
+    from tests.support.openai_server import LoopbackOpenAI
+
+    with LoopbackOpenAI() as server:
+        monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+        monkeypatch.setenv("EXAMPLE_MODEL", "smollm2")
+        monkeypatch.setenv("OPENAI_BASE_URL", server.base_url)
+        monkeypatch.setenv("EXAMPLE_AGENTS_DATA", str(tmp_path))
+        before = set(sys.modules)
+        try:
+            runtime = session_over([a.agent for a in from_folder(EXAMPLES)]).runtime
+            result = asyncio.run(runtime.ask("triage", "customer=Contoso"))
+        finally:
+            for name in set(sys.modules) - before:
+                del sys.modules[name]
+        assert result.ok and [r["model"] for r in server.requests] == ["smollm2"]
+        assert runtime.status.model == "OpenAIChatCompletionClient smollm2"
+        assert "local-server" not in runtime.status.summary
+
+
+def test_the_example_agents_say_what_a_real_model_needs_when_it_is_not_there(monkeypatch):
+    from workbench.loading import LoadFailed, load_folder
+
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    monkeypatch.delenv("OPENAI_BASE_URL", raising=False)
+    monkeypatch.setenv("EXAMPLE_MODEL", "gpt-4o-mini")
+    before = set(sys.modules)
+    try:
+        with pytest.raises(LoadFailed) as failed:
+            load_folder(EXAMPLES)
+    finally:
+        for name in set(sys.modules) - before:
+            del sys.modules[name]
+    problems = {skipped.problem for skipped in failed.value.skipped}
+    assert problems == {
+        "RuntimeError: EXAMPLE_MODEL=gpt-4o-mini needs OPENAI_API_KEY for OpenAI, or OPENAI_BASE_URL for a local server"
+    }
