@@ -69,3 +69,23 @@ def test_a_rejected_key_is_named_as_typed_in_the_ledger():
     lookalike = say(memory, "m\u043edule=Billing").events[0].describe()
     assert '"café": ' in café and "\\xe9" not in café and "'" not in café
     assert '"m\u043edule": ' in lookalike and "U+043E CYRILLIC SMALL LETTER O" in lookalike
+
+
+def test_a_context_copied_during_a_turn_keeps_no_message_after_it():
+    """A library that keeps a callback made mid-turn (a Redis connection's reader on the event loop)
+    keeps that moment's context: once the turn ends, the message is not in it."""
+    import contextvars
+    import gc
+
+    from workbench.memory.records import MemoryTurn
+    from workbench.memory.turns import acting_for, current_turn
+
+    turn = MemoryTurn(1, 1, "customer=Contoso Ltd 7731")
+    with acting_for(turn):
+        kept = contextvars.copy_context()
+        assert kept.run(current_turn.get) is turn
+    assert kept.run(current_turn.get) is None
+    del turn
+    gc.collect()
+    held = [o for o in gc.get_objects() if isinstance(o, MemoryTurn) and "Contoso" in o.user_text]
+    assert held == []
