@@ -200,7 +200,6 @@ class PaneHost(App[None]):
         return self.query_one(ChatPane)
 
     async def on_chat_pane_submitted(self, event: ChatPane.Submitted) -> None:
-        event.pane.accepted(event.text)  # it leaves the draft
         await event.pane.ask(self.session, event.text)
 
     async def sent(self, pilot: Pilot) -> None:

@@ -81,6 +81,40 @@ async def test_enter_on_a_busy_pane_sends_the_message_once_its_turn_ends_and_wha
         assert prompt.text == "Contoso Ltd 7731 says the export fails today" and not prompt.waiting
 
 
+async def test_a_burst_of_typing_sends_each_message_apart():
+    """A terminal hands a burst (Enter, the next text, Enter) to the input in one read: the input
+    handles all of its keys before the app sees the first Enter. The draft was taken from the input
+    only then, so the second Enter sent the first message again with the next text glued on, and
+    `database="PostgreSQLContoso Ltd 7731 says the export fails"` was admitted (issue 37, repro 4,
+    rerun in a real terminal; pressing key by key, as the tests above do, gives the app its turn)."""
+    app = WorkbenchApp(scripted_session())
+    async with app.run_test(size=(140, 40), notifications=True) as pilot:
+        await reached(app, "ready", bool)
+        pane = app.pane("support")
+        prompt = pane.prompt
+        for text in ("database=PostgreSQL", "Contoso Ltd 7731 says the export fails"):
+            prompt.insert(text)  # as the keys of one read are handled: no message in between
+            prompt.action_send()
+        assert prompt.text == ""
+        await over(pilot, pane, 2)
+        said = [m.text for m in pane.query(UserMessage)]
+        assert said == ["database=PostgreSQL", "Contoso Ltd 7731 says the export fails"]
+        assert {f.key: f.value for f in app.session.snapshot().facts} == {"database": "PostgreSQL"}
+
+
+async def test_a_refused_message_goes_back_in_front_of_what_was_typed_after_it():
+    app = WorkbenchApp(scripted_session())
+    async with app.run_test(size=(140, 40), notifications=True) as pilot:
+        await reached(app, "ready", bool)
+        prompt = app.pane("support").prompt
+        prompt.insert("x" * 4097)
+        prompt.action_send()
+        prompt.insert("next")  # typed before the app refused it
+        await pilot.pause()
+        assert prompt.text == "x" * 4097 + "next" and app.pane("support").turns == 0
+        assert any("at most 4,096 are read" in n.message for n in app._notifications)
+
+
 async def test_messages_sent_while_a_pane_answers_are_asked_in_order_one_turn_each():
     app = WorkbenchApp(session := scripted_session())
     gated = Gated(session, "answered")

@@ -380,18 +380,23 @@ class WorkbenchApp(App[None]):
 
     @on(ChatPane.Submitted)
     async def _submitted(self, event: ChatPane.Submitted) -> None:
-        """What a pane sent (Enter, or F9 again): refused with its draft kept, or it leaves the draft, so
-        that what is typed after it is a message of its own, never glued onto it, and waits its turn:
-        while the agents start or its pane answers, the messages sent wait, in order, one turn each."""
+        """What a pane sent (Enter, or F9 again), which left its input at Enter (`Composer.action_send`),
+        so that what is typed after it is a message of its own, never glued onto it: refused, it is put
+        back in front of the draft; else it waits its turn: while the agents start or its pane answers,
+        the messages sent wait, in order, one turn each."""
         pane, text = event.pane, event.text
-        if not text.strip() or (self.start_failed and self._unavailable()):
+        if not text.strip():
+            return
+        if self.start_failed and self._unavailable():
+            if not event.again:
+                pane.prompt.put_back(text)
             return
         if self.ready and (refusal := self.session.refusal(text)):
+            if not event.again:
+                pane.prompt.put_back(text)
             kept = "Your draft is still in the input: F7 selects all of it, and Delete clears it."
             self.notify(f"Not sent: {refusal}. {kept}", title="Message cannot be sent", severity="error", markup=False)
             return
-        if not event.again:
-            pane.accepted(text)
         waiting = pane.prompt.waiting
         if self.ready and pane.free and not waiting:
             await self._ask(pane, text)

@@ -298,10 +298,6 @@ class ChatPane(Vertical):
         event.stop()
         self.post_message(self.Submitted(self, event.text))
 
-    def accepted(self, text: str) -> None:
-        """The app took `text`, sent from here, as a turn or a command: it leaves the draft."""
-        self.prompt.take(text)
-
     def action_cancel(self) -> None:
         """Esc: cancel this pane's turn, and draw at once its answer waiting for a pause in typing."""
         for worker in [w for w in self.app.workers if w.group == self.turn_group]:

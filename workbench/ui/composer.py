@@ -75,14 +75,16 @@ class Composer(TextArea):
             self.action_send()
 
     def action_send(self) -> None:
-        self.post_message(self.Sent(self, self.text))
-
-    def take(self, sent: str) -> None:
-        """Remove a sent draft, keeping what was typed after its Enter (typed ahead of the app).
-        The edit history goes too: Ctrl+Z cannot bring back a sent (and maybe since forgotten) text."""
-        rest = self.text[len(sent) :] if self.text.startswith(sent) else ""
-        self.load_text(rest)
-        self.move_cursor(self.document.end)
+        """Enter: the draft leaves the input at once, and goes up as a message (the app puts back one it
+        refuses, `put_back`). Taken when the app had handled it, a draft sent in a burst of typing (Enter,
+        the next text, Enter, in one read of the terminal) was sent again with that text glued on: the
+        composer handles a burst's keys before the app sees the first Enter. The edit history goes too:
+        Ctrl+Z cannot bring back a sent (and maybe since forgotten) text."""
+        text = self.text
+        if not text.strip():
+            return
+        self.load_text("")
+        self.post_message(self.Sent(self, text))
 
     def put_back(self, sent: str) -> None:
         """A sent text that was not asked after all, back in front of what was typed after it."""
