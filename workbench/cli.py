@@ -1038,11 +1038,24 @@ def build_app(
     return WorkbenchApp(
         start=session_start(args, config, loaded, workflows, not_loaded),
         agents=names or None,
-        notice=found.notice(),
+        notice="\n".join(line for line in (found.notice(), on_your_model(config, found)) if line) or None,
         labels=labels,
         hints=hints,
         workflows=[flow.name for flow in workflows],
         logged=logged,
+    )
+
+
+def on_your_model(config: ModelConfig, found: Loaded) -> str | None:
+    """What --model does to the user's agents, in a line of the window's notice: they answer on it
+    instead of their own clients, as the drift lab runs them (the header names each pane's model); a
+    workflow's agents keep theirs. None without --model or agents of the user's."""
+    if not config.is_live or not found.agents:
+        return None
+    flows = "; your workflows' agents answer on their own" if found.workflows else ""
+    return (
+        f"--model {config.model}: your agents answer on it instead of their own clients, as workbench drift runs "
+        f"them{flows}; without --model each answers on its own (the header names what each answers on)"
     )
 
 
@@ -1078,7 +1091,11 @@ def session_start(
         built = agent_memory.build()
         calls = CallLog()  # recall's embeddings requests are logged beside the model calls
         session = assemble(
-            build_models(config, function_calls=recall.on_demand or (agent_memory.calls_functions and config.is_live)),
+            # Your agents on --model bring their tools (memory files, their own): the model calls them.
+            build_models(
+                config,
+                function_calls=recall.on_demand or (config.is_live and (agent_memory.calls_functions or bool(loaded))),
+            ),
             memory=None if opened.persisted is not None else WorkingMemory(contract),
             mode=mode(args, [*loaded, *workflows]),
             writer=writer(args, config, [*loaded, *workflows]),

@@ -170,3 +170,44 @@ def test_the_example_agents_say_what_a_real_model_needs_when_it_is_not_there(mon
     assert problems == {
         "RuntimeError: EXAMPLE_MODEL=gpt-4o-mini needs OPENAI_API_KEY for OpenAI, or OPENAI_BASE_URL for a local server"
     }
+
+
+def test_with_model_your_agents_answer_on_it_and_the_window_and_header_say_so(examples, tmp_path, monkeypatch):
+    """`workbench examples/agents --model smollm2 --base-url …` ran the agents on their built-in script in
+    silence: the header said "scripted (built-in; qualifies no model)" and the server got no request. Now
+    they answer on --model, as the drift lab runs them, tools included (notes writes its memory file by
+    calling the function), and the notice, the header and F2 name it."""
+    from tests.support.openai_server import LoopbackOpenAI, memory_file_writer
+    from workbench import cli
+    from workbench.loading import Loaded
+
+    monkeypatch.setenv("WORKBENCH_DATA_DIR", str(tmp_path / "data"))
+    with LoopbackOpenAI() as server:
+        server.state.responder = memory_file_writer()
+        args = cli.parse([str(EXAMPLES), "--model", "smollm2", "--base-url", server.base_url])
+        config = cli.model_config(args)
+        notice = cli.on_your_model(config, Loaded(examples))
+        assert notice is not None and notice.startswith("--model smollm2: your agents answer on it instead of")
+        assert cli.on_your_model(cli.model_config(cli.parse([str(EXAMPLES)])), Loaded(examples)) is None
+        session = cli.session_start(args, config, examples)()
+
+        async def story():
+            for name in ("triage", "notes"):
+                assert (await session.runtime.ask(name, f"customer=Contoso-{name}")).ok
+
+        asyncio.run(story())
+        asked = [r["model"] for r in server.requests]
+    label = f"smollm2 @ {server.base_url.split('//')[1].split('/')[0]}"
+    assert asked and set(asked) == {"smollm2"}
+    assert session.runtime.status.model == label
+    assert {c.model for c in session.runtime.calls.records()} == {label}
+    assert (tmp_path / "notes-memory" / "user" / "customer.md").read_text() == "customer=Contoso-notes"
+
+
+def test_each_pane_is_named_with_what_it_answers_on_when_they_differ(tmp_path):
+    from agent_framework.openai import OpenAIChatCompletionClient
+
+    own = Agent(OpenAIChatCompletionClient(model="gpt-4o", api_key="k"), "You help.", name="accounts")
+    built_in = Agent(ScriptedChatClient(), "You help.", name="desk")
+    status = session_over([own, built_in]).runtime.status
+    assert status.model == "accounts: OpenAIChatCompletionClient gpt-4o; desk: scripted (built-in; qualifies no model)"

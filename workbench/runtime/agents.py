@@ -18,6 +18,7 @@ from agent_framework import (
     InMemoryHistoryProvider,
     Message,
     ResponseStream,
+    SupportsChatGetResponse,
     Workflow,
 )
 
@@ -198,7 +199,7 @@ class AgentRuntime:
         loaded = self._loaded.get(name)
         if loaded is not None:
             history = [] if own_history(loaded) else [self.histories.provider(name)]
-            agent = derived(loaded, [*history, *recall, *others, extractor], recording)
+            agent = derived(loaded, [*history, *recall, *others, extractor], recording, self._model_for_yours)
         else:
             agent = Agent(
                 self.models.agent_client,
@@ -211,12 +212,32 @@ class AgentRuntime:
         session = self.histories.first_session(name, agent, self._shape) if resume else agent.create_session()
         return _Slot(agent, session)
 
+    @property
+    def _model_for_yours(self) -> SupportsChatGetResponse | None:
+        """The client the user's agents answer on instead of their own: the run's model, when one is
+        named (`--model`, as the drift lab does); None: each on its own client."""
+        return None if self.models.scripted else self.models.agent_client
+
     def agent_label(self, name: str) -> str:
-        """The model an agent answers with: the models' label, or what the user's agent brings."""
+        """The model an agent answers with: the models' label; for the user's agent, what it brings, or
+        the run's model in its place; for a workflow, what its agents bring."""
+        if (flow := self._workflows.get(name)) is not None:
+            brought = dict.fromkeys(client_label(e.agent) for e in flow.executors() if isinstance(e.agent, Agent))
+            return ", ".join(brought) or "workflow"
         loaded = self._loaded.get(name)
-        if name in self._workflows:
-            return "workflow"
-        return self.models.agent_label if loaded is None else client_label(loaded)
+        if loaded is None or self._model_for_yours is not None:
+            return self.models.agent_label
+        return client_label(loaded)
+
+    def _labels(self) -> str:
+        """What each pane answers on, as the header says it: one label when they all share it, else each
+        with the panes it names ("notes: OpenAIChatCompletionClient gpt-4o; triage: scripted (...)")."""
+        panes: dict[str, list[str]] = {}
+        for name in self.names:
+            panes.setdefault(self.agent_label(name), []).append(name)
+        if len(panes) == 1:
+            return next(iter(panes))
+        return "; ".join(f"{', '.join(names)}: {label}" for label, names in panes.items())
 
     @property
     def _shape(self) -> str:
@@ -474,7 +495,7 @@ class AgentRuntime:
     def status(self) -> RuntimeStatus:
         on = self.recall if self.recall is not None and self.recall_on else None
         return RuntimeStatus(
-            ", ".join(dict.fromkeys(self.agent_label(name) for name in self.names)),
+            self._labels(),
             self.mode,
             self.updater.writer.format_summary,
             on.describe() if on else None,
