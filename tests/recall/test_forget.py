@@ -51,11 +51,12 @@ async def test_a_forget_deletes_records_holding_a_value_whole_never_one_inside_a
     assert not any("version=2" in t or "version=C" in t for t in texts)
 
 
-async def test_the_one_forget_reads_the_store_once_unless_it_changed_in_between(
+async def test_the_one_forget_reads_the_declarations_once_unless_the_store_changed_in_between(
     store: RecallStore, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """The one forget asks the recall store what its messages declared, then applies the plan: one scan
-    serves both. A message stored in between is read too: the forget scans again."""
+    """The one forget asks the recall store what its messages declared, then applies the plan: the
+    texts that declare something are read once for both, then the store's own query finds the texts
+    that may hold the values. A message stored in between is read too: the forget reads again."""
     support = seat(store, "support")
     await support.say("customer=Contoso; version=12.4")
     await support.say("database=PostgreSQL")
@@ -63,16 +64,16 @@ async def test_the_one_forget_reads_the_store_once_unless_it_changed_in_between(
     scans: list[object] = []
     scan = kind.scan
 
-    async def counted(self, filter, fields=()):
-        scans.append(filter)
-        return await scan(self, filter, fields)
+    async def counted(self, filter, fields=(), needles=None):
+        scans.append(needles)
+        return await scan(self, filter, fields, needles)
 
     monkeypatch.setattr(kind, "scan", counted)
     setup = RecallSetup(store, lexical_embedder(), user_id="ana", used=True)
     forgetting = Forgetting(WorkingMemory())
     forgetting.register(setup)
     report = await forgetting.forget("customer")
-    assert len(scans) == 1
+    assert scans == [(), ("contoso",)]
     assert report.removed["recall store"] >= 2 and not report.failures
     assert not any("Contoso" in r.text for r in await store.records(USER))
 
@@ -81,8 +82,52 @@ async def test_the_one_forget_reads_the_store_once_unless_it_changed_in_between(
     declared = await setup.declared(frozenset({"customer"}))
     await support.say("Fabrikam called again about the export.")  # stored after the scan above
     removed = await setup.forget(WorkingMemory().plan("customer", declared))
-    assert len(scans) == 2 and removed >= 3
+    assert scans == [(), (), ("fabrikam",)] and removed >= 3
     assert not any("Fabrikam" in r.text for r in await store.records(USER))
+
+
+# Texts a case-insensitive match of `Kiss-Ida` finds (the look-alike letters that `re.IGNORECASE`
+# takes for ASCII ones, JSON's escapes), and texts it does not (the value inside a longer word).
+HOLDING = [
+    "KISS-IDA called",
+    "\u212aiss-Ida called",  # Kelvin sign
+    "Ki\u017fs-\u0130da called",  # long s, capital I with a dot
+    "K\u0131ss-\u0131da called",  # dotless i
+    'The reply quoted "kiss-ida".',
+]
+KEPT = ["Kiss-Idas called", "Kiss-Ida2 called", "kiss ida called"]
+
+
+async def test_a_forget_finds_every_text_holding_a_value_whatever_its_case_or_look_alike_letters(
+    store: RecallStore,
+) -> None:
+    """The store's own query (DuckDB's RE2, PostgreSQL's regular expressions) narrows what a forget
+    reads to the texts that may hold a value: never fewer than Python's case-insensitive match finds."""
+    support = seat(store, "support")
+    await support.say("customer=Kiss-Ida")
+    for text in HOLDING + KEPT:
+        await support.say(text)
+    plan = WorkingMemory().plan("customer")
+    plan = plan.widened(await store.declared(USER, plan.keys))
+    assert plan.needles == ("kiss-ida",)
+    assert all(plan.holds(text) for text in HOLDING) and not any(plan.holds(text) for text in KEPT)
+    await store.forget(plan, USER)
+    texts = {r.text for r in await store.records(USER) if r.role == "user"}
+    assert texts == set(KEPT)
+
+
+async def test_a_value_beyond_ascii_makes_a_forget_read_every_text(store: RecallStore) -> None:
+    """Case rules beyond ASCII are Python's own: a forget of such a value reads every text and matches
+    in Python (`ForgetPlan.needles` is None)."""
+    support = seat(store, "support")
+    await support.say("customer=Zo\u00eb")
+    await support.say("ZO\u00cb called")
+    await support.say("Zoe called")
+    plan = WorkingMemory().plan("customer")
+    plan = plan.widened(await store.declared(USER, plan.keys))
+    assert plan.needles is None
+    await store.forget(plan, USER)
+    assert {r.text for r in await store.records(USER) if r.role == "user"} == {"Zoe called"}
 
 
 async def test_forget_all_purges_the_whole_scope_and_nothing_outside_it(store: RecallStore) -> None:

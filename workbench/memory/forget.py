@@ -33,6 +33,10 @@ FORGOTTEN = "(forgotten)"
 _WORD_EDGE = re.compile(r"\w")
 # A holder's failure is shown in the ledger; its text is scrubbed and bounded like any echo.
 _FAILURE_CHARS = 300
+# Every character but an ASCII letter that a case-insensitive match (`re.IGNORECASE`) takes for an
+# ASCII letter, with that letter: found by trying each code point against each letter (Python 3.11).
+# No character but itself matches an ASCII digit or punctuation mark.
+LOOKALIKES = ("\u0130\u0131\u017f\u212a", "iisk")  # capital I with dot, dotless i, long s, Kelvin sign
 
 
 def _occurrence(value: str) -> str:
@@ -80,6 +84,18 @@ class ForgetPlan:
             return None
         longest_first = sorted({form for value in self.values for form in written(value)}, key=len, reverse=True)
         return re.compile("|".join(_occurrence(v) for v in longest_first), re.IGNORECASE)
+
+    @cached_property
+    def needles(self) -> tuple[str, ...] | None:
+        """What a store can look for in its own query instead of reading every text: a text can `hold`
+        this forget only if it holds "=" (a declaration), one of the LOOKALIKES, or one of these (each
+        value's written forms, lowercased) with ASCII letters compared regardless of case. So a store
+        may return just those texts, a superset, and `holds` decides. None when a value is not ASCII
+        (case rules beyond ASCII differ between Python and SQL): every text must be read."""
+        forms = {form for value in self.values for form in written(value)}
+        if not all(form.isascii() for form in forms):
+            return None
+        return tuple(sorted({form.lower() for form in forms}))
 
     def widened(self, values: Iterable[str]) -> ForgetPlan:
         """The same forget with more values (what a holder found declared in its own text)."""

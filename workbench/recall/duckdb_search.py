@@ -56,6 +56,8 @@ from agent_framework_duckdb import DuckDBCollection, DuckDBStore
 # both searches filter alike and cast the query vector to the type the framework created the column with.
 from agent_framework_duckdb._vector_store import _column_type, _FilterCompiler
 
+from workbench.memory.forget import LOOKALIKES
+
 _COSINE = (None, "DEFAULT", "cosine_distance")
 # The product's row group (DuckDB's default is 122,880 rows): the unit DuckDB scans and writes on one
 # thread. Small enough that 100,000 messages make seven of them, which two cores share evenly.
@@ -102,6 +104,19 @@ def vector_literal(values: list[float], field: VectorStoreField) -> str:
     return f"CAST(CAST('[{numbers}]' AS DOUBLE[{len(values)}]) AS {_column_type(field)})"
 
 
+def may_hold(needles: Sequence[str]) -> str:
+    """An RE2 pattern matching every text that `ForgetPlan.needles` says may hold a forget: "=", a
+    look-alike letter (outside `(?i:)`, whose Unicode folding would widen them to every `s` and `k`), or
+    a needle, ASCII letters in any case. Every character but an ASCII letter or digit is written as its
+    code point (`\\x{2d}`), so the pattern holds no quote and nothing RE2 reads as syntax."""
+    if not needles:
+        return "="
+    alternatives = "|".join(
+        "".join(c if c.isascii() and c.isalnum() else f"\\x{{{ord(c):x}}}" for c in n) for n in needles
+    )
+    return f"=|[{LOOKALIKES[0]}]|(?i:{alternatives})"
+
+
 class RecallDuckDBCollection(DuckDBCollection[Any, Any]):
     """A DuckDB collection whose cosine search DuckDB runs at the speed of a plain scan."""
 
@@ -118,10 +133,16 @@ class RecallDuckDBCollection(DuckDBCollection[Any, Any]):
             if include_vectors or field.field_type != "vector"
         ]
 
-    async def scan(self, filter: Filter | FilterGroup | None, fields: Sequence[str] = ()) -> list[dict[str, Any]]:
-        """Every record matching `filter`, its `fields` or all but vectors, in one query (no order, no pages)."""
+    async def scan(
+        self, filter: Filter | FilterGroup | None, fields: Sequence[str] = (), needles: Sequence[str] | None = None
+    ) -> list[dict[str, Any]]:
+        """Every record matching `filter`, its `fields` or all but vectors, in one query (no order, no
+        pages); with `needles`, only those that may hold them (`may_hold`)."""
         columns = list(fields) or self.columns(include_vectors=False)
         predicate, parameters = _FilterCompiler(self.definition).compile(filter)
+        if needles is not None:
+            # One RE2 pass per text, the pattern a literal (a bound one was slower): 0.3 s over 1,000,000.
+            predicate = f"({predicate}) AND regexp_matches(t.{quote('text')}, '{may_hold(needles)}')"
         selected = ", ".join(f"t.{quote(name)}" for name in columns)
         statement = f"SELECT {selected} FROM {self.table} AS t WHERE {predicate}"  # nosec B608: quoted names
 

@@ -151,9 +151,12 @@ class PreparedInMemoryCollection(InMemoryCollection[Any, Any]):
             matches[key] = cached
         return cached[1]
 
-    async def scan(self, filter: Any, fields: Sequence[str] = ()) -> list[dict[str, Any]]:
+    async def scan(
+        self, filter: Any, fields: Sequence[str] = (), needles: Sequence[str] | None = None
+    ) -> list[dict[str, Any]]:
         """Every record matching `filter` (the framework's evaluation), its `fields` or all but vectors,
-        in one pass."""
+        in one pass. `needles` narrow nothing: the texts are in this process already, and the caller
+        checks each one."""
         await self._require_exists()
         if filter is not None:
             self._check_filter(filter)

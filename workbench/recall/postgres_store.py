@@ -57,6 +57,7 @@ from psycopg.conninfo import conninfo_to_dict, make_conninfo
 from psycopg.rows import dict_row
 from psycopg_pool import AsyncConnectionPool, PoolTimeout
 
+from workbench.memory.forget import LOOKALIKES
 from workbench.recall.postgres_names import ENVIRONMENT
 from workbench.recall.records import SCOPE_FIELDS
 from workbench.recall.store import Collection
@@ -337,12 +338,25 @@ class RecallPostgresCollection(Collection):
     def _get_score_from_result(self, result: Any) -> float | None:
         return float(result["score"])
 
-    async def scan(self, filter: Filter | FilterGroup | None, fields: Sequence[str] = ()) -> list[dict[str, Any]]:
+    async def scan(
+        self, filter: Filter | FilterGroup | None, fields: Sequence[str] = (), needles: Sequence[str] | None = None
+    ) -> list[dict[str, Any]]:
         """Every message matching `filter`, its `fields` or all, in one query on the messages table (no
-        order, no pages)."""
+        order, no pages); with `needles`, only those that may hold them (`ForgetPlan.needles`): "=" or
+        a look-alike letter, or a needle matched regardless of case in the "C" collation (ASCII letters
+        only, whatever the database's locale: in a Turkish one `I` and `i` are not each other's case)."""
         messages = self._messages
         selected = list(fields) or columns(messages, include_vectors=False)
         where, parameters = messages._prepare_filter(filter)  # the framework's own filter compiler (private)
+        if needles is not None:
+            text = sql.Identifier("text")
+            where = sql.SQL("({}) AND (strpos({}, '=') > 0").format(where, text)
+            if needles:
+                # A backslash before any character but a letter or digit makes it itself (PostgreSQL's AREs).
+                alternatives = "|".join("".join(c if c.isalnum() else "\\" + c for c in n) for n in needles)
+                where = sql.SQL('{} OR {} ~ %s OR ({} COLLATE "C") ~* %s').format(where, text, text)
+                parameters = [*parameters, f"[{LOOKALIKES[0]}]", alternatives]
+            where = sql.SQL("{})").format(where)
         statement = sql.SQL("SELECT {} FROM {} WHERE {}").format(
             sql.SQL(", ").join(map(sql.Identifier, selected)), table(messages), where
         )

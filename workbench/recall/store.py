@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import re
-from collections.abc import AsyncIterator, Callable, Iterable, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Sequence
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from typing import Any, Protocol, cast
@@ -99,15 +99,20 @@ def collection_name(embedder: str, dimensions: int) -> str:
 class Collection(BaseVectorCollection[str, StoredMessage], BaseVectorSearch[str, StoredMessage]):
     """What a store's collection is: CRUD, search and scan (for typing only)."""
 
-    async def scan(self, filter: Filter | FilterGroup | None, fields: Sequence[str] = ()) -> list[dict[str, Any]]:
-        """Every record matching `filter`, in one pass: its `fields`, or every field but the vector."""
+    async def scan(
+        self, filter: Filter | FilterGroup | None, fields: Sequence[str] = (), needles: Sequence[str] | None = None
+    ) -> list[dict[str, Any]]:
+        """Every record matching `filter`, in one pass: its `fields`, or every field but the vector.
+        `needles` (None: every record): at least the records whose text holds "=" or whose `folded`
+        text holds one of them (`ForgetPlan.needles`), found by the store's own query where it has one."""
         raise NotImplementedError
 
 
 @dataclass(frozen=True)
 class _Scanned:
-    """One scan of a scope for a forget: each record's collection, key and text, and the values they
-    declare for the keys asked (read once: the one forget asks `declared`, then applies the plan)."""
+    """One scan of a scope for a forget: each record's collection, key and text (those that declare
+    something, or all), and the values they declare for the keys asked (read once: the one forget asks
+    `declared`, then applies the plan)."""
 
     scope: RecallScope
     records: list[tuple[Collection, Any, str]]
@@ -250,13 +255,15 @@ class RecallStore:
                 found += [StoredMessage(**row) for row in rows]
             return found
 
-    async def _scan(self, scope: RecallScope) -> _Scanned:
-        """Each record within `scope`, by collection, key and text: one query per collection, reading
-        those two fields only (the other seven cost as much again to fetch)."""
+    async def _scan(self, scope: RecallScope, needles: Sequence[str] | None = None) -> _Scanned:
+        """Records within `scope`, by collection, key and text: every one, or (`needles`, see
+        `Collection.scan`) those that may hold a forget's values, which the store's own query finds
+        (at 1,000,000 messages, fetching every text into Python took seconds). One query per collection,
+        reading those two fields only (the other seven cost as much again to fetch)."""
         found = [
             (c, row["key"], row["text"])
             for c in await self._existing()
-            for row in await c.scan(scope.filter(), ("key", "text"))
+            for row in await c.scan(scope.filter(), ("key", "text"), needles)
         ]
         return _Scanned(scope, found)
 
@@ -266,38 +273,51 @@ class RecallStore:
         plan) until the store changes, so that forget reads the store once. On a server other clients
         write to, that forget looks through the records there were when it began."""
         async with self._using():
-            self._scanned = await self._scan(scope)
+            self._scanned = await self._scan(scope, ())  # the texts that declare something
             return set(self._scanned.declared_for(keys))
 
     async def forget(self, plan: ForgetPlan, scope: RecallScope) -> Purge:
-        """Apply a forget's plan to `scope` in one scan: every record holding a forgotten value whole
-        (the plan widened by every value the scope's own messages declared for its keys, admitted or
-        not), or every record for a forget of everything."""
+        """Apply a forget's plan to `scope`: every record holding a forgotten value whole (the plan
+        widened by every value the scope's own messages declared for its keys, admitted or not), or
+        every record for a forget of everything. The texts that declare something are read once (the
+        scan `declared` kept), then those the store's query finds holding the widened plan's values."""
         if plan.everything:
             return await self.forget_scope(scope, erase=plan.completing)
 
-        def doomed(scanned: _Scanned) -> Callable[[str], bool]:
-            return plan.widened(scanned.declared_for(plan.keys)).holds
+        async def doomed(scope: RecallScope) -> tuple[_Scanned, Callable[[str], bool]]:
+            declaring, self._scanned = self._scanned, None
+            if declaring is None or declaring.scope != scope:
+                declaring = await self._scan(scope, ())
+            widened = plan.widened(declaring.declared_for(plan.keys))
+            # With values to look for, the store's query finds the declaring texts again with the others.
+            needles = widened.needles
+            scanned = declaring if needles == () else await self._scan(scope, needles)
+            return scanned, widened.holds
 
         return await self._purge(scope, doomed, erase=plan.completing)
 
     async def forget_scope(self, scope: RecallScope, *, erase: bool = False) -> Purge:
         """Delete every record in `scope`."""
-        return await self._purge(scope, lambda scanned: lambda text: True, erase=erase)
+
+        async def everything(scope: RecallScope) -> tuple[_Scanned, Callable[[str], bool]]:
+            self._scanned = None
+            return await self._scan(scope), lambda text: True
+
+        return await self._purge(scope, everything, erase=erase)
 
     async def _purge(
-        self, scope: RecallScope, choose: Callable[[_Scanned], Callable[[str], bool]], *, erase: bool = False
+        self,
+        scope: RecallScope,
+        choose: Callable[[RecallScope], Awaitable[tuple[_Scanned, Callable[[str], bool]]]],
+        *,
+        erase: bool = False,
     ) -> Purge:
-        """One scan of `scope` (the one `declared` kept, if the store has not changed since); `choose`
-        sees what it found and says which records to delete. Each collection deletes its doomed
-        records in one statement, then the store erases what was deleted; `erase`: also when nothing
-        was (a forget cut short by a crash after its delete, before the erase)."""
+        """`choose` reads `scope` and says which of the records it read to delete. Each collection
+        deletes its doomed records in one statement, then the store erases what was deleted; `erase`:
+        also when nothing was (a forget cut short by a crash after its delete, before the erase)."""
         self.generation += 1  # before waiting: a search or a store already waiting for the store is a run's from before
         async with self._using():
-            scanned, self._scanned = self._scanned, None
-            if scanned is None or scanned.scope != scope:
-                scanned = await self._scan(scope)
-            doomed = choose(scanned)
+            scanned, doomed = await choose(scope)
             by_collection: dict[str, tuple[Collection, list[Any]]] = {}
             for collection, key, text in scanned.records:
                 if doomed(text):
