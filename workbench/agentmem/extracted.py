@@ -27,10 +27,13 @@ import asyncio
 import base64
 import copy
 import json
+import os
+import re
 import shutil
 import warnings
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
+from contextvars import ContextVar
 from importlib.metadata import version
 from pathlib import Path
 from typing import Any, cast
@@ -38,6 +41,7 @@ from typing import Any, cast
 from agent_framework import (
     AgentSession,
     ContextProvider,
+    FileHistoryProvider,
     Message,
     SessionContext,
     SupportsChatGetResponse,
@@ -62,6 +66,10 @@ RETIRING_WARNING = r"Memory(ContextProvider|Store|FileStore|TopicRecord|IndexEnt
 # shows it: a token the framework compares, never the user's text, and different on every run.
 PENDING_TURN_IDS = "pending_turn_ids"
 TURN_ID_SHOWN = "(turn id)"
+# Set while the provider injects memory before a turn (`UserMemoryProvider.before_run`).
+_injecting: ContextVar[bool] = ContextVar("workbench_extracted_injecting", default=False)
+_LINE_BREAK = re.compile(rb"\r\n|\r|\n")  # what a text-mode read splits lines at (universal newlines)
+_TAIL_BLOCK = 64 * 1024
 
 
 @contextmanager
@@ -104,8 +112,29 @@ with retiring():  # importing them does not warn in 1.26; subclassing does
             ) -> None:
                 session.state[OWNER_KEY] = self._memory.user_id
                 session.state[FORGETS_KEY] = self._memory.forgets
-                await super().before_run(agent=agent, session=session, context=context, state=state)
+                token = _injecting.set(True)
+                try:
+                    await super().before_run(agent=agent, session=session, context=context, state=state)
+                finally:
+                    _injecting.reset(token)
                 self._memory.injected(self._agent, context.context_messages.get(self.source_id, []))
+
+            async def get_messages(
+                self, session_id: str | None, *, state: dict[str, Any] | None = None, **kwargs: Any
+            ) -> list[Message]:
+                """The session's transcript; none while memory is injected before a turn with `recent_turns`
+                0: the framework reads the whole transcript there and keeps none of it (it injects the last
+                `recent_turns` turns), so every turn read all earlier ones back for nothing."""
+                if _injecting.get() and self.recent_turns == 0:
+                    return []
+                return await super().get_messages(session_id, state=state, **kwargs)
+
+            def _create_history_provider(self, session: AgentSession) -> FileHistoryProvider:
+                """The framework's transcript provider, as it configures it, appending after a read of the
+                transcript's last lines only (`TailCheckedTranscript`)."""
+                transcript = super()._create_history_provider(session)
+                transcript.__class__ = TailCheckedTranscript
+                return transcript
 
             def _chat_client(  # type: ignore[override]
                 self, agent: Any, *, override: SupportsChatGetResponse[Any] | None = None
@@ -129,6 +158,59 @@ with retiring():  # importing them does not warn in 1.26; subclassing does
                     await super().after_run(agent=agent, session=session, context=context, state=state)
                 finally:
                     private_tree(self._memory.root)
+
+
+class TailCheckedTranscript(FileHistoryProvider):
+    """The framework's JSON Lines transcript, whose append reads back only as many of the file's last
+    messages as it is given. The framework's append reads the whole file, to drop the part of the new
+    messages that repeats the file's end (`filter_new_messages`); with N new messages that part depends
+    on the last N stored ones only, so the file written is byte for byte the framework's. Reading the
+    whole transcript at every turn made each turn slower than the one before (a 1,000-turn lab spent
+    most of extracted memory's 31 s there). Every other read, and the MessagePack format, are the
+    framework's own."""
+
+    _tail: int | None = None  # during an append: how many of the file's last messages it reads
+
+    async def save_messages(
+        self, session_id: str | None, messages: Sequence[Message], *, state: dict[str, Any] | None = None, **kw: Any
+    ) -> None:
+        self._tail = len(messages)  # the framework makes a provider per call: nothing else reads this one
+        try:
+            await super().save_messages(session_id, messages, state=state, **kw)
+        finally:
+            self._tail = None
+
+    def _read_json_messages(self, file_path: Path) -> list[Message]:
+        if self._tail is None:
+            return super()._read_json_messages(file_path)
+        messages = []
+        for line in last_lines(file_path, self._tail):
+            try:
+                payload = self.loads(line)
+            except (TypeError, ValueError) as exc:
+                raise ValueError(f"Failed to deserialize one of the last history lines of '{file_path}'.") from exc
+            if not isinstance(payload, dict):
+                raise ValueError(f"A history record near the end of '{file_path}' did not deserialize to a mapping.")
+            messages.append(Message.from_dict(payload))
+        return messages
+
+
+def last_lines(path: Path, count: int) -> list[str]:
+    """The last `count` lines of a UTF-8 text file that are not blank, stripped, as a text-mode read
+    splits them, read from the file's end a block at a time."""
+    with path.open("rb") as file:
+        position = file.seek(0, os.SEEK_END)
+        data = b""
+        while True:
+            step = min(_TAIL_BLOCK, position)
+            position -= step
+            file.seek(position)
+            data = file.read(step) + data
+            pieces = _LINE_BREAK.split(data)
+            whole = pieces if position == 0 else pieces[1:]  # the first piece may be part of a line
+            lines = [text for text in (piece.decode("utf-8").strip() for piece in whole) if text]
+            if position == 0 or len(lines) >= count:
+                return lines[-count:] if count else []
 
 
 def unavailable() -> str | None:
