@@ -52,6 +52,7 @@ class ItemOut(BaseModel):
     size: int | None
     keys: list[str]
     stale: list[str]
+    unknown: str
 
 
 class SystemOut(BaseModel):
@@ -83,8 +84,9 @@ class RememberedOut(BaseModel):
 class ForgetOut(BaseModel):
     """`workbench forget --json`: the key (None: everything), the facts that went, and per holder what
     it removed (`removed` a number, `counts` in words), could not do (`failures`) or cannot reach
-    (`unreached`), and what it may keep outside this process, not known (`outside`), as the forget's report
-    (`workbench.memory.forget.ForgetReport`) gives them."""
+    (`unreached`), what it may keep outside this process, not known (`outside`), and what became of each
+    id a model service kept (`outcomes`), as the forget's report (`workbench.memory.forget.ForgetReport`)
+    gives them."""
 
     key: str | None
     facts_removed: list[str]
@@ -93,6 +95,7 @@ class ForgetOut(BaseModel):
     failures: dict[str, str]
     unreached: dict[str, str]
     outside: dict[str, str]
+    outcomes: dict[str, dict[str, str]]
     completed: str | None
 
 
@@ -175,6 +178,7 @@ async def _forget(session: SessionController, key: str | None, *, ask: Ask | Non
             failures=report.failures,
             unreached=unreached,
             outside=report.outside,
+            outcomes=report.outcomes,
             completed=session.runtime.completed,
         )
         print(dumps(out.model_dump(mode="json")))
@@ -225,6 +229,9 @@ def report_lines(key: str | None, gone: list[str], report: ForgetReport, unreach
         f"  {name}: {visible(why) if why.startswith(STILL_HOLDS) else f'NOT reached: {visible(why)}'}"
         for name, why in report.failures.items()
     ]
+    for name, done in report.outcomes.items():  # each id a model service kept, and what became of it
+        lines.append(f"  {name}, each id on the service:")
+        lines += [f"    {visible(thing)}: {visible(what)}" for thing, what in done.items()]
     if report.outside or unreached:  # a memory it cannot read at all, and what a provider keeps outside this process
         lines.append("outside what the workbench can see (not known; what it holds there stays):")
         lines += [f"  {name}: {visible(why)}" for name, why in {**unreached, **report.outside}.items()]
@@ -254,7 +261,8 @@ def _system_lines(system: RememberedSystem) -> Iterator[str]:
     for item in system.items[:ITEMS_SHOWN]:
         keys = f" [keys: {', '.join(item.keys)}]" if item.keys else ""
         stale = f" [corrected values: {', '.join(quoted(v, LINE_CHARS) for v in item.stale)}]" if item.stale else ""
-        yield f"  - {item.kind} {quoted(item.name, LINE_CHARS)}{keys}{stale}"
+        unknown = " [what it holds is not known]" if item.unknown else ""
+        yield f"  - {item.kind} {quoted(item.name, LINE_CHARS)}{keys}{stale}{unknown}"
         yield from _text_lines(item)
     if (more := len(system.items) - ITEMS_SHOWN) > 0:
         yield f"  ... {more:,} more item(s): --json lists them all"

@@ -14,6 +14,9 @@ is listed in "What is remembered" (F3) and reached by the one forget as the work
 - `RedisHistoryProvider` (agent-framework-redis): `redis_history.py`, imported when one is found.
 - The providers the workbench adds (its working memory, its histories, the memories it runs):
   skipped, each is listed and forgotten as the workbench's own.
+- Not a provider but the agent's chat client: a client that keeps the conversation on the model service
+  (the Responses API with `store` on or unset, a conversation id in the agent's options) is a memory of
+  its own, one per agent, "<agent>: the service's store (<client class>)" (`workbench.runtime.service_store`).
 - Anything else: read where the process holds it (its session state and its attributes, walked with
   bounds: `workbench.runtime.inprocess`), cleared there by a forget and looked at again; what it keeps
   outside the process is said to be not known, in F3 and in the forget's report.
@@ -53,6 +56,7 @@ from workbench.recall.records import SCOPE_FIELDS, RecallScope
 from workbench.recall.setup import RecallSetup
 from workbench.runtime.inprocess import InProcess
 from workbench.runtime.remembered import HeldItem
+from workbench.runtime.service_store import ServiceStore, kept_on_service
 
 if TYPE_CHECKING:
     from workbench.runtime.memories import AgentMemory
@@ -309,6 +313,12 @@ def recognise(agents: Sequence[Agent]) -> tuple[AgentMemory, ...]:
             name, number = f"{base} #{number}", number + 1
         names.add(name)
         memories.append(entry.build(entry.provider, name, entry.agents))
+    on_service: dict[str, ServiceStore] = {}  # one per agent, found once however often it is listed
+    for agent in agents:
+        if (why := kept_on_service(agent)) is not None and (agent.name or "") not in on_service:
+            client = type(agent.client).__name__
+            on_service[agent.name or ""] = ServiceStore(f"{agent.name}: the service's store ({client})", agent, why)
+    memories += on_service.values()
     return tuple(memories)
 
 

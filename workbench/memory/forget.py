@@ -242,6 +242,20 @@ class DoesMore(Protocol):
 
 
 @runtime_checkable
+class Itemised(Protocol):
+    """A holder whose forget reaches things outside this process one by one (each id a model service
+    returned) and says what became of each: the report lists them (`ForgetReport.outcomes`), and the
+    forget's question says beforehand what it will do there (`announced`)."""
+
+    def outcomes(self) -> Mapping[str, str]:
+        """What its last forget did to each thing, by its name (an id, never a value)."""
+        ...
+
+    @property
+    def announced(self) -> str: ...
+
+
+@runtime_checkable
 class Unreachable(Protocol):
     """A holder that can say, before a forget, that the forget cannot reach it (or part of it)."""
 
@@ -264,6 +278,7 @@ class ForgetReport:
     failures: dict[str, str] = field(default_factory=dict)
     unreached: dict[str, str] = field(default_factory=dict)
     outside: dict[str, str] = field(default_factory=dict)  # what it keeps beyond what the workbench sees
+    outcomes: dict[str, dict[str, str]] = field(default_factory=dict)  # per `Itemised` holder, each thing's fate
     also: dict[str, str] = field(default_factory=dict)  # what a holder did besides removing (`DoesMore`)
 
     def describe(self) -> str:
@@ -272,7 +287,16 @@ class ForgetReport:
         empty = ", ".join(name for name in self.removed if name not in did)
         missed = "".join(f"; {name} NOT reached ({why})" for name, why in {**self.unreached, **self.failures}.items())
         beyond = f"; outside this process, not known: {', '.join(self.outside)}" if self.outside else ""
-        return f"forget reached {reached}{f'; held nothing to remove: {empty}' if empty else ''}{missed}{beyond}"
+        each = "".join(f"; {name}: {_grouped(done)}" for name, done in self.outcomes.items())
+        return f"forget reached {reached}{f'; held nothing to remove: {empty}' if empty else ''}{missed}{beyond}{each}"
+
+
+def _grouped(outcomes: Mapping[str, str]) -> str:
+    """Each outcome once, after the things it befell: "resp_1, resp_2 deleted, verified gone"."""
+    things: dict[str, list[str]] = {}
+    for thing, what in outcomes.items():
+        things.setdefault(what, []).append(thing)
+    return "; ".join(f"{', '.join(named)} {what}" for what, named in things.items())
 
 
 class Memory(Protocol):
@@ -482,6 +506,8 @@ class Forgetting:
                 report.failures[holder.name] = _failure(plan, exc)
             if isinstance(holder, KeepsOutside) and (beyond := holder.outside):
                 report.outside[holder.name] = beyond
+            if isinstance(holder, Itemised) and (done := holder.outcomes()):
+                report.outcomes[holder.name] = {thing: plan.scrub(what) for thing, what in done.items()}
         self._memory.note(report.describe(), origin="forget")
         return report
 

@@ -38,6 +38,7 @@ from workbench.runtime.memories import AgentMemory
 from workbench.runtime.models import ModelSet
 from workbench.runtime.provider import WorkingMemoryProvider
 from workbench.runtime.remembered import HeldItem, Remembered, RememberedSystem, Remembers, history_text, inventory
+from workbench.runtime.service_store import ServiceStore
 from workbench.runtime.updater import MemoryUpdater
 from workbench.runtime.usage import Usage, usage_from_details
 from workbench.runtime.view import (
@@ -159,6 +160,12 @@ class AgentRuntime:
         self.memories = tuple(memories)
         self.histories = histories if histories is not None else InMemoryHistories()
         self._loaded = {agent.name or "": agent for agent in agents}
+        # What the model service keeps of a user's agent's conversation, recorded from its calls when it answers
+        # on its own client (on the run's `--model`, nothing of this run goes to its service).
+        on_service = [m for m in self.memories if isinstance(m, ServiceStore) and m.agent in self._loaded]
+        self._on_service = {m.agent: m for m in on_service if self._model_for_yours is None}
+        for store in on_service:
+            store.attach(self.sessions, recorded=store.agent in self._on_service)
         self._workflows = {name: WorkflowPane(name, flow, why) for name, flow, why in workflows}
         self._not_loaded = tuple(not_loaded)
         self._agent_names: tuple[str, ...] = tuple(self._loaded) or (() if workflows else AGENT_NAMES)
@@ -198,8 +205,13 @@ class AgentRuntime:
         recording = RecordingMiddleware(self.calls, name, self.agent_label(name), timeout=self.timeout)
         loaded = self._loaded.get(name)
         if loaded is not None:
-            history = [] if own_history(loaded) else [self.histories.provider(name)]
-            agent = derived(loaded, [*history, *recall, *others, extractor], recording, self._model_for_yours)
+            # As the framework does: no history of the runtime's for an agent whose service keeps the conversation
+            # (it would send the whole conversation again beside `previous_response_id`).
+            history = [] if own_history(loaded) or name in self._on_service else [self.histories.provider(name)]
+            watching = [self._on_service[name].recorder()] if name in self._on_service else []
+            agent = derived(
+                loaded, [*history, *recall, *others, extractor], recording, self._model_for_yours, watching=watching
+            )
         else:
             agent = Agent(
                 self.models.agent_client,
@@ -537,7 +549,8 @@ class AgentRuntime:
         """The runtime's histories, and the in-memory histories the user's agents bring (a history they
         keep elsewhere is listed by its recognised memory)."""
         own = {name for name, agent in self._loaded.items() if own_history(agent)}
-        held = await self.histories.held({n: slot.session for n, slot in self._slots.items() if n not in own})
+        elsewhere = own | set(self._on_service)  # kept by their own history, or by the service (its memory lists it)
+        held = await self.histories.held({n: slot.session for n, slot in self._slots.items() if n not in elsewhere})
         for flow in self._workflows.values():
             conversations = await flow.conversations()
             for executor, messages in conversations:

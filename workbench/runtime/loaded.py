@@ -36,9 +36,11 @@ def derived(
     providers: Sequence[ContextProvider],
     recording: MiddlewareTypes,
     client: SupportsChatGetResponse | None = None,
+    *,
+    watching: Sequence[MiddlewareTypes] = (),
 ) -> Agent:
-    """A new agent that runs as `agent` does, with `providers` after its own and `recording` last; on
-    `client` instead of its own when one is given (the lab's `--model`)."""
+    """A new agent that runs as `agent` does, with `providers` after its own, `watching` after its
+    middleware and `recording` last; on `client` instead of its own when one is given (the lab's `--model`)."""
     options = dict(agent.default_options)
     tools = [*options.pop("tools", []), *agent.mcp_tools]
     if client is not None:
@@ -51,7 +53,7 @@ def derived(
         tools=tools or None,
         default_options=options,  # type: ignore[arg-type]
         context_providers=[*agent.context_providers, *providers],
-        middleware=[*(agent.middleware or []), recording],
+        middleware=[*(agent.middleware or []), *watching, recording],
         require_per_service_call_history_persistence=agent.require_per_service_call_history_persistence,
         compaction_strategy=agent.compaction_strategy,
         tokenizer=agent.tokenizer,

@@ -35,13 +35,17 @@ _EVIDENCE_CHARS = 120
 @dataclass(frozen=True)
 class HeldItem:
     """One thing a memory system holds now. `kind`: "fact", "ledger", "history", "file", "memory file",
-    "index", "topic", "transcript", "state", "memory" or "store"; `name`: the fact's key, or a file's
-    path under its system's location, or a memory's id; `size`: bytes on disk, None when it is not a
+    "index", "topic", "transcript", "state", "memory", "store" or "stored" (an id a model service keeps);
+    `name`: the fact's key, or a file's path under its system's location, or a memory's id (a service's
+    id); `size`: bytes on disk, None when it is not a
     file of its own. `keys` and `stale` are filled in by `inventory`: the allowed keys whose values it
     holds (a forget of any of them reaches it), and the values the user has since corrected that it
     still holds (highlight it). `described`: the description is text the memory keeps (a memory
     file's, which the model wrote), looked in for values like the content; otherwise it is the
-    workbench's own words about the item (a turn, a time, a count), where a `2` is no value."""
+    workbench's own words about the item (a turn, a time, a count), where a `2` is no value.
+    `unknown`: why what it holds is not known here (kept by a model service, whose text this process did
+    not see, or no longer keeps after a forget the service refused): its content is not all it holds, and
+    no key found there means nothing."""
 
     kind: str
     name: str
@@ -51,6 +55,7 @@ class HeldItem:
     keys: tuple[str, ...] = ()
     stale: tuple[str, ...] = ()
     described: bool = False
+    unknown: str = ""
 
 
 class Remembers(Protocol):

@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
 from workbench.files import write_private
-from workbench.memory.forget import ForgetPlan, Holder, KeepsOutside, TextHolder, declared_in
+from workbench.memory.forget import ForgetPlan, Holder, Itemised, KeepsOutside, TextHolder, declared_in
 from workbench.memory.rules import check_message
 from workbench.session.transcript import Transcript
 from workbench.text import visible
@@ -292,9 +292,14 @@ class SessionController:
             *(n for n in runtime.forgetting.unreachable() if n not in unread),
             *(f"{name} (could not be read: {visible(why)})" for name, why in unread.items()),
         )
-        beyond = {m.name for m in runtime.memories if isinstance(m, KeepsOutside) and m.outside}
+        said = {m.name: m.announced for m in runtime.memories if isinstance(m, Itemised)}  # each id it deletes
+        said |= {
+            m.name: "in this process; what it keeps outside it is not known, and stays"
+            for m in runtime.memories
+            if isinstance(m, KeepsOutside) and m.outside
+        }
         reaches = tuple(
-            f"{n} (in this process; what it keeps outside it is not known, and stays)" if n in beyond else n
+            f"{n} ({said[n]})" if n in said else n
             for n in (*persisted, *recall, *(m.name for m in runtime.memories))
             if n not in missed
         )

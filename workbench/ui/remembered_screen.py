@@ -197,6 +197,8 @@ def _system(system: RememberedSystem) -> Group:
     # A system that could not be read holds what it holds: not "no key's value".
     held = Text("what it holds is not known", "bold") if system.unread is not None else _keys(system.keys)
     where.append(" · ", "dim").append_text(held)
+    if system.unread is None and any(item.unknown for item in system.items):
+        where.append(" · what some of it holds is not known", "bold")
     return Group(title, where)
 
 
@@ -204,7 +206,9 @@ def _item(item: HeldItem, line_chars: int) -> RenderableType:
     head = Text.assemble((f"{item.kind} ", "dim"), literal(item.name, "bold", limit=LINE_CHARS))
     if item.size is not None:
         head.append(f" · {describe_size(item.size)}", "dim")
-    head.append(" · ").append_text(_keys(item.keys))
+    head.append(" · ").append_text(
+        _keys(item.keys) if item.keys or not item.unknown else Text("what it holds is not known", "bold")
+    )
     if item.stale:
         head.append(f" · ⚠ still holds corrected {', '.join(quoted(v, line_chars) for v in item.stale)}", "bold yellow")
     parts: list[RenderableType] = [head]

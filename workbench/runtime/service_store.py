@@ -1,0 +1,435 @@
+"""What the model service keeps of a user's agent's conversation: the Responses API keeps every response
+it creates unless a request says `store: false`, and a conversation (`conv_…`) keeps every item given to
+it. Agent Framework's `OpenAIChatClient` leaves `store` unset (the client's `STORES_BY_DEFAULT`), so on
+OpenAI each turn is kept by the service, and the framework continues it with `previous_response_id`.
+
+Recognised by the framework's own rule (`kept_on_service`: the agent's `store` option, else its client's
+`STORES_BY_DEFAULT`; a `conversation_id` in its options), a `ServiceStore` per agent records, from each
+model call of the agent's run (a chat middleware: `Recorder`), the ids the service returned (each
+streamed update's `response_id` and `conversation_id`, as soon as one arrives), what the call sent and
+what came back (the text the service keeps there, as this process saw it), and how it was asked (`store`
+unset or on, a continuation). The ids are also kept in the agent's session's state (`STATE_KEY`), so
+sessions saved with `--persist` still name them at the next start; the framework's own record, the
+session's `service_session_id`, is read too.
+
+A forget deletes every id recorded (the agents' sessions are replaced at any forget: the service's copy of
+their conversation is the last one), with the agent's own client and credential (the openai SDK client
+its chat client holds), then asks for each again: gone (404) is verified. Each id's outcome is reported
+(`outcomes`): deleted and verified, refused (the status and the service's reason: a failure, the value
+is still held outside this process), or not offered (the service answers 404/405/501 to DELETE yet still
+returns it; a client the workbench knows no deletion for): named, outside what the workbench can reach."""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Awaitable, Callable, Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from agent_framework import ChatContext, ChatMiddleware, ChatResponse, ChatResponseUpdate, ResponseStream
+
+from workbench.memory.forget import ForgetPlan, NotReached, StillHolds, declared_in
+from workbench.memory.turns import current_turn
+from workbench.runtime.failures import explain_failure, scrub_secrets
+from workbench.runtime.remembered import HeldItem
+from workbench.text import clip
+
+if TYPE_CHECKING:
+    from agent_framework import Agent, AgentSession, ContextProvider
+
+    from workbench.runtime.view import RecalledMessage
+
+STATE_KEY = "workbench.service_store"  # where the ids are kept in an agent's session state: [{"id", "kind"}]
+_REASON_CHARS = 200
+_NAMED = 5  # ids named in one line of the question or a failure; the report lists every one
+# What a DELETE answered that says the service offers no deletion there (when it still returns the id).
+_NOT_OFFERED = (404, 405, 501)
+
+SessionsOf = Callable[[], Mapping[str, "AgentSession"]]
+
+
+def kept_on_service(agent: Agent) -> str | None:
+    """Why `agent`'s client keeps its conversation on the model service, None when it does not: the
+    framework's own rule (`Agent._prepare_run_context`): a conversation its options name, else its `store`
+    option, else its client's `STORES_BY_DEFAULT` (True for the Responses API's clients)."""
+    options = agent.default_options
+    conversation = options.get("conversation_id")
+    if isinstance(conversation, str) and conversation:
+        return f"its options name the conversation {conversation}, which the service keeps"
+    store = options.get("store")
+    if store is True:
+        return "its options set store=True: the service keeps each response"
+    if store is None and getattr(agent.client, "STORES_BY_DEFAULT", False) is True:
+        return (
+            f"{type(agent.client).__name__} leaves store unset (the Responses API), and the service's default "
+            "keeps each response"
+        )
+    return None
+
+
+def _kind(identifier: str) -> str:
+    """The framework's reading of an id (`RawOpenAIChatClient._prepare_options`): `conv_…` a conversation,
+    anything else a response it continues with `previous_response_id`."""
+    return "conversation" if identifier.startswith("conv_") else "response"
+
+
+@dataclass
+class StoredId:
+    """One id the service returned for the agent, and what this process saw go there."""
+
+    id: str
+    kind: str
+    session: str  # the agent session whose call it answered
+    turn: int | None = None
+    how: str = ""  # how the call that created it was asked (store unset, a continuation)
+    texts: list[str] = field(default_factory=list)  # what was sent and answered there, as this process saw it
+    seen: bool = True  # False: named by an earlier run's session (its text was not seen by this process)
+    refused: str = ""  # why the last forget could not delete it
+
+    def text(self) -> str:
+        return "\n".join(self.texts)
+
+    @property
+    def unknown(self) -> str:
+        """Why what the service keeps there is not known here, or "" when this process saw all of it."""
+        if not self.seen:
+            return "named by an earlier run's session: what it holds was not seen by this process"
+        if self.refused:
+            return "the service still keeps it as it was sent; this process no longer keeps the values it forgot"
+        return ""
+
+
+@dataclass
+class _Call:
+    """One model call of the agent, while it runs: the ids it got back, and what it sent."""
+
+    store: ServiceStore
+    session: AgentSession | None
+    sent: list[str]
+    how: str
+    stored: bool  # False: the service keeps no response of it (`store: false`, or a client that keeps none)
+    ids: list[str] = field(default_factory=list)
+
+    def saw(self, *identifiers: str | None) -> None:
+        for identifier in identifiers:
+            if not isinstance(identifier, str) or not identifier or identifier in self.ids:
+                continue
+            if self.stored or _kind(identifier) == "conversation":
+                self.ids.append(identifier)
+                self.store.returned(identifier, self)
+
+    def finished(self, response: ChatResponse[Any]) -> None:
+        self.saw(response.response_id, response.conversation_id)
+        reply = response.text or ""
+        for identifier in self.ids:
+            if reply:
+                self.store.add_text(identifier, f"assistant: {reply}")
+
+
+def _sent(context: ChatContext) -> list[str]:
+    """What a call sends that the service keeps with its response: the instructions and each message."""
+    instructions = context.options.get("instructions") if context.options else None
+    texts = [f"instructions: {instructions}"] if isinstance(instructions, str) and instructions else []
+    return texts + [f"{message.role}: {message.text or ''}" for message in context.messages]
+
+
+class Recorder(ChatMiddleware):
+    """Records each model call of one agent's run: the ids the service returns, and what went there."""
+
+    def __init__(self, store: ServiceStore) -> None:
+        self._store = store
+
+    async def process(self, context: ChatContext, call_next: Callable[[], Awaitable[None]]) -> None:
+        options = context.options or {}
+        continued = options.get("conversation_id")
+        store = options.get("store")
+        how = "store unset (the service's default)" if store is None else f"store={store}"
+        if isinstance(continued, str) and continued:
+            how += f", continuing {_kind(continued)} {continued}"
+        self._store.asked(store, continued if isinstance(continued, str) else None)
+        # The client this call went to keeps its response (a run on another client keeps none: `--model`).
+        stored = store is True or (store is None and getattr(context.client, "STORES_BY_DEFAULT", False) is True)
+        call = _Call(self._store, context.session, _sent(context), how, stored=stored)
+        await call_next()
+        if isinstance(context.result, ResponseStream):
+
+            def seen(update: ChatResponseUpdate) -> ChatResponseUpdate:
+                call.saw(update.response_id, update.conversation_id)  # at the first update that names it
+                return update
+
+            def finished(response: ChatResponse[Any]) -> ChatResponse[Any]:
+                call.finished(response)
+                return response
+
+            context.stream_transform_hooks.append(seen)
+            context.stream_result_hooks.append(finished)
+        elif isinstance(context.result, ChatResponse):
+            call.finished(context.result)
+
+
+class ServiceStore:
+    """What the model service keeps of one user's agent's conversation, as "What is remembered" lists it
+    and the one forget reaches it (see the module). The runtime that runs the agent adds its `recorder`
+    to the agent and gives it the agents' sessions (`attach`); an agent the runtime does not run itself (one
+    inside a workflow) is listed, its calls not recorded."""
+
+    unit = "id(s) deleted on the service, each verified gone (asked again: 404)"
+
+    def __init__(self, name: str, agent: Agent, why: str) -> None:
+        self.name = name
+        self.agent = agent.name or ""
+        self.why = why
+        self.client_kind = type(agent.client).__name__
+        self._sdk = getattr(agent.client, "client", None)  # the openai SDK client the chat client holds
+        named = agent.default_options.get("conversation_id")
+        self._options_name = named if isinstance(named, str) and named else None  # a conversation its options name
+        self._ids: dict[str, StoredId] = {}
+        self._sessions: SessionsOf = dict
+        self._attached = False
+        self._recorded = False
+        self._planned: list[str] = []
+        self._outcomes: dict[str, str] = {}
+        self.requests = 0
+        self.unset = 0  # requests sent with `store` unset
+        self.continued = 0  # requests that continued a response or a conversation on the service
+
+    def attach(self, sessions: SessionsOf, *, recorded: bool = True) -> None:
+        """The agents' current sessions (their state keeps the ids; their `service_session_id` is the
+        framework's record); the agent's calls are recorded from here on (`recorder`), unless it answers
+        on another client (`recorded` False: the run's `--model`)."""
+        self._sessions, self._attached, self._recorded = sessions, True, recorded
+
+    def recorder(self) -> Recorder:
+        return Recorder(self)
+
+    # -- what the recorder tells it ---------------------------------------------------------------
+    def asked(self, store: object, continued: str | None) -> None:
+        self.requests += 1
+        self.unset += store is None
+        self.continued += continued is not None
+
+    def returned(self, identifier: str, call: _Call) -> None:
+        if identifier not in self._ids:
+            turn = current_turn.get()
+            session = call.session.session_id if call.session is not None else "?"
+            stored = StoredId(identifier, _kind(identifier), session, turn.number if turn else None, call.how)
+            self._ids[identifier] = stored
+            if call.session is not None:
+                kept = call.session.state.setdefault(STATE_KEY, [])
+                if isinstance(kept, list):
+                    kept.append({"id": identifier, "kind": stored.kind})
+        self._ids[identifier].texts += call.sent
+
+    def add_text(self, identifier: str, text: str) -> None:
+        if identifier in self._ids:
+            self._ids[identifier].texts.append(text)
+
+    # -- what the runtime asks of a memory on the user's agents ------------------------------------
+    @property
+    def location(self) -> str | None:
+        base = getattr(self._sdk, "base_url", None)
+        return f"{base} (the model service)" if base is not None else "the model service"
+
+    def providers(self, agent: str) -> list[ContextProvider]:
+        return []
+
+    def turn_started(self, agent: str) -> None:
+        return None
+
+    def recalled(self, agent: str) -> list[RecalledMessage]:
+        return []
+
+    def describe(self) -> str:
+        return f"{self.why}; {len(self._known()):,} id(s) recorded"
+
+    def _known(self) -> list[StoredId]:
+        """Every id known now: recorded in this process, kept in the agent's current session's state by an
+        earlier run (`--persist`), and the session's `service_session_id` (the framework's record)."""
+        session = self._sessions().get(self.agent)
+        if session is not None:
+            kept = session.state.get(STATE_KEY)
+            named = [e.get("id") for e in kept if isinstance(e, dict)] if isinstance(kept, list) else []
+            for identifier in [*named, session.service_session_id]:
+                if isinstance(identifier, str) and identifier and identifier not in self._ids:
+                    self._ids[identifier] = StoredId(identifier, _kind(identifier), session.session_id, seen=False)
+        return list(self._ids.values())
+
+    async def held(self) -> list[HeldItem]:
+        """Each id, with what this process saw go there, then what was recorded and what was not."""
+        items = [HeldItem("stored", s.id, self._described(s), s.text(), unknown=s.unknown) for s in self._known()]
+        return [*items, HeldItem("looked", "what was recorded", "", self._looked())]
+
+    def _described(self, stored: StoredId) -> str:
+        what = f"a {stored.kind} the service keeps"
+        when = f", from turn {stored.turn} of {self.agent}" if stored.turn is not None else ""
+        how = f" ({stored.how})" if stored.how else ""
+        refused = f"; the last forget could not delete it: {stored.refused}" if stored.refused else ""
+        unknown = f"; {stored.unknown}" if stored.unknown else ""
+        seen = "; as this process sent and received it" if stored.texts and not stored.refused else ""
+        return f"{what}{when}{how}{refused}{unknown}{seen}; any forget deletes it (the agent's session is replaced)"
+
+    def _looked(self) -> str:
+        if not self._attached:
+            return (
+                f"{self.agent} runs inside a workflow, as you built it: the workbench records none of its calls,\n"
+                "and what the service keeps of them is not known"
+            )
+        if not self._recorded:
+            return (
+                f"{self.agent} answers on the run's model (--model), not on {self.client_kind}: nothing of this run "
+                "goes to its service.\nWhat it kept before this run is not known (unless --persist kept the agent's "
+                "session)"
+            )
+        return (
+            f"recorded in this process from {self.agent}'s calls: {self.requests:,} request(s), "
+            f"{self.unset:,} with store unset,\n{self.continued:,} continuing a response or conversation on the "
+            "service (previous_response_id, conversation).\nNot recorded, so not known: a call made outside the "
+            "agent's run (a provider's own model call),\nand what the service kept before this run (unless "
+            "--persist kept the agent's session)"
+        )
+
+    async def declared(self, keys: frozenset[str]) -> set[str]:
+        self._planned = [s.id for s in self._known()]  # the ids this plan was made over
+        return declared_in((s.text() for s in self._ids.values()), keys)
+
+    # -- forgetting -------------------------------------------------------------------------------
+    def outcomes(self) -> Mapping[str, str]:
+        """What the last forget did to each id."""
+        return dict(self._outcomes)
+
+    async def forget(self, plan: ForgetPlan) -> int:
+        """Delete every id known (the ones the plan was made over too), then ask for each again; see the
+        module for what each outcome means."""
+        planned, self._planned = self._planned, []
+        targets = list(dict.fromkeys([*planned, *(s.id for s in self._known())]))
+        return await self._delete(targets, plan)
+
+    async def again(self, plan: ForgetPlan) -> int:
+        """A turn that ran through the forget continued its old session on the service: delete what it
+        created there (the ids recorded since, of a session no longer current)."""
+        current = {s.session_id for s in self._sessions().values()}
+        targets = [s.id for s in self._ids.values() if s.session not in current and s.seen and not s.refused]
+        return await self._delete(targets, plan) if targets else 0
+
+    async def _delete(self, targets: Iterable[str], plan: ForgetPlan) -> int:
+        self._outcomes = {}
+        held: list[str] = []
+        outside: list[str] = []
+        deleted = 0
+        for identifier in targets:
+            stored = self._ids.get(identifier) or StoredId(identifier, _kind(identifier), "?", seen=False)
+            gone, line, refused = await self._delete_one(stored)
+            if gone and identifier == self._options_name:
+                line += f"; the options of {self.agent} still name it: its next request fails until you give it another"
+            self._outcomes[identifier] = line
+            if gone:
+                deleted += 1
+                self._ids.pop(identifier, None)
+                continue
+            # This process keeps no value, whatever the service does.
+            stored.texts = [plan.scrub(t) for t in stored.texts]
+            stored.refused = line
+            self._ids[identifier] = stored
+            (held if refused else outside).append(identifier)
+        self._keep_in_sessions()
+        where = f"on the service at {self.location}, outside this process"
+        if held:
+            raise StillHolds(f"{where}: {_named(held)}, not deleted (each id's outcome below)")
+        if outside:
+            raise NotReached(
+                f"{deleted:,} id(s) deleted and verified gone; {where}, deletion not offered for {_named(outside)}: "
+                "the service still keeps them; remove them with the service's own tools, if it has any"
+            )
+        return deleted
+
+    def _keep_in_sessions(self) -> None:
+        """The ids a forget could not delete, kept in the agent's current session's state, as the recorder
+        keeps them: a later run (`--persist`) still names them, and the next forget tries them again."""
+        session = self._sessions().get(self.agent)
+        if session is None:
+            return
+        left = [{"id": s.id, "kind": s.kind} for s in self._ids.values()]
+        if left:
+            session.state[STATE_KEY] = left
+        else:
+            session.state.pop(STATE_KEY, None)
+
+    async def _delete_one(self, stored: StoredId) -> tuple[bool, str, bool]:
+        """Delete one id and ask for it again: (gone, what happened, refused)."""
+        sdk = self._sdk
+        resource = getattr(sdk, "conversations" if stored.kind == "conversation" else "responses", None)
+        if resource is None or not hasattr(resource, "delete"):
+            return False, f"not offered: the workbench knows no way to delete what {self.client_kind} keeps", False
+        try:
+            await resource.delete(stored.id)
+        except Exception as exc:
+            status = getattr(exc, "status_code", None)
+            if not isinstance(status, int):
+                return False, f"could not be asked: {self._explained(exc)}", True
+            if status in _NOT_OFFERED:
+                after = await self._status(resource, stored.id)
+                if after == 404:
+                    return True, f"already gone: DELETE answered HTTP {status}, and asked again, 404", False
+                return False, f"not offered: DELETE answered HTTP {status} ({self._reason(exc)}); {after}", False
+            return False, f"refused: HTTP {status} ({self._reason(exc)})", True
+        after = await self._status(resource, stored.id)
+        if after == 404:
+            return True, "deleted, verified gone (asked again: 404)", False
+        return False, f"deleted, but {after}", True
+
+    async def _status(self, resource: Any, identifier: str) -> int | str:
+        """404 when the service no longer returns `identifier`; otherwise what it answered, in words."""
+        try:
+            await resource.retrieve(identifier)
+        except Exception as exc:
+            status = getattr(exc, "status_code", None)
+            if status == 404:
+                return 404
+            if isinstance(status, int):
+                return f"asked again, it answered HTTP {status} ({self._reason(exc)}): not known to be gone"
+            return f"asked again, it could not be asked ({self._explained(exc)}): not known to be gone"
+        return "asked again, the service still returns it"
+
+    def _secrets(self) -> tuple[str, ...]:
+        key = getattr(self._sdk, "api_key", None)
+        return (key,) if isinstance(key, str) and key else ()
+
+    def _reason(self, exc: BaseException) -> str:
+        """The service's own reason, bounded, without the key."""
+        body = getattr(exc, "body", None)
+        message = body.get("message") if isinstance(body, dict) else None
+        with contextlib.suppress(Exception):
+            message = message or str(exc)
+        return clip(scrub_secrets(str(message or type(exc).__name__), self._secrets()), _REASON_CHARS)
+
+    def _explained(self, exc: BaseException) -> str:
+        base = getattr(self._sdk, "base_url", None)
+        line = explain_failure(exc, base_url=str(base) if base else None, secrets=self._secrets())
+        return clip(line, _REASON_CHARS)
+
+    # -- the question, before a forget ------------------------------------------------------------
+    @property
+    def announced(self) -> str:
+        """What a forget will do there, said in its question before it runs."""
+        known = self._known()
+        if not known:
+            return (
+                "on the model service, outside this process: no id recorded, nothing to delete; what it kept "
+                "before this run is not known"
+            )
+        named = (
+            f"; the options of {self.agent} name the conversation {self._options_name}: once it is deleted, its next "
+            "request fails until you give it another"
+            if any(s.id == self._options_name for s in known)
+            else ""
+        )
+        return (
+            f"on the model service, outside this process: deletes {len(known):,} id(s) there with the agent's own "
+            f"client and key, then asks for each again: {_named([s.id for s in known])}{named}"
+        )
+
+
+def _named(ids: list[str]) -> str:
+    """The first ids, and how many more."""
+    more = f" and {len(ids) - _NAMED:,} more" if len(ids) > _NAMED else ""
+    return ", ".join(ids[:_NAMED]) + more
