@@ -15,6 +15,7 @@ from agent_framework import (
     AgentResponse,
     AgentResponseUpdate,
     AgentSession,
+    ChatMiddlewareLayer,
     InMemoryHistoryProvider,
     Message,
     ResponseStream,
@@ -27,13 +28,13 @@ from workbench.memory.forget import ForgetPlan, ForgetReport, Forgetting, Holder
 from workbench.memory.prompt import typed_part, with_block
 from workbench.memory.rules import check_message
 from workbench.runtime import tracing
-from workbench.runtime.calls import CallLog, CallRecord, RecordingMiddleware
+from workbench.runtime.calls import CallLog, CallRecord, ClientCalls, RecordingMiddleware, recorder_of, recording_for
 from workbench.runtime.config import Mode, WriterKind
 from workbench.runtime.context import ContextSplit, split_request
 from workbench.runtime.failures import explain_failure
 from workbench.runtime.histories import Histories, InMemoryHistories
 from workbench.runtime.inprocess import InProcess
-from workbench.runtime.loaded import client_label, derived, in_memory_messages, own_history
+from workbench.runtime.loaded import client_label, derived, in_memory_messages, label_of, own_history, provider_clients
 from workbench.runtime.memories import AgentMemory
 from workbench.runtime.models import ModelSet
 from workbench.runtime.provider import WorkingMemoryProvider
@@ -90,6 +91,17 @@ class TurnResult:
 class _Slot:
     agent: Agent
     session: AgentSession
+
+
+def _record_provider_calls(agents: Sequence[Agent]) -> None:
+    """Each chat client a context provider of the user's agents holds records the provider's own calls
+    during a pane's turn (`ClientCalls`, added to the client's own middleware list: it does nothing
+    outside a turn). A client without the framework's middleware layer cannot take it."""
+    for agent in agents:
+        for client, holder in provider_clients(agent):
+            on = client.chat_middleware if isinstance(client, ChatMiddlewareLayer) else None
+            if on is not None and not any(isinstance(m, ClientCalls) for m in on):
+                on.append(ClientCalls(f"{holder}'s own call", label_of(client)))
 
 
 class AgentRuntime:
@@ -167,6 +179,7 @@ class AgentRuntime:
         for store in on_service:
             store.attach(self.sessions, recorded=store.agent in self._on_service)
         self._workflows = {name: WorkflowPane(name, flow, why) for name, flow, why in workflows}
+        _record_provider_calls(agents)
         self._not_loaded = tuple(not_loaded)
         self._agent_names: tuple[str, ...] = tuple(self._loaded) or (() if workflows else AGENT_NAMES)
         self.names: tuple[str, ...] = (*self._agent_names, *self._workflows)
@@ -409,7 +422,11 @@ class AgentRuntime:
     async def _turn(self, slot: _Slot, name: str, text: str, on_text: TextSink | None) -> TurnResult:
         for memory_system in (*([self.recall] if self.recall is not None else []), *self.memories):
             memory_system.turn_started(name)
-        with tracing.turn(name, str(self.mode), text) as span, self.memory.open_turn(text, origin=name) as opened:
+        with (
+            recording_for(recorder_of(slot.agent)),  # a provider's own call, on a client of the user's
+            tracing.turn(name, str(self.mode), text) as span,
+            self.memory.open_turn(text, origin=name) as opened,
+        ):
             turn = opened.ticket
             tracing.turn_opened(span, turn)
             if check_message(text) is not None:  # too long, or not encodable: refused before any model call

@@ -2,7 +2,10 @@
 
 An agent's own calls are recorded by its `RecordingMiddleware`. A memory that calls a model on its own
 during an agent's turn (an extraction prompt, Mem0) records through that agent's recorder
-(`recorder_of`), so the call is listed with the turn that caused it and counted in its usage."""
+(`recorder_of`), so the call is listed with the turn that caused it and counted in its usage. A call
+the workbench does not make itself during a pane's turn (a context provider of the user's calling its
+own client, `ClientCalls`; a workflow's agent, `workbench.runtime.workflows`) records through the
+recorder of the pane whose turn it is (`pane_recorder`)."""
 
 from __future__ import annotations
 
@@ -12,6 +15,7 @@ import itertools
 import threading
 from collections import deque
 from collections.abc import Awaitable, Callable, Iterable, Iterator
+from contextvars import ContextVar
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
@@ -194,20 +198,18 @@ class RecordingMiddleware(ChatMiddleware):
     def log(self) -> CallLog:
         return self._log
 
-    def aside(self, purpose: str) -> RecordingMiddleware:
+    def aside(self, purpose: str, model: str | None = None) -> RecordingMiddleware:
         """A recorder for a call a memory makes for this agent's turn on its own (an extraction prompt):
-        the same log, model and deadline, its own purpose, the reply left for the memory to judge (the
-        framework skips a bad extraction; it never fails the agent's answer)."""
-        return RecordingMiddleware(self._log, purpose, self._model, timeout=self._timeout, checked=False)
+        the same log and deadline, its own purpose, the reply left for the memory to judge (the
+        framework skips a bad extraction; it never fails the agent's answer); on this agent's model
+        unless `model` names the one the call went to."""
+        return RecordingMiddleware(self._log, purpose, model or self._model, timeout=self._timeout, checked=False)
 
     async def process(self, context: ChatContext, call_next: Callable[[], Awaitable[None]]) -> None:
-        instructions = context.options.get("instructions") if context.options else None
-        record = self._log.start(
-            self._purpose,
-            self._model,
-            str(instructions or ""),
-            map(as_sent, context.messages),
-        )
+        if (claim := _around.get()) is not None:
+            claim.taken = True  # a client's recorder around this call (`ClientCalls`) leaves it to this one
+            _around.set(None)
+        record = self._start(context)
         deadline = Deadline(self._timeout) if self._timeout is not None else None
         try:
             with deadline or contextlib.nullcontext():
@@ -215,6 +217,23 @@ class RecordingMiddleware(ChatMiddleware):
         except BaseException as exc:
             self._log.fail(record, exc)
             raise
+        self._watch(context, record, deadline)
+
+    def _start(self, context: ChatContext) -> CallRecord:
+        instructions = context.options.get("instructions") if context.options else None
+        return self._log.start(self._purpose, self._model, str(instructions or ""), map(as_sent, context.messages))
+
+    def ended(self, context: ChatContext, exc: BaseException | None) -> None:
+        """Record a call that has already been made, as sent (`context`): failed with `exc`, or answered
+        (a streamed answer is recorded as it is read). For a recorder that could not be around the call."""
+        record = self._start(context)
+        if exc is not None:
+            self._log.fail(record, exc)
+        else:
+            self._watch(context, record, None)
+
+    def _watch(self, context: ChatContext, record: CallRecord, deadline: Deadline | None) -> None:
+        """The call's answer, recorded as it comes: at once, or as its stream is read."""
         if isinstance(context.result, ResponseStream):
             context.result.with_pull_context_manager(lambda: _Pull(self._log, record, deadline))
             context.stream_transform_hooks.append(mend_update)
@@ -242,6 +261,63 @@ class RecordingMiddleware(ChatMiddleware):
             self._log.fail(record, exc)
             raise
         self._log.finish(record, response)
+
+
+# The recorder of the pane whose turn is running (`AgentRuntime` sets it for the turn): a call made during
+# the turn that no recorder of the workbench's is around is recorded through it.
+pane_recorder: ContextVar[RecordingMiddleware | None] = ContextVar("workbench_pane_recorder", default=None)
+
+
+@contextlib.contextmanager
+def recording_for(recorder: RecordingMiddleware | None) -> Iterator[None]:
+    """While a pane's turn runs: calls no recorder of the workbench's is around record through `recorder`."""
+    token = pane_recorder.set(recorder)
+    try:
+        yield
+    finally:
+        pane_recorder.reset(token)
+
+
+@dataclass
+class _Claim:
+    taken: bool = False
+
+
+# A `ClientCalls` around the call being made: the agent's own recorder, inside it, claims the call.
+_around: ContextVar[_Claim | None] = ContextVar("workbench_client_call", default=None)
+
+
+class ClientCalls(ChatMiddleware):
+    """On a chat client of the user's that a context provider of theirs holds (`workbench.runtime.loaded`):
+    each call made on it during a pane's turn that no recorder of the workbench's records (the provider's
+    own call: the framework's sample extracts the user's name and age with one) is recorded through the
+    pane's recorder (`pane_recorder`), as `purpose`, on `model`. Outside a turn it does nothing.
+
+    Client middleware runs around the agent's own middleware: on a client the agent also answers on,
+    its recorder, inside, claims the agent's calls, and this one records only the others, after the call
+    (its answer as it is read)."""
+
+    def __init__(self, purpose: str, model: str) -> None:
+        self.purpose = purpose
+        self.model = model
+
+    async def process(self, context: ChatContext, call_next: Callable[[], Awaitable[None]]) -> None:
+        pane = pane_recorder.get()
+        if pane is None:
+            await call_next()
+            return
+        claim = _Claim()
+        token = _around.set(claim)
+        failed: BaseException | None = None
+        try:
+            await call_next()
+        except BaseException as exc:
+            failed = exc
+            raise
+        finally:
+            _around.reset(token)
+            if not claim.taken:
+                pane.aside(self.purpose, self.model).ended(context, failed)
 
 
 def recorder_of(agent: object) -> RecordingMiddleware | None:

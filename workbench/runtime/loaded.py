@@ -10,11 +10,14 @@ would give it an in-memory one.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from typing import Any
 
 from agent_framework import (
     Agent,
     AgentSession,
+    BaseChatClient,
+    ChatMiddlewareLayer,
     ContextProvider,
     HistoryProvider,
     InMemoryHistoryProvider,
@@ -46,7 +49,7 @@ def derived(
     if client is not None:
         options.pop("model", None)  # the agent's own model belongs to its own client
     return Agent(
-        client or agent.client,
+        client or layered(agent.client),
         id=agent.id,
         name=agent.name,
         description=agent.description,
@@ -73,8 +76,49 @@ def in_memory_messages(agent: Agent, session: AgentSession) -> list[Message]:
 def client_label(agent: Agent) -> str:
     """The user's agent's model as the header shows it: the client's class and its model, if it says
     (the built-in model says it qualifies no model)."""
-    if isinstance(agent.client, RawScriptedChatClient):
+    return label_of(agent.client, agent.default_options.get("model"))
+
+
+def label_of(client: object, model: object = None) -> str:
+    """A chat client as the header and F2 name it: its class and its model (`model`, else its own)."""
+    if isinstance(client, RawScriptedChatClient):
         return SCRIPTED_LABEL
-    model = agent.default_options.get("model") or getattr(agent.client, "model", None)
-    kind = type(agent.client).__name__
+    model = model or getattr(client, "model", None)
+    kind = type(client).__name__
     return f"{kind} {model}" if isinstance(model, str) and model else kind
+
+
+def layered(client: SupportsChatGetResponse) -> SupportsChatGetResponse:
+    """`client`, or, when it lacks Agent Framework's middleware layer (a `BaseChatClient` subclass of the
+    user's without it), `client` behind one: the framework hands an agent's chat middleware, the
+    workbench's call recorder among them, only to a client that has the layer, so F2 showed no call of
+    an agent on such a client."""
+    if isinstance(client, ChatMiddlewareLayer) or not isinstance(client, BaseChatClient):
+        return client
+    return _Layered(client)
+
+
+class _Layered(ChatMiddlewareLayer[Any], BaseChatClient[Any]):
+    """The user's client behind the middleware layer: each call goes to it as the agent would make it."""
+
+    def __init__(self, inner: BaseChatClient[Any]) -> None:
+        super().__init__()
+        self.inner = inner
+        self.model = getattr(inner, "model", None)
+
+    def _inner_get_response(self, *, messages: Any, stream: bool, options: Any, **kwargs: Any) -> Any:
+        if stream:
+            return self.inner.get_response(messages, stream=True, options=options, client_kwargs=kwargs)
+        return self.inner.get_response(messages, stream=False, options=options, client_kwargs=kwargs)
+
+
+def provider_clients(agent: Agent) -> Iterator[tuple[SupportsChatGetResponse, str]]:
+    """Each chat client a context provider of `agent` holds (an attribute, or an item of a list, tuple or
+    dict attribute), with the provider's class: the client its own model calls go to (the framework's
+    sample keeps it as `self._chat_client`). Attributes only, read without running its code."""
+    for provider in agent.context_providers:
+        for value in list(getattr(provider, "__dict__", {}).values()):
+            items = value.values() if isinstance(value, dict) else value if isinstance(value, list | tuple) else [value]
+            for item in items:
+                if isinstance(item, BaseChatClient):
+                    yield item, type(provider).__name__

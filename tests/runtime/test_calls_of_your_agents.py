@@ -1,0 +1,125 @@
+"""F2 shows every call a turn of the user's agents made, whatever their clients: an agent on a chat client
+of its own without the framework's middleware layer, a context provider calling its own client (the
+framework's `simple_context_provider.py` sample extracts the user's name and age that way), and a
+workflow's agents. Real calls to the loopback server, which reports usage."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator
+from contextlib import suppress
+from typing import Any
+
+from agent_framework import (
+    Agent,
+    AgentSession,
+    BaseChatClient,
+    ChatResponse,
+    ChatResponseUpdate,
+    Content,
+    ContextProvider,
+    Message,
+    SessionContext,
+    SupportsChatGetResponse,
+)
+from agent_framework.openai import OpenAIChatCompletionClient
+
+from tests.support.openai_server import LoopbackOpenAI
+from workbench.runtime import ModelConfig, build_models
+from workbench.runtime.config import Mode, WriterKind
+from workbench.session.assemble import assemble
+
+EXTRACT = "Extract the user's name and age from the message if present. If not present return nulls."
+
+
+class OwnClient(BaseChatClient):
+    """A chat client of the user's, as the framework's docs show one: no middleware layer."""
+
+    def _inner_get_response(self, *, messages: Any, stream: bool, options: Any, **kwargs: Any) -> Any:
+        said = f"seen {len(messages)} message(s)"
+        if not stream:
+
+            async def one() -> ChatResponse:
+                return ChatResponse(messages=[Message(role="assistant", contents=[said])], finish_reason="stop")
+
+            return one()
+
+        async def pieces() -> AsyncIterator[ChatResponseUpdate]:
+            yield ChatResponseUpdate(role="assistant", contents=[Content.from_text(said)], finish_reason="stop")
+
+        return self._build_response_stream(pieces())
+
+
+class UserInfoMemory(ContextProvider):
+    """The framework's sample provider, as published: after each run it asks its own client for the name."""
+
+    def __init__(self, *, client: SupportsChatGetResponse) -> None:
+        super().__init__("user_info_memory")
+        self._chat_client = client
+
+    async def after_run(
+        self, *, agent: Any, session: AgentSession | None, context: SessionContext, state: dict[str, Any]
+    ) -> None:
+        messages = context.get_messages(include_input=True, include_response=True)
+        with suppress(Exception):
+            await self._chat_client.get_response(messages=messages, options={"instructions": EXTRACT})
+
+
+def runtime_over(*agents: Agent, workflows: Any = ()) -> Any:
+    return assemble(
+        build_models(ModelConfig()), agents=agents, workflows=workflows, mode=Mode.PROVIDER, writer=WriterKind.HOST
+    ).runtime
+
+
+def loopback_client(server: LoopbackOpenAI, model: str = "smollm2") -> OpenAIChatCompletionClient:
+    return OpenAIChatCompletionClient(model=model, base_url=server.base_url, api_key="local")
+
+
+def test_an_agent_on_its_own_client_lists_each_turns_call_until_the_forget():
+    """F2 said "No call of the accounts agent to show" after two turns, and the forget that the call log
+    held nothing: the framework hands the recorder only to a client with its middleware layer."""
+    accounts = Agent(OwnClient(), "You keep accounts.", name="accounts")
+    runtime = runtime_over(accounts)
+    asyncio.run(runtime.ask("accounts", "customer=Contoso"))
+    asyncio.run(runtime.ask("accounts", "which customer?"))
+    [call] = runtime.last_turn_calls("accounts")
+    assert (call.purpose, call.turn, call.model, call.reply) == ("accounts", 2, "OwnClient", "seen 4 message(s)")
+    assert call.instructions == "You keep accounts." and call.messages[-1].text == "which customer?"
+    report = asyncio.run(runtime.forget("customer"))
+    assert report.removed["call log"] == 2  # it said the call log "held nothing"
+    assert accounts.client.__class__ is OwnClient  # the user's agent keeps its own client object
+
+
+def test_a_providers_own_call_is_shown_with_the_turn_that_caused_it_on_a_shared_or_separate_client():
+    with LoopbackOpenAI() as server:
+        shared = loopback_client(server)
+        one = Agent(shared, "You help.", name="one", context_providers=[UserInfoMemory(client=shared)])
+        other = loopback_client(server, "extractor")
+        two = Agent(loopback_client(server), "You help.", name="two", context_providers=[UserInfoMemory(client=other)])
+        runtime = runtime_over(one, two)
+        for name in ("one", "two"):
+            assert asyncio.run(runtime.ask(name, "my name is Ana; customer=Contoso")).ok
+        recorded = len(runtime.calls.records())
+
+        async def outside_a_turn() -> None:
+            await shared.get_response([Message(role="user", contents=["hi"])])
+
+        asyncio.run(outside_a_turn())
+        assert len(runtime.calls.records()) == recorded  # the recorder on the user's client stays inert there
+        asked = [r["model"] for r in server.requests]
+    assert asked == ["smollm2", "smollm2", "smollm2", "extractor", "smollm2"]
+    first, second = runtime.last_turn_calls("one"), runtime.last_turn_calls("two")
+    assert [(c.purpose, c.model) for c in first] == [
+        ("one", "OpenAIChatCompletionClient smollm2"),
+        ("UserInfoMemory's own call", "OpenAIChatCompletionClient smollm2"),
+    ]
+    assert [(c.purpose, c.model) for c in second] == [
+        ("two", "OpenAIChatCompletionClient smollm2"),
+        ("UserInfoMemory's own call", "OpenAIChatCompletionClient extractor"),
+    ]
+    extraction = first[1]
+    assert extraction.instructions == EXTRACT and extraction.finished and extraction.usage is not None
+    assert extraction.messages[-1].role == "assistant"  # the conversation the provider sent, its answer last
+    total = runtime.usage("one")
+    assert total is not None and total == first[0].usage + extraction.usage  # counted in the pane's usage
+
