@@ -175,15 +175,33 @@ async def test_a_forget_during_a_workflows_run_leaves_nothing_its_executors_wrot
     assert runtime.memory.facts() == ()  # the turn's declaration came before the forget: not admitted after it
 
 
-def test_what_the_model_saw_says_a_workflows_calls_are_not_recorded_instead_of_none_since_the_start(tmp_path):
+def test_a_workflows_agents_calls_carry_the_facts_block_and_are_shown_in_what_the_model_saw(tmp_path):
+    """They got no facts block and F2 said the pane's calls were not recorded: each agent executor's calls
+    now carry the block (as context its executor does not keep) and are listed under its id."""
     from workbench.ui.screens import render_calls
 
     session = session_over(folder_with(tmp_path, {"pair_flow.py": pair(), "solo.py": SOLO}))
-    assert session.unrecorded("solo") is None
-    said = render_calls("pair_flow", session.last_turn_calls("pair_flow"), session.unrecorded("pair_flow")).plain
-    assert said.startswith("No call of the pair_flow pane to show: the pair_flow workflow runs its agents as you built")
-    assert "none since the start" not in said
-    assert session.usage("pair_flow") is None  # the pane's footer says its tokens are unknown, not 0 in / 0 out
+    runtime = session.runtime
+
+    async def story():
+        assert (await runtime.ask("pair_flow", DECLARED)).ok
+        assert (await runtime.ask("pair_flow", "which customer?")).ok
+
+    asyncio.run(story())
+    calls = session.last_turn_calls("pair_flow")
+    assert [c.purpose for c in calls] == ["drafter", "checker"]
+    assert {c.model for c in calls} == {"scripted (built-in; qualifies no model)"}
+    for call in calls:  # the block, before the message: the fact the first turn declared
+        [block] = [text for role, text in call.sent if text.startswith("<working-memory>")]
+        assert '- customer = "Contoso Ltd 7731"' in block
+    held = asyncio.run(runtime._workflows["pair_flow"].texts())
+    assert held and not [text for text in held if "<working-memory>" in text]  # not kept by the executors
+    said = render_calls("pair_flow", calls, session.unrecorded("pair_flow")).plain
+    assert said.startswith("drafter call #") and "No call" not in said
+    assert session.unrecorded("pair_flow") is None
+    # Counted as any pane's calls are (the built-in model reports no usage: unknown, not zero).
+    assert [c.usage for c in calls] == [None, None] and session.usage("pair_flow") is None
+    assert session.usage("pair_flow") == runtime.calls.total("pair_flow")
 
 
 def test_a_subfolder_whose_package_exports_nothing_is_read_from_its_workflow_py_as_devui_does(tmp_path):

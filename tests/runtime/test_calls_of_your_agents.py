@@ -21,11 +21,12 @@ from agent_framework import (
     Message,
     SessionContext,
     SupportsChatGetResponse,
+    WorkflowBuilder,
 )
 from agent_framework.openai import OpenAIChatCompletionClient
 
 from tests.support.openai_server import LoopbackOpenAI
-from workbench.runtime import ModelConfig, build_models
+from workbench.runtime import ModelConfig, Usage, build_models
 from workbench.runtime.config import Mode, WriterKind
 from workbench.session.assemble import assemble
 
@@ -123,3 +124,27 @@ def test_a_providers_own_call_is_shown_with_the_turn_that_caused_it_on_a_shared_
     total = runtime.usage("one")
     assert total is not None and total == first[0].usage + extraction.usage  # counted in the pane's usage
 
+
+def test_a_workflows_agents_calls_are_recorded_with_the_usage_their_server_reported():
+    with LoopbackOpenAI() as server:
+        drafter = Agent(loopback_client(server), "You draft.", name="drafter")
+        checker = Agent(OwnClient(), "You check.", name="checker")  # no layer: neither block nor record
+        flow = WorkflowBuilder(start_executor=drafter).add_edge(drafter, checker).build()
+        runtime = runtime_over(workflows=[("pair", flow, None)])
+        assert asyncio.run(runtime.ask("pair", "customer=Contoso")).ok
+        assert asyncio.run(runtime.ask("pair", "which one?")).ok
+        [request] = server.requests[-1:]
+    [call] = runtime.last_turn_calls("pair")
+    assert (call.purpose, call.model) == ("drafter", "OpenAIChatCompletionClient smollm2")
+    assert call.usage is not None and call.usage.input_tokens
+    sent = [m["content"] for m in request["messages"] if m["role"] == "user"]
+    assert any('- customer = "Contoso"' in str(text) for text in sent)  # the facts block went to the server
+    assert runtime.usage("pair") is None  # checker's calls are not known: not a partial sum
+    assert runtime.unrecorded("pair") == (
+        "the pair workflow's checker answer(s) on a client without Agent Framework's middleware layer, where the "
+        "workbench can neither record a call nor add the facts block"
+    )
+    assert runtime.calls.total("pair") == Usage(
+        sum(c.usage.input_tokens or 0 for c in runtime.calls.records(origin="pair") if c.usage),
+        sum(c.usage.output_tokens or 0 for c in runtime.calls.records(origin="pair") if c.usage),
+    )

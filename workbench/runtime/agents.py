@@ -179,7 +179,8 @@ class AgentRuntime:
         for store in on_service:
             store.attach(self.sessions, recorded=store.agent in self._on_service)
         self._workflows = {name: WorkflowPane(name, flow, why) for name, flow, why in workflows}
-        _record_provider_calls(agents)
+        in_flows = [e.agent for f in self._workflows.values() for e in f.executors() if isinstance(e.agent, Agent)]
+        _record_provider_calls([*agents, *in_flows])
         self._not_loaded = tuple(not_loaded)
         self._agent_names: tuple[str, ...] = tuple(self._loaded) or (() if workflows else AGENT_NAMES)
         self.names: tuple[str, ...] = (*self._agent_names, *self._workflows)
@@ -454,14 +455,19 @@ class AgentRuntime:
         declarations admitted as any pane's are. A run that fails, or cannot start, is returned as the
         turn's error, with the facts as they were."""
         name = flow.name
-        with tracing.turn(name, "workflow", text) as span, self.memory.open_turn(text, origin=name) as opened:
+        recorder = RecordingMiddleware(self.calls, name, self.agent_label(name), timeout=self.timeout)
+        with (
+            recording_for(recorder),  # each executor's calls (`ExecutorCalls`), and its providers' own
+            tracing.turn(name, "workflow", text) as span,
+            self.memory.open_turn(text, origin=name) as opened,
+        ):
             turn = opened.ticket
             tracing.turn_opened(span, turn)
             if check_message(text) is not None:
                 outcome = self.memory.admit(turn, [])
                 return TurnResult(name, turn, error=outcome.events[0].describe())
             try:
-                reply = await flow.run(text, on_text)
+                reply = await flow.run(text, on_text, self.memory.prompt_block())
             except asyncio.CancelledError:
                 opened.ending = "the turn was cancelled"
                 raise
@@ -605,16 +611,19 @@ class AgentRuntime:
 
     def usage(self, name: str) -> Usage | None:
         """Reported usage of every call made for this agent's pane since start; None when unknown (a
-        workflow's: its calls are not recorded, `unrecorded`)."""
-        return None if name in self._workflows else self.calls.total(name)
+        workflow whose agents' calls are not all recorded, `unrecorded`)."""
+        flow = self._workflows.get(name)
+        return None if flow is not None and flow.unlayered() else self.calls.total(name)
 
     def unrecorded(self, name: str) -> str | None:
-        """Why a pane's calls are not recorded at all (a workflow's), None when they are."""
-        if name not in self._workflows:
+        """Why some of a pane's calls are not recorded (a workflow's agents on clients without the
+        framework's middleware layer), None when they all are."""
+        flow = self._workflows.get(name)
+        if flow is None or not (unlayered := flow.unlayered()):
             return None
         return (
-            f"the {name} workflow runs its agents as you built them, and the workbench records none of their "
-            "calls (its recorder is a middleware of the agents it builds; a workflow's executors run yours)"
+            f"the {name} workflow's {', '.join(unlayered)} answer(s) on a client without Agent Framework's "
+            "middleware layer, where the workbench can neither record a call nor add the facts block"
         )
 
     def last_turn_calls(self, name: str) -> list[CallRecord]:

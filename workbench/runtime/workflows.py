@@ -1,10 +1,13 @@
 """A workflow the user built (`workbench.loading.LoadedWorkflow`), run in a pane of its own.
 
 The message typed in its pane goes in (`Workflow.run(text, stream=True)`), and what its executors
-output streams out, each executor's output headed by its id. The workflow and its agents run as the
-user built them: the workbench adds nothing to them (no working memory block, no call recorder, so F2
-shows no call of a workflow's pane), and admits the message's declarations to the shared facts after
-the run, with the writer every pane uses (`AgentRuntime`).
+output streams out, each executor's output headed by its id. The workflow and its agents are left as
+the user built them. For the run, each agent executor's calls get one middleware of the workbench's
+(`ExecutorCalls`, through the run's `client_kwargs`, which the framework hands to the agent's chat client
+as call middleware): it puts the facts block into the request, as context the executor does not keep,
+and records the call through the pane's recorder, so F2 lists it under the executor's id. An agent on a
+client without the framework's middleware layer gets neither (`unlayered`). The message's declarations
+are admitted to the shared facts after the run, with the writer every pane uses (`AgentRuntime`).
 
 Each `AgentExecutor` keeps one session and the messages it cached between runs: what the workflow's
 agents remember of the conversation. They are read and replaced through the executor's own checkpoint
@@ -23,20 +26,50 @@ from __future__ import annotations
 import contextlib
 from collections import Counter
 from collections.abc import Awaitable, Callable
+from contextvars import ContextVar
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from workbench.runtime.loaded import in_memory_messages
+from agent_framework import ChatContext, ChatMiddleware, ChatMiddlewareLayer, Message
+
+from workbench.runtime.calls import pane_recorder
+from workbench.runtime.loaded import in_memory_messages, label_of
 from workbench.text import clip
 
 if TYPE_CHECKING:
-    from agent_framework import AgentExecutor, Message, Workflow
+    from agent_framework import AgentExecutor, Workflow
 
     from workbench.memory.forget import ForgetPlan
 
 _OUTPUT_CHARS = 2000  # one output of an executor of the user's that is not an agent's text
 
 TextSink = Callable[[str], Awaitable[None] | None]
+
+# The facts block of the workflow run in progress (`WorkflowPane.run`), for its agents' calls.
+_facts: ContextVar[str | None] = ContextVar("workbench_workflow_facts", default=None)
+
+
+class ExecutorCalls(ChatMiddleware):
+    """One agent executor's calls in a run: the facts block put into the request just before its last
+    user message, as context (the executor keeps what it was given, not this), and the call recorded
+    through the pane's recorder (`pane_recorder`) under the executor's id, on `model`. It holds only
+    those two names: the workflow copies its run's arguments into its state and its checkpoints."""
+
+    def __init__(self, executor: str, model: str) -> None:
+        self.executor = executor
+        self.model = model
+
+    async def process(self, context: ChatContext, call_next: Callable[[], Awaitable[None]]) -> None:
+        if (block := _facts.get()) is not None:
+            messages = list(context.messages)
+            last = max((i for i, m in enumerate(messages) if str(m.role) == "user"), default=0)
+            messages.insert(last, Message(role="user", contents=[block]))
+            context.messages = messages
+        pane = pane_recorder.get()
+        if pane is None:
+            await call_next()
+            return
+        await pane.aside(self.executor, self.model).process(context, call_next)
 
 
 @dataclass
@@ -52,6 +85,21 @@ class WorkflowPane:
         from agent_framework import AgentExecutor
 
         return [e for e in self.workflow.get_executors_list() if isinstance(e, AgentExecutor)]
+
+    def unlayered(self) -> list[str]:
+        """The agent executors whose agent's client lacks the framework's middleware layer: their calls
+        carry no facts block and are not recorded (the framework hands call middleware only to that layer)."""
+        return [e.id for e in self.executors() if not isinstance(getattr(e.agent, "client", None), ChatMiddlewareLayer)]
+
+    def _calls(self) -> dict[str, dict[str, Any]]:
+        """The run's `client_kwargs`: each agent executor's calls get its `ExecutorCalls` (but those of
+        `unlayered`: their client would be handed it as an argument of its own)."""
+        skipped = set(self.unlayered())
+        return {
+            e.id: {"middleware": [ExecutorCalls(e.id, label_of(getattr(e.agent, "client", None)))]}
+            for e in self.executors()
+            if e.id not in skipped
+        }
 
     async def conversations(self) -> list[tuple[str, list[Message]]]:
         """Each agent executor's id and the messages it holds now: its cache, the conversation of its last
@@ -86,16 +134,24 @@ class WorkflowPane:
             await executor.on_checkpoint_restore({})
         return dropped
 
-    async def run(self, text: str, on_text: TextSink | None) -> str:
+    async def run(self, text: str, on_text: TextSink | None, facts: str | None = None) -> str:
         """One run on `text`: each executor's output sent to `on_text` as it streams, headed by its id
-        when the executor changes. Returns all of it. Raises what the run raised; a run that failed or
-        asks for a human's input raises `WorkflowStopped` saying so."""
+        when the executor changes, its agents' requests carrying `facts` (the working memory's block).
+        Returns all of it. Raises what the run raised; a run that failed or asks for a human's input
+        raises `WorkflowStopped` saying so."""
+        if self.cannot_run is not None:
+            raise WorkflowStopped(self.cannot_run)
+        token = _facts.set(facts)
+        try:
+            return await self._run(text, on_text)
+        finally:
+            _facts.reset(token)
+
+    async def _run(self, text: str, on_text: TextSink | None) -> str:
         import inspect
 
         from agent_framework import AgentResponse, AgentResponseUpdate
 
-        if self.cannot_run is not None:
-            raise WorkflowStopped(self.cannot_run)
         shown: list[str] = []
         current: str | None = None
 
@@ -105,7 +161,7 @@ class WorkflowPane:
                 await done
 
         asked: dict[str, str] = {}  # request id -> the executor asking
-        stream = self.workflow.run(text, stream=True)
+        stream = self.workflow.run(text, stream=True, client_kwargs=self._calls())
         async for event in stream:
             if event.type == "output":
                 data = event.data
