@@ -43,6 +43,14 @@ def test_with_your_agents_memories_the_header_keeps_its_name_and_every_part_whol
     narrow = header_titles("workbench", status, 80)
     assert narrow == ("", "2 memories (F1) · scripted · provider · host parse")
     assert all("…" not in said for said in (*wide, *narrow))
+    # On a live model at 80 columns not everything fits: the model stays in view, the memories counted.
+    from dataclasses import replace
+
+    live = replace(status, model="smollm2 @ 127.0.0.1:8080")
+    assert header_titles("workbench", live, 80) == (
+        "",
+        "2 memories (F1) · smollm2 @ 127.0.0.1:8080 · provider · host …",
+    )
     assert "notes: FileMemoryProvider" in status.explained() and "triage: FileHistoryProvider" in status.explained()
 
 

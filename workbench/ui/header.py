@@ -16,7 +16,8 @@ def header_titles(name: str, status: RuntimeStatus, width: int) -> tuple[str, st
     """(title, sub title): the status in words when it fits the header; else its parts by what matters
     first, every one whole, with the app's name and each part named if they fit, else without (the
     memories by name, else counted: their descriptions are what make the status long); in a narrow
-    terminal, as many of those parts as fit, the first that does not cut (F1 says what each is)."""
+    terminal, as many of those parts as fit, the first that does not cut, two memories or more counted
+    (F1 says what each is)."""
     room = width - HEADER_CHROME
     if len(f"{name} — {status.summary}") <= room:
         return name, status.summary
@@ -25,7 +26,8 @@ def header_titles(name: str, status: RuntimeStatus, width: int) -> tuple[str, st
             shown = SEPARATOR.join(status.shortened(labelled=labelled, memories_named=named))
             if len(f"{title} — {shown}" if title else shown) <= room:
                 return title, shown
-    return "", fitted(status.ranked, room)
+    # Several memories' names would take the room of the model: counted, they leave it in view.
+    return "", fitted(status.shortened(labelled=False, memories_named=len(status.memories) < 2), room)
 
 
 def fitted(parts: tuple[str, ...], room: int) -> str:
