@@ -234,7 +234,10 @@ def report_lines(key: str | None, gone: list[str], report: ForgetReport, unreach
         lines += [f"    {visible(thing)}: {visible(what)}" for thing, what in done.items()]
     if report.outside or unreached:  # a memory it cannot read at all, and what a provider keeps outside this process
         lines.append("outside what the workbench can see (not known; what it holds there stays):")
-        lines += [f"  {name}: {visible(why)}" for name, why in {**unreached, **report.outside}.items()]
+        said = {name: [why] for name, why in unreached.items()}
+        for name, beyond in report.outside.items():  # one holder may be both (a service's ids and its earlier runs)
+            said.setdefault(name, []).append(beyond)
+        lines += [f"  {name}: {visible('; '.join(whys))}" for name, whys in said.items()]
     return lines
 
 

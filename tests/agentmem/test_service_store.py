@@ -134,7 +134,8 @@ def test_the_ids_the_service_returned_are_named_and_a_forget_deletes_each_and_ch
             assert residue([VALUE], runtime, store) == {}
             assert KEY not in report.describe() and KEY not in json.dumps(report.outcomes)
             after = await system(runtime)
-            assert [i.kind for i in after.items] == ["looked"] and STATE_KEY not in runtime.sessions()["accounts"].state
+            assert [i.kind for i in after.items] == ["outside", "looked"]
+            assert STATE_KEY not in runtime.sessions()["accounts"].state
 
             # The agent starts a new conversation on the service: nothing continues what was deleted.
             assert (await runtime.ask("accounts", "hello again")).ok
@@ -291,8 +292,8 @@ def test_on_the_runs_model_nothing_goes_to_the_agents_service_and_it_keeps_the_r
         async def story() -> None:
             await two_turns(runtime)
             listed = await system(runtime)
-            assert [i.kind for i in listed.items] == ["looked"]
-            assert "answers on the run's model (--model), not on OpenAIChatClient" in listed.items[0].content
+            assert [i.kind for i in listed.items] == ["outside", "looked"]
+            assert "answers on the run's model (--model), not on OpenAIChatClient" in listed.items[1].content
             assert len(runtime.history("accounts")) == 4  # the runtime's history keeps the conversation
 
         asyncio.run(story())
@@ -341,4 +342,60 @@ def test_with_persist_a_later_process_names_the_ids_and_its_forget_deletes_them(
         assert service.state.responses == {} and KEY not in forgot.stdout + forgot.stderr
         again = json.loads(run("remembered", *options, "--json").stdout)
         [store] = [s for s in again["systems"] if s["name"] == NAME]
-        assert [i["kind"] for i in store["items"]] == ["looked"]
+        assert [i["kind"] for i in store["items"]] == ["outside", "looked"]
+
+
+def test_a_fresh_process_without_persist_names_the_earlier_runs_responses_as_outside_its_reach(module, monkeypatch):
+    """A run without --persist keeps its responses' ids only while it lasts: a later process's forget
+    cannot delete what it stored, exits 0 over what it could see, and says in the question, the report
+    and its outside list that the service keeps them and why this process cannot reach them."""
+    with served("offered", monkeypatch) as service:
+        env = {**os.environ, "WORKBENCH_DATA_DIR": str(module / "data"), "PYTHONPATH": str(module)}
+
+        def run(*words: str, script: str = "") -> subprocess.CompletedProcess[str]:
+            command = [sys.executable, *(["-c", script] if script else ["-m", "workbench"]), *words]
+            return subprocess.run(
+                command, env=env, cwd=module, stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=HANG
+            )
+
+        options = ("--agents", "service_agent:agent")
+        turns = run(*options, script=SCRIPT)
+        assert turns.returncode == 0, turns.stderr
+        kept = list(service.state.responses)
+        assert len(kept) == 2
+        unseen = (
+            "OpenAIChatClient of accounts stores its responses on the service; those of earlier runs are kept there, "
+            "and this process does not know their ids (without --persist a run keeps them only while it lasts)"
+        )
+
+        listed = run("remembered", *options)
+        assert listed.returncode == 0, listed.stderr
+        lines = listed.stdout.splitlines()
+        assert '  - outside "responses of earlier runs" [what it holds is not known]' in lines
+        assert not any(i in listed.stdout for i in kept)  # this process names no id it does not know
+
+        forgot = run("forget", "customer", *options, "--yes")
+        assert forgot.returncode == 0, forgot.stdout + forgot.stderr
+        lines = forgot.stdout.splitlines()
+        outside = lines.index("outside what the workbench can see (not known; what it holds there stays):")
+        [said] = [line for line in lines[outside + 1 :] if line.startswith(f"  {NAME}: ")]
+        assert said.startswith(f"  {NAME}: {unseen} (OpenAIChatClient leaves store unset (the Responses API)")
+        assert "outside its reach. To reach them: run with --persist" in said
+        assert "delete them in the provider's dashboard or with its API (DELETE /v1/responses/{id})" in said
+        assert list(service.state.responses) == kept  # the service still keeps them: nothing said otherwise
+        assert not any(i in forgot.stdout for i in kept) and KEY not in forgot.stdout + forgot.stderr
+
+    # The question, as the TUI and `workbench forget` without --yes ask it, in a process that saw no id.
+    with served("offered", monkeypatch):
+        session = session_of()
+        preview = asyncio.run(session.forget_preview(["customer"]))
+        asked = scripts.question(preview, {})
+        assert (
+            f"{NAME} (on the model service, outside this process: no id known to this process, nothing to delete; "
+            f"not known, outside its reach: {unseen})" in asked
+        )
+        report = asyncio.run(session.runtime.forget("customer"))
+        assert report.failures == {} and report.outside[NAME].startswith(unseen)
+        shown = asyncio.run(system(session.runtime))
+        [earlier] = [i for i in shown.items if i.kind == "outside"]
+        assert earlier.unknown == unseen and earlier.keys == ()

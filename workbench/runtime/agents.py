@@ -177,7 +177,9 @@ class AgentRuntime:
         on_service = [m for m in self.memories if isinstance(m, ServiceStore) and m.agent in self._loaded]
         self._on_service = {m.agent: m for m in on_service if self._model_for_yours is None}
         for store in on_service:
-            store.attach(self.sessions, recorded=store.agent in self._on_service)
+            store.attach(
+                self.sessions, recorded=store.agent in self._on_service, persisted=self.histories.persisted is not None
+            )
         self._workflows = {name: WorkflowPane(name, flow, why) for name, flow, why in workflows}
         in_flows = [e.agent for f in self._workflows.values() for e in f.executors() if isinstance(e.agent, Agent)]
         _record_provider_calls([*agents, *in_flows])

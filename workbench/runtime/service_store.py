@@ -17,7 +17,11 @@ their conversation is the last one), with the agent's own client and credential 
 its chat client holds), then asks for each again: gone (404) is verified. Each id's outcome is reported
 (`outcomes`): deleted and verified, refused (the status and the service's reason: a failure, the value
 is still held outside this process), or not offered (the service answers 404/405/501 to DELETE yet still
-returns it; a client the workbench knows no deletion for): named, outside what the workbench can reach."""
+returns it; a client the workbench knows no deletion for): named, outside what the workbench can reach.
+
+What earlier runs stored there is named apart (`outside`): their ids are not known to this process (a run
+without `--persist` keeps them only while it lasts), so no forget reaches them, and F3, the question, the
+report and its outside list say so, with what the user can do."""
 
 from __future__ import annotations
 
@@ -187,17 +191,20 @@ class ServiceStore:
         self._sessions: SessionsOf = dict
         self._attached = False
         self._recorded = False
+        self._persisted = False
         self._planned: list[str] = []
         self._outcomes: dict[str, str] = {}
         self.requests = 0
         self.unset = 0  # requests sent with `store` unset
         self.continued = 0  # requests that continued a response or a conversation on the service
 
-    def attach(self, sessions: SessionsOf, *, recorded: bool = True) -> None:
+    def attach(self, sessions: SessionsOf, *, recorded: bool = True, persisted: bool = False) -> None:
         """The agents' current sessions (their state keeps the ids; their `service_session_id` is the
         framework's record); the agent's calls are recorded from here on (`recorder`), unless it answers
-        on another client (`recorded` False: the run's `--model`)."""
+        on another client (`recorded` False: the run's `--model`); `persisted`: the sessions are saved
+        (`--persist`), so the ids of earlier runs saved with them are known."""
         self._sessions, self._attached, self._recorded = sessions, True, recorded
+        self._persisted = persisted
 
     def recorder(self) -> Recorder:
         return Recorder(self)
@@ -255,9 +262,35 @@ class ServiceStore:
         return list(self._ids.values())
 
     async def held(self) -> list[HeldItem]:
-        """Each id, with what this process saw go there, then what was recorded and what was not."""
+        """Each id, with what this process saw go there; what earlier runs stored, not known; then what
+        was recorded and what was not."""
         items = [HeldItem("stored", s.id, self._described(s), s.text(), unknown=s.unknown) for s in self._known()]
-        return [*items, HeldItem("looked", "what was recorded", "", self._looked())]
+        earlier = HeldItem("outside", "responses of earlier runs", self.outside, "", unknown=self._unseen)
+        return [*items, earlier, HeldItem("looked", "what was recorded", "", self._looked())]
+
+    @property
+    def _unseen(self) -> str:
+        """Which earlier runs' responses this process does not know the ids of, and why."""
+        if self._persisted:
+            return (
+                f"{self.client_kind} of {self.agent} stores its responses on the service; those of runs made "
+                "without --persist are kept there, and this process does not know their ids"
+            )
+        return (
+            f"{self.client_kind} of {self.agent} stores its responses on the service; those of earlier runs are "
+            "kept there, and this process does not know their ids (without --persist a run keeps them only "
+            "while it lasts)"
+        )
+
+    @property
+    def outside(self) -> str:
+        """What the service keeps that no forget of this process reaches, and what the user can do: said in
+        the report's outside list whatever the forget did to the ids it knew."""
+        return (
+            f"{self._unseen} ({self.why}), so they are outside its reach. To reach them: run with --persist, "
+            "so each id is kept with the agent's session and a later forget deletes it; or delete them in the "
+            "provider's dashboard or with its API (DELETE /v1/responses/{id})"
+        )
 
     def _described(self, stored: StoredId) -> str:
         what = f"a {stored.kind} the service keeps"
@@ -412,11 +445,9 @@ class ServiceStore:
     def announced(self) -> str:
         """What a forget will do there, said in its question before it runs."""
         known = self._known()
+        unseen = f"; not known, outside its reach: {self._unseen}"
         if not known:
-            return (
-                "on the model service, outside this process: no id recorded, nothing to delete; what it kept "
-                "before this run is not known"
-            )
+            return f"on the model service, outside this process: no id known to this process, nothing to delete{unseen}"
         named = (
             f"; the options of {self.agent} name the conversation {self._options_name}: once it is deleted, its next "
             "request fails until you give it another"
@@ -425,7 +456,7 @@ class ServiceStore:
         )
         return (
             f"on the model service, outside this process: deletes {len(known):,} id(s) there with the agent's own "
-            f"client and key, then asks for each again: {_named([s.id for s in known])}{named}"
+            f"client and key, then asks for each again: {_named([s.id for s in known])}{named}{unseen}"
         )
 
 

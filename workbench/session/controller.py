@@ -296,7 +296,7 @@ class SessionController:
         said |= {
             m.name: "in this process; what it keeps outside it is not known, and stays"
             for m in runtime.memories
-            if isinstance(m, KeepsOutside) and m.outside
+            if isinstance(m, KeepsOutside) and m.outside and m.name not in said  # an itemised one says it itself
         }
         reaches = tuple(
             f"{n} ({said[n]})" if n in said else n
