@@ -10,6 +10,7 @@ from collections.abc import AsyncIterator
 from contextlib import suppress
 from typing import Any
 
+import pytest
 from agent_framework import (
     Agent,
     AgentSession,
@@ -26,6 +27,8 @@ from agent_framework import (
 from agent_framework.openai import OpenAIChatCompletionClient
 
 from tests.support.openai_server import LoopbackOpenAI
+from tests.support.residue import residue
+from workbench import ScriptedChatClient
 from workbench.runtime import ModelConfig, Usage, build_models
 from workbench.runtime.config import Mode, WriterKind
 from workbench.session.assemble import assemble
@@ -148,3 +151,37 @@ def test_a_workflows_agents_calls_are_recorded_with_the_usage_their_server_repor
         sum(c.usage.input_tokens or 0 for c in runtime.calls.records(origin="pair") if c.usage),
         sum(c.usage.output_tokens or 0 for c in runtime.calls.records(origin="pair") if c.usage),
     )
+
+
+@pytest.mark.parametrize("barrier", [True, False], ids=["barrier", "without-it"])
+def test_a_providers_call_after_a_forget_its_turn_ran_through_leaves_no_record_holding_the_value(
+    monkeypatch: pytest.MonkeyPatch, barrier: bool
+) -> None:
+    """The turn's provider calls its client once the forget has ended (in `after_run`, on the old
+    session): the record of that call quotes the forgotten value, and the call log drops it when the
+    turn ends, as every holder a turn may write to after a forget does (`Forgetting.again`)."""
+    value = "Zoë North Ltd"
+    forgot, held = asyncio.Event(), asyncio.Event()
+
+    class Late(UserInfoMemory):
+        async def after_run(self, **kwargs: Any) -> None:
+            held.set()
+            await forgot.wait()
+            await super().after_run(**kwargs)
+
+    client = ScriptedChatClient()
+    runtime = runtime_over(Agent(client, "You help.", name="mine", context_providers=[Late(client=client)]))
+    if not barrier:  # what the test would see without it: the record holding the value
+        monkeypatch.setattr(type(runtime.forgetting), "turn_ended", lambda self, turn: [])
+
+    async def story() -> None:
+        turn = asyncio.create_task(runtime.ask("mine", f"customer={value}"))
+        await held.wait()
+        assert not (await runtime.forget("customer")).failures
+        forgot.set()
+        assert (await turn).ok
+
+    asyncio.run(story())
+    late = [c.purpose for c in runtime.calls.records()]
+    assert late == ([] if barrier else ["Late's own call"])
+    assert (residue([value], runtime) == {}) is barrier

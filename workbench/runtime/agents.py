@@ -28,7 +28,15 @@ from workbench.memory.forget import ForgetPlan, ForgetReport, Forgetting, Holder
 from workbench.memory.prompt import typed_part, with_block
 from workbench.memory.rules import check_message
 from workbench.runtime import tracing
-from workbench.runtime.calls import CallLog, CallRecord, ClientCalls, RecordingMiddleware, recorder_of, recording_for
+from workbench.runtime.calls import (
+    CallLog,
+    CallLogHolder,
+    CallRecord,
+    ClientCalls,
+    RecordingMiddleware,
+    recorder_of,
+    recording_for,
+)
 from workbench.runtime.config import Mode, WriterKind
 from workbench.runtime.context import ContextSplit, split_request
 from workbench.runtime.failures import explain_failure
@@ -205,7 +213,7 @@ class AgentRuntime:
         sessions (replaced by new ones), the call log, the recall store (even off: an earlier run may
         have left one), then each other memory."""
         sessions = TextHolder("agent sessions", "message(s)", self._session_texts, self._new_sessions)
-        log = TextHolder("call log", "call record(s)", self.calls.texts, lambda _: self.calls.forget())
+        log = CallLogHolder(self.calls)
         flows = [WorkflowSessions(tuple(self._workflows.values()))] if self._workflows else []
         return (sessions, *flows, log, *([self.recall] if self.recall is not None else []), *self.memories)
 

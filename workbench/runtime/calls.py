@@ -21,6 +21,7 @@ from typing import Any, NamedTuple
 
 from agent_framework import ChatContext, ChatMiddleware, ChatResponse, Message, ResponseStream
 
+from workbench.memory.forget import ForgetPlan, declared_in
 from workbench.memory.turns import current_turn
 from workbench.runtime.deadline import CallTimedOut, Deadline
 from workbench.runtime.failures import explain_failure
@@ -138,10 +139,7 @@ class CallLog:
     def texts(self) -> Iterator[str]:
         """Every text the records hold: instructions, messages sent, replies and errors."""
         for record in self._listed():
-            yield record.instructions
-            yield from (text for _, text in record.sent)
-            yield record.reply
-            yield record.error
+            yield from _texts_of(record)
 
     def forget(self) -> int:
         """Drop every record (they quote the histories a forget replaces, forgotten values included)
@@ -150,6 +148,15 @@ class CallLog:
         with self._lock:
             dropped = len(self._records)
             self._records.clear()
+        return dropped
+
+    def forget_holding(self, holds: Callable[[str], bool]) -> int:
+        """Drop every record any text of which `holds` finds, and say how many: a forget applied again
+        after a turn that ran through it, whose calls after the forget were recorded anew."""
+        with self._lock:
+            kept = [r for r in self._records if not any(holds(t) for t in _texts_of(r))]
+            dropped = len(self._records) - len(kept)
+            self._records = deque(kept)
         return dropped
 
     def total(self, origin: str) -> Usage | None:
@@ -176,6 +183,33 @@ class CallLog:
             and (turn is None or r.turn == turn)
             and (origin is None or r.origin == origin)
         ]
+
+
+def _texts_of(record: CallRecord) -> Iterator[str]:
+    yield record.instructions
+    yield from (text for _, text in record.sent)
+    yield record.reply
+    yield record.error
+
+
+@dataclass(frozen=True)
+class CallLogHolder:
+    """The call log as a holder of the one forget: a forget drops every record; applied again after a
+    turn that ran through it (`WrittenDuringTurns`), the records that turn's later calls added and that
+    hold a forgotten value (a provider's own call in its `after_run`, once the forget had ended)."""
+
+    log: CallLog
+    name: str = "call log"
+    unit: str = "call record(s)"
+
+    async def declared(self, keys: frozenset[str]) -> set[str]:
+        return declared_in(self.log.texts(), keys)
+
+    async def forget(self, plan: ForgetPlan) -> int:
+        return self.log.forget()
+
+    async def again(self, plan: ForgetPlan) -> int:
+        return self.log.forget() if plan.everything else self.log.forget_holding(plan.holds)
 
 
 class RecordingMiddleware(ChatMiddleware):
