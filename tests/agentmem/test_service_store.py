@@ -399,3 +399,68 @@ def test_a_fresh_process_without_persist_names_the_earlier_runs_responses_as_out
         shown = asyncio.run(system(session.runtime))
         [earlier] = [i for i in shown.items if i.kind == "outside"]
         assert earlier.unknown == unseen and earlier.keys == ()
+
+
+# A workflow of two agents on the Responses API, as a user's module builds one.
+FLOW = """
+import os
+
+from agent_framework import Agent, WorkflowBuilder
+from agent_framework_openai import OpenAIChatClient
+
+def client():
+    return OpenAIChatClient(
+        model="gpt-loopback", base_url=os.environ["LOOPBACK_RESPONSES_URL"], api_key=os.environ["LOOPBACK_RESPONSES_KEY"]
+    )
+
+drafter = Agent(client=client(), name="drafter", instructions="You draft.")
+checker = Agent(client=client(), name="checker", instructions="You check.")
+workflow = WorkflowBuilder(start_executor=drafter).add_edge(drafter, checker).build()
+"""
+
+
+def test_a_workflows_agents_ids_are_recorded_and_the_forget_deletes_them(module, tmp_path, monkeypatch):
+    """Agents inside a workflow, on a client whose service keeps each response: the ids the service returned
+    to each are listed under its store, the question names them, and the forget deletes and checks each."""
+    from workbench.loading import load_folder
+
+    folder = tmp_path / "agents"
+    folder.mkdir()
+    (folder / "responses_flow.py").write_text(FLOW)
+    with served("offered", monkeypatch) as service:
+        loaded = load_folder(folder)
+        flows = [(flow.name, flow.workflow, flow.cannot_run) for flow in loaded.workflows]
+        session = assemble(build_models(ModelConfig()), agents=[], workflows=flows, writer=WriterKind.HOST)
+        runtime = session.runtime
+
+        async def story() -> None:
+            assert (await runtime.ask("responses_flow", f"customer={VALUE}")).ok
+            assert (await runtime.ask("responses_flow", "who is the customer?")).ok
+            kept = list(service.state.responses)
+            assert len(kept) == 4 and any(VALUE in t for t in service.state.texts())
+            named: list[str] = []
+            for agent in ("drafter", "checker"):
+                listed = await system(runtime, f"{agent}: the service's store (OpenAIChatClient)")
+                stored = [i for i in listed.items if i.kind == "stored"]
+                assert len(stored) == 2 and all(i.keys == ("customer",) and not i.unknown for i in stored)
+                [looked] = [i for i in listed.items if i.kind == "looked"]
+                assert looked.content.startswith(
+                    f"recorded in this process from {agent}'s calls (in the workflow responses_flow): 2 request(s)"
+                )
+                named += [i.name for i in stored]
+            assert sorted(named) == sorted(kept)  # every id the service returned, each under its agent
+
+            preview = await session.forget_preview(["customer"])
+            assert any(r.startswith("drafter: the service's store") and "deletes 2 id(s)" in r for r in preview.reaches)
+            report = await runtime.forget("customer")
+            assert report.failures == {}, report
+            done = {i: what for outcomes in report.outcomes.values() for i, what in outcomes.items()}
+            assert done == dict.fromkeys(kept, "deleted, verified gone (asked again: 404)")
+            assert service.state.responses == {} and not any(VALUE in t for t in service.state.texts())
+
+            # The executors start anew: the next run continues nothing that was deleted.
+            before = len(posts(service))
+            assert (await runtime.ask("responses_flow", "hello again")).ok
+            assert not any("previous_response_id" in body for body in posts(service)[before:])
+
+        asyncio.run(story())

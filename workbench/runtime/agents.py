@@ -189,6 +189,7 @@ class AgentRuntime:
                 self.sessions, recorded=store.agent in self._on_service, persisted=self.histories.persisted is not None
             )
         self._workflows = {name: WorkflowPane(name, flow, why) for name, flow, why in workflows}
+        self._watch_in_workflows()
         in_flows = [e.agent for f in self._workflows.values() for e in f.executors() if isinstance(e.agent, Agent)]
         _record_provider_calls([*agents, *in_flows])
         self._not_loaded = tuple(not_loaded)
@@ -247,6 +248,21 @@ class AgentRuntime:
             )
         session = self.histories.first_session(name, agent, self._shape) if resume else agent.create_session()
         return _Slot(agent, session)
+
+    def _watch_in_workflows(self) -> None:
+        """An agent a workflow runs, whose service keeps its conversation: its executor's calls are watched
+        by its store's recorder, as a pane's agent's are (but on a client without the middleware layer,
+        where nothing of the workbench's reaches its calls: its store says so)."""
+        stores = {m.agent: m for m in self.memories if isinstance(m, ServiceStore)}
+        for flow in self._workflows.values():
+            unlayered = set(flow.unlayered())
+            for executor in flow.executors():
+                store = stores.get(executor.agent.name or "") if isinstance(executor.agent, Agent) else None
+                if store is None or executor.id in unlayered:
+                    continue
+                flow.watchers[executor.id] = store.recorder()
+                if flow.name not in store.workflows:
+                    store.runs_inside(flow.name, flow.session_ids)
 
     @property
     def _model_for_yours(self) -> SupportsChatGetResponse | None:

@@ -50,6 +50,7 @@ _NAMED = 5  # ids named in one line of the question or a failure; the report lis
 _NOT_OFFERED = (404, 405, 501)
 
 SessionsOf = Callable[[], Mapping[str, "AgentSession"]]
+CurrentOf = Callable[[], Awaitable[Iterable[str]]]  # the ids of the sessions a workflow's executors hold now
 
 
 def kept_on_service(agent: Agent) -> str | None:
@@ -174,8 +175,9 @@ class Recorder(ChatMiddleware):
 class ServiceStore:
     """What the model service keeps of one user's agent's conversation, as "What is remembered" lists it
     and the one forget reaches it (see the module). The runtime that runs the agent adds its `recorder`
-    to the agent and gives it the agents' sessions (`attach`); an agent the runtime does not run itself (one
-    inside a workflow) is listed, its calls not recorded."""
+    to the agent and gives it the agents' sessions (`attach`); a workflow that runs it watches its calls
+    with the same recorder (`runs_inside`). An agent whose calls no recorder can watch (inside a workflow,
+    on a client without the framework's middleware layer) is listed, its calls not recorded."""
 
     unit = "id(s) deleted on the service, each verified gone (asked again: 404)"
 
@@ -192,6 +194,8 @@ class ServiceStore:
         self._attached = False
         self._recorded = False
         self._persisted = False
+        self.workflows: list[str] = []  # the workflows that run the agent (`runs_inside`)
+        self._current: list[CurrentOf] = []
         self._planned: list[str] = []
         self._outcomes: dict[str, str] = {}
         self.requests = 0
@@ -205,6 +209,13 @@ class ServiceStore:
         (`--persist`), so the ids of earlier runs saved with them are known."""
         self._sessions, self._attached, self._recorded = sessions, True, recorded
         self._persisted = persisted
+
+    def runs_inside(self, workflow: str, current: CurrentOf) -> None:
+        """A workflow runs the agent and watches its calls with `recorder`; `current` names the sessions
+        its executors hold now (a run that went on through a forget continued an older one)."""
+        self.workflows.append(workflow)
+        self._current.append(current)
+        self._attached = self._recorded = True
 
     def recorder(self) -> Recorder:
         return Recorder(self)
@@ -304,9 +315,10 @@ class ServiceStore:
     def _looked(self) -> str:
         if not self._attached:
             return (
-                f"{self.agent} runs inside a workflow, as you built it: the workbench records none of its calls,\n"
-                "and what the service keeps of them is not known"
+                f"{self.agent} runs inside a workflow on a client without Agent Framework's middleware layer: the\n"
+                "workbench records none of its calls, and what the service keeps of them is not known"
             )
+        inside = f" (in the workflow {', '.join(self.workflows)})" if self.workflows else ""
         if not self._recorded:
             return (
                 f"{self.agent} answers on the run's model (--model), not on {self.client_kind}: nothing of this run "
@@ -314,7 +326,7 @@ class ServiceStore:
                 "session)"
             )
         return (
-            f"recorded in this process from {self.agent}'s calls: {self.requests:,} request(s), "
+            f"recorded in this process from {self.agent}'s calls{inside}: {self.requests:,} request(s), "
             f"{self.unset:,} with store unset,\n{self.continued:,} continuing a response or conversation on the "
             "service (previous_response_id, conversation).\nNot recorded, so not known: a call made outside the "
             "agent's run (a provider's own model call),\nand what the service kept before this run (unless "
@@ -341,6 +353,8 @@ class ServiceStore:
         """A turn that ran through the forget continued its old session on the service: delete what it
         created there (the ids recorded since, of a session no longer current)."""
         current = {s.session_id for s in self._sessions().values()}
+        for held in self._current:
+            current.update(await held())
         targets = [s.id for s in self._ids.values() if s.session not in current and s.seen and not s.refused]
         return await self._delete(targets, plan) if targets else 0
 

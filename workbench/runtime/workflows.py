@@ -6,7 +6,9 @@ the user built them. For the run, each agent executor's calls get one middleware
 (`ExecutorCalls`, through the run's `client_kwargs`, which the framework hands to the agent's chat client
 as call middleware): it puts the facts block into the request, as context the executor does not keep,
 and records the call through the pane's recorder, so F2 lists it under the executor's id. An agent on a
-client without the framework's middleware layer gets neither (`unlayered`). The message's declarations
+client without the framework's middleware layer gets neither (`unlayered`). An agent whose service keeps
+its conversation (`workbench.runtime.service_store`) has its calls watched there too (`watchers`), so the
+ids the service returned are recorded and the one forget deletes them. The message's declarations
 are admitted to the shared facts after the run, with the writer every pane uses (`AgentRuntime`).
 
 Each `AgentExecutor` keeps one session and the messages it cached between runs: what the workflow's
@@ -27,7 +29,7 @@ import contextlib
 from collections import Counter
 from collections.abc import Awaitable, Callable
 from contextvars import ContextVar
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from agent_framework import ChatContext, ChatMiddleware, ChatMiddlewareLayer, Message
@@ -47,6 +49,8 @@ TextSink = Callable[[str], Awaitable[None] | None]
 
 # The facts block of the workflow run in progress (`WorkflowPane.run`), for its agents' calls.
 _facts: ContextVar[str | None] = ContextVar("workbench_workflow_facts", default=None)
+# The run's watchers of its agent executors' calls, by executor id (`WorkflowPane.watchers`).
+_watchers: ContextVar[dict[str, ChatMiddleware] | None] = ContextVar("workbench_workflow_watchers", default=None)
 
 
 class ExecutorCalls(ChatMiddleware):
@@ -66,10 +70,15 @@ class ExecutorCalls(ChatMiddleware):
             messages.insert(last, Message(role="user", contents=[block]))
             context.messages = messages
         pane = pane_recorder.get()
-        if pane is None:
-            await call_next()
-            return
-        await pane.aside(self.executor, self.model).process(context, call_next)
+
+        async def recorded() -> None:
+            if pane is None:
+                await call_next()
+            else:
+                await pane.aside(self.executor, self.model).process(context, call_next)
+
+        watcher = (_watchers.get() or {}).get(self.executor)
+        await (recorded() if watcher is None else watcher.process(context, recorded))
 
 
 @dataclass
@@ -79,6 +88,8 @@ class WorkflowPane:
     name: str
     workflow: Workflow
     cannot_run: str | None = None
+    # What else watches an agent executor's calls, by its id (the recorder of the store its service keeps).
+    watchers: dict[str, ChatMiddleware] = field(default_factory=dict)
 
     def executors(self) -> list[AgentExecutor]:
         """The executors that run an agent: each keeps a session and its cached messages."""
@@ -100,6 +111,15 @@ class WorkflowPane:
             for e in self.executors()
             if e.id not in skipped
         }
+
+    async def session_ids(self) -> list[str]:
+        """The ids of the sessions its agent executors hold now (read through their checkpoints)."""
+        held: list[str] = []
+        for executor in self.executors():
+            session = (await executor.on_checkpoint_save()).get("agent_session")
+            if isinstance(session, dict) and isinstance(session.get("session_id"), str):
+                held.append(session["session_id"])
+        return held
 
     async def conversations(self) -> list[tuple[str, list[Message]]]:
         """Each agent executor's id and the messages it holds now: its cache, the conversation of its last
@@ -141,10 +161,11 @@ class WorkflowPane:
         raises `WorkflowStopped` saying so."""
         if self.cannot_run is not None:
             raise WorkflowStopped(self.cannot_run)
-        token = _facts.set(facts)
+        token, watching = _facts.set(facts), _watchers.set(self.watchers)
         try:
             return await self._run(text, on_text)
         finally:
+            _watchers.reset(watching)
             _facts.reset(token)
 
     async def _run(self, text: str, on_text: TextSink | None) -> str:
