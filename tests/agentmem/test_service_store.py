@@ -464,3 +464,35 @@ def test_a_workflows_agents_ids_are_recorded_and_the_forget_deletes_them(module,
             assert not any("previous_response_id" in body for body in posts(service)[before:])
 
         asyncio.run(story())
+
+
+def test_the_drift_lab_runs_an_agent_whose_service_keeps_its_responses_with_store_false(module, monkeypatch):
+    """The lab never writes into the user's stores: an agent on the Responses API runs with `store=False`
+    for the lab, so its service keeps none of the story; the lab's history sends the conversation itself
+    (no previous_response_id), and the report says so. A conversation its options name would keep every
+    item whatever `store` says: its rows do not run without the option, and say why."""
+    from workbench.drift import run_drift
+    from workbench.drift.copies import ALLOW_OPTION
+    from workbench.drift.report import to_json
+
+    rows = ["yours:accounts", "yours:accounts+facts"]
+    with served("offered", monkeypatch) as service:
+        agents = from_reference("service_agent:agent")
+        drift = asyncio.run(run_drift(build_models(ModelConfig()), agents=agents, policies=rows))
+        assert all(name in drift.scores for name in rows), drift.unavailable
+        sent = posts(service)
+        assert sent and all(body.get("store") is False and "previous_response_id" not in body for body in sent)
+        assert service.state.responses == {}  # the service keeps nothing of the lab's
+        assert any(len(body["input"]) > 2 for body in sent)  # a later turn sends the conversation before it
+        said = json.dumps(to_json(drift))
+        assert "the service's store (OpenAIChatClient): run with store=False for the lab" in said
+
+        conversation = "conv_" + "0" * 24
+        agent = agents[0].agent
+        agent.default_options["conversation_id"] = conversation
+        refused = asyncio.run(run_drift(build_models(ModelConfig()), agents=agents, policies=rows))
+        for name in rows:
+            why = refused.unavailable[name]
+            assert f"accounts's the service's store: its options name the conversation {conversation}" in why
+            assert ALLOW_OPTION in why
+        assert len(posts(service)) == len(sent)  # nothing more was sent

@@ -8,7 +8,12 @@ lab's own, made from the user's when the row is built and removed when the lab c
 - `RedisHistoryProvider`: the same provider, server and credentials, under a key prefix of the lab's own;
   afterwards every list under it is deleted, the server read again to verify none is left, and its files
   rewritten (`workbench.agentmem.redis_server`), since a deleted list stays in the append-only file;
-- `InMemoryHistoryProvider`: as it is (its messages live in the lab's own sessions).
+- `InMemoryHistoryProvider`: as it is (its messages live in the lab's own sessions);
+- the model service's own store (a Responses API client with `store` unset or on,
+  `workbench.runtime.service_store`): the agent runs with `store=False` for the lab (`unstored`), the
+  framework's own option, so the service keeps none of its responses; as the framework does when `store`
+  is False, no `previous_response_id` then: the lab's history provider sends the conversation itself.
+  A conversation its options name keeps every item given to it, whatever `store` says: not redirected.
 
 Any other provider (one the workbench does not know, Mem0's, the workbench's recall provider, a store the
 workbench cannot copy) writes where the lab cannot tell or cannot redirect: its agent's rows run only when
@@ -42,6 +47,7 @@ from agent_framework import (
 from workbench.agentmem import extracted
 from workbench.drift.policies import Removal, folder_size
 from workbench.opening import OTHERS_LOCK_FILE
+from workbench.runtime.service_store import kept_on_service
 
 if TYPE_CHECKING:
     from workbench.agentmem.redis_history import LabRedis
@@ -188,11 +194,37 @@ class Refused:
         return f"{self.agent}'s {self.kind}: {self.why}"
 
 
+SERVICE_STORE = "the service's store"
+
+
+def _conversation(agent: Agent) -> str | None:
+    named = agent.default_options.get("conversation_id")
+    return named if isinstance(named, str) and named else None
+
+
+def unstored(agent: Agent) -> str | None:
+    """For the lab's `agent` (on the client it runs on in the lab): its options set to `store=False` when
+    that client would keep its responses on the service (see the module), and what that does, in a
+    phrase; None when the service keeps nothing, or when a conversation its options name would keep it
+    anyway (`refused` names that)."""
+    if kept_on_service(agent) is None or _conversation(agent) is not None:
+        return None
+    agent.default_options["store"] = False
+    return (
+        f"{SERVICE_STORE} ({type(agent.client).__name__}): run with store=False for the lab, so the service "
+        "keeps none of its responses; the lab's history sends the conversation instead of previous_response_id"
+    )
+
+
 def refused(agents: Sequence[Agent]) -> list[Refused]:
-    """The providers on `agents` the lab cannot run on stores of its own (each once)."""
+    """The providers on `agents` the lab cannot run on stores of its own (each once), and a conversation
+    on the model service an agent's options name."""
     found: list[Refused] = []
     seen: set[int] = set()
     for agent in agents:
+        if (conversation := _conversation(agent)) is not None and kept_on_service(agent) is not None:
+            kept = f"its options name the conversation {conversation}, which keeps every item the lab would send"
+            found.append(Refused(agent.name or "?", SERVICE_STORE, kept))
         for provider in agent.context_providers:
             why = how(provider)
             if isinstance(why, str) and id(provider) not in seen:
@@ -218,6 +250,7 @@ class LabStores:
 
     folder: Path = field(default_factory=lambda: Path(tempfile.mkdtemp(prefix=LAB_PREFIX)))
     stores: dict[int, LabStore] = field(default_factory=dict)  # by the user's provider's id
+    services: dict[str, str] = field(default_factory=dict)  # by agent name: what `unstored` did
     _removed: list[Removal] = field(default_factory=list)
 
     def provider(self, original: ContextProvider) -> ContextProvider:
@@ -236,16 +269,25 @@ class LabStores:
         self.stores[id(original)] = made
         return made.provider
 
+    def unstored(self, agent: Agent, original: Agent) -> None:
+        """The row's `agent`, built from the user's `original`, keeps nothing on the model service
+        (`unstored`), and `describe` says so."""
+        if (done := unstored(agent)) is not None:
+            self.services[original.name or ""] = done
+
     def describe(self, agent: Agent) -> tuple[str, ...]:
         """Each memory of the user's `agent` with where this row keeps it."""
+        service = self.services.get(agent.name or "")
+        extra = (service,) if service else ()
         if not agent.context_providers:
-            return ("none: the framework's in-memory history, in the lab's own sessions",)
-        return tuple(
+            return ("none: the framework's in-memory history, in the lab's own sessions", *extra)
+        memories = tuple(
             made.describe()
             if (made := self.stores.get(id(p))) is not None
             else f"{type(p).__name__}: in the lab's own sessions"
             for p in agent.context_providers
         )
+        return (*memories, *extra)
 
     async def messages(self, agent: Agent, session: AgentSession) -> list[Message]:
         """What the row's histories kept (on the lab's stores) for `session` of its agent `agent`."""

@@ -130,6 +130,7 @@ def _built(
         agent = derived(item.agent, extra, recording, None if models.scripted else models.agent_client)
         own = len(item.agent.context_providers)  # `derived` puts the agent's own first, in its order
         agent.context_providers[:own] = [stores.provider(p) for p in item.agent.context_providers]
+        stores.unstored(agent, item.agent)  # its service keeps nothing of the lab's (`copies.unstored`)
         built[role] = agent
     return built
 
