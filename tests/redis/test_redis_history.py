@@ -14,7 +14,7 @@ from agent_framework_redis import RedisHistoryProvider
 from tests.redis.server import RedisServer
 from workbench.agentmem.redis_history import key_prefix, redis_history_memory
 from workbench.agentmem.redis_server import rewrite_persistence
-from workbench.memory.forget import ForgetPlan
+from workbench.memory.forget import DoesMore, ForgetPlan
 
 
 def provider(server: RedisServer, application: str = "my-app") -> RedisHistoryProvider:
@@ -63,7 +63,7 @@ async def test_forget_deletes_the_lists_holding_a_value_and_no_server_file_keeps
 
     memory = redis_history_memory(p, "helper")
     assert await memory.forget(plan("customer", value)) == 1  # the list; the server's files are said apart
-    assert memory.also_done == "the server's append-only file and snapshot rewritten"
+    assert isinstance(memory, DoesMore) and memory.also_done == "the server's append-only file and snapshot rewritten"
     assert [i.name.rsplit("|", 1)[1] for i in await memory.held() if i.kind == "history"] == ["s2"]
     assert redis_server.holding([value]) == {}
     assert redis_server.holding([other]) == {"appendonly.aof": [other], "dump.rdb": [other]}
@@ -91,7 +91,7 @@ async def test_a_forget_rewrites_the_files_even_when_no_list_holds_the_value_any
     await p.clear("s1")
     memory = redis_history_memory(p, "helper")
     assert await memory.forget(plan("customer", value)) == 0  # no list left to delete: both files rewritten
-    assert memory.also_done == "the server's append-only file and snapshot rewritten"
+    assert isinstance(memory, DoesMore) and memory.also_done == "the server's append-only file and snapshot rewritten"
     assert redis_server.holding([value]) == {}
     await p.aclose()
 
