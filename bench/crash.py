@@ -5,8 +5,8 @@ restart it and check the two promises.
 
 Each run is a child process over a fresh data directory (`WORKBENCH_DATA_DIR`) with every memory on
 (`--persist --recall --agent-memory extracted`, the built-in scripted model; Mem0 needs a live model and
-an embedding model, so it is not run here), assembled as the CLI assembles it (`cli.build_parser`,
-`cli.unfinished_forget`, `cli.build_app(...)._start()`, then `complete_pending` as the TUI does before it
+an embedding model, so it is not run here), assembled as the CLI assembles it (`build_parser`,
+`unfinished_forget`, `build_app(...)._start()`, then `complete_pending` as the TUI does before it
 connects), driven without Textual. The child declares `database=Oracle`, then
 `customer=Contoso-<tag>; module=Billing`, asks `Where is Contoso-<tag>?`, and (by scenario) forgets
 `customer` or everything; in the `turn` scenario it is killed while the declaring turn is saved. In
@@ -206,15 +206,18 @@ _started: list[Callable[[], Any]] = []  # the start holds what it opened (locks)
 
 def start_runtime(scenario: str) -> Any:
     """The runtime as the TUI would run it, with the pending forget completed first."""
-    from workbench import cli
+    from workbench.cli.configs import model_config
+    from workbench.cli.parser import parse
+    from workbench.cli.start import build_app, load_agents
+    from workbench.cli.stores import unfinished_forget
 
-    args = cli.parse(YOURS if yours(scenario) else OPTIONS)
-    config = cli.model_config(args)
-    if problem := cli.unfinished_forget(args, config):
+    args = parse(YOURS if yours(scenario) else OPTIONS)
+    config = model_config(args)
+    if problem := unfinished_forget(args, config):
         emit(event="refused", why=problem)
         sys.exit(3)
     try:
-        start: Callable[[], Any] | None = cli.build_app(args, config, cli.load_agents(args))._start
+        start: Callable[[], Any] | None = build_app(args, config, load_agents(args))._start
         assert start is not None
         _started.append(start)
         runtime = start().runtime  # the session the assembly builds, over the runtime

@@ -3,7 +3,7 @@
     python bench/example_story.py
 
 The built-in chronology (a correction of module and database, a forget of the customer) goes through
-`examples/agents` as `workbench examples/agents` runs them (the one start path, `cli.session_start`),
+`examples/agents` as `workbench examples/agents` runs them (the one start path, `session_start`),
 the support turns to triage (a FileHistoryProvider) and the logs turns to notes (memory files its
 model writes). Then every file under the agents' data folder is scanned byte by byte for each value
 the story declared, as typed and as JSON escapes it; then everything is forgotten and the files are
@@ -32,12 +32,14 @@ async def main() -> None:
     with tempfile.TemporaryDirectory() as scratch:
         os.environ["WORKBENCH_DATA_DIR"] = str(Path(scratch) / "data")
         os.environ["EXAMPLE_AGENTS_DATA"] = data = str(Path(scratch) / "example-data")
-        from workbench import cli
         from workbench.chronology import FORGET_ALL, load_chronology
+        from workbench.cli.configs import model_config
+        from workbench.cli.parser import parse
+        from workbench.cli.start import load_agents, session_start
 
         story = load_chronology()
-        args = cli.parse([str(ROOT / "examples" / "agents")])
-        session = cli.session_start(args, cli.model_config(args), cli.load_agents(args))()
+        args = parse([str(ROOT / "examples" / "agents")])
+        session = session_start(args, model_config(args), load_agents(args))()
         for step in story.steps:
             if step.forget:
                 report = await session.forget(None if step.forget == FORGET_ALL else step.forget)

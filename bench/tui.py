@@ -135,7 +135,9 @@ from workbench.heap import hold_collections
 hold_collections()
 """
 WORKBENCH_APP = """
-from workbench.cli import build_app, build_parser, model_config
+from workbench.cli.configs import model_config
+from workbench.cli.parser import build_parser
+from workbench.cli.start import build_app
 
 args = build_parser().parse_args([])
 app = build_app(args, model_config(args))

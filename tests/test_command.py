@@ -5,7 +5,8 @@ import gc
 
 import pytest
 
-from workbench import cli, command
+from workbench import command
+from workbench.cli import dispatch
 
 
 @pytest.fixture(autouse=True)
@@ -31,7 +32,7 @@ def test_the_window_starts_with_the_collector_held_and_it_runs_again_however_the
     """Closed before its heap was settled (Ctrl+Q at once), the window leaves the collector off: a
     program that called `workbench.serve` goes on with it running again."""
     window = Window()
-    monkeypatch.setattr(cli, "build_app", lambda args, config, loaded, **options: window)
+    monkeypatch.setattr(dispatch, "build_app", lambda args, config, loaded, **options: window)
     assert command.main([]) == 0
     assert window.seen == [False], "the TUI settles the heap itself once its runtime has loaded"
     assert gc.isenabled()
@@ -47,7 +48,7 @@ def test_a_start_that_fails_before_the_window_leaves_the_collector_on():
     [(Window(), 0), (Window(return_code=1), 1), (Window(start_failed=True), 1), (Window(return_code=None), 0)],
 )
 def test_the_exit_status_says_a_window_that_crashed_or_whose_agents_never_started(monkeypatch, window, status):
-    monkeypatch.setattr(cli, "build_app", lambda args, config, loaded, **options: window)
+    monkeypatch.setattr(dispatch, "build_app", lambda args, config, loaded, **options: window)
     assert command.main([]) == status
 
 
@@ -59,7 +60,7 @@ def test_a_command_without_a_window_runs_with_the_collector_on(monkeypatch, name
         seen.append(gc.isenabled())
         return 0
 
-    monkeypatch.setattr(cli, f"run_{name}_command", run)
+    monkeypatch.setattr(dispatch, f"run_{name}_command", run)
     assert command.main([name]) == 0
     assert seen == [True]
 

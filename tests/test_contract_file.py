@@ -6,7 +6,9 @@ import json
 
 import pytest
 
-from workbench.cli import contract_config, main, parse
+from workbench.cli import main
+from workbench.cli.configs import contract_config
+from workbench.cli.parser import parse
 from workbench.contract_file import declared_contract
 from workbench.memory import SEED, Contract
 from workbench.persist.sessions import DIRECTORY, PersistedSessions

@@ -226,8 +226,8 @@ def test_the_built_in_agents_start_loads_neither_recall_nor_duckdb_nor_the_recog
     file, the recogniser of the user's agents' memories only with their agents: a plain start loads none."""
     unwanted = "('duckdb', 'workbench.recall.setup', 'workbench.recall.store', 'workbench.agentmem.recognise')"
     probe = (
-        "import sys; from workbench import cli; args = cli.parse([]); "
-        "cli.session_start(args, cli.model_config(args))(); "
+        "import sys; from workbench.cli.parser import parse; from workbench.cli.configs import model_config; "
+        "from workbench.cli.start import session_start; args = parse([]); session_start(args, model_config(args))(); "
         f"print(' '.join(m for m in {unwanted} if m in sys.modules))"
     )
     env = {**os.environ, "WORKBENCH_DATA_DIR": os.devnull + "-not-a-folder"}

@@ -87,7 +87,7 @@ def test_no_text_names_the_unrelated_workbench_distribution():
     """Hints, messages and docs name this distribution with its extra ("agent-memory-workbench" and then
     the extra in brackets) or a clone's `.[mem0]`, never PyPI's unrelated package with an extra."""
     files = _repository_files()
-    assert ROOT / "README.md" in files and ROOT / "workbench" / "cli.py" in files
+    assert ROOT / "README.md" in files and ROOT / "workbench" / "cli" / "parser.py" in files
     found = [
         f"{path.relative_to(ROOT)}:{number}"
         for path in files

@@ -18,8 +18,13 @@ import pytest
 
 from tests.support.recall_files import UNREADABLE, earlier_recall, unreadable
 from tests.test_startup import HANG, _env, closed_port, holding, start
-from workbench import cli, scripts
 from workbench import command as command_module
+from workbench import scripts
+from workbench.cli import main
+from workbench.cli.configs import model_config
+from workbench.cli.parser import build_parser, parse
+from workbench.cli.scripted import forget_words
+from workbench.cli.start import load_agents, session_start
 
 
 def files(folder: Path) -> list[Path]:
@@ -35,13 +40,13 @@ def holding_value(folder: Path, value: str) -> list[str]:
 @pytest.fixture
 def persisted(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> tuple[Path, dict[str, str]]:
     """A data directory whose `--persist` folder holds one turn of the support agent, said through the
-    session the TUI starts (`cli.session_start`), and the values it declared (the product's has an ESC)."""
+    session the TUI starts (`workbench.cli.start.session_start`), and the values it declared (the product's has an ESC)."""
     data = tmp_path / "data"
     monkeypatch.setenv("WORKBENCH_DATA_DIR", str(data))
     tag = secrets.token_hex(4)
     values = {"customer": f"Contoso-{tag}", "product": f"Billing\x1b[31m-{tag}"}
-    args = cli.build_parser().parse_args(["--persist"])
-    session = cli.session_start(args, cli.model_config(args))()
+    args = build_parser().parse_args(["--persist"])
+    session = session_start(args, model_config(args))()
 
     async def turn() -> None:
         outcome = await session.ask("support", "; ".join(f"{k}={v}" for k, v in values.items()))
@@ -81,8 +86,8 @@ def test_remembered_says_of_each_key_exactly_the_values_a_forget_of_it_removes(p
     done = run(data, "remembered", "--persist", "--json")
     assert done.returncode == 0, done.stderr
     listed = json.loads(done.stdout)["values"]
-    args = cli.build_parser().parse_args(["--persist"])
-    session = cli.session_start(args, cli.model_config(args))()
+    args = build_parser().parse_args(["--persist"])
+    session = session_start(args, model_config(args))()
     try:
         plans = {key: asyncio.run(session.runtime.forgetting.plan(key)) for key in values}
     finally:
@@ -231,8 +236,8 @@ def test_your_agents_memories_are_listed_and_forgotten_and_an_unknown_one_is_rea
     with monkeypatch.context() as patch:
         patch.setattr(sys, "path", list(sys.path))
         before = set(sys.modules)
-        args = cli.parse([str(agents)])
-        session = cli.session_start(args, cli.model_config(args), cli.load_agents(args))()
+        args = parse([str(agents)])
+        session = session_start(args, model_config(args), load_agents(args))()
         asyncio.run(session.ask("triage", f"module=Reporting-{tag}"))
         session.close()  # the run ends: its folders are let go
         for name in set(sys.modules) - before:
@@ -266,8 +271,8 @@ def test_your_agents_memories_are_listed_and_forgotten_and_an_unknown_one_is_rea
     ],
 )
 def test_forget_reads_its_key_and_path_from_its_words(words, key, path):
-    args = cli.parse(words)
-    assert cli.forget_words(args.words, everything=getattr(args, "all", False)) == (key, path)
+    args = parse(words)
+    assert forget_words(args.words, everything=getattr(args, "all", False)) == (key, path)
 
 
 @pytest.mark.parametrize("how", UNREADABLE)
@@ -283,13 +288,13 @@ def test_forget_with_an_earlier_recall_store_that_cannot_be_read_says_so_in_one_
     value = f"Contoso-{secrets.token_hex(4)}"
     asyncio.run(earlier_recall(data / "recall.duckdb", f"customer={value}"))
     with unreadable(data / "recall.duckdb", how) as why:
-        assert cli.main(["forget", "customer", "--yes"]) == scripts.NOT_REACHED
+        assert main(["forget", "customer", "--yes"]) == scripts.NOT_REACHED
         out, err = capsys.readouterr()
         (line,) = [line for line in out.splitlines() if "recall store" in line]
         assert line.startswith("  recall store: NOT reached: IOException: ") and why in line
         assert "Traceback" not in out + err and (data / "forget-pending.json").exists()
 
-        assert cli.main(["remembered"]) == 0
+        assert main(["remembered"]) == 0
         out, err = capsys.readouterr()
         assert err.count("\n") == 1 and err.startswith("workbench remembered: could not complete the forget of ")
         assert "recall store NOT reached (IOException: " in err
@@ -306,12 +311,12 @@ def test_forget_with_a_recall_server_that_cannot_be_reached_says_so_in_one_line(
     """WORKBENCH_RECALL_POSTGRES names a server that refuses, recall off: the other holders forget."""
     monkeypatch.setenv("WORKBENCH_DATA_DIR", str(tmp_path / "data"))
     monkeypatch.setenv("WORKBENCH_RECALL_POSTGRES", f"postgresql://me:s3cret-pw@127.0.0.1:{closed_port()}/recall")
-    assert cli.main(["forget", "customer", "--yes"]) == scripts.NOT_REACHED
+    assert main(["forget", "customer", "--yes"]) == scripts.NOT_REACHED
     out, err = capsys.readouterr()
     (line,) = [line for line in out.splitlines() if "recall store" in line]
     assert line.startswith("  recall store: NOT reached: ") and "Connection refused" in line
     assert "Traceback" not in out + err and "s3cret-pw" not in out + err
-    assert cli.main(["remembered"]) == 0
+    assert main(["remembered"]) == 0
     out, err = capsys.readouterr()
     assert err.count("\n") == 1 and "recall store NOT reached" in err and "s3cret-pw" not in out + err
     assert "could not be read: " in out

@@ -12,7 +12,9 @@ from pathlib import Path
 import pytest
 
 from tests.test_scripts import holding_value, run
-from workbench import cli
+from workbench.cli.configs import model_config
+from workbench.cli.parser import build_parser
+from workbench.cli.start import session_start
 
 CUSTOMER = "Contoso Ltd 7731"
 
@@ -20,8 +22,8 @@ CUSTOMER = "Contoso Ltd 7731"
 def written(data: Path, monkeypatch: pytest.MonkeyPatch, *options: str) -> None:
     """One turn declaring the customer, said through the session `workbench OPTIONS` starts, then its quit."""
     monkeypatch.setenv("WORKBENCH_DATA_DIR", str(data))
-    args = cli.build_parser().parse_args(list(options))
-    session = cli.session_start(args, cli.model_config(args))()
+    args = build_parser().parse_args(list(options))
+    session = session_start(args, model_config(args))()
     try:
         assert asyncio.run(session.ask("support", f"customer={CUSTOMER}")).result.ok
     finally:

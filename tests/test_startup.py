@@ -24,9 +24,11 @@ HANG = 60
 AS_USER = "-dac_override,-dac_read_search"  # root's capabilities that skip a file's mode (setpriv)
 HOLD = """
 import sys
-from workbench import cli
-args = cli.parse(sys.argv[1:])
-app = cli.build_app(args, cli.model_config(args), cli.load_agents(args))
+from workbench.cli.configs import model_config
+from workbench.cli.parser import build_parser, parse
+from workbench.cli.start import build_app, load_agents
+args = parse(sys.argv[1:])
+app = build_app(args, model_config(args), load_agents(args))
 print("open", flush=True)
 sys.stdin.read()
 """
@@ -199,11 +201,13 @@ def test_a_postgresql_server_that_never_answers_fails_the_start_after_the_connec
 
 
 async def test_the_recall_file_opened_and_locked_before_the_window_is_the_one_the_agents_store_in(tmp_path):
-    from workbench import cli
+    from workbench.cli.configs import model_config
+    from workbench.cli.parser import build_parser
+    from workbench.cli.start import build_app
 
     path = tmp_path / "recall.duckdb"
-    args = cli.build_parser().parse_args(["--recall", "--recall-store", str(path)])
-    app = cli.build_app(args, cli.model_config(args))
+    args = build_parser().parse_args(["--recall", "--recall-store", str(path)])
+    app = build_app(args, model_config(args))
     assert path.exists() and path.with_name("recall.duckdb.lock").read_text() == f"{os.getpid():>10}\n"
     assert app._start is not None
     runtime = app._start().runtime

@@ -1,6 +1,6 @@
 """The `workbench` command. Its first step holds Python's cyclic collector off, before any import
 (`workbench.heap`): the TUI settles the heap once its runtime has loaded, the other commands release
-it before they run (`workbench.cli.main`), and it runs again however the command ends. Output piped
+it before they run (`workbench.cli.dispatch.main`), and it runs again however the command ends. Output piped
 into a reader that stops early (`| head`) ends the command quietly, as it ends a Unix tool; so does
 Ctrl+C, anywhere: one line, and the status a shell gives a command SIGINT stopped."""
 

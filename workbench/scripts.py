@@ -1,6 +1,6 @@
 """`workbench remembered` and `workbench forget`: the TUI's F3 and forget for scripts and terminals.
 
-Both start as the TUI starts, through its one start path (`workbench.cli.session_start`: the folders
+Both start as the TUI starts, through its one start path (`workbench.cli.start.session_start`: the folders
 opened and locked, the session assembled by `workbench.session.assemble`), and complete a forget a
 crash cut short before anything else, as the TUI does. Human text shows what models and people wrote
 as typed, control and invisible characters as escapes, each line and item bounded; `--json` gives the

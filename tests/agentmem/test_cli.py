@@ -5,15 +5,17 @@ import os
 
 import pytest
 
-from workbench import cli
 from workbench.agentmem.config import AgentMemoryConfig, default_directory
 from workbench.agentmem.extracted import ExtractedMemory
 from workbench.agentmem.files import FileMemory
+from workbench.cli.configs import model_config
+from workbench.cli.parser import build_parser
+from workbench.cli.start import build_app
 
 
 def runtime(*options: str):
-    args = cli.build_parser().parse_args(list(options))
-    start = cli.build_app(args, cli.model_config(args))._start
+    args = build_parser().parse_args(list(options))
+    start = build_app(args, model_config(args))._start
     assert start is not None
     return start().runtime
 
@@ -70,5 +72,5 @@ def test_a_live_model_gets_the_function_loop(monkeypatch, tmp_path):
 
 def test_an_unknown_choice_is_refused(capsys):
     with pytest.raises(SystemExit):
-        cli.build_parser().parse_args(["--agent-memory", "mem9"])
+        build_parser().parse_args(["--agent-memory", "mem9"])
     assert "invalid choice: 'mem9'" in capsys.readouterr().err

@@ -221,7 +221,9 @@ async def test_a_turn_that_began_before_a_forget_stores_nothing_in_mem0(runtime,
 
 @needs_mem0
 async def test_the_app_opened_with_agent_memory_mem0_runs_it_in_the_data_directory(servers, tmp_path, monkeypatch):
-    from workbench.cli import build_app, build_parser, model_config
+    from workbench.cli.configs import model_config
+    from workbench.cli.parser import build_parser
+    from workbench.cli.start import build_app
 
     monkeypatch.setenv("WORKBENCH_DATA_DIR", str(tmp_path))
     args = build_parser().parse_args(["--agent-memory", "mem0", *live_options(servers)])

@@ -16,9 +16,11 @@ from tests.agentmem.helpers import live_runtime
 from tests.agentmem.mem0_servers import Mem0Servers, mem0_servers
 from tests.agentmem.test_mem0 import mem0_memory, mem0_of, needs_mem0
 from tests.support.openai_server import Canned
-from workbench import cli
 from workbench.agentmem.base import EXTRACTION_CALL, MEM0_CALL, MEM0_EMBEDDINGS_CALL
 from workbench.agentmem.extracted import ExtractedMemory
+from workbench.cli.configs import model_config
+from workbench.cli.parser import build_parser
+from workbench.cli.start import build_app
 from workbench.drift import run_drift
 from workbench.runtime import ModelConfig, Usage, build_models
 from workbench.runtime.agents import AgentRuntime
@@ -92,8 +94,8 @@ async def test_f2_shows_the_extraction_call_of_the_turn_on_the_built_in_model(tm
     from tests.ui.helpers import say
     from workbench.ui.screens import CallsScreen
 
-    args = cli.build_parser().parse_args(["--agent-memory", "extracted", "--agent-memory-dir", str(tmp_path)])
-    app = cli.build_app(args, cli.model_config(args))
+    args = build_parser().parse_args(["--agent-memory", "extracted", "--agent-memory-dir", str(tmp_path)])
+    app = build_app(args, model_config(args))
     async with app.run_test(size=(140, 40)) as pilot:
         await pilot.pause()
         await say(pilot, "support", "module=Billing")

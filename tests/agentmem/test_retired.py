@@ -13,9 +13,9 @@ from importlib.metadata import version
 
 import pytest
 
-from workbench import cli
 from workbench.agentmem import extracted
 from workbench.agentmem.extracted import ExtractedMemory
+from workbench.cli.dispatch import main
 from workbench.drift.tally import framework_parts
 from workbench.runtime.config import ConfigError
 
@@ -96,7 +96,7 @@ def retired(monkeypatch):
 
 @pytest.mark.usefixtures("retired")
 def test_the_refusal_comes_before_anything_is_built(tmp_path, capsys):
-    assert cli.main(["--agent-memory", "extracted", "--agent-memory-dir", str(tmp_path / "memory")]) == 2
+    assert main(["--agent-memory", "extracted", "--agent-memory-dir", str(tmp_path / "memory")]) == 2
     assert capsys.readouterr().err == f"workbench: {REASON}\n"
     assert not (tmp_path / "memory").exists()
     with pytest.raises(ConfigError, match=REASON):  # built from code, without the options
@@ -106,7 +106,7 @@ def test_the_refusal_comes_before_anything_is_built(tmp_path, capsys):
 @pytest.mark.usefixtures("retired")
 def test_the_lab_shows_the_policy_unavailable_in_its_row_and_times_no_part_of_it(monkeypatch, capsys):
     monkeypatch.setenv("COLUMNS", "240")  # each row on one line
-    assert cli.main(["drift", "--turns", "10", "--policies", "facts,extracted"]) == 0
+    assert main(["drift", "--turns", "10", "--policies", "facts,extracted"]) == 0
     rows = [line for line in capsys.readouterr().out.splitlines() if line.startswith("│ extracted memory")]
     assert len(rows) == 5 and all(REASON in row for row in rows)  # each probe's two tables, and the cost
     assert [cls.__name__ for cls, _ in framework_parts()] == ["FileHistoryProvider"]

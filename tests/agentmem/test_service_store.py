@@ -302,9 +302,11 @@ def test_on_the_runs_model_nothing_goes_to_the_agents_service_and_it_keeps_the_r
 
 SCRIPT = """
 import asyncio, sys
-from workbench import cli
-args = cli.parse(sys.argv[1:])
-session = cli.session_start(args, cli.model_config(args), cli.load_agents(args))()
+from workbench.cli.configs import model_config
+from workbench.cli.parser import parse
+from workbench.cli.start import load_agents, session_start
+args = parse(sys.argv[1:])
+session = session_start(args, model_config(args), load_agents(args))()
 async def turns():
     assert (await session.runtime.ask("accounts", "customer=Contoso Ltd 7731")).ok
     assert (await session.runtime.ask("accounts", "who is it?")).ok

@@ -6,7 +6,9 @@ import pytest
 from tests.azure.helpers import azure_config
 from tests.support.azure_server import API_KEY, EMBEDDING_DIMENSIONS, TOKEN
 from tests.ui.helpers import say, start_ended
-from workbench.cli import build_app, build_parser, model_config, recall_config
+from workbench.cli.configs import model_config, recall_config
+from workbench.cli.parser import build_parser
+from workbench.cli.start import build_app
 from workbench.recall.config import RecallConfig
 from workbench.recall.embedders import EmbeddingError, LexicalEmbeddingClient
 from workbench.runtime import ConfigError

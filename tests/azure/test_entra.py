@@ -10,7 +10,8 @@ import types
 
 from tests.azure.helpers import azure_runtime
 from tests.support.azure_server import TOKEN
-from workbench.cli import build_parser, model_config
+from workbench.cli.configs import model_config
+from workbench.cli.parser import build_parser
 from workbench.runtime import build_models
 from workbench.runtime.config import ModelConfig
 from workbench.session.assemble import assemble

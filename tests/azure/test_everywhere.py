@@ -8,7 +8,10 @@ from tests.live.helpers import is_writer, response_format_type
 from tests.support.azure_server import API_KEY, TOKEN
 from tests.support.openai_server import Canned
 from tests.ui.helpers import say, start_ended
-from workbench.cli import build_app, build_parser, main, model_config
+from workbench.cli import main
+from workbench.cli.configs import model_config
+from workbench.cli.parser import build_parser
+from workbench.cli.start import build_app
 
 ROUTE = "/openai/deployments/gpt-4o-mini/chat/completions"
 

@@ -365,13 +365,13 @@ def test_usage_errors_exit_2_with_one_line(argv, said, capsys):
 
 
 def test_the_clis_policy_names_are_the_labs():
-    from workbench import cli
+    from workbench.cli import parser
 
-    assert list(cli.POLICY_NAMES) == [p.name for p in POLICIES]
+    assert list(parser.POLICY_NAMES) == [p.name for p in POLICIES]
 
 
 def test_the_cli_maximum_is_the_labs():
-    from workbench import cli
     from workbench.chronology import MAX_TURNS
+    from workbench.cli import parser
 
-    assert cli.MAX_TURNS == MAX_TURNS
+    assert parser.MAX_TURNS == MAX_TURNS

@@ -19,10 +19,12 @@ from tests.test_startup import AS_USER, HANG, holding, refused
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples" / "agents"
 TURNS = """
 import asyncio, os, sys
-from workbench import cli
+from workbench.cli.configs import model_config
+from workbench.cli.parser import parse
+from workbench.cli.start import load_agents, session_start
 os.umask(0o022)  # the usual umask: the framework's files would be readable by everyone
-args = cli.parse(sys.argv[1:])
-start = cli.session_start(args, cli.model_config(args), cli.load_agents(args))  # holds what it opened
+args = parse(sys.argv[1:])
+start = session_start(args, model_config(args), load_agents(args))  # holds what it opened
 session = start()
 async def turns():
     for agent in ("triage", "notes"):
@@ -121,9 +123,11 @@ def test_a_lock_let_go_in_a_folder_of_yours_is_deleted_and_a_deleted_one_is_not_
 
 HOLDS = """
 import sys
-from workbench import cli
-args = cli.parse(sys.argv[1:])
-start = cli.session_start(args, cli.model_config(args), cli.load_agents(args))
+from workbench.cli.configs import model_config
+from workbench.cli.parser import parse
+from workbench.cli.start import load_agents, session_start
+args = parse(sys.argv[1:])
+start = session_start(args, model_config(args), load_agents(args))
 print("open", flush=True)
 sys.stdin.read()
 """
@@ -189,9 +193,11 @@ agents = [
 """
 EVERYTHING = """
 import asyncio, sys
-from workbench import cli
-args = cli.parse(sys.argv[1:])
-start = cli.session_start(args, cli.model_config(args), cli.load_agents(args))
+from workbench.cli.configs import model_config
+from workbench.cli.parser import parse
+from workbench.cli.start import load_agents, session_start
+args = parse(sys.argv[1:])
+start = session_start(args, model_config(args), load_agents(args))
 runtime = start().runtime
 async def story():
     for agent in ("desk", "coach"):

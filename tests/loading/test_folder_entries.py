@@ -10,7 +10,7 @@ import pytest
 
 from tests.loading.helpers import _fresh_modules  # noqa: F401  (the fixture, used by every test here)
 from tests.loading.test_loading import write
-from workbench import cli
+from workbench.cli.dispatch import main
 from workbench.loading import LoadFailed, load_folder
 
 MISSING_OPTIONAL = "import agent_framework_lab_not_installed  # an optional package the user has not installed\n"
@@ -89,7 +89,7 @@ def test_the_name_given_is_the_entrys_and_the_users_agent_keeps_its_own(tmp_path
 
 def test_the_command_line_says_each_entry_not_loaded_on_stderr_and_starts_on_the_others(tmp_path, capsys):
     broken_and_good(tmp_path)
-    assert cli.main(["remembered", str(tmp_path)]) == 0
+    assert main(["remembered", str(tmp_path)]) == 0
     captured = capsys.readouterr()
     err = captured.err.splitlines()
     assert err[:3] == [
@@ -107,7 +107,7 @@ def test_the_command_line_says_each_entry_not_loaded_on_stderr_and_starts_on_the
 def test_nothing_loaded_exits_2_after_saying_each_entry(tmp_path, capsys):
     write(tmp_path, "a_broken.py", MISSING_OPTIONAL + "agent = Agent(ScriptedChatClient(), name='never')\n")
     write(tmp_path, "b_odd.py", "agent = 42\n")
-    assert cli.main([str(tmp_path)]) == 2
+    assert main([str(tmp_path)]) == 2
     err = capsys.readouterr().err.splitlines()
     assert err == [
         f"workbench: not loaded: {tmp_path / 'a_broken.py'}: ModuleNotFoundError: No module named "

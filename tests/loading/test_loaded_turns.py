@@ -80,12 +80,14 @@ def test_manual_mode_puts_the_block_in_the_message_of_a_loaded_agent_too():
 
 def test_a_forget_over_your_agents_is_recorded_even_before_the_data_folder_exists(examples, tmp_path, monkeypatch):
     """Their stores are on disk: the forget's journal goes to the data folder, made for it if need be."""
-    from workbench import cli
+    from workbench.cli.configs import model_config
+    from workbench.cli.parser import parse
+    from workbench.cli.start import session_start
 
     data = tmp_path / "data-not-made-yet"
     monkeypatch.setenv("WORKBENCH_DATA_DIR", str(data))
-    args = cli.parse([str(EXAMPLES)])
-    session = cli.session_start(args, cli.model_config(args), examples)()
+    args = parse([str(EXAMPLES)])
+    session = session_start(args, model_config(args), examples)()
 
     async def story():
         await session.ask("triage", "customer=Contoso")
@@ -178,18 +180,20 @@ def test_with_model_your_agents_answer_on_it_and_the_window_and_header_say_so(ex
     they answer on --model, as the drift lab runs them, tools included (notes writes its memory file by
     calling the function), and the notice, the header and F2 name it."""
     from tests.support.openai_server import LoopbackOpenAI, memory_file_writer
-    from workbench import cli
+    from workbench.cli.configs import model_config
+    from workbench.cli.parser import parse
+    from workbench.cli.start import on_your_model, session_start
     from workbench.loading import Loaded
 
     monkeypatch.setenv("WORKBENCH_DATA_DIR", str(tmp_path / "data"))
     with LoopbackOpenAI() as server:
         server.state.responder = memory_file_writer()
-        args = cli.parse([str(EXAMPLES), "--model", "smollm2", "--base-url", server.base_url])
-        config = cli.model_config(args)
-        notice = cli.on_your_model(config, Loaded(examples))
+        args = parse([str(EXAMPLES), "--model", "smollm2", "--base-url", server.base_url])
+        config = model_config(args)
+        notice = on_your_model(config, Loaded(examples))
         assert notice is not None and notice.startswith("--model smollm2: your agents answer on it instead of")
-        assert cli.on_your_model(cli.model_config(cli.parse([str(EXAMPLES)])), Loaded(examples)) is None
-        session = cli.session_start(args, config, examples)()
+        assert on_your_model(model_config(parse([str(EXAMPLES)])), Loaded(examples)) is None
+        session = session_start(args, config, examples)()
 
         async def story():
             for name in ("triage", "notes"):

@@ -9,7 +9,8 @@ import pytest
 from agent_framework import Agent
 
 import workbench
-from workbench import cli
+from workbench.cli.dispatch import main
+from workbench.cli.parser import parse
 from workbench.loading import LoadFailed, from_folder, from_objects, from_reference
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples" / "agents"
@@ -138,7 +139,7 @@ def test_what_cannot_be_used_stops_the_start_with_one_line_and_exit_2(tmp_path, 
     for name, body in files.items():
         write(tmp_path, name, body)
     sys.path.insert(0, str(tmp_path))
-    assert cli.main([a.format(dir=tmp_path) for a in argv]) == 2
+    assert main([a.format(dir=tmp_path) for a in argv]) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and err.startswith("workbench: ")
     assert where in err and problem in err
@@ -153,9 +154,9 @@ def test_a_load_error_shows_hostile_text_literally_and_bounded(tmp_path):
 
 
 def test_two_commands_names_are_not_taken_for_a_folder(tmp_path):
-    args = cli.parse(["drift", str(tmp_path)])
+    args = parse(["drift", str(tmp_path)])
     assert (args.command, args.path) == ("drift", str(tmp_path))
-    args = cli.parse([str(tmp_path), "--mode", "manual"])
+    args = parse([str(tmp_path), "--mode", "manual"])
     assert (args.command, args.path, args.mode) == (None, str(tmp_path), "manual")
 
 

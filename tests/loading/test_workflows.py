@@ -10,7 +10,8 @@ from pathlib import Path
 from agent_framework import Agent, AgentExecutorResponse, Executor, WorkflowBuilder, WorkflowContext, handler
 
 from tests.loading.helpers import _fresh_modules  # noqa: F401  (the fixture, used by every test here)
-from workbench import ScriptedChatClient, cli
+from workbench import ScriptedChatClient
+from workbench.cli import main
 from workbench.loading import load_folder
 from workbench.runtime import build_models
 from workbench.runtime.config import ModelConfig, WriterKind
@@ -142,7 +143,7 @@ def test_a_workflow_a_message_cannot_start_says_why_in_its_pane(tmp_path):
 
 def test_remembered_lists_a_workflows_agents_from_the_command_line(tmp_path, capsys):
     folder = folder_with(tmp_path, {"pair_flow/__init__.py": pair(), "workflow_spam.py": NO_MESSAGE})
-    assert cli.main(["remembered", str(folder)]) == 0
+    assert main(["remembered", str(folder)]) == 0
     out = capsys.readouterr().out
     assert 'history "pair_flow/drafter"' in out and 'history "pair_flow/checker"' in out
 

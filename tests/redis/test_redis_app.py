@@ -9,15 +9,17 @@ from tests.redis.server import RedisServer
 from tests.redis.test_redis_persist import quit_
 from tests.ui.helpers import say, start_ended
 from tests.ui.test_resumed import shown
-from workbench import cli
+from workbench.cli.configs import model_config
+from workbench.cli.parser import build_parser
+from workbench.cli.start import build_app
 from workbench.ui.app import WorkbenchApp
 
 SIZE = (160, 50)
 
 
 def cli_app(server: RedisServer) -> WorkbenchApp:
-    args = cli.build_parser().parse_args(["--persist", server.url])
-    return cli.build_app(args, cli.model_config(args))
+    args = build_parser().parse_args(["--persist", server.url])
+    return build_app(args, model_config(args))
 
 
 async def test_a_second_start_resumes_the_histories_kept_on_the_server(tmp_path, monkeypatch, redis_server):

@@ -48,9 +48,11 @@ VALUE = "Contoso Ltd 7731"
 # One turn of a user's session, as the TUI asks it (the facts go with the process; the history stays on the server).
 TURN = f"""
 import asyncio, sys
-from workbench import cli
-args = cli.parse(sys.argv[1:])
-runtime = cli.session_start(args, cli.model_config(args), cli.load_agents(args))().runtime
+from workbench.cli.configs import model_config
+from workbench.cli.parser import parse
+from workbench.cli.start import load_agents, session_start
+args = parse(sys.argv[1:])
+runtime = session_start(args, model_config(args), load_agents(args))().runtime
 assert asyncio.run(runtime.ask("RedisBot", "customer={VALUE}")).ok
 """
 

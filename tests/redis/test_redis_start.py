@@ -10,8 +10,10 @@ import sys
 import time
 
 from tests.test_startup import _env, refused, start
-from workbench import cli
 from workbench.agentmem.redis_server import CONNECT_TIMEOUT, display_url
+from workbench.cli.configs import model_config
+from workbench.cli.parser import build_parser
+from workbench.cli.stores import stores_on_disk
 
 
 def closed_port() -> int:
@@ -53,10 +55,10 @@ def test_a_persist_value_that_is_no_redis_url_is_a_usage_error_and_a_folder_afte
 
 
 def test_the_journal_names_the_server_without_its_password():
-    args = cli.build_parser().parse_args(["--persist", "redis://:hunter2@cache:6380/1"])
-    config = cli.model_config(args)
-    assert cli.stores_on_disk(args, config)[0] == "--persist redis://:***@cache:6380/1"
-    assert cli.stores_on_disk(cli.build_parser().parse_args(["--persist"]), config)[0] == "--persist"
+    args = build_parser().parse_args(["--persist", "redis://:hunter2@cache:6380/1"])
+    config = model_config(args)
+    assert stores_on_disk(args, config)[0] == "--persist redis://:***@cache:6380/1"
+    assert stores_on_disk(build_parser().parse_args(["--persist"]), config)[0] == "--persist"
     assert display_url("unix:///run/redis.sock?db=2&password=hunter2") == "unix:///run/redis.sock?db=2&password=***"
 
 

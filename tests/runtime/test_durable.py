@@ -89,16 +89,18 @@ async def test_a_forget_cut_short_is_completed_by_the_next_start_before_anything
 
 
 def test_a_start_that_does_not_open_the_stores_of_a_pending_forget_is_refused_in_one_line(tmp_path, monkeypatch):
-    from workbench import cli
+    from workbench.cli.configs import model_config
+    from workbench.cli.parser import build_parser
+    from workbench.cli.stores import unfinished_forget
 
     monkeypatch.setenv("WORKBENCH_DATA_DIR", str(tmp_path))
     ForgetJournal(data_dir() / FILE_NAME, ("--persist",)).begin("customer")
-    args = cli.build_parser().parse_args([])
-    problem = cli.unfinished_forget(args, cli.model_config(args))
+    args = build_parser().parse_args([])
+    problem = unfinished_forget(args, model_config(args))
     assert problem is not None and "a forget of 'customer'" in problem and "--persist" in problem
     assert "\n" not in problem
-    args = cli.build_parser().parse_args(["--persist"])
-    assert cli.unfinished_forget(args, cli.model_config(args)) is None
+    args = build_parser().parse_args(["--persist"])
+    assert unfinished_forget(args, model_config(args)) is None
 
 
 @pytest.mark.parametrize(

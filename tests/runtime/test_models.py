@@ -141,7 +141,9 @@ def test_the_function_loop_runs_only_when_a_function_can_be_called(monkeypatch, 
 
 
 def test_the_app_runs_the_function_loop_only_for_on_demand_recall(monkeypatch):
-    from workbench import cli
+    from workbench.cli.configs import model_config
+    from workbench.cli.parser import build_parser
+    from workbench.cli.start import build_app
     from workbench.runtime import models
 
     monkeypatch.setenv("OPENAI_API_KEY", SECRET)
@@ -158,8 +160,8 @@ def test_the_app_runs_the_function_loop_only_for_on_demand_recall(monkeypatch):
         ["--recall", "--recall-store", "memory"],
         ["--recall", "--recall-on-demand", "--recall-store", "memory"],
     ):
-        args = cli.build_parser().parse_args(["--model", "big", *options])
-        start = cli.build_app(args, cli.model_config(args))._start
+        args = build_parser().parse_args(["--model", "big", *options])
+        start = build_app(args, model_config(args))._start
         assert start is not None
         start()
     assert asked == [False, False, True]

@@ -14,7 +14,9 @@ import pytest
 from agent_framework import Message
 
 from tests.runtime.helpers import facts
-from workbench import cli
+from workbench.cli.configs import model_config
+from workbench.cli.parser import build_parser
+from workbench.cli.start import build_app
 from workbench.files import FolderRefused, InUse
 from workbench.persist.format import SavedFileError
 from workbench.persist.legacy import MEMORY_FILE
@@ -368,8 +370,8 @@ async def test_a_damaged_database_stops_start_up_with_its_name_and_is_left_as_it
 async def test_without_persist_nothing_is_written_and_with_it_the_data_directory_is_used(tmp_path, monkeypatch):
     monkeypatch.setenv("WORKBENCH_DATA_DIR", str(tmp_path / "data"))
     for options in ([], ["--persist"]):
-        args = cli.build_parser().parse_args(options)
-        start = cli.build_app(args, cli.model_config(args))._start
+        args = build_parser().parse_args(options)
+        start = build_app(args, model_config(args))._start
         assert start is not None
         runtime = start().runtime
         assert (await runtime.ask("support", "module=Reporting")).ok

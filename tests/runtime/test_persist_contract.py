@@ -6,7 +6,10 @@ reaches every key (a raw scan of the files)."""
 import pytest
 
 from tests.runtime.test_persist import files, holding, quit_
-from workbench import cli
+from workbench.cli.configs import model_config
+from workbench.cli.dispatch import main
+from workbench.cli.parser import build_parser
+from workbench.cli.start import build_app
 from workbench.memory import SEED, Contract, EventKind
 from workbench.persist.format import SavedFileError
 from workbench.persist.sessions import DIRECTORY, PersistedSessions
@@ -69,11 +72,11 @@ async def test_the_start_says_it_in_one_line_and_stops_before_the_tui(tmp_path, 
     first = started(tmp_path / "data" / DIRECTORY, TEAM)
     assert (await first.ask("support", "service=api")).ok
     quit_(first)
-    assert cli.main(["--persist"]) == 1
+    assert main(["--persist"]) == 1
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "it was saved under the contract (keys owner, region, service;" in err
-    args = cli.build_parser().parse_args(["--persist", "--keys", "service,region,owner"])
-    start = cli.build_app(args, cli.model_config(args))._start
+    args = build_parser().parse_args(["--persist", "--keys", "service,region,owner"])
+    start = build_app(args, model_config(args))._start
     assert start is not None
     runtime = start().runtime
     assert runtime.memory.contract == TEAM and [f.key for f in runtime.memory.facts()] == ["service"]

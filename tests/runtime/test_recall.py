@@ -5,7 +5,8 @@ from pathlib import Path
 
 import pytest
 
-from workbench.cli import build_parser, recall_config
+from workbench.cli.configs import recall_config
+from workbench.cli.parser import build_parser
 from workbench.recall.config import RecallConfig
 from workbench.recall.duckdb_file import companion_files
 from workbench.recall.setup import RecallSetup

@@ -185,11 +185,13 @@ def test_workbench_persist_on_a_shell_exits_non_zero_in_one_line_before_any_wind
 async def test_the_app_quit_leaves_everything_in_the_state_file_alone(tmp_path, monkeypatch):
     """The app never closed the state file: SQLite's log kept every saved turn after the quit."""
     from tests.ui.helpers import say, start_ended
-    from workbench import cli
+    from workbench.cli.configs import model_config
+    from workbench.cli.parser import build_parser
+    from workbench.cli.start import build_app
 
     monkeypatch.setenv("WORKBENCH_DATA_DIR", str(tmp_path / "data"))
-    args = cli.build_parser().parse_args(["--persist"])
-    app = cli.build_app(args, cli.model_config(args))
+    args = build_parser().parse_args(["--persist"])
+    app = build_app(args, model_config(args))
     async with app.run_test(size=(140, 40)) as pilot:
         await start_ended(pilot)
         await say(pilot, "support", "customer=Contoso Ltd 7731")

@@ -13,7 +13,9 @@ from pathlib import Path
 import pytest
 
 from tests.runtime.helpers import facts
-from workbench import cli
+from workbench.cli.configs import model_config
+from workbench.cli.parser import build_parser
+from workbench.cli.start import session_start
 from workbench.memory import EventKind
 from workbench.memory.outcome import Outcome
 from workbench.persist.sessions import DIRECTORY, PersistedSessions
@@ -59,8 +61,8 @@ def fill(disk: Path) -> Path:
 def started(monkeypatch: pytest.MonkeyPatch, data: Path) -> SessionController:
     """The session `WORKBENCH_DATA_DIR=data workbench --persist` starts (its one start path)."""
     monkeypatch.setenv("WORKBENCH_DATA_DIR", str(data))
-    args = cli.build_parser().parse_args(["--persist"])
-    return cli.session_start(args, cli.model_config(args))()
+    args = build_parser().parse_args(["--persist"])
+    return session_start(args, model_config(args))()
 
 
 async def test_a_quit_after_room_came_back_saves_what_the_full_disk_refused(small_disk, monkeypatch):

@@ -171,7 +171,9 @@ async def test_tab_moves_from_input_to_input_to_the_fact_table():
 
 
 async def test_the_window_opens_before_the_runtime_and_keeps_a_draft_until_it_is_ready(held_collections):
-    from workbench.cli import build_app, build_parser, model_config
+    from workbench.cli.configs import model_config
+    from workbench.cli.parser import build_parser
+    from workbench.cli.start import build_app
 
     args = build_parser().parse_args(["--mode", "provider"])
     app = build_app(args, model_config(args))

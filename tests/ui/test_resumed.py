@@ -8,7 +8,9 @@ from pathlib import Path
 
 from tests.support.residue import residue
 from tests.ui.helpers import FIXED, PaneHost, answer, make_persisted_app, release, say, start_ended
-from workbench import cli
+from workbench.cli.configs import model_config
+from workbench.cli.parser import build_parser
+from workbench.cli.start import build_app, session_start
 from workbench.persist.sessions import DIRECTORY, PersistedSessions
 from workbench.persist.state import STATE_FILE
 from workbench.runtime import ModelConfig, build_models
@@ -51,8 +53,8 @@ def files_holding(directory: Path, values: list[str]) -> dict[str, list[str]]:
 
 
 def cli_app(*options: str) -> WorkbenchApp:
-    args = cli.build_parser().parse_args(["--persist", *options])
-    return cli.build_app(args, cli.model_config(args))
+    args = build_parser().parse_args(["--persist", *options])
+    return build_app(args, model_config(args))
 
 
 async def test_a_second_workbench_persist_shows_each_pane_its_resumed_conversation(tmp_path, monkeypatch):
@@ -95,8 +97,8 @@ async def test_a_second_workbench_persist_shows_each_pane_its_resumed_conversati
 
 def cli_session(*options: str) -> SessionController:
     """The session `workbench --persist` starts (its one start path), without the app."""
-    args = cli.build_parser().parse_args(["--persist", *options])
-    return cli.session_start(args, cli.model_config(args))()
+    args = build_parser().parse_args(["--persist", *options])
+    return session_start(args, model_config(args))()
 
 
 def closed(session: SessionController) -> None:
