@@ -55,6 +55,7 @@ from workbench.recall.provider import RecallProvider
 from workbench.recall.records import SCOPE_FIELDS, RecallScope
 from workbench.recall.setup import RecallSetup
 from workbench.runtime.inprocess import InProcess
+from workbench.runtime.loaded import provider_clients
 from workbench.runtime.remembered import HeldItem
 from workbench.runtime.service_store import ServiceStore, kept_on_service
 
@@ -319,7 +320,29 @@ def recognise(agents: Sequence[Agent]) -> tuple[AgentMemory, ...]:
             client = type(agent.client).__name__
             on_service[agent.name or ""] = ServiceStore(f"{agent.name}: the service's store ({client})", agent, why)
     memories += on_service.values()
+    memories += _provider_stores(agents, {id(s.client) for s in on_service.values()})
     return tuple(memories)
+
+
+def _provider_stores(agents: Sequence[Agent], recorded: set[int]) -> list[ServiceStore]:
+    """A store for each client a context provider calls itself that keeps what it is sent on the model
+    service (the Responses API: `STORES_BY_DEFAULT`; the framework's `simple_context_provider` sample asks
+    its client to extract the user's name with `store` unset), unless the store of an agent's own client
+    (`recorded`) already records its calls: one per client, named after the first agent and provider."""
+    stores: list[ServiceStore] = []
+    for agent in agents:
+        for client, holder in provider_clients(agent):
+            if id(client) in recorded or getattr(client, "STORES_BY_DEFAULT", False) is not True:
+                continue
+            recorded.add(id(client))
+            kind = type(client).__name__
+            why = (
+                f"{holder} calls {kind} itself, which leaves store unset (the Responses API) unless the call sets "
+                "it, and the service's default keeps each response"
+            )
+            name = f"{agent.name}: {holder}'s own calls, the service's store ({kind})"
+            stores.append(ServiceStore(name, agent, why, client=client, holder=holder))
+    return stores
 
 
 def folders(agents: Sequence[Agent]) -> list[Path]:

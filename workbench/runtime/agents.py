@@ -47,7 +47,7 @@ from workbench.runtime.memories import AgentMemory
 from workbench.runtime.models import ModelSet
 from workbench.runtime.provider import WorkingMemoryProvider
 from workbench.runtime.remembered import HeldItem, Remembered, RememberedSystem, Remembers, history_text, inventory
-from workbench.runtime.service_store import ServiceStore
+from workbench.runtime.service_store import ServiceStore, in_session
 from workbench.runtime.updater import MemoryUpdater
 from workbench.runtime.usage import Usage, usage_from_details
 from workbench.runtime.view import (
@@ -101,15 +101,25 @@ class _Slot:
     session: AgentSession
 
 
-def _record_provider_calls(agents: Sequence[Agent]) -> None:
+def _record_provider_calls(agents: Sequence[Agent], stores: Sequence[ServiceStore] = ()) -> None:
     """Each chat client a context provider of the user's agents holds records the provider's own calls
     during a pane's turn (`ClientCalls`, added to the client's own middleware list: it does nothing
-    outside a turn). A client without the framework's middleware layer cannot take it."""
+    outside a turn). A client without the framework's middleware layer cannot take it. A client that keeps
+    what it is sent on the model service hands those calls to the store of that client (`stores`: the
+    agent's own, or one for the provider's client), so their ids are listed and a forget deletes them."""
+    of_client = {id(store.client): store for store in stores}
     for agent in agents:
         for client, holder in provider_clients(agent):
             on = client.chat_middleware if isinstance(client, ChatMiddlewareLayer) else None
-            if on is not None and not any(isinstance(m, ClientCalls) for m in on):
-                on.append(ClientCalls(f"{holder}'s own call", label_of(client)))
+            if on is None:
+                continue
+            store = of_client.get(id(client))
+            watch = store.recorder().ended if store is not None else None
+            present = next((m for m in on if isinstance(m, ClientCalls)), None)
+            if present is None:
+                on.append(ClientCalls(f"{holder}'s own call", label_of(client), watch))
+            else:  # an earlier runtime's (a restart over the same agents): this runtime's store records
+                present.watch = watch
 
 
 class AgentRuntime:
@@ -183,15 +193,15 @@ class AgentRuntime:
         # What the model service keeps of a user's agent's conversation, recorded from its calls when it answers
         # on its own client (on the run's `--model`, nothing of this run goes to its service).
         on_service = [m for m in self.memories if isinstance(m, ServiceStore) and m.agent in self._loaded]
-        self._on_service = {m.agent: m for m in on_service if self._model_for_yours is None}
+        # (A store of the client a provider calls itself records those calls whatever the agent answers on.)
+        self._on_service = {m.agent: m for m in on_service if not m.holder and self._model_for_yours is None}
         for store in on_service:
-            store.attach(
-                self.sessions, recorded=store.agent in self._on_service, persisted=self.histories.persisted is not None
-            )
+            recorded = bool(store.holder) or store.agent in self._on_service
+            store.attach(self.sessions, recorded=recorded, persisted=self.histories.persisted is not None)
         self._workflows = {name: WorkflowPane(name, flow, why) for name, flow, why in workflows}
         self._watch_in_workflows()
         in_flows = [e.agent for f in self._workflows.values() for e in f.executors() if isinstance(e.agent, Agent)]
-        _record_provider_calls([*agents, *in_flows])
+        _record_provider_calls([*agents, *in_flows], [m for m in self.memories if isinstance(m, ServiceStore)])
         self._not_loaded = tuple(not_loaded)
         self._agent_names: tuple[str, ...] = tuple(self._loaded) or (() if workflows else AGENT_NAMES)
         self.names: tuple[str, ...] = (*self._agent_names, *self._workflows)
@@ -253,7 +263,7 @@ class AgentRuntime:
         """An agent a workflow runs, whose service keeps its conversation: its executor's calls are watched
         by its store's recorder, as a pane's agent's are (but on a client without the middleware layer,
         where nothing of the workbench's reaches its calls: its store says so)."""
-        stores = {m.agent: m for m in self.memories if isinstance(m, ServiceStore)}
+        stores = {m.agent: m for m in self.memories if isinstance(m, ServiceStore) and not m.holder}
         for flow in self._workflows.values():
             unlayered = set(flow.unlayered())
             for executor in flow.executors():
@@ -451,6 +461,7 @@ class AgentRuntime:
             memory_system.turn_started(name)
         with (
             recording_for(recorder_of(slot.agent)),  # a provider's own call, on a client of the user's
+            in_session(slot.session),  # ... and the ids the service keeps of it, with the turn's session
             tracing.turn(name, str(self.mode), text) as span,
             self.memory.open_turn(text, origin=name) as opened,
         ):

@@ -329,11 +329,16 @@ class ClientCalls(ChatMiddleware):
 
     Client middleware runs around the agent's own middleware: on a client the agent also answers on,
     its recorder, inside, claims the agent's calls, and this one records only the others, after the call
-    (its answer as it is read)."""
+    (its answer as it is read). `watch`, when the client keeps what it is sent on the model service (its
+    store's recorder's `ended`, `workbench.runtime.service_store`), is handed each such call too, answered:
+    the ids the service returned for it are listed and a forget deletes them. A bound method: a walk of
+    the provider's attributes (`workbench.runtime.inprocess`) does not enter it, so the store's record of
+    what was sent is never read, nor cleared, as the provider's."""
 
-    def __init__(self, purpose: str, model: str) -> None:
+    def __init__(self, purpose: str, model: str, watch: Callable[[ChatContext], None] | None = None) -> None:
         self.purpose = purpose
         self.model = model
+        self.watch = watch
 
     async def process(self, context: ChatContext, call_next: Callable[[], Awaitable[None]]) -> None:
         pane = pane_recorder.get()
@@ -352,6 +357,8 @@ class ClientCalls(ChatMiddleware):
             _around.reset(token)
             if not claim.taken:
                 pane.aside(self.purpose, self.model).ended(context, failed)
+                if failed is None and self.watch is not None:
+                    self.watch(context)
 
 
 def recorder_of(agent: object) -> RecordingMiddleware | None:

@@ -26,7 +26,8 @@ report and its outside list say so, with what the user can do."""
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Awaitable, Callable, Iterable, Mapping
+from collections.abc import Awaitable, Callable, Iterable, Iterator, Mapping
+from contextvars import ContextVar
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -50,7 +51,20 @@ _NAMED = 5  # ids named in one line of the question or a failure; the report lis
 _NOT_OFFERED = (404, 405, 501)
 
 SessionsOf = Callable[[], Mapping[str, "AgentSession"]]
+# The session of the pane's turn running now (`AgentRuntime` sets it for the turn): a provider's own call
+# carries no session of its own, and its ids belong to that turn's session.
+turn_session: ContextVar[AgentSession | None] = ContextVar("workbench_turn_session", default=None)
 CurrentOf = Callable[[], Awaitable[Iterable[str]]]  # the ids of the sessions a workflow's executors hold now
+
+
+@contextlib.contextmanager
+def in_session(session: AgentSession) -> Iterator[None]:
+    """While a pane's turn runs on `session`: a provider's own call made then is that session's."""
+    token = turn_session.set(session)
+    try:
+        yield
+    finally:
+        turn_session.reset(token)
 
 
 def kept_on_service(agent: Agent) -> str | None:
@@ -145,6 +159,17 @@ class Recorder(ChatMiddleware):
         self._store = store
 
     async def process(self, context: ChatContext, call_next: Callable[[], Awaitable[None]]) -> None:
+        call = self._begin(context)
+        await call_next()
+        self._watch(context, call)
+
+    def ended(self, context: ChatContext) -> None:
+        """Record a call already made (`context`, answered): a context provider's own call on a client of
+        the user's, which no recorder of the agent's was around (`ClientCalls` hands it over)."""
+        self._store.aside += 1
+        self._watch(context, self._begin(context))
+
+    def _begin(self, context: ChatContext) -> _Call:
         options = context.options or {}
         continued = options.get("conversation_id")
         store = options.get("store")
@@ -154,8 +179,10 @@ class Recorder(ChatMiddleware):
         self._store.asked(store, continued if isinstance(continued, str) else None)
         # The client this call went to keeps its response (a run on another client keeps none: `--model`).
         stored = store is True or (store is None and getattr(context.client, "STORES_BY_DEFAULT", False) is True)
-        call = _Call(self._store, context.session, _sent(context), how, stored=stored)
-        await call_next()
+        session = context.session or turn_session.get()  # a provider's own call: its turn's session
+        return _Call(self._store, session, _sent(context), how, stored=stored)
+
+    def _watch(self, context: ChatContext, call: _Call) -> None:
         if isinstance(context.result, ResponseStream):
 
             def seen(update: ChatResponseUpdate) -> ChatResponseUpdate:
@@ -181,14 +208,20 @@ class ServiceStore:
 
     unit = "id(s) deleted on the service, each verified gone (asked again: 404)"
 
-    def __init__(self, name: str, agent: Agent, why: str) -> None:
+    def __init__(self, name: str, agent: Agent, why: str, *, client: object = None, holder: str = "") -> None:
+        """The store of `agent`'s own client; or, with `client` and `holder`, of the client a context provider
+        of `agent` (`holder`, its class) calls itself, when no store of the agent's own client records it."""
         self.name = name
         self.agent = agent.name or ""
         self.why = why
-        self.client_kind = type(agent.client).__name__
-        self._sdk = getattr(agent.client, "client", None)  # the openai SDK client the chat client holds
-        named = agent.default_options.get("conversation_id")
+        self.holder = holder
+        self.client = client if client is not None else agent.client  # the client whose calls it records
+        self.client_kind = type(self.client).__name__
+        self._sdk = getattr(self.client, "client", None)  # the openai SDK client the chat client holds
+        named = None if holder else agent.default_options.get("conversation_id")
         self._options_name = named if isinstance(named, str) and named else None  # a conversation its options name
+        # Where the ids are kept in the agent's session state: a provider's client's apart from the agent's.
+        self.state_key = f"{STATE_KEY} {holder}" if holder else STATE_KEY
         self._ids: dict[str, StoredId] = {}
         self._sessions: SessionsOf = dict
         self._attached = False
@@ -201,6 +234,7 @@ class ServiceStore:
         self.requests = 0
         self.unset = 0  # requests sent with `store` unset
         self.continued = 0  # requests that continued a response or a conversation on the service
+        self.aside = 0  # requests a context provider made itself on this client (`Recorder.ended`)
 
     def attach(self, sessions: SessionsOf, *, recorded: bool = True, persisted: bool = False) -> None:
         """The agents' current sessions (their state keeps the ids; their `service_session_id` is the
@@ -233,7 +267,7 @@ class ServiceStore:
             stored = StoredId(identifier, _kind(identifier), session, turn.number if turn else None, call.how)
             self._ids[identifier] = stored
             if call.session is not None:
-                kept = call.session.state.setdefault(STATE_KEY, [])
+                kept = call.session.state.setdefault(self.state_key, [])
                 if isinstance(kept, list):
                     kept.append({"id": identifier, "kind": stored.kind})
         self._ids[identifier].texts += call.sent
@@ -265,9 +299,12 @@ class ServiceStore:
         earlier run (`--persist`), and the session's `service_session_id` (the framework's record)."""
         session = self._sessions().get(self.agent)
         if session is not None:
-            kept = session.state.get(STATE_KEY)
+            kept = session.state.get(self.state_key)
             named = [e.get("id") for e in kept if isinstance(e, dict)] if isinstance(kept, list) else []
-            for identifier in [*named, session.service_session_id]:
+            framework = (
+                [] if self.holder else [session.service_session_id]
+            )  # the agent's conversation, not a provider's
+            for identifier in [*named, *framework]:
                 if isinstance(identifier, str) and identifier and identifier not in self._ids:
                     self._ids[identifier] = StoredId(identifier, _kind(identifier), session.session_id, seen=False)
         return list(self._ids.values())
@@ -282,6 +319,8 @@ class ServiceStore:
     @property
     def _unseen(self) -> str:
         """Which earlier runs' responses this process does not know the ids of, and why."""
+        if self.holder:
+            return self._unseen_of_provider
         if self._persisted:
             return (
                 f"{self.client_kind} of {self.agent} stores its responses on the service; those of runs made "
@@ -291,6 +330,21 @@ class ServiceStore:
             f"{self.client_kind} of {self.agent} stores its responses on the service; those of earlier runs are "
             "kept there, and this process does not know their ids (without --persist a run keeps them only "
             "while it lasts)"
+        )
+
+    @property
+    def _unseen_of_provider(self) -> str:
+        whose = (
+            f"{self.client_kind} that {self.holder} of {self.agent} calls itself stores its responses on the service"
+        )
+        if self._persisted:
+            return (
+                f"{whose}; those of runs made without --persist are kept there, and this process does not know "
+                "their ids"
+            )
+        return (
+            f"{whose}; those of earlier runs are kept there, and this process does not know their ids (without "
+            "--persist a run keeps them only while it lasts)"
         )
 
     @property
@@ -313,24 +367,39 @@ class ServiceStore:
         return f"{what}{when}{how}{refused}{unknown}{seen}; any forget deletes it (the agent's session is replaced)"
 
     def _looked(self) -> str:
+        if self.holder:
+            return (
+                f"recorded in this process from the calls {self.holder} makes itself during {self.agent}'s turns: "
+                f"{self.requests:,} request(s), {self.unset:,} with store unset.\nNot recorded, so not known: its "
+                "calls outside a turn of the workbench's, and what the service kept before this run (unless --persist "
+                "kept the agent's session)"
+            )
         if not self._attached:
             return (
                 f"{self.agent} runs inside a workflow on a client without Agent Framework's middleware layer: the\n"
                 "workbench records none of its calls, and what the service keeps of them is not known"
             )
         inside = f" (in the workflow {', '.join(self.workflows)})" if self.workflows else ""
+        aside = (
+            f"{self.aside:,} of them a context provider's own call on the same client (recorded during the agent's "
+            "turns),\n"
+            if self.aside
+            else ""
+        )
         if not self._recorded:
+            went = f"; {self.aside:,} call(s) its context providers made themselves on that client went there" * bool(
+                self.aside
+            )
             return (
-                f"{self.agent} answers on the run's model (--model), not on {self.client_kind}: nothing of this run "
-                "goes to its service.\nWhat it kept before this run is not known (unless --persist kept the agent's "
-                "session)"
+                f"{self.agent} answers on the run's model (--model), not on {self.client_kind}: nothing of its own "
+                f"answers goes to its service{went}.\nWhat it kept before this run is not known (unless --persist "
+                "kept the agent's session)"
             )
         return (
             f"recorded in this process from {self.agent}'s calls{inside}: {self.requests:,} request(s), "
-            f"{self.unset:,} with store unset,\n{self.continued:,} continuing a response or conversation on the "
-            "service (previous_response_id, conversation).\nNot recorded, so not known: a call made outside the "
-            "agent's run (a provider's own model call),\nand what the service kept before this run (unless "
-            "--persist kept the agent's session)"
+            f"{self.unset:,} with store unset,\n{aside}{self.continued:,} continuing a response or conversation on "
+            "the service (previous_response_id, conversation).\nNot recorded, so not known: a call made outside the "
+            "agent's turns,\nand what the service kept before this run (unless --persist kept the agent's session)"
         )
 
     async def declared(self, keys: frozenset[str]) -> set[str]:
@@ -397,9 +466,9 @@ class ServiceStore:
             return
         left = [{"id": s.id, "kind": s.kind} for s in self._ids.values()]
         if left:
-            session.state[STATE_KEY] = left
+            session.state[self.state_key] = left
         else:
-            session.state.pop(STATE_KEY, None)
+            session.state.pop(self.state_key, None)
 
     async def _delete_one(self, stored: StoredId) -> tuple[bool, str, bool]:
         """Delete one id and ask for it again: (gone, what happened, refused)."""
