@@ -577,7 +577,18 @@ class AgentRuntime:
             self.completed,
             contract=self.memory.contract,
             memory_names=tuple(m.name for m in self.memories),
+            agents=self.names if self._loaded or self._workflows else (),
+            serves=tuple(self._serves(m) for m in self.memories),
         )
+
+    def _serves(self, memory: AgentMemory) -> tuple[str, ...]:
+        """The agents `memory` serves: a memory on the user's agents is named after them ("triage, notes:
+        FileHistoryProvider", "accounts: the service's store (…)"; agents inside a workflow too); the
+        workbench's own memories serve every agent of a pane."""
+        named = tuple(memory.name.partition(": ")[0].split(", "))
+        inside = [e.agent.name for f in self._workflows.values() for e in f.executors() if isinstance(e.agent, Agent)]
+        known = {*self._agent_names, *(n for n in inside if n)}
+        return named if ": " in memory.name and all(n in known for n in named) else self._agent_names
 
     async def remembered(self) -> Remembered:
         """What every memory system the agents run holds now: the facts and the ledger, both agents'

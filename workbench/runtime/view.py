@@ -4,6 +4,7 @@ and the runtime's status in words. Plain data: a screen renders it, nothing reac
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from datetime import datetime
 from typing import TYPE_CHECKING
@@ -122,6 +123,11 @@ class ResumedHistory:
     closing = "End of the resumed conversation."
 
 
+def joined(names: Sequence[str]) -> str:
+    """ "triage", "triage and notes", "a, b and c"."""
+    return names[0] if len(names) == 1 else f"{', '.join(names[:-1])} and {names[-1]}"
+
+
 @dataclass(frozen=True)
 class RuntimeStatus:
     model: str
@@ -134,6 +140,10 @@ class RuntimeStatus:
     completed: str | None = None  # a forget a crash cut short, completed at start
     contract: Contract = SEED  # memory's: named in the header when it is not the seed's
     memory_names: tuple[str, ...] = ()  # the memories' names alone, for a narrow header
+    # The panes, when they are the user's agents (their names; empty: the built-in pair), and the agents each
+    # of `memories` serves, in its order (empty: every agent), so F1 names them instead of "both agents".
+    agents: tuple[str, ...] = ()
+    serves: tuple[tuple[str, ...], ...] = ()
 
     def _parts(self) -> list[tuple[str, str]]:
         parts = [("forget", self.completed)] if self.completed else []
@@ -178,11 +188,26 @@ class RuntimeStatus:
         rest += [] if self.contract.is_seed else [f"keys: {', '.join(self.contract.keys)}"]
         return (*first, *rest, *([] if urgent else persisted))
 
+    @property
+    def _answers(self) -> str:
+        if not self.agents:
+            return "the model that answers in both panes"
+        if len(self.agents) == 1:
+            return f"the model {self.agents[0]} answers on"
+        return f"the model each of {joined(self.agents)} answers on"
+
+    def _whom(self, index: int) -> str:
+        """Which agents memory `index` serves, in words: "both agents" for the built-in pair."""
+        if not self.agents:
+            return "both agents"
+        serves = self.serves[index] if index < len(self.serves) else ()
+        return f"used by {joined(serves or self.agents)}"
+
     def explained(self) -> str:
         """The header's words, each said in full."""
         return "\n".join(
             [
-                f"model: {self.model}: the model that answers in both panes.",
+                f"model: {self.model}: {self._answers}.",
                 f"mode: {self.mode}: {MODE_MEANING[self.mode]}.",
                 f"writer: {self.writer}: {WRITER_MEANING}.",
                 *([] if self.contract.is_seed else [f"keys: {CONTRACT_MEANING}: {self.contract.describe()}."]),
@@ -192,7 +217,7 @@ class RuntimeStatus:
                     if self.recall_file
                     else []
                 ),
-                *(f"memory: {m} (both agents; forget reaches it)." for m in self.memories),
+                *(f"memory: {m} ({self._whom(i)}; forget reaches it)." for i, m in enumerate(self.memories)),
                 *(
                     [f"{': '.join(self.persisted.part)}: {PERSIST_MEANING}; the files: {self.persisted.directory}."]
                     if self.persisted

@@ -14,6 +14,7 @@ from textual.widgets import Static
 
 from workbench.memory.contract import MAX_MESSAGE_CHARS
 from workbench.runtime.usage import describe_usage, estimate_tokens
+from workbench.runtime.view import joined
 from workbench.tables import literal
 from workbench.ui.context_bar import ContextBar
 from workbench.ui.keys_footer import KeysFooter
@@ -102,12 +103,15 @@ class CallsScreen(ModalScreen[None]):
         yield KeysFooter()
 
 
-def help_text(contract: Contract | None) -> str:
-    """The help, with the contract's keys and limits (None: the runtime is not running yet). Paragraphs,
-    one line each, wrapped by the screen at its width; only the indented examples are laid out here."""
+def help_text(contract: Contract | None, agents: Sequence[str] = ()) -> str:
+    """The help, with the contract's keys and limits (None: the runtime is not running yet) and the panes'
+    agents when they are the user's (`agents`; empty: the built-in pair, said as "both"). Paragraphs, one
+    line each, wrapped by the screen at its width; only the indented examples are laid out here."""
+    panes = "either pane" if not agents else "a pane" if len(agents) > 1 else "the pane"
+    histories = "both agents' histories" if not agents else f"the histories of {joined(agents)}"
     return f"""workbench: see and control what your agents remember.
 
-Type in either pane to talk to that agent. Enter sends; Ctrl+J starts a new line (Shift+Enter too, where the \
+Type in {panes} to talk to that agent. Enter sends; Ctrl+J starts a new line (Shift+Enter too, where the \
 terminal tells it from Enter); a pasted text keeps its lines.
 
 Facts enter memory only as key=value declarations in your message, separated by ; or new lines, for example:
@@ -126,7 +130,7 @@ Commands typed into a pane:
     mem           show the facts and their quotations
     forget KEY    forget one fact
     forget        forget every fact
-Either forget also replaces both agents' histories with new, empty sessions.
+Either forget also replaces {histories} with new, empty sessions.
 
 Tab moves between the inputs, the fact table, the latest change and the ledger; the arrow keys scroll the last \
 two. Enter or Delete on a fact forgets it (click works too; letters typed there go to your message). F2 shows \
@@ -134,7 +138,7 @@ what the model saw, F3 what is remembered, F5 opens the drift lab, F7 selects th
 cancels a running turn, F9 sends again the message of a turn that failed or was cancelled, Ctrl+P opens the \
 command palette and Ctrl+Q quits. The footer shows the keys of the screen in front.
 
-What is remembered (F3) lists every memory the agents run (the facts and the ledger, both agents' histories or \
+What is remembered (F3) lists every memory the agents run (the facts and the ledger, {histories} or \
 the persisted files, the recall store, memory files, extracted memory, Mem0), where each lives, its size on disk \
 and what it holds now, read again after every turn and every forget; an item that still holds a value you \
 corrected is marked. Enter or a click on an item (or on a memory's own line) asks to forget the keys whose \
@@ -177,7 +181,10 @@ class HelpScreen(ModalScreen[None]):
         header = "The header: " + (self.status.explained() if self.status else "the runtime is not running yet.")
         with Vertical(id="dialog", classes="wide"):
             with VerticalScroll(id="help-body"):
-                yield Static(help_text(self.status.contract if self.status else None), markup=False)
+                status = self.status
+                yield Static(
+                    help_text(status.contract if status else None, status.agents if status else ()), markup=False
+                )
                 yield Static(header, markup=False, id="header-explained")
             yield Static("Esc closes", classes="hint")
         yield KeysFooter()
