@@ -172,3 +172,29 @@ def test_a_providers_call_after_a_forget_its_turn_ran_through_is_deleted_when_th
             assert service.state.responses == {} and not any(VALUE in t for t in service.state.texts())
 
         asyncio.run(story())
+
+
+def test_the_loopback_server_streams_a_response_format_as_openai_does():
+    """The framework's OpenAIChatClient streams a request with a response format through the openai SDK's
+    stream helper, which refused the server's deltas before their output item ("Received a content event
+    for output index 0 before receiving its output item") and its non-JSON text: the samples' Content
+    Review Workflow failed on the loopback server with ChatClientException at its reviewer."""
+    from agent_framework import Message
+    from pydantic import BaseModel
+
+    class Review(BaseModel):
+        score: int
+        feedback: str
+
+    with LoopbackResponses() as service:
+
+        async def ask() -> Any:
+            stream = client(service).get_response(
+                [Message(role="user", contents=["review this"])], stream=True, options={"response_format": Review}
+            )
+            return await stream.get_final_response()
+
+        response = asyncio.run(ask())
+        [kept] = service.state.responses
+    assert isinstance(response.value, Review) and response.value.score == 1
+    assert response.response_id == kept

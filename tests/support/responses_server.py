@@ -188,6 +188,9 @@ class _Handler(BaseHTTPRequestHandler):
                 [instructions, *(_text(i.get("content")) for i in items if i.get("role") in ("system", "developer"))]
             )
             text = scripted_reply(system, said, structured=False)
+            shape = (body.get("text") or {}).get("format") or {}
+            if shape.get("type") == "json_schema":  # as a model that follows the response format asked for
+                text = json.dumps(_instance(shape.get("schema") or {}, text))
             response_id = state.new_id("resp")
             prompt = max(1, sum(len(t) for _, t in said) // 4)
             answer = max(1, len(text) // 4)
@@ -240,17 +243,26 @@ class _Handler(BaseHTTPRequestHandler):
         sequence = itertools.count()
         created = {**response, "status": "in_progress", "output": [], "usage": None}
         self._event("response.created", {"response": created, "sequence_number": next(sequence)})
-        item = response["output"][0]["id"]
+        # The events OpenAI sends around the text, in its order: the openai SDK's stream helper (used for a
+        # request with a response format, as a workflow's reviewer with a pydantic model) refuses a delta
+        # that comes before its output item and content part.
+        output = response["output"][0]
+        item = output["id"]
+        where = {"item_id": item, "output_index": 0, "content_index": 0}
+        opened = {**output, "status": "in_progress", "content": []}
+        self._event(
+            "response.output_item.added", {"output_index": 0, "item": opened, "sequence_number": next(sequence)}
+        )
+        part = {"type": "output_text", "text": "", "annotations": []}
+        self._event("response.content_part.added", {**where, "part": part, "sequence_number": next(sequence)})
         for i in range(0, len(text), 16):
-            delta = {
-                "item_id": item,
-                "output_index": 0,
-                "content_index": 0,
-                "delta": text[i : i + 16],
-                "logprobs": [],
-                "sequence_number": next(sequence),
-            }
+            delta = {**where, "delta": text[i : i + 16], "logprobs": [], "sequence_number": next(sequence)}
             self._event("response.output_text.delta", delta)
+        done = {**where, "text": text, "logprobs": [], "sequence_number": next(sequence)}
+        self._event("response.output_text.done", done)
+        whole = {**part, "text": text}
+        self._event("response.content_part.done", {**where, "part": whole, "sequence_number": next(sequence)})
+        self._event("response.output_item.done", {"output_index": 0, "item": output, "sequence_number": next(sequence)})
         self._event("response.completed", {"response": response, "sequence_number": next(sequence)})
 
     def _event(self, kind: str, payload: dict[str, Any]) -> None:
@@ -265,6 +277,18 @@ class _Handler(BaseHTTPRequestHandler):
         self.send_header("Content-Length", str(len(data)))
         self.end_headers()
         self.wfile.write(data)
+
+
+def _instance(schema: dict[str, Any], text: str) -> Any:
+    """A value of `schema` (a JSON Schema as the Responses API's `json_schema` format carries it): each
+    string the scripted reply, each number 1, each object with every property, each array empty."""
+    if "enum" in schema:
+        return schema["enum"][0]
+    kind = schema.get("type")
+    kind = next((k for k in kind if k != "null"), "null") if isinstance(kind, list) else kind
+    if kind == "object" or "properties" in schema:
+        return {name: _instance(sub, text) for name, sub in (schema.get("properties") or {}).items()}
+    return {"string": text, "integer": 1, "number": 1.0, "boolean": True, "array": []}.get(str(kind))
 
 
 def _output_text(body: dict[str, Any]) -> str:
