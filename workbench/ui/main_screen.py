@@ -5,6 +5,9 @@ from __future__ import annotations
 from textual import events
 from textual.binding import Binding
 from textual.screen import Screen
+from textual.timer import Timer, TimerCallback
+
+from workbench.ui.frames import SCREEN_UPDATE, NextFrameTimer
 
 
 class MainScreen(Screen[object]):
@@ -25,6 +28,21 @@ class MainScreen(Screen[object]):
         size_class = next(name for least, name in reversed(breakpoints) if width >= least)
         super().__init__(id="_default", classes=size_class)  # Textual's own id for the default screen
         self._resumed = False
+
+    def set_interval(
+        self,
+        interval: float,
+        callback: TimerCallback | None = None,
+        *,
+        name: str | None = None,
+        repeat: int = 0,
+        pause: bool = False,
+    ) -> Timer:
+        """Textual's, but the screen's update timer draws at the next frame slot (`workbench.ui.frames`)."""
+        timer = super().set_interval(interval, callback, name=name, repeat=repeat, pause=pause)
+        if name == SCREEN_UPDATE:
+            timer.__class__ = NextFrameTimer  # its task has not run yet: it runs NextFrameTimer's loop
+        return timer
 
     def on_screen_resume(self, event: events.ScreenResume) -> None:
         # Runs before Screen's own handler (subclass handlers come first), which reads this flag.
