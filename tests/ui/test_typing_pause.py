@@ -2,6 +2,7 @@
 keystrokes never wait on them; typing in the pane's own input never holds its turn open. The
 typing clock is a fake one here: the user "stops typing" when the test moves it on."""
 
+import asyncio
 import time
 
 from textual import events
@@ -16,7 +17,7 @@ from workbench.ui.chat import ChatPane
 from workbench.ui.confirm import ConfirmForget
 from workbench.ui.facts import FactPanel, FactTable
 from workbench.ui.replies import AgentAnswer, AgentReply
-from workbench.ui.typing import TypingClock
+from workbench.ui.typing import PauseScheduler, TypingClock
 
 
 async def test_the_clock_waits_for_a_pause_in_typing_elsewhere_only():
@@ -180,3 +181,66 @@ async def test_a_forget_while_an_answer_waits_clears_that_turn_from_the_pane():
         assert not support.query(AgentAnswer) and not support.query(AgentReply)
         assert not any("Contoso" in text for text in shown) and "History replaced by forget customer" in shown[0]
         assert host.session.snapshot().facts == ()
+
+
+async def drawn_when(condition, turns: int = 400) -> None:
+    for _ in range(turns):
+        if condition():
+            return
+        await asyncio.sleep(0.01)
+    raise AssertionError("not drawn")
+
+
+async def test_a_key_typed_while_one_piece_is_drawn_holds_the_next_back_until_the_next_pause():
+    """A turn's answer and its facts wait for the same pause. They are drawn one at a time, the next
+    looked at once the frame of the first is on screen and the loop has run a moment more: a key
+    typed while that frame was drawn holds the second back until the user pauses again (both were
+    drawn one after the other, a key typed as they began waiting for every frame)."""
+    watch = Stopwatch()
+    clock, pane, other = TypingClock(watch), Widget(), Widget()
+    lanes: list[asyncio.Future[None]] = []
+    scheduler = PauseScheduler(clock, lambda work, lane: lanes.append(asyncio.ensure_future(work)))
+    drawn: list[str] = []
+
+    def piece(name: str):
+        def draw(hurry: bool) -> None:
+            drawn.append(name)
+            # A key typed in another pane while this piece's frame is drawn, handled just after it.
+            asyncio.get_running_loop().call_later(0.001, clock.noted, other)
+
+        return draw
+
+    clock.noted(other)
+    scheduler.later("pane", pane, piece("answer"))
+    scheduler.later("facts", pane, piece("facts"))
+    watch.stop_typing()
+    await drawn_when(lambda: drawn)
+    await asyncio.sleep(0.3)  # the other lane looked again, and more
+    assert len(drawn) == 1
+    watch.stop_typing()
+    await asyncio.gather(*lanes)
+    assert sorted(drawn) == ["answer", "facts"]
+
+
+async def test_a_piece_waiting_for_a_pause_once_more_lets_another_lane_draw():
+    """A pane's answer waits once more if a key came while it was rendered; meanwhile the other
+    pane's answer, which keys typed in its own input never hold back, is drawn."""
+    watch = Stopwatch()
+    clock, first, second = TypingClock(watch), Widget(), Widget()
+    lanes: list[asyncio.Future[None]] = []
+    scheduler = PauseScheduler(clock, lambda work, lane: lanes.append(asyncio.ensure_future(work)))
+    drawn: list[str] = []
+
+    async def first_answer(hurry: bool) -> None:
+        clock.noted(second)  # the user types in the second pane while this answer renders
+        await scheduler.pause(first)
+        drawn.append("first")
+
+    scheduler.later("first", first, first_answer)
+    await asyncio.sleep(0.05)
+    scheduler.later("second", second, lambda hurry: drawn.append("second"))
+    await drawn_when(lambda: drawn)
+    assert drawn == ["second"]
+    watch.stop_typing()
+    await asyncio.gather(*lanes)
+    assert drawn == ["second", "first"]

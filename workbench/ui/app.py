@@ -6,6 +6,7 @@ its own turns and posts their ends up; nothing is posted down to a widget."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import shlex
 import signal
 from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
@@ -137,7 +138,7 @@ class WorkbenchApp(App[None]):
         install_paste_guard()
         # Where the user last typed: finished answers and a turn's facts are drawn in a pause in typing elsewhere.
         self.typing = TypingClock()
-        self.scheduler = PauseScheduler(self.typing, self._run_lane)
+        self.scheduler = PauseScheduler(self.typing, self._run_lane, self._on_screen)
 
     def get_default_screen(self) -> Screen[object]:
         return MainScreen(self.size.width, self.HORIZONTAL_BREAKPOINTS)
@@ -471,6 +472,14 @@ class WorkbenchApp(App[None]):
         for screen in self.screen_stack:
             if isinstance(screen, ReadsMemory):
                 screen.memory_changed(update)
+
+    async def _on_screen(self) -> None:
+        """Returns once the screen was refreshed, with what was drawn before the call on it (at most half a
+        second: a screen that is not refreshed, the app closing, holds nothing back)."""
+        shown = asyncio.Event()
+        self.call_after_refresh(shown.set)
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(shown.wait(), 0.5)
 
     def _run_lane(self, work: Coroutine[Any, Any, None], lane: str) -> None:
         """The scheduler's lanes run as the app's workers; their failures end in `_worker_changed`."""

@@ -24,6 +24,12 @@ from textual.widget import Widget
 Draw = Callable[[bool], Awaitable[None] | None]
 # Runs a lane's loop as a worker of the app, in the lane's worker group (the app owns the workers).
 RunLane = Callable[[Coroutine[Any, Any, None], str], object]
+# Returns once what was just drawn is on screen (the app: after its next refresh).
+Drawn = Callable[[], Awaitable[None]]
+
+
+async def _next_turn_of_the_loop() -> None:
+    await asyncio.sleep(0)
 
 
 class TypingClock:
@@ -54,13 +60,25 @@ class TypingClock:
 
 class PauseScheduler:
     """Decides what waits for a pause in typing: drawing queued in lanes (a pane's answer, the fact
-    panel's views), each lane drawn in order, each piece once nobody types outside its widget."""
+    panel's views), each lane drawn in order, each piece once nobody types outside its widget.
 
-    def __init__(self, typing: TypingClock, run: RunLane) -> None:
+    One piece is drawn at a time, across lanes, and the next is looked at only once that one is on
+    screen (`drawn`) and the loop has run a moment more: a key typed while it was drawn then holds the
+    rest back until the next pause. (When a turn ended, its answer and its facts were drawn in the
+    same pause, one frame after another, each a layout of tens of milliseconds: a key typed as they
+    began waited for all of them.)"""
+
+    SETTLE = 0.01  # seconds the loop runs after a piece is on screen, for keys typed meanwhile to be handled
+
+    def __init__(self, typing: TypingClock, run: RunLane, drawn: Drawn = _next_turn_of_the_loop) -> None:
         self.typing = typing
         self._run = run
+        self._drawn = drawn
         self._lanes: dict[str, deque[tuple[Widget, Draw]]] = {}
         self._running: set[str] = set()
+        self._holder: asyncio.Task[Any] | None = None  # the lane drawing a piece: one at a time, across lanes
+        self._free = asyncio.Event()  # set while no lane draws
+        self._free.set()
 
     def later(self, lane: str, here: Widget, draw: Draw) -> None:
         """Draw in a pause in typing outside `here`, after what the lane already holds."""
@@ -74,8 +92,16 @@ class PauseScheduler:
         return bool(self._lanes.get(lane))
 
     async def pause(self, here: Widget) -> None:
-        """Wait for a pause in typing outside `here` (for drawing that must wait once more)."""
-        await self.typing.pause(here)
+        """Wait for a pause in typing outside `here` (for drawing that must wait once more). A piece
+        that waits so lets other lanes draw meanwhile."""
+        if self._holder is None or self._holder is not asyncio.current_task():
+            await self.typing.pause(here)
+            return
+        self._give()
+        try:
+            await self.typing.pause(here)
+        finally:
+            await self._take()
 
     async def now(self, lane: str) -> None:
         """Draw what the lane holds at once, in order (a forget is drawn after every view before it)."""
@@ -85,15 +111,35 @@ class PauseScheduler:
             if here.is_attached:  # else the app is closing: nothing left to draw on
                 await _done(draw(True))
 
+    async def _take(self) -> None:
+        """Wait until no other lane draws, then draw."""
+        while self._holder is not None:
+            await self._free.wait()
+        self._holder = asyncio.current_task()
+        self._free.clear()
+
+    def _give(self) -> None:
+        if self._holder is asyncio.current_task():
+            self._holder = None
+            self._free.set()
+
     async def _drain(self, lane: str) -> None:
         queue = self._lanes[lane]
         try:
             while queue:
                 here, draw = queue[0]
                 await self.typing.pause(here)
-                if queue and queue[0][1] is draw:  # else `now` drew it meanwhile
-                    queue.popleft()
-                    await _done(draw(False))
+                await self._take()
+                try:
+                    if self.typing.typing_elsewhere(here):
+                        continue  # a key came while another lane's piece was drawn: wait for the next pause
+                    if queue and queue[0][1] is draw:  # else `now` drew it meanwhile
+                        queue.popleft()
+                        await _done(draw(False))
+                        await self._drawn()
+                        await asyncio.sleep(self.SETTLE)
+                finally:
+                    self._give()
         except asyncio.CancelledError:  # the lane was cancelled (Esc): what it held is drawn at once
             await self.now(lane)
             raise
