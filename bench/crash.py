@@ -202,6 +202,7 @@ def agents_of(scenario: str) -> tuple[str, str]:
 
 
 _started: list[Callable[[], Any]] = []  # the start holds what it opened (locks), as the TUI keeps it
+_sessions: list[Any] = []  # what each start built: `prepare` quits it as the app does
 
 
 def start_runtime(scenario: str) -> Any:
@@ -220,7 +221,9 @@ def start_runtime(scenario: str) -> Any:
         start: Callable[[], Any] | None = build_app(args, config, load_agents(args))._start
         assert start is not None
         _started.append(start)
-        runtime = start().runtime  # the session the assembly builds, over the runtime
+        session = start()  # the session the assembly builds, over the runtime
+        _sessions.append(session)
+        runtime = session.runtime
     except Exception as exc:
         emit(event="refused", why=f"{type(exc).__name__}: {exc}")
         sys.exit(3)
@@ -285,6 +288,7 @@ async def prepare(tag: str) -> None:
     await ask(runtime, "logs", "database=Oracle")
     await ask(runtime, "support", f"customer=Contoso-{tag}; module=Billing")
     await ask(runtime, "support", f"Where is Contoso-{tag}?")
+    _sessions[-1].close()  # a quit, as the app's: a file left marked open without its log is refused
 
 
 async def run_check(scenario: str) -> None:
