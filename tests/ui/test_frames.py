@@ -45,7 +45,7 @@ async def test_a_change_right_after_a_frame_that_followed_a_pause_is_drawn_at_th
     clock = FakeClock()
     monkeypatch.setattr(frames, "get_time", clock.get_time)
     monkeypatch.setattr(frames, "sleep", clock.sleep)
-    app = App()
+    app: App[None] = App()
     active_app.set(app)
     drawn: list[float] = []
 
