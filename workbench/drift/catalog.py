@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Container, Iterable, Sequence
+from dataclasses import dataclass
 
 from agent_framework import Agent, CompactionProvider, ContextProvider, InMemoryHistoryProvider, SlidingWindowStrategy
 
@@ -81,77 +82,109 @@ def build_policies(
     embedder (the Mem0 policy runs only with a live model and it). The user's own agents (`yours`)
     follow, on their own clients (`workbench.drift.yours_policy`). With `names` (`chosen_policies`),
     only the policies named there are built; `allow_your_stores`: `build_your_policies`'."""
-    agent_client, writer_client = models.agent_client, models.writer_client
-    agent_label, writer_label = models.agent_label, models.writer_label
+    info = {p.name: p for p in POLICIES}
+    policies: list[Policy] = []
+    for group, build in _BuiltIn(models, calls, contract, mem0).builders():
+        if wanted := [info[name] for name in group if names is None or name in names]:
+            policies += build(wanted)
+    return [*policies, *build_your_policies(yours, models, calls, contract, names, allow_your_stores=allow_your_stores)]
 
-    def agent(name: str, providers: list[ContextProvider], instructions: str, purpose: str = "agent") -> Agent:
+
+# The names of the policies one builder makes, and the builder, handed those of them to build.
+_Builder = tuple[tuple[str, ...], Callable[[list[PolicyInfo]], list[Policy]]]
+
+
+@dataclass(frozen=True)
+class _BuiltIn:
+    """The lab's own policies, each built over the run's clients, its call log and its contract."""
+
+    models: ModelSet
+    calls: CallLog
+    contract: Contract
+    mem0: Mem0Config | None
+
+    def builders(self) -> list[_Builder]:
+        """In the report's order."""
+
+        def each(build: Callable[[PolicyInfo], Policy]) -> Callable[[list[PolicyInfo]], list[Policy]]:
+            return lambda infos: [build(info) for info in infos]
+
+        return [
+            (("full",), each(self.full)),
+            (("window",), each(self.window)),
+            (("summary",), each(self.summary)),
+            (("facts",), each(self.facts)),
+            (("compaction",), each(self.compaction)),
+            (
+                ("recall", "recall_purged"),
+                lambda infos: build_recall_policies(infos, self.agent, self.calls, self.contract),
+            ),
+            (("persisted",), each(lambda info: PersistedHistoryPolicy(info, self.agent, self.contract))),
+            (
+                ("memory_files", "extracted"),
+                lambda infos: build_agent_memory_policies(infos, self.agent, self.contract),
+            ),
+            (("mem0",), each(lambda info: build_mem0_policy(info, self.agent, self.mem0, self.contract))),
+        ]
+
+    def agent(self, name: str, providers: list[ContextProvider], instructions: str, purpose: str = "agent") -> Agent:
+        """An agent whose calls are recorded under `purpose`; a summarizer's go to the writer's client."""
+        models = self.models
         summarizer = purpose == "summarizer"
         return Agent(
-            writer_client if summarizer else agent_client,
+            models.writer_client if summarizer else models.agent_client,
             instructions,
             name=name,
             context_providers=providers,
             middleware=[
-                RecordingMiddleware(calls, purpose, writer_label if summarizer else agent_label, timeout=models.timeout)
+                RecordingMiddleware(
+                    self.calls,
+                    purpose,
+                    models.writer_label if summarizer else models.agent_label,
+                    timeout=models.timeout,
+                )
             ],
             default_options=models.reply_options,  # type: ignore[arg-type]
         )
 
-    def agents(name: str, providers: Callable[[], list[ContextProvider]]) -> dict[str, Agent]:
-        return {role: agent(name, providers(), INSTRUCTIONS[role]) for role in AGENT_NAMES}
+    def agents(self, name: str, providers: Callable[[], list[ContextProvider]]) -> dict[str, Agent]:
+        return {role: self.agent(name, providers(), INSTRUCTIONS[role]) for role in AGENT_NAMES}
 
-    def facts(info: PolicyInfo) -> Policy:
-        memory = WorkingMemory(contract)
+    def full(self, info: PolicyInfo) -> Policy:
+        return Policy(info, self.agents(info.name, lambda: [InMemoryHistoryProvider()]))
+
+    def window(self, info: PolicyInfo) -> Policy:
+        return Policy(info, self.agents(info.name, lambda: [ReducingHistoryProvider()]))
+
+    def summary(self, info: PolicyInfo) -> Policy:
+        return SummaryPolicy(
+            info,
+            self.agents(info.name, lambda: [NoHistoryProvider(), SummaryProvider()]),
+            self.agent("summarizer", [], SUMMARIZER_INSTRUCTIONS, purpose="summarizer"),
+        )
+
+    def facts(self, info: PolicyInfo) -> Policy:
+        models = self.models
+        memory = WorkingMemory(self.contract)
         writer = ModelWriter(
-            writer_client,
-            calls,
-            writer_label,
+            models.writer_client,
+            self.calls,
+            models.writer_label,
             timeout=models.timeout,
             writer_format=models.writer_format,
             bound=models.bound,
-            contract=contract,
+            contract=self.contract,
         )
         updater = MemoryUpdater(memory, writer, models.explain)
         provider = WorkingMemoryProvider(memory, updater, origin="facts")  # both agents'
-        return FactsPolicy(info, agents(info.name, lambda: [NoHistoryProvider(), provider]), memory)
+        return FactsPolicy(info, self.agents(info.name, lambda: [NoHistoryProvider(), provider]), memory)
 
-    def compaction(info: PolicyInfo) -> Policy:
+    def compaction(self, info: PolicyInfo) -> Policy:
         window = SlidingWindowStrategy(keep_last_groups=2 * WINDOW_TURNS)
         return Policy(
             info,
-            agents(
+            self.agents(
                 info.name,
                 lambda: [CompactedHistoryProvider(), CompactionProvider(before_strategy=window, after_strategy=window)],
             ),
         )
-
-    def each(build: Callable[[PolicyInfo], Policy]) -> Callable[[list[PolicyInfo]], list[Policy]]:
-        return lambda infos: [build(info) for info in infos]
-
-    # In the report's order; a builder of several policies is handed those of them to build.
-    builders: list[tuple[tuple[str, ...], Callable[[list[PolicyInfo]], list[Policy]]]] = [
-        (("full",), each(lambda info: Policy(info, agents(info.name, lambda: [InMemoryHistoryProvider()])))),
-        (("window",), each(lambda info: Policy(info, agents(info.name, lambda: [ReducingHistoryProvider()])))),
-        (
-            ("summary",),
-            each(
-                lambda info: SummaryPolicy(
-                    info,
-                    agents(info.name, lambda: [NoHistoryProvider(), SummaryProvider()]),
-                    agent("summarizer", [], SUMMARIZER_INSTRUCTIONS, purpose="summarizer"),
-                )
-            ),
-        ),
-        (("facts",), each(facts)),
-        (("compaction",), each(compaction)),
-        (("recall", "recall_purged"), lambda infos: build_recall_policies(infos, agent, calls, contract)),
-        (("persisted",), each(lambda info: PersistedHistoryPolicy(info, agent, contract))),
-        (("memory_files", "extracted"), lambda infos: build_agent_memory_policies(infos, agent, contract)),
-        (("mem0",), each(lambda info: build_mem0_policy(info, agent, mem0, contract))),
-    ]
-    info = {p.name: p for p in POLICIES}
-    policies: list[Policy] = []
-    for group, build in builders:
-        if wanted := [info[name] for name in group if names is None or name in names]:
-            policies += build(wanted)
-    return [*policies, *build_your_policies(yours, models, calls, contract, names, allow_your_stores=allow_your_stores)]

@@ -309,56 +309,83 @@ async def run_drift(
     for policy in built:  # known before any runs: a stop does not hide what a policy needs
         if (missing := needs(policy.info, models, mem0)) is not None:
             report.unavailable[policy.info.name] = missing
-    running = [""]
-    framework: dict[str, float] = {}
     try:
-        with (
-            paced_garbage_collection(),
-            library_warnings(report.warnings, running),
-            framework_time(framework, running),
-        ):
-            started = time.perf_counter()
-            in_a_row = 0
-            for policy in built:
-                policy_started = time.perf_counter()
-                name = running[0] = policy.info.name
-                if name in report.unavailable:
-                    continue
-                report.scores[name], report.sizes[name] = {}, []
-                try:
-                    await _replay(policy, story, calls, models, report, progress)
-                    in_a_row = 0
-                except _Failed as failed:
-                    in_a_row += 1
-                    report.failures[name] = Failure(failed.turn, failed.reason)
-                    if failed.unreachable:
-                        report.stop = Stop(name, failed.turn, failed.reason, UNREACHABLE)
-                    elif in_a_row >= MAX_FAILURES_IN_A_ROW:
-                        cause = f"{in_a_row} policies failed in a row"
-                        report.stop = Stop(name, failed.turn, failed.reason, cause)
-                made = calls.calls.get(name, Counter[str]())
-                report.accounting[name] = Accounting(
-                    calls={kind: sum(made[p] for p in purposes) for kind, purposes in CALL_KINDS.items()},
-                    request_chars=calls.chars[name],
-                    reported=calls.total(name),
-                    seconds=time.perf_counter() - policy_started,
-                    framework_seconds=framework.get(name, 0.0),
-                )
-                _take_intake(report, policy, calls)
-                retained = await policy.retained_now()
-                chars = sum(len(m.text or "") for m in retained)
-                report.retained[name] = Retained(len(retained), chars, policy.on_disk())
-                calls.latest_agent.pop(name, None)
-                gc.collect()  # this policy's garbage goes before the next policy's run adds its own
-                if report.stop:
-                    break
-            report.seconds = time.perf_counter() - started
+        await _run_policies(built, story, calls, models, report, progress)
     finally:
         for policy in built:
             await policy.close()
             if removed := policy.removed():
                 report.removed[policy.info.name] = removed
     return report
+
+
+async def _run_policies(
+    built: Sequence[Policy],
+    story: Chronology,
+    calls: LabCallLog,
+    models: ModelSet,
+    report: DriftReport,
+    progress: Progress | None,
+) -> None:
+    """Each policy that can run, one after another, until the report has a stop; the libraries' warnings
+    and the framework's time are told apart by the policy running."""
+    running = [""]
+    framework: dict[str, float] = {}
+    with (
+        paced_garbage_collection(),
+        library_warnings(report.warnings, running),
+        framework_time(framework, running),
+    ):
+        started = time.perf_counter()
+        in_a_row = 0
+        for policy in built:
+            policy_started = time.perf_counter()
+            name = running[0] = policy.info.name
+            if name in report.unavailable:
+                continue
+            report.scores[name], report.sizes[name] = {}, []
+            try:
+                await _replay(policy, story, calls, models, report, progress)
+                in_a_row = 0
+            except _Failed as failed:
+                in_a_row += 1
+                _take_failure(report, name, failed, in_a_row)
+            _take_accounting(report, name, calls, time.perf_counter() - policy_started, framework.get(name, 0.0))
+            _take_intake(report, policy, calls)
+            await _take_retained(report, policy)
+            calls.latest_agent.pop(name, None)
+            gc.collect()  # this policy's garbage goes before the next policy's run adds its own
+            if report.stop:
+                break
+        report.seconds = time.perf_counter() - started
+
+
+def _take_failure(report: DriftReport, name: str, failed: _Failed, in_a_row: int) -> None:
+    """The policy's failure, and the comparison's stop when the server cannot be reached or too many
+    policies failed in a row."""
+    report.failures[name] = Failure(failed.turn, failed.reason)
+    if failed.unreachable:
+        report.stop = Stop(name, failed.turn, failed.reason, UNREACHABLE)
+    elif in_a_row >= MAX_FAILURES_IN_A_ROW:
+        cause = f"{in_a_row} policies failed in a row"
+        report.stop = Stop(name, failed.turn, failed.reason, cause)
+
+
+def _take_accounting(report: DriftReport, name: str, calls: LabCallLog, seconds: float, framework: float) -> None:
+    made = calls.calls.get(name, Counter[str]())
+    report.accounting[name] = Accounting(
+        calls={kind: sum(made[p] for p in purposes) for kind, purposes in CALL_KINDS.items()},
+        request_chars=calls.chars[name],
+        reported=calls.total(name),
+        seconds=seconds,
+        framework_seconds=framework,
+    )
+
+
+async def _take_retained(report: DriftReport, policy: Policy) -> None:
+    retained = await policy.retained_now()
+    chars = sum(len(m.text or "") for m in retained)
+    report.retained[policy.info.name] = Retained(len(retained), chars, policy.on_disk())
 
 
 def _take_intake(report: DriftReport, policy: Policy, calls: LabCallLog) -> None:
