@@ -236,18 +236,26 @@ async def test_a_new_session_erases_the_file_of_the_one_it_replaces(tmp_path):
     assert histories(started(directory, mode=Mode.PROVIDER)) == {name: [] for name in AGENT_NAMES}
 
 
-async def test_sessions_saved_under_another_mode_are_not_resumed_and_their_files_are_erased(tmp_path):
-    """As switching the mode in a running app starts new sessions, so does starting in another mode."""
+async def test_sessions_saved_under_another_mode_are_not_resumed_and_are_kept_until_a_start_in_it(tmp_path):
+    """As switching the mode in a running app starts new sessions, so does starting in another mode; but
+    the sessions saved under the other stay in the file (they were deleted, the header saying only
+    "resumed: 0 message(s)"), and a start in their mode resumes them (`tests/session/test_other_shape.py`)."""
     directory = tmp_path / DIRECTORY
     secret = tagged("reporting")["reporting"]
     first = started(directory)
     assert (await first.ask("support", f"module={secret}")).ok
+    before = histories(first)
     quit_(first)
     second = started(directory, mode=Mode.PROVIDER)
     assert histories(second) == {name: [] for name in AGENT_NAMES}
     assert facts(second) == {"module": (secret, f"module={secret}")}  # the facts are kept, as on a switch
-    assert holding(directory, [secret]) == {STATE_FILE: [secret]}
-    assert "resumed: 0 message(s), 1 fact(s)" in second.status.summary
+    assert isinstance(second.histories, PersistedSessions) and len(second.histories.state.session_ids()) == 1
+    assert (
+        "resumed: 0 message(s), 1 fact(s); kept, not resumed: 2 message(s) saved under manual mode, recall off"
+        in second.status.summary
+    )
+    quit_(second)
+    assert histories(started(directory)) == before
 
 
 # memory.json as version 1 wrote it: the three facts of one message, each quoting the whole message, and

@@ -59,6 +59,7 @@ _FAILURE_CHARS = 200
 # Seconds between retries of a failing save, the last repeated until one succeeds: soon after a
 # short hiccup, and no more than twice a minute against a disk that stays full.
 RETRY_DELAYS = (1.0, 2.0, 5.0, 10.0, 30.0)
+_RESUMED_BY = "a start with those options resumes it; a forget of a value it holds, or of everything, deletes it"
 _WHAT = {
     STATE_FILE: "the facts, the ledger, the sessions and their messages (SQLite): its rows",
     "-wal": "SQLite's write-ahead log: the latest changes to the rows above, until they are written into them",
@@ -109,7 +110,10 @@ class PersistedSessions:
             saved = state.memory()
             if saved is not None and (problem := contract.cannot_open(saved.contract)):
                 raise SavedFileError(f"{path}: {problem}")
-            self._saved_shape, self._saved_sessions = state.sessions()
+            saved_shape, saved_sessions = state.sessions()
+            # Every set of sessions the file holds, oldest first: those kept under another shape by an
+            # earlier start, then the current ones. The start's shape says which it resumes (`_started`).
+            self._saved = [*state.kept(), *([(saved_shape, saved_sessions)] if saved_sessions else [])]
             state.mark_open()  # everything read back is good: from here on the file is this run's
         except BaseException:
             self.close()  # start-up stops here; the directory is free again
@@ -117,7 +121,13 @@ class PersistedSessions:
         self._history = StateHistory(self)
         self._lock = threading.RLock()
         self._current: dict[str, dict[str, Any]] = {}
-        self._shape = self._saved_shape
+        self._shape = saved_shape
+        # Once the start's shape is known: the sessions it resumes, by agent, and those saved under another
+        # shape (or an earlier set under the same), kept with their messages, not resumed, until a start
+        # with their shape resumes them or a forget removes them: a start with other options erased them.
+        self._resumes: dict[str, dict[str, Any]] | None = None
+        self._others: tuple[tuple[str, dict[str, dict[str, Any]]], ...] = ()
+        self._start_shape = ""
         self._failure: str | None = None
         self._retry_delays = tuple(retry_delays)
         self._retries = 0  # retries since the save began failing
@@ -131,8 +141,8 @@ class PersistedSessions:
         # a session and parsing it again before each turn made every turn slower than the one before.
         # The sessions `kept` does not keep are dropped with their rows.
         self._histories: dict[str, list[Message]] = {}
-        # What the last `kept` wrote (sessions, shape, the sessions whose messages the file keeps).
-        self._kept: tuple[dict[str, dict[str, Any]], str, frozenset[str]] | None = None
+        # What the last `kept` wrote (sessions, shape, the sessions whose messages the file keeps, the others).
+        self._kept: tuple[dict[str, dict[str, Any]], str, frozenset[str], tuple[Any, ...]] | None = None
         self._forgetting = False  # a forget is under way: memory is written when it ends, not before
         self.memory = (
             WorkingMemory.restored(saved, contract, ledger_capacity=ledger_capacity, clock=clock)
@@ -176,10 +186,39 @@ class PersistedSessions:
     def provider(self, agent: str) -> HistoryProvider:
         return self._history
 
+    def _started(self, shape: str) -> dict[str, dict[str, Any]]:
+        """At the start's first call, with its `shape`: the latest sessions saved under it with
+        messages are resumed (else the latest saved under it), and every other set that still has
+        messages in the file is kept, not resumed (a session without messages is no history: it goes).
+        The sessions it resumes, by agent."""
+        with self._lock:
+            if self._resumes is None:
+                with_messages = set(self.state.session_ids())
+                same = [i for i, (s, _) in enumerate(self._saved) if s == shape]
+                said = [i for i in same if any(d["session_id"] in with_messages for d in self._saved[i][1].values())]
+                resumed: int | None = (said or same)[-1] if same else None
+                others = []
+                for i, (s, sessions) in enumerate(self._saved):
+                    left = {a: d for a, d in sessions.items() if d["session_id"] in with_messages}
+                    if left and i != resumed:
+                        others.append((s, left))
+                self._resumes = dict(self._saved[resumed][1]) if resumed is not None else {}
+                self._others = tuple(others)
+                self._start_shape = shape
+                self._counted()
+            return self._resumes
+
+    def _counted(self) -> None:
+        """The header's count of the messages kept, not resumed, by shape (`Persisted.kept`)."""
+        counts: dict[str, int] = {}
+        for shape, sessions in self._others:
+            counts[shape] = counts.get(shape, 0) + sum(self.state.count(d["session_id"]) for d in sessions.values())
+        self._resumed = replace(self._resumed, kept=tuple(counts.items()), shape=self._start_shape)
+
     def first_session(self, agent: str, built: Agent, shape: str) -> AgentSession:
-        saved = self._saved_sessions.get(agent)
-        if saved is None or shape != self._saved_shape:
-            return built.create_session()  # its old messages are deleted when the runtime says which it keeps
+        saved = self._started(shape).get(agent)
+        if saved is None:
+            return built.create_session()
         session = AgentSession.from_dict(saved)
         with self._lock:
             messages = self._resumed.messages + self.state.count(session.session_id)
@@ -212,20 +251,28 @@ class PersistedSessions:
 
     def kept(self, sessions: Mapping[str, AgentSession], shape: str) -> None:
         """Save the sessions (with memory, when it changed), and delete the messages of every session
-        that is none of them. Nothing is written when the file holds exactly that already (the same
-        sessions as the last time, everything saved since): a turn's end would otherwise be a second
-        transaction after its messages', flushed to the disk."""
+        that is none of them and none kept under another shape (`_started`). Nothing is written when the
+        file holds exactly that already (the same sessions as the last time, everything saved since): a
+        turn's end would otherwise be a second transaction after its messages', flushed to the disk.
+
+        A switch of mode or recall in the app starts new sessions, and the messages of those it leaves
+        are deleted, as the app says when it switches; only the sessions a start found saved under another
+        shape are kept."""
         with self._lock:
+            self._started(shape)
             self._current = {name: s.to_dict() for name, s in sessions.items()}
             self._shape = shape
-            ids = frozenset(s.session_id for s in sessions.values())
-            self._unsaved_messages = {s: m for s, m in self._unsaved_messages.items() if s in ids}
-            self._histories = {s: m for s, m in self._histories.items() if s in ids}
-            kept = (self._current, shape, ids)
+            current = frozenset(s.session_id for s in sessions.values())
+            self._unsaved_messages = {s: m for s, m in self._unsaved_messages.items() if s in current}
+            self._histories = {s: m for s, m in self._histories.items() if s in current}
+            kept = (self._current, shape, current, self._others)
             if kept == self._kept and self._failure is None and not (self._unsaved_memory or self._unsaved_messages):
                 return
-            self._save(Saved(shape=shape, sessions=self._current, keep_only=ids))
+            self._save(Saved(shape=shape, sessions=self._current, keep_only=current | self._other_ids()))
             self._kept = kept if self._failure is None else None
+
+    def _other_ids(self) -> frozenset[str]:
+        return frozenset(str(d["session_id"]) for _, sessions in self._others for d in sessions.values())
 
     def save_turn(self, session_id: str, messages: list[dict[str, Any]]) -> None:
         """A turn's messages, with the facts and the ledger it left, as one transaction; nothing for a
@@ -259,6 +306,8 @@ class PersistedSessions:
             saved = replace(saved, messages=self._unsaved_messages)
         if saved.sessions is None and self._current:
             saved = replace(saved, shape=self._shape, sessions=self._current)  # the sessions go with every save
+        if saved.sessions is not None and self._resumes is not None:
+            saved = replace(saved, kept=self._others)  # and those kept under another shape
         try:
             self.state.save(saved)
         except (OSError, sqlite3.Error) as exc:
@@ -343,20 +392,19 @@ class PersistedSessions:
     def _held(self, agents: Mapping[str, str]) -> list[HeldItem]:
         held: list[HeldItem] = []
         with self._lock:  # nothing is written while it is read
+            kept = {str(d["session_id"]): (a, shape) for shape, sessions in self._others for a, d in sessions.items()}
             others = sorted(set(self.state.session_ids()) - set(agents))
             for session_id in [*agents, *others]:  # the agents' in their order, then any no agent reads
                 messages = self.read(session_id)
-                whose = (
-                    f"the {agents[session_id]} agent's history" if session_id in agents else "a history no agent reads"
-                )
-                held.append(
-                    HeldItem(
-                        "history",
-                        agents.get(session_id, session_id),
-                        f"{whose}: {len(messages):,} message(s)",
-                        history_text(messages),
-                    )
-                )
+                if session_id in agents:
+                    whose, name = f"the {agents[session_id]} agent's history", agents[session_id]
+                elif session_id in kept:
+                    agent, shape = kept[session_id]
+                    whose = f"the {agent} agent's history saved under {shape}, kept, not resumed ({_RESUMED_BY})"
+                    name = f"{agent} ({shape})"
+                else:
+                    whose, name = "a history no agent reads", session_id
+                held.append(HeldItem("history", name, f"{whose}: {len(messages):,} message(s)", history_text(messages)))
             for path in sorted(p for p in self.directory.rglob("*") if p.is_file()):
                 name = path.relative_to(self.directory).as_posix()
                 what = _WHAT.get(path.name.removeprefix(STATE_FILE) or STATE_FILE, "")
@@ -376,16 +424,32 @@ class PersistedSessions:
         holds a forgotten value."""
         with self._lock:
             self._forgetting = False
-            self._save(Saved())
+            # The sessions kept under another shape go too: all of them in a forget of everything, else
+            # each one whose messages (or session) hold a forgotten value, with its messages.
+            self._others = () if plan.everything else tuple(self._not_holding(plan))
+            current = frozenset(str(d["session_id"]) for d in self._current.values())
+            self._save(Saved(keep_only=current | self._other_ids()))
             if self._failure is not None:
                 raise OSError(f"the forget could not be saved: {self._failure}")
             self.state.erase_residue()
             self._resumed = replace(self._resumed, messages=0, facts=0, resumed=False)
+            self._counted()
             left = self.holding(plan)
         if left:
             names = ", ".join(str(p.relative_to(self.directory)) for p in left[:5])
             raise RuntimeError(f"{len(left)} file(s) under {self.directory} still hold a forgotten value: {names}")
         return 1
+
+    def _not_holding(self, plan: ForgetPlan) -> Iterator[tuple[str, dict[str, dict[str, Any]]]]:
+        """The sessions kept under another shape, without each one that holds a forgotten value."""
+        for shape, sessions in self._others:
+            left = {agent: d for agent, d in sessions.items() if not self._holds_forgotten(d, plan)}
+            if left:
+                yield shape, left
+
+    def _holds_forgotten(self, session: dict[str, Any], plan: ForgetPlan) -> bool:
+        texts = [json.dumps(session), *map(json.dumps, self.state.messages(str(session["session_id"])))]
+        return any(plan.holds(text) or any(plan.holds(s) for s in json_strings(text)) for text in texts)
 
     def holding(self, plan: ForgetPlan) -> list[Path]:
         """Every file under the directory that holds a forgotten value, as raw text or JSON-escaped."""

@@ -40,11 +40,14 @@ from pydantic import ValidationError
 from workbench.files import WORK_SUFFIX, private_file, put_in_place
 from workbench.memory.rules import stored_problem
 from workbench.memory.saved import SavedMemory
-from workbench.persist.format import MemoryFile, SavedFileError, SessionFile
+from workbench.persist.format import MemoryFile, SavedFileError, SessionFile, SessionsFile
 
 STATE_FILE = "state.sqlite"
 FORMAT = 1
 LOG_SUFFIX = "-wal"  # SQLite's write-ahead log beside the database
+# The meta rows of sessions saved under another shape (mode, recall) than the current one, kept, not resumed,
+# with their messages: "kept:1", "kept:2", ..., oldest first, each a `SessionsFile` (its shape and sessions).
+_KEPT = "kept:"
 _SCHEMA = """
 CREATE TABLE meta (name TEXT PRIMARY KEY, value TEXT NOT NULL);
 CREATE TABLE memory (id INTEGER PRIMARY KEY CHECK (id = 1), saved TEXT NOT NULL);
@@ -58,13 +61,15 @@ TABLES = frozenset({"meta", "memory", "sessions", "messages"})
 
 @dataclass(frozen=True)
 class Saved:
-    """What one transaction writes: any of memory, the sessions (with their shape), sessions' new
-    messages (by session id), which sessions' messages are kept (the others' are deleted), and whether
+    """What one transaction writes: any of memory, the sessions (with their shape), the sessions kept
+    under other shapes (`kept`: each its shape and sessions; they replace those saved before), sessions'
+    new messages (by session id), which sessions' messages are kept (the others' are deleted), and whether
     this is the move of an earlier version's files (`legacy.py`)."""
 
     memory: SavedMemory | None = None
     shape: str | None = None
     sessions: Mapping[str, dict[str, Any]] | None = None
+    kept: Sequence[tuple[str, Mapping[str, dict[str, Any]]]] | None = None
     messages: Mapping[str, Sequence[dict[str, Any]]] = field(default_factory=dict)
     keep_only: frozenset[str] | None = None
     moved: bool = False
@@ -187,6 +192,23 @@ class StateFile:
                 raise SavedFileError(f"{self.path}: {problem}") from None
         return shape, sessions
 
+    def kept(self) -> list[tuple[str, dict[str, dict[str, Any]]]]:
+        """The sessions saved under another shape than the current sessions', kept, not resumed (their
+        messages are in the file too), oldest first: each its shape and each agent's session dict."""
+        with self._lock:
+            rows = self._db.execute(
+                f"SELECT name, value FROM meta WHERE substr(name, 1, {len(_KEPT)}) = ?", (_KEPT,)
+            ).fetchall()
+        kept = []
+        for name, text in sorted(rows, key=lambda row: _kept_number(str(row[0]))):
+            try:
+                saved = SessionsFile.model_validate_json(text)
+            except ValidationError as exc:
+                problem = f"the sessions kept under another shape ({name}) do not parse ({_first(exc)})"
+                raise SavedFileError(f"{self.path}: {problem}") from None
+            kept.append((saved.shape, {agent: s.model_dump() for agent, s in saved.sessions.items()}))
+        return kept
+
     def messages(self, session_id: str) -> list[dict[str, Any]]:
         """A session's messages as `Message.to_dict()` wrote them, oldest first."""
         with self._lock:
@@ -209,12 +231,16 @@ class StateFile:
             return [s for (s,) in self._db.execute("SELECT DISTINCT session_id FROM messages ORDER BY session_id")]
 
     def rows(self) -> list[str]:
-        """Every row's text, as stored: memory, then each agent's session, then the messages as saved."""
+        """Every row's text, as stored: memory, then each agent's session, then the sessions kept under
+        another shape, then the messages as saved."""
         with self._lock:
             memory = self._db.execute("SELECT saved FROM memory").fetchall()
             sessions = self._db.execute("SELECT session FROM sessions ORDER BY agent").fetchall()
+            kept = self._db.execute(
+                f"SELECT value FROM meta WHERE substr(name, 1, {len(_KEPT)}) = ? ORDER BY name", (_KEPT,)
+            ).fetchall()
             messages = self._db.execute("SELECT message FROM messages ORDER BY rowid").fetchall()
-        return [text for (text,) in (*memory, *sessions, *messages)]
+        return [text for (text,) in (*memory, *sessions, *kept, *messages)]
 
     def moved(self) -> bool:
         """Whether an earlier version's files were moved into this database (`legacy.py`)."""
@@ -242,6 +268,11 @@ class StateFile:
                     text = SessionFile.model_validate(session).model_dump_json()
                     self._db.execute("INSERT INTO sessions VALUES (?, ?)", (agent, text))
                 self._db.execute("INSERT OR REPLACE INTO meta VALUES ('shape', ?)", (saved.shape or "",))
+            if saved.kept is not None:
+                self._db.execute(f"DELETE FROM meta WHERE substr(name, 1, {len(_KEPT)}) = ?", (_KEPT,))
+                for number, (shape, sessions) in enumerate(saved.kept, 1):
+                    text = SessionsFile.model_validate({"shape": shape, "sessions": sessions}).model_dump_json()
+                    self._db.execute("INSERT INTO meta VALUES (?, ?)", (f"{_KEPT}{number}", text))
             for session_id, messages in saved.messages.items():
                 (last,) = self._db.execute(
                     "SELECT coalesce(max(seq), 0) FROM messages WHERE session_id = ?", (session_id,)
@@ -343,6 +374,11 @@ def _check(path: Path) -> None:
             f"{path} was copied while a workbench had it open, or its log {log.name} was lost: the latest turns "
             f"may be missing from it; put its log back beside it, or copy it again after the workbench quits"
         )
+
+
+def _kept_number(name: str) -> int:
+    number = name.removeprefix(_KEPT)
+    return int(number) if number.isdigit() else 0
 
 
 def _first_problem(check: str) -> str:

@@ -84,14 +84,30 @@ class Persisted:
     resumed: bool = False
     failure: str | None = None  # the latest write that failed, bounded and scrubbed by the caller
     saved_at: datetime | None = None  # when the sessions resumed were last saved (local time)
+    # The messages of sessions saved under another shape (mode and recall) than the start's, kept in the
+    # file, not resumed: each (that shape, how many); and the start's shape.
+    kept: tuple[tuple[str, int], ...] = ()
+    shape: str = ""
 
     @property
     def part(self) -> tuple[str, str]:
         if self.failure:
             return "persist", f"NOT saving: {self.failure}"
-        if self.resumed:
-            return "resumed", f"{self.messages:,} message(s), {self.facts:,} fact(s)"
+        if self.resumed or self.kept:
+            return "resumed", f"{self.messages:,} message(s), {self.facts:,} fact(s){self.not_resumed}"
         return "persist", "on, nothing to resume"
+
+    @property
+    def not_resumed(self) -> str:
+        """What the file keeps and this start did not resume, as the header says it after what it resumed."""
+        if not self.kept:
+            return ""
+        saved = "; ".join(
+            f"{n:,} message(s) saved under {shape}{' before the sessions resumed' if shape == self.shape else ''}"
+            for shape, n in self.kept
+        )
+        hint = " (start with those options to resume them)" if any(s != self.shape for s, _ in self.kept) else ""
+        return f"; kept, not resumed: {saved}{hint}"
 
 
 @dataclass(frozen=True)
@@ -173,7 +189,9 @@ class RuntimeStatus:
         title but not for the whole summary (the memories' descriptions are what make it long); without
         `memories_named`, the memories counted in one part ("2 memories (F1)")."""
         persisted = [": ".join(self.persisted.part)] if self.persisted is not None else []
-        urgent = self.persisted is not None and bool(self.persisted.failure or self.persisted.resumed)
+        urgent = self.persisted is not None and bool(
+            self.persisted.failure or self.persisted.resumed or self.persisted.kept
+        )
         completed = [self.completed.partition(" cut short at ")[0]] if self.completed else []
         first = [*(persisted if urgent else []), *completed, *([f"recall: {self.recall}"] if self.recall else [])]
         memories = self.memory_names or self.memories
