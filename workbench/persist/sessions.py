@@ -4,7 +4,9 @@ holder of the one forget.
 Layout under the directory (user-only: 0700 directories, 0600 files, written so from the first byte):
 
     state.sqlite         the facts with their provenance, the ledger and the counters, each agent's
-                         `AgentSession.to_dict()`, and every message of the agents' current sessions
+                         `AgentSession.to_dict()`, and every message of the agents' current sessions,
+                         and of those saved under another shape (mode, recall), kept, not resumed,
+                         until a start with that shape resumes them or a forget removes them
                          (state.py); with SQLite's write-ahead log beside it while it is open
     lock                 held locked while a workbench uses the directory; names its process
 

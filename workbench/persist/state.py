@@ -1,6 +1,6 @@
 """The one owner of the persisted state's file: one SQLite database holding the facts with their
 provenance, the ledger and the counters, each agent's session, and every message of the agents'
-current sessions.
+current sessions, and of the sessions saved under another shape (mode, recall), kept, not resumed.
 
 One file, so that what belongs together is written together: a turn's messages, the facts and the
 ledger it left, and the sessions go to disk in one transaction, and after a crash at any instant the

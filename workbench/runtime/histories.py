@@ -36,7 +36,8 @@ class Histories(Protocol):
     def first_session(self, agent: str, built: Agent, shape: str) -> AgentSession:
         """The session `agent` starts with when the runtime is built: a resumed one, or a new one.
         `shape` names what shapes a history (mode, recall): one saved under another is not resumed,
-        as switching either in a running app starts new sessions."""
+        as switching either in a running app starts new sessions (a store on disk keeps it for a start
+        with its shape: `workbench.persist.sessions`)."""
         ...
 
     def messages(self, agent: str, session: AgentSession) -> list[Message]:
