@@ -475,7 +475,7 @@ def test_the_drift_lab_runs_an_agent_whose_service_keeps_its_responses_with_stor
     item whatever `store` says: its rows do not run without the option, and say why."""
     from workbench.drift import run_drift
     from workbench.drift.copies import ALLOW_OPTION
-    from workbench.drift.report import to_json
+    from workbench.drift.report_json import to_json
 
     rows = ["yours:accounts", "yours:accounts+facts"]
     with served("offered", monkeypatch) as service:

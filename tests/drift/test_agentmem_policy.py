@@ -12,7 +12,8 @@ from tests.support.openai_server import memory_file_writer
 from workbench.drift import run_drift
 from workbench.drift.agentmem_policy import NEEDS_LOOP, NEEDS_MODEL
 from workbench.drift.mem0_policy import MEM0_NEEDS_MODEL, NEEDS_EMBEDDINGS
-from workbench.drift.report import render, to_json
+from workbench.drift.report import render
+from workbench.drift.report_json import to_json
 from workbench.runtime import ModelConfig, build_models
 
 

@@ -357,7 +357,8 @@ async def test_a_memory_that_received_nothing_says_so_with_its_counts(loopback):
     looks measured."""
     from tests.live.helpers import is_writer
     from tests.support.openai_server import Canned
-    from workbench.drift.report import render, to_json
+    from workbench.drift.report import render
+    from workbench.drift.report_json import to_json
 
     loopback.state.responder = lambda body: Canned(text="module is Billing, I think") if is_writer(body) else None
     models = build_models(ModelConfig(model="loopback-model", base_url=loopback.base_url, max_retries=0))

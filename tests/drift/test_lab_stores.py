@@ -27,7 +27,7 @@ from workbench import ScriptedChatClient
 from workbench.agentmem.extracted import retiring
 from workbench.drift import run_drift
 from workbench.drift.copies import ALLOW_OPTION, LabStores
-from workbench.drift.report import to_json
+from workbench.drift.report_json import to_json
 from workbench.loading import from_folder, from_objects
 from workbench.runtime import ModelConfig, build_models
 

@@ -15,7 +15,8 @@ from rich.console import Console
 from workbench.drift import run_drift
 from workbench.drift.persisted_policy import PersistedHistoryPolicy
 from workbench.drift.policies import POLICIES
-from workbench.drift.report import render, to_json
+from workbench.drift.report import render
+from workbench.drift.report_json import to_json
 from workbench.files import InUse
 from workbench.memory import SEED
 from workbench.persist.sessions import PersistedSessions

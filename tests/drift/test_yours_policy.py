@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from workbench.drift import run_drift
-from workbench.drift.report import to_json
+from workbench.drift.report_json import to_json
 from workbench.loading import from_folder
 from workbench.runtime import ModelConfig, build_models
 from workbench.runtime.scripted import SCRIPTED_LABEL

@@ -210,7 +210,8 @@ def _run_lab(
 
 def _reported(args: argparse.Namespace, outcome: DriftReport | Sweep) -> int:
     """`outcome` printed, what it left behind or where it stopped said on stderr; the exit status."""
-    from workbench.drift.report import render, render_sweep, stop_line, sweep_json, to_json
+    from workbench.drift.report import render, render_sweep, stop_line
+    from workbench.drift.report_json import sweep_json, to_json
     from workbench.drift.sweep import Sweep
 
     if isinstance(outcome, Sweep):

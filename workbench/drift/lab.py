@@ -224,6 +224,12 @@ class DriftReport:
     def titles(self) -> dict[str, str]:
         return {p.name: p.title for p in self.policies}
 
+    def last_probe_chars(self, name: str) -> int | None:
+        """The policy's request size at the chronology's last probe; None when it did not get there."""
+        last = self.chronology.expectations[-1].probe if self.chronology.expectations else None
+        cell = self.scores.get(name, {}).get(last) if last else None
+        return cell.request_chars if cell else None
+
 
 def request_text(call: CallRecord) -> str:
     return "\n".join([call.instructions, *(m.text for m in call.messages)])

@@ -11,14 +11,12 @@ from rich.text import Text
 
 from workbench.drift.chart import chart_text
 from workbench.drift.lab import DriftReport, ProbeScore
-from workbench.drift.policies import PolicyInfo
 from workbench.drift.sweep import Sweep
 from workbench.drift.yours_policy import PREFIX as YOURS
 from workbench.memory.shown import quoted
-from workbench.runtime.scripted import SCRIPTED_LABEL
 from workbench.runtime.usage import describe_usage
 from workbench.tables import MAX_SHOWN_CHARS, literal, titled_table
-from workbench.text import clip, visible
+from workbench.text import visible
 
 NOTE = (
     "Cells say what each request contained and what each answer said, checked by exact text under one rule "
@@ -381,162 +379,19 @@ def render(report: DriftReport, *, timing: bool = True, chart: bool = True) -> G
     return Group(*parts)
 
 
-def stop_json(report: DriftReport) -> dict[str, Any] | None:
-    if report.stop is None:
-        return None
-    return {
-        "policy": report.stop.policy,
-        "title": report.titles.get(report.stop.policy, report.stop.policy),
-        "turn": report.stop.turn,
-        "cause": report.stop.cause,
-        "reason": report.stop.reason,
-    }
-
-
-def failures_json(report: DriftReport) -> dict[str, Any]:
-    return {name: {"turn": f.turn, "reason": f.reason} for name, f in report.failures.items()}
-
-
-def intake_json(report: DriftReport) -> dict[str, Any]:
-    return {
-        name: {
-            "batches": i.batches,
-            "batches_rejected": i.batches_rejected,
-            "memory_calls": i.memory_calls,
-            "extractions_failed": i.extractions_failed,
-            "stored": i.stored,
-            "recalled": i.recalled,
-            "received_nothing": i.received_nothing,
-            "why": clip(i.describe(), MAX_SHOWN_CHARS),
-        }
-        for name, i in report.intake.items()
-    }
-
-
-def warnings_json(report: DriftReport) -> dict[str, Any]:
-    return {
-        name: [
-            {"message": clip(w.message, MAX_SHOWN_CHARS), "count": w.count, "first_turn": w.first_turn}
-            for w in warned.values()
-        ]
-        for name, warned in report.warnings.items()
-    }
-
-
-def _policy_json(report: DriftReport, policy: PolicyInfo) -> dict[str, Any]:
-    """A policy as the JSON names it: what it keeps, what answered it (and whether a model did); the user's
-    agents' rows also each agent's client and memories, and what the lab removed afterwards."""
-    return {
-        "name": policy.name,
-        "title": policy.title,
-        "keeps": policy.keeps,
-        "live": report.answered_live(policy.name),
-        "answered_by": [
-            {"agent": agent, "model": label, "calls": count, "live": label != SCRIPTED_LABEL}
-            for (agent, label), count in report.answered.get(policy.name, {}).items()
-        ],
-        **(
-            {
-                "agents": [{"name": a.name, "client": a.client, "memories": list(a.memories)} for a in policy.agents],
-                "removed": [{"what": r.line, "verified": r.done} for r in report.removed.get(policy.name, [])],
-            }
-            if policy.agents
-            else {}
-        ),
-    }
-
-
-def to_json(report: DriftReport) -> dict[str, Any]:
-    return {
-        "chronology": report.chronology.name,
-        "turns": report.chronology.turns,
-        "model": report.model,
-        "live": report.any_live,
-        "seconds": round(report.seconds, 3),
-        "partial": report.partial,
-        "stop": stop_json(report),
-        "failures": failures_json(report),
-        "unavailable": report.unavailable,
-        "intake": intake_json(report),
-        "warnings": warnings_json(report),
-        "policies": [_policy_json(report, p) for p in report.policies],
-        "left_out": list(report.left_out),
-        "probes": [
-            {
-                "id": e.probe,
-                "question": e.question,
-                "agent": e.agent,
-                "current": e.current,
-                "superseded": e.superseded,
-                "prohibition": e.prohibition,
-                "forgotten": e.forgotten,
-                "expect": list(e.expect),
-                "expect_any": list(e.expect_any),
-                "forbid": list(e.forbid),
-                "derived": e.derived,
-                "about_prohibition": e.about_prohibition,
-                "why": e.why,
-            }
-            for e in report.chronology.expectations
-        ],
-        "matrix": {
-            name: {
-                probe: {
-                    "request_chars": cell.request_chars,
-                    "current": cell.current,
-                    "superseded": cell.superseded,
-                    "prohibition": cell.prohibition,
-                    "forgotten": cell.forgotten,
-                    "answer": clip(cell.answer, MAX_SHOWN_CHARS),
-                    "answer_expected": cell.answer_score.expected,
-                    "answer_expected_any": cell.answer_score.expected_any,
-                    "answer_forbidden": cell.answer_score.forbidden,
-                }
-                for probe, cell in probes.items()
-            }
-            for name, probes in report.scores.items()
-        },
-        "accounting": {
-            name: {
-                "calls": cost.calls,
-                "request_chars": cost.request_chars,
-                "estimated_tokens": cost.estimate,
-                "reported_tokens": None
-                if cost.reported is None
-                else {"input": cost.reported.input_tokens, "output": cost.reported.output_tokens},
-                "retained_history": {
-                    "messages": report.retained[name].messages,
-                    "chars": report.retained[name].chars,
-                    "bytes_on_disk": report.retained[name].on_disk,
-                },
-                "seconds": round(cost.seconds, 3),
-                "framework_seconds": round(cost.framework_seconds, 3),
-            }
-            for name, cost in report.accounting.items()
-        },
-        "request_chars_by_turn": report.sizes,
-    }
-
-
 SWEEP_COLUMNS = ("turns", "policy", "request chars at the last probe", "chars sent (all calls)", "calls", "lab time")
-
-
-def _last_probe_chars(report: DriftReport, name: str) -> int | None:
-    last = report.chronology.expectations[-1].probe if report.chronology.expectations else None
-    cell = report.scores.get(name, {}).get(last) if last else None
-    return cell.request_chars if cell else None
 
 
 def sweep_table(sweep: Sweep) -> Table:
     chosen = chosen_note(sweep.reports[0]) if sweep.reports else ""
-    table = titled_table(f"sweep · {sweep.chronology.name}{chosen} · model: {_model(sweep)}", SWEEP_COLUMNS)
+    table = titled_table(f"sweep · {sweep.chronology.name}{chosen} · model: {sweep.model}", SWEEP_COLUMNS)
     for report in sweep.reports:
         for policy in report.policies:
             cost = report.accounting.get(policy.name)
             if cost is None:
                 table.add_row(f"{report.chronology.turns:,}", policy.title, _missing(report, policy.name))
                 continue
-            size = _last_probe_chars(report, policy.name)
+            size = report.last_probe_chars(policy.name)
             table.add_row(
                 f"{report.chronology.turns:,}",
                 policy.title,
@@ -553,10 +408,6 @@ def sweep_table(sweep: Sweep) -> Table:
     return table
 
 
-def _model(sweep: Sweep) -> str:
-    return sweep.reports[0].model if sweep.reports else "?"
-
-
 def render_sweep(sweep: Sweep) -> Group:
     parts: list[Any] = [sweep_table(sweep)]
     if sweep.reports:
@@ -568,36 +419,3 @@ def render_sweep(sweep: Sweep) -> Group:
         parts.append(Text(f"{sweep.stopped.chronology.turns:,} turns: {line} (partial)", "bold red"))
     parts.append(Text(NOTE, "dim"))
     return Group(*parts)
-
-
-def sweep_json(sweep: Sweep) -> dict[str, Any]:
-    return {
-        "chronology": sweep.chronology.name,
-        "model": _model(sweep),
-        "lengths": list(sweep.lengths),
-        "left_out": list(sweep.reports[0].left_out) if sweep.reports else [],
-        "partial": sweep.stopped is not None,
-        "stop": None
-        if sweep.stopped is None
-        else {"turns": sweep.stopped.chronology.turns, **(stop_json(sweep.stopped) or {})},
-        "runs": [
-            {
-                "turns": report.chronology.turns,
-                "seconds": round(report.seconds, 3),
-                "partial": report.partial,
-                "failures": failures_json(report),
-                "policies": {
-                    name: {
-                        "request_chars_at_last_probe": _last_probe_chars(report, name),
-                        "chars_sent": cost.request_chars,
-                        "calls": sum(cost.calls.values()),
-                        "seconds": round(cost.seconds, 3),
-                    }
-                    for name, cost in report.accounting.items()
-                },
-                "request_chars_by_turn": report.sizes,
-                "unavailable": report.unavailable,
-            }
-            for report in sweep.reports
-        ],
-    }

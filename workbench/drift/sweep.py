@@ -29,6 +29,11 @@ class Sweep:
         """The policies that failed in some run (the others went on), in order."""
         return [name for report in self.reports for name in report.failures]
 
+    @property
+    def model(self) -> str:
+        """The lab's model, as its first run named it ("?" before any run)."""
+        return self.reports[0].model if self.reports else "?"
+
 
 def parse_lengths(text: str) -> tuple[int, ...]:
     """`10,100,1000` as lengths, ascending and distinct, each at most MAX_TURNS; ValueError says what
