@@ -90,6 +90,8 @@ async def test_a_forget_under_other_options_leaves_no_byte_of_the_value_in_the_k
     assert "kept, not resumed: 4 message(s)" in summary(second)
     report = await second.forget(key)
     assert report.failures == {}
+    kept_after = "persist: on; kept, not resumed: 2 message(s) saved under manual mode, recall off"
+    assert (kept_after in summary(second)) == (key is not None)
     assert holding(data, "Contoso Ltd 7731") == []
     assert holding(data, "Contoso") == []
     second.close()  # the quit: the log written into the file

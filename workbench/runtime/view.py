@@ -93,9 +93,9 @@ class Persisted:
     def part(self) -> tuple[str, str]:
         if self.failure:
             return "persist", f"NOT saving: {self.failure}"
-        if self.resumed or self.kept:
+        if self.resumed:
             return "resumed", f"{self.messages:,} message(s), {self.facts:,} fact(s){self.not_resumed}"
-        return "persist", "on, nothing to resume"
+        return "persist", f"on{self.not_resumed}" if self.kept else "on, nothing to resume"
 
     @property
     def not_resumed(self) -> str:
