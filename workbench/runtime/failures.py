@@ -128,62 +128,75 @@ def explain_failure(
     for cause in causes(exc):
         name = type(cause).__name__
         status = getattr(cause, "status_code", None)
-        if isinstance(cause, UnusableReply):
-            line = cause.explain(server)
-        elif isinstance(cause, MemoryUnavailable):
-            line = str(cause)
-        elif getattr(cause, "rate_limited", False):  # the whole --timeout went by on 429s
-            line = f"{server} is rate limiting (HTTP 429) for longer than --timeout ({cause}): wait, or lower the load"
-        elif isinstance(cause, TimeoutError) or name == "APITimeoutError":
-            took = f" ({cause}, the --timeout)" if isinstance(cause, CallTimedOut) else ""
-            line = f"the model call timed out{took}: raise --timeout, or check that the server is not overloaded"
-        elif cut := _cut_connection(cause) if name in ("APIConnectionError", *_CUT_CONNECTION) else None:
-            line = (
-                f"{server} closed the connection in the middle of the reply ({_first_line(cut)}): "
-                "check the server's log (it may have crashed or restarted)"
-            )
-        elif name == "JSONDecodeError" and (where := _read_by_a_provider(cause)) is not None:
-            line = (
-                f"a file the agent's memory reads is not JSON ({_first_line(cause)}, read by {where}): a line "
-                "cut short when a process was killed while writing it; a forget of what it holds rewrites it"
-            )
-        elif name == "JSONDecodeError":
-            line = (
-                f"{server} answered with something that is not JSON ({_first_line(cause)}): check that "
-                "--base-url is the server's OpenAI-compatible /v1 URL"
-            )
-        elif name == "APIError" and status is None:
-            line = f"{server} sent an error in the middle of the reply ({_first_line(cause)}): check the server's log"
-        elif isinstance(cause, _SHAPE_ERRORS) and _from_the_client(exc):
-            line = (
-                f"{server} answered, but not in the shape of an OpenAI chat completion ({name}: "
-                f"{_first_line(cause)}): check that --base-url is the server's OpenAI-compatible /v1 URL"
-            )
-        elif name in _ENTRA_ERRORS:
-            line = (
-                "Entra ID sign-in failed (DefaultAzureCredential got no token): run az login, "
-                "or set AZURE_OPENAI_API_KEY"
-            )
-        elif (azure := _azure_line(cause, name, status, sign_in)) is not None:
-            line = azure
-        elif name == "APIConnectionError" and _unknown_host(cause):
-            line = f"cannot resolve the host of {server}: check the name in --base-url / OPENAI_BASE_URL"
-        elif name == "APIConnectionError":
-            line = f"cannot reach {server}: check --base-url / OPENAI_BASE_URL and that the server is running"
-        elif status in (401, 403):
-            line = f"{server} refused the API key (HTTP {status}): check OPENAI_API_KEY"
-        elif status == 404:
-            line = f"{server} does not know this model or path (HTTP 404): check --model and --base-url"
-        elif status == 429:
-            line = f"{server} is rate limiting (HTTP 429){_asked_to_wait(cause)}: wait, or lower the load"
-        elif isinstance(status, int) and status >= 500:
-            line = f"{server} failed (HTTP {status}): check the server's log"
-        elif isinstance(status, int):
-            line = f"{server} rejected the request (HTTP {status}): {_first_line(cause)}"
-        else:
-            continue
-        return scrub_secrets(line, secrets)
+        line = _reply_line(exc, cause, name, status, server)
+        if line is None:
+            line = _request_line(cause, name, status, server, sign_in)
+        if line is not None:
+            return scrub_secrets(line, secrets)
     return scrub_secrets(f"{type(exc).__name__}: {_first_line(exc)}", secrets)
+
+
+def _reply_line(exc: BaseException, cause: BaseException, name: str, status: Any, server: str) -> str | None:
+    """What `cause` says went wrong with the call or its reply (an unusable reply, a timeout, a cut or
+    malformed answer), or None."""
+    if isinstance(cause, UnusableReply):
+        return cause.explain(server)
+    if isinstance(cause, MemoryUnavailable):
+        return str(cause)
+    if getattr(cause, "rate_limited", False):  # the whole --timeout went by on 429s
+        return f"{server} is rate limiting (HTTP 429) for longer than --timeout ({cause}): wait, or lower the load"
+    if isinstance(cause, TimeoutError) or name == "APITimeoutError":
+        took = f" ({cause}, the --timeout)" if isinstance(cause, CallTimedOut) else ""
+        return f"the model call timed out{took}: raise --timeout, or check that the server is not overloaded"
+    if cut := _cut_connection(cause) if name in ("APIConnectionError", *_CUT_CONNECTION) else None:
+        return (
+            f"{server} closed the connection in the middle of the reply ({_first_line(cut)}): "
+            "check the server's log (it may have crashed or restarted)"
+        )
+    if name == "JSONDecodeError" and (where := _read_by_a_provider(cause)) is not None:
+        return (
+            f"a file the agent's memory reads is not JSON ({_first_line(cause)}, read by {where}): a line "
+            "cut short when a process was killed while writing it; a forget of what it holds rewrites it"
+        )
+    if name == "JSONDecodeError":
+        return (
+            f"{server} answered with something that is not JSON ({_first_line(cause)}): check that "
+            "--base-url is the server's OpenAI-compatible /v1 URL"
+        )
+    if name == "APIError" and status is None:
+        return f"{server} sent an error in the middle of the reply ({_first_line(cause)}): check the server's log"
+    if isinstance(cause, _SHAPE_ERRORS) and _from_the_client(exc):
+        return (
+            f"{server} answered, but not in the shape of an OpenAI chat completion ({name}: "
+            f"{_first_line(cause)}): check that --base-url is the server's OpenAI-compatible /v1 URL"
+        )
+    return None
+
+
+def _request_line(cause: BaseException, name: str, status: Any, server: str, sign_in: SignIn | None) -> str | None:
+    """What `cause` says the server did with the request (refused the credential, unknown host or model,
+    rate limited, failed), or None."""
+    if name in _ENTRA_ERRORS:
+        return (
+            "Entra ID sign-in failed (DefaultAzureCredential got no token): run az login, or set AZURE_OPENAI_API_KEY"
+        )
+    if (azure := _azure_line(cause, name, status, sign_in)) is not None:
+        return azure
+    if name == "APIConnectionError" and _unknown_host(cause):
+        return f"cannot resolve the host of {server}: check the name in --base-url / OPENAI_BASE_URL"
+    if name == "APIConnectionError":
+        return f"cannot reach {server}: check --base-url / OPENAI_BASE_URL and that the server is running"
+    if status in (401, 403):
+        return f"{server} refused the API key (HTTP {status}): check OPENAI_API_KEY"
+    if status == 404:
+        return f"{server} does not know this model or path (HTTP 404): check --model and --base-url"
+    if status == 429:
+        return f"{server} is rate limiting (HTTP 429){_asked_to_wait(cause)}: wait, or lower the load"
+    if isinstance(status, int) and status >= 500:
+        return f"{server} failed (HTTP {status}): check the server's log"
+    if isinstance(status, int):
+        return f"{server} rejected the request (HTTP {status}): {_first_line(cause)}"
+    return None
 
 
 def _azure_line(cause: BaseException, name: str, status: Any, sign_in: SignIn | None) -> str | None:
@@ -205,6 +218,25 @@ def _azure_line(cause: BaseException, name: str, status: Any, sign_in: SignIn | 
         )
     if name == "APIConnectionError":
         return f"cannot reach {server}: check --azure-endpoint / AZURE_OPENAI_ENDPOINT"
+    if status in (401, 403):
+        return _azure_refused(server, status, sign_in)
+    if status == 404:
+        return _azure_not_found(server, url.path, unquote(deployment[1]), code, version)
+    if code == "content_filter":
+        return (
+            f"Azure OpenAI's content filter refused the prompt (HTTP {status}{_filtered(body)}): nothing was kept; "
+            "rephrase the message, or check the deployment's content filter"
+        )
+    if status == 429:
+        return (
+            f"Azure OpenAI at {server} is rate limiting (HTTP 429) after the client's retries: wait, or raise "
+            "the deployment's tokens-per-minute quota"
+        )
+    return None
+
+
+def _azure_refused(server: str, status: int, sign_in: SignIn | None) -> str:
+    """An HTTP 401 or 403 from Azure OpenAI, read by the credential the client was built to send."""
     if status == 401 and sign_in is SignIn.ENTRA_ID:
         return (
             f"Azure OpenAI at {server} refused the Entra ID token (HTTP 401): sign in to the resource's tenant "
@@ -230,38 +262,29 @@ def _azure_line(cause: BaseException, name: str, status: Any, sign_in: SignIn | 
             f"Azure OpenAI at {server} refused the credential (HTTP 401): check that AZURE_OPENAI_API_KEY is a "
             "key of this resource, or without a key, sign in to the resource's tenant (az login --tenant ...)"
         )
-    if status == 403:
-        return (
-            f"Azure OpenAI at {server} denied access (HTTP 403): check the resource's network rules (firewall, "
-            "private endpoint), and AZURE_OPENAI_API_KEY, or without a key, the 'Cognitive Services OpenAI User' "
-            "role of your Entra ID identity"
-        )
-    if status == 404 and code == "DeploymentNotFound":
+    return (
+        f"Azure OpenAI at {server} denied access (HTTP 403): check the resource's network rules (firewall, "
+        "private endpoint), and AZURE_OPENAI_API_KEY, or without a key, the 'Cognitive Services OpenAI User' "
+        "role of your Entra ID identity"
+    )
+
+
+def _azure_not_found(server: str, path: str, deployment: str, code: object, version: str) -> str:
+    """An HTTP 404 from Azure OpenAI: no such deployment (named in the options that set it), or no such path."""
+    if code == "DeploymentNotFound":
         options = (
             "--embedding-model / AZURE_OPENAI_EMBEDDING_DEPLOYMENT_NAME"
-            if url.path.endswith("/embeddings")
+            if path.endswith("/embeddings")
             else "--model / --writer-model / AZURE_OPENAI_DEPLOYMENT_NAME"
         )
         return (
-            f"Azure OpenAI at {server} has no deployment {quoted(unquote(deployment[1]), 80)} (HTTP 404): check "
+            f"Azure OpenAI at {server} has no deployment {quoted(deployment, 80)} (HTTP 404): check "
             f"{options} (the deployment's name, not the model's)"
         )
-    if status == 404:
-        return (
-            f"Azure OpenAI at {server} does not know this path (HTTP 404): check --azure-endpoint and "
-            f"--api-version ({version})"
-        )
-    if code == "content_filter":
-        return (
-            f"Azure OpenAI's content filter refused the prompt (HTTP {status}{_filtered(body)}): nothing was kept; "
-            "rephrase the message, or check the deployment's content filter"
-        )
-    if status == 429:
-        return (
-            f"Azure OpenAI at {server} is rate limiting (HTTP 429) after the client's retries: wait, or raise "
-            "the deployment's tokens-per-minute quota"
-        )
-    return None
+    return (
+        f"Azure OpenAI at {server} does not know this path (HTTP 404): check --azure-endpoint and "
+        f"--api-version ({version})"
+    )
 
 
 def _filtered(body: object) -> str:
