@@ -59,7 +59,14 @@ class Adaptive:
 
 
 def render(report: QualifyReport) -> Adaptive:
-    parts: list[Any] = []
+    cases, stacked = _cases(report)
+    return Adaptive(_before(report), cases, stacked, _after(report))
+
+
+def _before(report: QualifyReport) -> list[RenderableType]:
+    """What precedes the cases: the contract's note, and the formats the server accepts (with no model:
+    that no model is qualified)."""
+    parts: list[RenderableType] = []
     if report.contract_note is not None:
         parts.append(Text(report.contract_note, "bold"))
     if report.self_check:
@@ -69,6 +76,11 @@ def render(report: QualifyReport) -> Adaptive:
         for name, verdict in report.formats.items():
             formats.add_row(name, literal(verdict, "green" if verdict.startswith("accepted") else "yellow"))
         parts.append(formats)
+    return parts
+
+
+def _cases(report: QualifyReport) -> tuple[Table, Text]:
+    """The cases as a table, and the same rows as one block per case (`Adaptive` shows one of them)."""
     what = "suite self-check" if report.self_check else "contract suite"
     good, bad = ("agrees", "DISAGREES") if report.self_check else ("pass", "FAIL")
     cases = titled_table(
@@ -95,7 +107,12 @@ def render(report: QualifyReport) -> Adaptive:
         stacked.append_text(Text("\n").join([Text.assemble(row[0], style="bold"), _fields(cases, row)]))
         stacked.append("\n")
     stacked.rstrip()
-    before, parts = parts, []
+    return cases, stacked
+
+
+def _after(report: QualifyReport) -> list[RenderableType]:
+    """What follows the cases: the totals, the notes that apply, each failed case's detail, what to try next."""
+    parts: list[RenderableType] = []
     scored, host = report.scored, report.host_checks
     host_passed = sum(r.passed for r in host)
     if report.self_check:
@@ -125,7 +142,7 @@ def render(report: QualifyReport) -> Adaptive:
         parts.append(Text(next_steps(report), "bold yellow"))
     if not report.self_check:
         parts.append(Text(NOTE, "dim"))
-    return Adaptive(before, cases, stacked, parts)
+    return parts
 
 
 def fitted_columns(table: Table, width: int) -> bool:
