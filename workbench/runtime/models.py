@@ -78,20 +78,32 @@ def build_models(
     streamed reply was assembled once more at its end (tens of milliseconds, with typing frozen)."""
     loop: FunctionInvocationConfiguration = {"enabled": function_calls}
     if not config.is_live:
-        client = ScriptedChatClient(delay=scripted_delay, function_invocation_configuration=loop)
-        return ModelSet(
-            client,
-            client,
-            SCRIPTED_LABEL,
-            SCRIPTED_LABEL,
-            writer_format=config.effective_writer_format,
-            timeout=config.timeout,
-            scripted=True,
-            function_calls=function_calls,
-            max_tokens=config.max_tokens,
-        )
+        return _build_scripted_models(config, scripted_delay, loop, function_calls)
     if config.azure is not None:
         return replace(_build_azure_models(config, credential, loop), function_calls=function_calls)
+    return _build_openai_models(config, loop, function_calls)
+
+
+def _build_scripted_models(
+    config: ModelConfig, delay: float, loop: FunctionInvocationConfiguration, function_calls: bool
+) -> ModelSet:
+    """The built-in script as both the agents' and the writer's client."""
+    client = ScriptedChatClient(delay=delay, function_invocation_configuration=loop)
+    return ModelSet(
+        client,
+        client,
+        SCRIPTED_LABEL,
+        SCRIPTED_LABEL,
+        writer_format=config.effective_writer_format,
+        timeout=config.timeout,
+        scripted=True,
+        function_calls=function_calls,
+        max_tokens=config.max_tokens,
+    )
+
+
+def _build_openai_models(config: ModelConfig, loop: FunctionInvocationConfiguration, function_calls: bool) -> ModelSet:
+    """OpenAI's or an OpenAI-compatible server's clients (`--base-url`), one SDK client for both models."""
     from agent_framework.openai import OpenAIChatCompletionClient
     from openai import AsyncOpenAI
 
