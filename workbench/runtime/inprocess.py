@@ -171,60 +171,79 @@ def _scrubbed(obj: object, plan: ForgetPlan, seen: set[int]) -> int:
     if id(obj) in seen or isinstance(obj, _NOT_WALKED) or _text(obj) is not None:
         return 0
     seen.add(id(obj))
-    cleared = 0
     if _exact(obj, _MAPPINGS):
-        mapping: dict[Any, Any] = obj  # type: ignore[assignment]
-        for k in list(mapping):
-            v = mapping[k]
-            text = _text(v)
-            if holding(k, plan):
-                del mapping[k]
-                cleared += 1
-            elif text is not None:
-                if plan.holds(text):
-                    kept = plan.scrub(text)
-                    if kept.strip() == FORGOTTEN or plan.holds(kept) or type(v) is not str:
-                        del mapping[k]
-                    else:
-                        mapping[k] = kept
-                    cleared += 1
-            elif _exact(v, (tuple, frozenset)) and holding(v, plan):
-                del mapping[k]
-                cleared += 1
-            else:
-                cleared += _scrubbed(v, plan, seen)
-    elif _exact(obj, (list, collections.deque)):
-        sequence: list[Any] = obj  # type: ignore[assignment]
-        kept_items = [v for v in sequence if not holding(v, plan)]
-        cleared += len(sequence) - len(kept_items)
-        if cleared:
-            sequence.clear()
-            sequence.extend(kept_items)
-        for v in kept_items:
-            cleared += _scrubbed(v, plan, seen)
-    elif _exact(obj, (set,)):
+        return _scrubbed_mapping(obj, plan, seen)  # type: ignore[arg-type]
+    if _exact(obj, (list, collections.deque)):
+        return _scrubbed_sequence(obj, plan, seen)  # type: ignore[arg-type]
+    if _exact(obj, (set,)):
         members: set[Any] = obj  # type: ignore[assignment]
         gone = {v for v in members if holding(v, plan)}
         members.difference_update(gone)
-        cleared += len(gone)
-    elif not _exact(obj, (tuple, frozenset)):
-        try:
-            own = object.__getattribute__(obj, "__dict__")
-        except AttributeError:
-            own = None
-        for name, v in _attributes(obj):
-            text = _text(v)
-            if type(own) is dict and name in own:
-                if type(v) is str and plan.holds(v):
-                    own[name] = plan.scrub(v)
-                    cleared += 1
-                    continue
-                if _exact(v, (tuple, frozenset)) and holding(v, plan):
-                    own[name] = type(v)(e for e in v if not holding(e, plan))
-                    cleared += 1
-                    continue
-            if text is None:
-                cleared += _scrubbed(v, plan, seen)
+        return len(gone)
+    if not _exact(obj, (tuple, frozenset)):
+        return _scrubbed_attributes(obj, plan, seen)
+    return 0
+
+
+def _scrubbed_mapping(mapping: dict[Any, Any], plan: ForgetPlan, seen: set[int]) -> int:
+    """An entry whose key holds a value goes, as does a text or a tuple that holds one; a text that is
+    still something once the value is scrubbed out keeps what is left."""
+    cleared = 0
+    for k in list(mapping):
+        v = mapping[k]
+        text = _text(v)
+        if holding(k, plan):
+            del mapping[k]
+            cleared += 1
+        elif text is not None:
+            if plan.holds(text):
+                kept = plan.scrub(text)
+                if kept.strip() == FORGOTTEN or plan.holds(kept) or type(v) is not str:
+                    del mapping[k]
+                else:
+                    mapping[k] = kept
+                cleared += 1
+        elif _exact(v, (tuple, frozenset)) and holding(v, plan):
+            del mapping[k]
+            cleared += 1
+        else:
+            cleared += _scrubbed(v, plan, seen)
+    return cleared
+
+
+def _scrubbed_sequence(sequence: list[Any], plan: ForgetPlan, seen: set[int]) -> int:
+    """An item that holds a value goes; the others are scrubbed in turn."""
+    kept_items = [v for v in sequence if not holding(v, plan)]
+    cleared = len(sequence) - len(kept_items)
+    if cleared:
+        sequence.clear()
+        sequence.extend(kept_items)
+    for v in kept_items:
+        cleared += _scrubbed(v, plan, seen)
+    return cleared
+
+
+def _scrubbed_attributes(obj: object, plan: ForgetPlan, seen: set[int]) -> int:
+    """An attribute of the object's own that is a text or a tuple holding a value is scrubbed or rebuilt
+    without it; every other attribute that is no text is scrubbed in turn."""
+    cleared = 0
+    try:
+        own = object.__getattribute__(obj, "__dict__")
+    except AttributeError:
+        own = None
+    for name, v in _attributes(obj):
+        text = _text(v)
+        if type(own) is dict and name in own:
+            if type(v) is str and plan.holds(v):
+                own[name] = plan.scrub(v)
+                cleared += 1
+                continue
+            if _exact(v, (tuple, frozenset)) and holding(v, plan):
+                own[name] = type(v)(e for e in v if not holding(e, plan))
+                cleared += 1
+                continue
+        if text is None:
+            cleared += _scrubbed(v, plan, seen)
     return cleared
 
 
