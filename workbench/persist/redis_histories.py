@@ -24,7 +24,7 @@ from agent_framework_redis import RedisHistoryProvider
 from workbench.agentmem.redis_history import key_prefix
 from workbench.agentmem.redis_server import CONNECT_TIMEOUT, UNIT, RedisLists, StoredList, display_url, server_item
 from workbench.memory.forget import ForgetPlan
-from workbench.persist.sessions import PersistedSessions
+from workbench.persist.sessions import RESUMED_BY, PersistedSessions
 from workbench.runtime.agents import AGENT_NAMES
 from workbench.runtime.remembered import HeldItem
 from workbench.runtime.view import Persisted
@@ -72,6 +72,19 @@ class RedisHistories:
         self._resumed = 0
         self._stale: set[str] = set()  # lists of sessions no agent runs, not deleted yet (the server failed)
         self._failure: str | None = None
+        # A session saved under another shape (mode, recall) is kept, not resumed, while its list holds
+        # messages: the persisted sessions ask the server (a start with other options deleted the lists).
+        persisted.counted_by(self._count)
+
+    def _count(self, agent: str, session_id: str) -> int:
+        """The messages the list of `agent`'s session `session_id` holds (none: an agent it keeps no list of)."""
+        if agent not in self._providers:
+            return 0
+        return int(self._client.llen(self._key(agent, session_id)))  # type: ignore[arg-type]
+
+    def _kept_keys(self) -> set[str]:
+        """The lists of the sessions saved under another shape, kept, not resumed."""
+        return {self._key(a, s) for a, s in self.sessions.kept_elsewhere() if a in self._providers}
 
     @property
     def current_ids(self) -> frozenset[str]:
@@ -116,6 +129,7 @@ class RedisHistories:
         self.sessions.kept(sessions, shape)
         with self._lock:
             gone = {self._key(a, s) for a, s in self._current.items() if a in sessions and sessions[a].session_id != s}
+            gone -= self._kept_keys()
             self._current = {**self._current, **{a: s.session_id for a, s in sessions.items()}}
             self._stale |= gone
             stale = sorted(self._stale)
@@ -139,7 +153,15 @@ class RedisHistories:
         lists = [
             stored.pop(key, StoredList(key, ())).held(f"the {agent} agent's history") for key, agent in current.items()
         ]
-        lists += [s.held("a history no agent reads") for s in stored.values()]
+        kept = {self._key(a, s): (a, shape) for a, s, shape in self.sessions.kept_shapes() if a in self._providers}
+        for key, s in stored.items():
+            if key in kept:
+                agent, shape = kept[key]
+                lists.append(
+                    s.held(f"the {agent} agent's history saved under {shape}, kept, not resumed ({RESUMED_BY})")
+                )
+            else:
+                lists.append(s.held("a history no agent reads"))
         files = [item for item in await self.sessions.held(sessions) if item.kind == "file"]
         return [*lists, server_item(self.location), *files]
 
@@ -149,7 +171,12 @@ class RedisHistories:
         return await self._lists.declared(keys)
 
     async def forget(self, plan: ForgetPlan) -> int:
-        return await self._lists.forget(plan)
+        """Every list that holds a forgotten value; in a forget of everything, the lists of the sessions
+        kept under another shape too (the persisted sessions, next, drop them all)."""
+        kept = sorted(self._kept_keys()) if plan.everything else []
+        if kept:
+            await self._lists.client.delete(*kept)
+        return await self._lists.forget(plan) + len(kept)
 
     @property
     def also_done(self) -> str | None:

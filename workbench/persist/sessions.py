@@ -61,7 +61,7 @@ _FAILURE_CHARS = 200
 # Seconds between retries of a failing save, the last repeated until one succeeds: soon after a
 # short hiccup, and no more than twice a minute against a disk that stays full.
 RETRY_DELAYS = (1.0, 2.0, 5.0, 10.0, 30.0)
-_RESUMED_BY = "a start with those options resumes it; a forget of a value it holds, or of everything, deletes it"
+RESUMED_BY = "a start with those options resumes it; a forget of a value it holds, or of everything, deletes it"
 _WHAT = {
     STATE_FILE: "the facts, the ledger, the sessions and their messages (SQLite): its rows",
     "-wal": "SQLite's write-ahead log: the latest changes to the rows above, until they are written into them",
@@ -130,6 +130,9 @@ class PersistedSessions:
         self._resumes: dict[str, dict[str, Any]] | None = None
         self._others: tuple[tuple[str, dict[str, dict[str, Any]]], ...] = ()
         self._start_shape = ""
+        # How many messages a session holds where another store keeps them (`RedisHistories`), by agent
+        # and session id; None: in the file.
+        self._counter: Callable[[str, str], int] | None = None
         self._failure: str | None = None
         self._retry_delays = tuple(retry_delays)
         self._retries = 0  # retries since the save began failing
@@ -195,15 +198,10 @@ class PersistedSessions:
         The sessions it resumes, by agent."""
         with self._lock:
             if self._resumes is None:
-                with_messages = set(self.state.session_ids())
+                said = [{a: d for a, d in sessions.items() if self._count(a, d)} for _, sessions in self._saved]
                 same = [i for i, (s, _) in enumerate(self._saved) if s == shape]
-                said = [i for i in same if any(d["session_id"] in with_messages for d in self._saved[i][1].values())]
-                resumed: int | None = (said or same)[-1] if same else None
-                others = []
-                for i, (s, sessions) in enumerate(self._saved):
-                    left = {a: d for a, d in sessions.items() if d["session_id"] in with_messages}
-                    if left and i != resumed:
-                        others.append((s, left))
+                resumed: int | None = ([i for i in same if said[i]] or same)[-1] if same else None
+                others = [(s, said[i]) for i, (s, _) in enumerate(self._saved) if said[i] and i != resumed]
                 self._resumes = dict(self._saved[resumed][1]) if resumed is not None else {}
                 self._others = tuple(others)
                 self._start_shape = shape
@@ -214,8 +212,27 @@ class PersistedSessions:
         """The header's count of the messages kept, not resumed, by shape (`Persisted.kept`)."""
         counts: dict[str, int] = {}
         for shape, sessions in self._others:
-            counts[shape] = counts.get(shape, 0) + sum(self.state.count(d["session_id"]) for d in sessions.values())
+            counts[shape] = counts.get(shape, 0) + sum(self._count(a, d) for a, d in sessions.items())
         self._resumed = replace(self._resumed, kept=tuple(counts.items()), shape=self._start_shape)
+
+    def _count(self, agent: str, session: Mapping[str, Any]) -> int:
+        session_id = str(session["session_id"])
+        return self._counter(agent, session_id) if self._counter is not None else self.state.count(session_id)
+
+    def counted_by(self, counter: Callable[[str, str], int]) -> None:
+        """The messages of the agents' histories are kept by another store, which counts a session's
+        (by agent and session id): asked, before the runtime starts, which sessions saved under another
+        shape still have a history to keep."""
+        self._counter = counter
+
+    def kept_elsewhere(self) -> list[tuple[str, str]]:
+        """The sessions saved under another shape, kept, not resumed: each (agent, session id)."""
+        return [(a, s) for a, s, _ in self.kept_shapes()]
+
+    def kept_shapes(self) -> list[tuple[str, str, str]]:
+        """The sessions saved under another shape, kept, not resumed: each (agent, session id, shape)."""
+        with self._lock:
+            return [(a, str(d["session_id"]), shape) for shape, sessions in self._others for a, d in sessions.items()]
 
     def first_session(self, agent: str, built: Agent, shape: str) -> AgentSession:
         saved = self._started(shape).get(agent)
@@ -402,7 +419,7 @@ class PersistedSessions:
                     whose, name = f"the {agents[session_id]} agent's history", agents[session_id]
                 elif session_id in kept:
                     agent, shape = kept[session_id]
-                    whose = f"the {agent} agent's history saved under {shape}, kept, not resumed ({_RESUMED_BY})"
+                    whose = f"the {agent} agent's history saved under {shape}, kept, not resumed ({RESUMED_BY})"
                     name = f"{agent} ({shape})"
                 else:
                     whose, name = "a history no agent reads", session_id
@@ -429,6 +446,12 @@ class PersistedSessions:
             # The sessions kept under another shape go too: all of them in a forget of everything, else
             # each one whose messages (or session) hold a forgotten value, with its messages.
             self._others = () if plan.everything else tuple(self._not_holding(plan))
+            if self._counter is not None:  # and each whose history the other store deleted (it held a value)
+                self._others = tuple(
+                    (shape, still)
+                    for shape, sessions in self._others
+                    if (still := {a: d for a, d in sessions.items() if self._count(a, d)})
+                )
             current = frozenset(str(d["session_id"]) for d in self._current.values())
             self._save(Saved(keep_only=current | self._other_ids()))
             if self._failure is not None:
