@@ -275,9 +275,32 @@ class RecallPostgresCollection(Collection):
         if not isinstance(exact, bool):
             raise TypeError("exact must be a boolean.")
         (field,) = self._vectors.definition.vector_fields
+        selected = columns(self._messages, include_vectors=False)
+        statement, parameters = self._search_statement(
+            selected, field.storage_name or field.name, vector, filter, top, skip, score_threshold, exact
+        )
+        rows = await self._fetch_search(statement, parameters, top, exact)
+        return SearchResults(
+            [{"record": {name: row[name] for name in selected}, "score": row["score"]} for row in rows],
+            metadata={"distance_function": field.distance_function or "DEFAULT", "approximate": not exact},
+        )
+
+    def _search_statement(
+        self,
+        selected: Sequence[str],
+        column: str,
+        vector: Sequence[float | int] | bytes | bytearray,
+        filter: Filter | FilterGroup | None,
+        top: int,
+        skip: int,
+        score_threshold: float | None,
+        exact: bool,
+    ) -> tuple[sql.Composed, list[Any]]:
+        """The one search statement, embeddings ranked by their distance to `vector` in `column` and
+        joined to the messages' `selected` columns, with its parameters."""
         # The recall model's distance is the framework's default, cosine distance (pgvector's <=>);
         # the vector goes as text, so no adapter need be registered on the connection.
-        distance = sql.SQL("{} <=> %s::vector").format(sql.Identifier(field.storage_name or field.name))
+        distance = sql.SQL("{} <=> %s::vector").format(sql.Identifier(column))
         query = PgVector([float(x) for x in vector]).to_text()
         where, parameters = self._vectors._prepare_filter(filter)  # the framework's own filter compiler (private)
         conditions = sql.SQL("({}) AND ({}) < 'Infinity'::double precision").format(where, distance)
@@ -290,7 +313,6 @@ class RecallPostgresCollection(Collection):
         # Adding zero keeps the index out of the ordering: exact search, as the framework does it.
         ranking = sql.SQL("({}) + 0").format(distance) if exact else distance
         key = sql.Identifier(self._key)
-        selected = columns(self._messages, include_vectors=False)
         # The framework's ranking and paging innermost; row_number() numbers its rows in that order (ties
         # as the index or the sort gave them), which the join need not keep. LIMIT and OFFSET are literals:
         # once psycopg prepares the statement (its fifth run), a generic plan with LIMIT $n would expect
@@ -311,7 +333,13 @@ class RecallPostgresCollection(Collection):
             top=sql.Literal(top),
             skip=sql.Literal(skip),
         )
-        parameters += [query]
+        return statement, [*parameters, query]
+
+    async def _fetch_search(
+        self, statement: sql.Composed, parameters: list[Any], top: int, exact: bool
+    ) -> list[dict[str, Any]]:
+        """The statement's rows, on a connection of the store's pool; the walk again in strict order when
+        the index's first candidates held fewer than `top` records of the filter."""
         client = self._vectors._client  # the store's pool (framework private): its connection() opens a transaction
         client.ensure_open()
         pool = cast(AsyncConnectionPool, client.client)  # the store's own, made from its connection string
@@ -325,12 +353,9 @@ class RecallPostgresCollection(Collection):
                         await cursor.execute(_GO_ON)
                         await cursor.execute(statement, parameters)
                         rows = await cursor.fetchall()
+                return rows
         except psycopg.Error as error:
             raise IntegrationException("PostgreSQL operation failed; inspect the chained driver exception.") from error
-        return SearchResults(
-            [{"record": {name: row[name] for name in selected}, "score": row["score"]} for row in rows],
-            metadata={"distance_function": field.distance_function or "DEFAULT", "approximate": not exact},
-        )
 
     def _get_record_from_result(self, result: Any) -> Any:
         return result["record"]
