@@ -35,9 +35,8 @@ from agent_framework import ChatContext, ChatMiddleware, ChatResponse, ChatRespo
 
 from workbench.memory.forget import ForgetPlan, NotReached, StillHolds, declared_in
 from workbench.memory.turns import current_turn
-from workbench.runtime.failures import explain_failure, scrub_secrets
 from workbench.runtime.remembered import HeldItem
-from workbench.text import clip
+from workbench.runtime.service_delete import ServiceDeleter
 
 if TYPE_CHECKING:
     from agent_framework import Agent, AgentSession, ContextProvider
@@ -45,10 +44,7 @@ if TYPE_CHECKING:
     from workbench.runtime.view import RecalledMessage
 
 STATE_KEY = "workbench.service_store"  # where the ids are kept in an agent's session state: [{"id", "kind"}]
-_REASON_CHARS = 200
 _NAMED = 5  # ids named in one line of the question or a failure; the report lists every one
-# What a DELETE answered that says the service offers no deletion there (when it still returns the id).
-_NOT_OFFERED = (404, 405, 501)
 
 SessionsOf = Callable[[], Mapping[str, "AgentSession"]]
 # The session of the pane's turn running now (`AgentRuntime` sets it for the turn): a provider's own call
@@ -218,6 +214,7 @@ class ServiceStore:
         self.client = client if client is not None else agent.client  # the client whose calls it records
         self.client_kind = type(self.client).__name__
         self._sdk = getattr(self.client, "client", None)  # the openai SDK client the chat client holds
+        self._deleter = ServiceDeleter(self._sdk, self.client_kind)
         named = None if holder else agent.default_options.get("conversation_id")
         self._options_name = named if isinstance(named, str) and named else None  # a conversation its options name
         # Where the ids are kept in the agent's session state: a provider's client's apart from the agent's.
@@ -434,7 +431,7 @@ class ServiceStore:
         deleted = 0
         for identifier in targets:
             stored = self._ids.get(identifier) or StoredId(identifier, _kind(identifier), "?", seen=False)
-            gone, line, refused = await self._delete_one(stored)
+            gone, line, refused = await self._deleter.delete(stored.id, stored.kind)
             if gone and identifier == self._options_name:
                 line += f"; the options of {self.agent} still name it: its next request fails until you give it another"
             self._outcomes[identifier] = line
@@ -469,59 +466,6 @@ class ServiceStore:
             session.state[self.state_key] = left
         else:
             session.state.pop(self.state_key, None)
-
-    async def _delete_one(self, stored: StoredId) -> tuple[bool, str, bool]:
-        """Delete one id and ask for it again: (gone, what happened, refused)."""
-        sdk = self._sdk
-        resource = getattr(sdk, "conversations" if stored.kind == "conversation" else "responses", None)
-        if resource is None or not hasattr(resource, "delete"):
-            return False, f"not offered: the workbench knows no way to delete what {self.client_kind} keeps", False
-        try:
-            await resource.delete(stored.id)
-        except Exception as exc:
-            status = getattr(exc, "status_code", None)
-            if not isinstance(status, int):
-                return False, f"could not be asked: {self._explained(exc)}", True
-            if status in _NOT_OFFERED:
-                after = await self._status(resource, stored.id)
-                if after == 404:
-                    return True, f"already gone: DELETE answered HTTP {status}, and asked again, 404", False
-                return False, f"not offered: DELETE answered HTTP {status} ({self._reason(exc)}); {after}", False
-            return False, f"refused: HTTP {status} ({self._reason(exc)})", True
-        after = await self._status(resource, stored.id)
-        if after == 404:
-            return True, "deleted, verified gone (asked again: 404)", False
-        return False, f"deleted, but {after}", True
-
-    async def _status(self, resource: Any, identifier: str) -> int | str:
-        """404 when the service no longer returns `identifier`; otherwise what it answered, in words."""
-        try:
-            await resource.retrieve(identifier)
-        except Exception as exc:
-            status = getattr(exc, "status_code", None)
-            if status == 404:
-                return 404
-            if isinstance(status, int):
-                return f"asked again, it answered HTTP {status} ({self._reason(exc)}): not known to be gone"
-            return f"asked again, it could not be asked ({self._explained(exc)}): not known to be gone"
-        return "asked again, the service still returns it"
-
-    def _secrets(self) -> tuple[str, ...]:
-        key = getattr(self._sdk, "api_key", None)
-        return (key,) if isinstance(key, str) and key else ()
-
-    def _reason(self, exc: BaseException) -> str:
-        """The service's own reason, bounded, without the key."""
-        body = getattr(exc, "body", None)
-        message = body.get("message") if isinstance(body, dict) else None
-        with contextlib.suppress(Exception):
-            message = message or str(exc)
-        return clip(scrub_secrets(str(message or type(exc).__name__), self._secrets()), _REASON_CHARS)
-
-    def _explained(self, exc: BaseException) -> str:
-        base = getattr(self._sdk, "base_url", None)
-        line = explain_failure(exc, base_url=str(base) if base else None, secrets=self._secrets())
-        return clip(line, _REASON_CHARS)
 
     # -- the question, before a forget ------------------------------------------------------------
     @property
