@@ -4,6 +4,7 @@ them or a forget removes them. It used to delete them and say only "resumed: 0 m
 session `workbench --persist` starts (its one start path), without Textual, on real SQLite files."""
 
 import sqlite3
+from contextlib import closing
 from pathlib import Path
 
 import pytest
@@ -11,9 +12,13 @@ import pytest
 from workbench.cli.configs import model_config
 from workbench.cli.parser import build_parser
 from workbench.cli.start import session_start
-from workbench.persist.sessions import DIRECTORY
+from workbench.persist.format import SavedFileError
+from workbench.persist.journal import FILE_NAME, ForgetJournal
+from workbench.persist.sessions import DIRECTORY, PersistedSessions
 from workbench.persist.state import STATE_FILE
-from workbench.runtime import Mode
+from workbench.runtime import Mode, ModelConfig, build_models
+from workbench.runtime.agents import AgentRuntime
+from workbench.session.assemble import assemble
 from workbench.session.controller import SessionController
 
 CUSTOMER = "customer=Contoso Ltd 7731"
@@ -127,3 +132,58 @@ async def test_a_switch_in_the_app_still_starts_new_sessions_and_deletes_the_one
     third = started(monkeypatch, data)
     assert (third.runtime.history("support")[0].text or "").endswith(CUSTOMER)
     third.close()
+
+
+class Crash(BaseException):
+    """The process ends while the holders apply a forget's plan."""
+
+
+def journaled(directory: Path, journal: ForgetJournal, mode: Mode) -> AgentRuntime:
+    persisted = PersistedSessions(directory)
+    return assemble(build_models(ModelConfig()), persisted=persisted, journal=journal, mode=mode).runtime
+
+
+async def test_a_forget_cut_short_in_another_mode_is_completed_in_the_kept_histories_too(tmp_path):
+    """The crash at the last holder (memory on disk not written yet, the kept rows not reached): the next
+    start completes the forget in the rows kept under the other mode too."""
+    directory, journal = tmp_path / DIRECTORY, ForgetJournal(tmp_path / FILE_NAME, ("--persist",))
+    first = journaled(directory, journal, Mode.PROVIDER)
+    assert (await first.ask("support", CUSTOMER)).ok
+    assert isinstance(first.histories, PersistedSessions)
+    first.histories.close()
+
+    second = journaled(directory, journal, Mode.MANUAL)
+    assert isinstance(second.histories, PersistedSessions)
+
+    async def crash(plan: object) -> int:
+        raise Crash
+
+    second.histories.forget = crash  # type: ignore[method-assign]
+    with pytest.raises(Crash):
+        await second.forget("customer")
+    kept = [t for t in second.histories.state.rows() if "Contoso Ltd 7731" in t and '"role"' in t]
+    assert len(kept) == 2  # the provider mode's messages, kept, not reached by the forget cut short
+    second.histories.close()
+
+    third = journaled(directory, journal, Mode.MANUAL)
+    report = await third.complete_pending()
+    assert report is not None and report.failures == {}
+    found = [p.name for p in sorted(directory.rglob("*")) if p.is_file() and b"Contoso Ltd 7731" in p.read_bytes()]
+    assert found == []
+    assert "kept, not resumed" not in third.status.summary
+    assert isinstance(third.histories, PersistedSessions)
+    third.histories.close()
+
+
+def test_a_hand_edited_row_of_the_kept_sessions_stops_start_up_with_the_files_name(tmp_path, monkeypatch):
+    data = tmp_path / "d"
+    first = started(monkeypatch, data)
+    first.close()
+    path = data / DIRECTORY / STATE_FILE
+    with closing(sqlite3.connect(path)) as db:
+        db.execute("INSERT INTO meta VALUES ('kept:1', '{\"version\": 1, \"shape\": 3}')")
+        db.commit()
+    before = path.read_bytes()
+    with pytest.raises(SavedFileError, match=r"state\.sqlite: the sessions kept under another shape \(kept:1\)"):
+        PersistedSessions(data / DIRECTORY)
+    assert path.read_bytes() == before  # left as it is
