@@ -133,6 +133,7 @@ class PersistedSessions:
         # How many messages a session holds where another store keeps them (`RedisHistories`), by agent
         # and session id; None: in the file.
         self._counter: Callable[[str, str], int] | None = None
+        self._also_done: str | None = None  # what the last forget deleted of them (`also_done`)
         self._failure: str | None = None
         self._retry_delays = tuple(retry_delays)
         self._retries = 0  # retries since the save began failing
@@ -445,6 +446,7 @@ class PersistedSessions:
             self._forgetting = False
             # The sessions kept under another shape go too: all of them in a forget of everything, else
             # each one whose messages (or session) hold a forgotten value, with its messages.
+            before = self._other_ids()
             self._others = () if plan.everything else tuple(self._not_holding(plan))
             if self._counter is not None:  # and each whose history the other store deleted (it held a value)
                 self._others = tuple(
@@ -453,6 +455,10 @@ class PersistedSessions:
                     if (still := {a: d for a, d in sessions.items() if self._count(a, d)})
                 )
             current = frozenset(str(d["session_id"]) for d in self._current.values())
+            dropped = sum(self.state.count(s) for s in before - self._other_ids())
+            self._also_done = (
+                f"{dropped:,} message(s) kept, not resumed, under other options deleted" if dropped else None
+            )
             self._save(Saved(keep_only=current | self._other_ids()))
             if self._failure is not None:
                 raise OSError(f"the forget could not be saved: {self._failure}")
@@ -475,6 +481,12 @@ class PersistedSessions:
     def _holds_forgotten(self, session: dict[str, Any], plan: ForgetPlan) -> bool:
         texts = [json.dumps(session), *map(json.dumps, self.state.messages(str(session["session_id"])))]
         return any(plan.holds(text) or any(plan.holds(s) for s in json_strings(text)) for text in texts)
+
+    @property
+    def also_done(self) -> str | None:
+        """The messages kept under another shape its last forget deleted, said beside the files it wrote
+        (`DoesMore`); None when it deleted none."""
+        return self._also_done
 
     def holding(self, plan: ForgetPlan) -> list[Path]:
         """Every file under the directory that holds a forgotten value, as raw text or JSON-escaped."""
