@@ -1,6 +1,7 @@
 import gc
 import os
 import sys
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -16,6 +17,13 @@ SNAPSHOTS = Path(__file__).resolve().parent.parent / "snapshots"
 # a test starts compiled the same modules again: about 30 s of a run's CPU on two cores. The suite
 # caches them in __pycache__ (ignored by git), as Python does by default.
 sys.dont_write_bytecode = False
+
+# mem0 reads MEM0_TELEMETRY and MEM0_DIR once, when first imported, and writes MEM0_DIR/config.json then.
+# Whichever test of a worker imports it first (a user's agent importing agent_framework_mem0, the
+# private-name check), it must neither send telemetry nor write to the home directory: otherwise the
+# workbench's own Mem0 tests later in that worker (rightly) refuse to run.
+os.environ["MEM0_TELEMETRY"] = "false"
+os.environ["MEM0_DIR"] = tempfile.mkdtemp(prefix="workbench-tests-mem0-")
 
 
 def pytest_xdist_auto_num_workers(config: pytest.Config) -> int:

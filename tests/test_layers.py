@@ -74,6 +74,7 @@ VIEWS = {
         "SAVED_AGAIN",
         "WRITER_FAILING",
         "WRITER_SWITCHED",
+        "joined",
     },
     "workbench.runtime.usage": {"UNKNOWN", "Usage", "describe_usage", "estimate_tokens"},
     "workbench.runtime.remembered": {"HeldItem", "Remembered", "RememberedSystem", "describe_size"},

@@ -307,11 +307,7 @@ def test_one_store_shared_by_two_agents_is_one_memory_and_the_workbenchs_provide
     assert names == ["a, b: FileHistoryProvider", "c: Topics", "c: Topics (topics)"]
 
 
-def test_mem0s_provider_is_listed_as_not_reached_saying_why(tmp_path, monkeypatch):
-    # Imported first here, mem0 would read its telemetry on and its folder in the home directory, once
-    # for the worker: the later tests of the workbench's own Mem0 would then (rightly) refuse to run.
-    monkeypatch.setenv("MEM0_TELEMETRY", "false")
-    monkeypatch.setenv("MEM0_DIR", str(tmp_path / "mem0"))
+def test_mem0s_provider_is_listed_as_not_reached_saying_why(tmp_path):
     pytest.importorskip("mem0")
     from agent_framework_mem0 import Mem0ContextProvider
 
