@@ -32,7 +32,8 @@ async def main() -> None:
     with tempfile.TemporaryDirectory() as scratch:
         os.environ["WORKBENCH_DATA_DIR"] = str(Path(scratch) / "data")
         os.environ["EXAMPLE_AGENTS_DATA"] = data = str(Path(scratch) / "example-data")
-        from workbench.chronology import FORGET_ALL, load_chronology
+        from workbench.chronology import load_chronology
+        from workbench.chronology_file import FORGET_ALL
         from workbench.cli.configs import model_config
         from workbench.cli.parser import parse
         from workbench.cli.start import load_agents, session_start

@@ -12,7 +12,8 @@ from dataclasses import dataclass, field
 from workbench.agentmem.base import MEM0_EMBEDDINGS_CALL, MEMORY_CALLS
 from workbench.agentmem.extracted import unavailable as extracted_unavailable
 from workbench.agentmem.mem0_config import Mem0Config
-from workbench.chronology import FORGET_ALL, Chronology, Expectation, load_chronology
+from workbench.chronology import Chronology, Expectation, load_chronology
+from workbench.chronology_file import FORGET_ALL
 from workbench.drift.agentmem_policy import NEEDS_LOOP, NEEDS_MODEL
 from workbench.drift.catalog import build_policies, chosen_policies, policy_names
 from workbench.drift.compare import Haystack

@@ -24,7 +24,7 @@ from dataclasses import replace
 
 from agent_framework import Agent, ContextProvider, InMemoryHistoryProvider, Message
 
-from workbench.chronology import AGENTS
+from workbench.chronology_file import AGENTS
 from workbench.drift.copies import LabStores, withheld
 from workbench.drift.policies import AgentInfo, FactsPolicy, Policy, PolicyInfo, Removal
 from workbench.loading import LoadedAgent
