@@ -190,3 +190,22 @@ def test_a_hand_edited_row_of_the_kept_sessions_stops_start_up_with_the_files_na
     with pytest.raises(SavedFileError, match=r"state\.sqlite: the sessions kept under another shape \(kept:1\)"):
         PersistedSessions(data / DIRECTORY)
     assert path.read_bytes() == before  # left as it is
+
+
+async def test_two_histories_under_the_same_options_the_latest_resumed_the_other_kept_and_said(tmp_path, monkeypatch):
+    """A run that switched in the app into the options an earlier history was kept under, and said
+    something there: the start with those options resumes the latest, and counts the other apart."""
+    data = tmp_path / "d"
+    first = started(monkeypatch, data)
+    assert (await first.ask("support", CUSTOMER)).result.ok
+    first.close()
+    second = started(monkeypatch, data, "--mode", "provider")
+    second.set_mode(Mode.MANUAL)
+    assert (await second.ask("support", "module=Billing")).result.ok
+    second.close()
+    third = started(monkeypatch, data)
+    assert (third.runtime.history("support")[0].text or "").endswith("module=Billing")
+    said = summary(third)
+    assert f"resumed: 2 message(s), 2 fact(s); kept, not resumed: 2 message(s) saved under {OFF} before the " in said
+    assert said.split(" · ")[-1].endswith("before the sessions resumed")  # no hint: a start cannot resume it
+    third.close()
