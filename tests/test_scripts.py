@@ -343,3 +343,15 @@ def test_ctrl_c_at_the_forget_question_stops_at_once_in_one_line_with_status_130
     os.close(primary)
     assert (forget.returncode, out, err) == (command_module.INTERRUPTED, b"", b"workbench: interrupted (Ctrl+C)\n")
     assert holding_value(data, values["customer"])
+
+
+@pytest.mark.parametrize("words", [["--help"], ["remembered", "--help"], ["forget", "--help"]], ids=" ".join)
+def test_help_says_the_agents_not_both_as_the_users_agents_may_be_one_or_three(words, capsys):
+    """Help is static and `--agents`/PATH load any number of agents: --persist, remembered and forget said
+    "both agents" (the tester of issue 36, with one agent of theirs loaded)."""
+    for parser in (build_parser(), build_parser(path=True)) if words == ["--help"] else (build_parser(),):
+        with pytest.raises(SystemExit):
+            parser.parse_args(words)
+        shown = " ".join(capsys.readouterr().out.split())
+        assert "both agents" not in shown.lower()
+        assert "the agents' sessions" in shown or "the agents' histories" in shown

@@ -241,7 +241,7 @@ def add_persist_option(parser: argparse.ArgumentParser) -> None:
         const=True,
         type=_persist_target,
         metavar="redis://…",
-        help="keep both agents' sessions, the facts and the ledger in the user's data directory (files readable "
+        help="keep the agents' sessions, the facts and the ledger in the user's data directory (files readable "
         "by you only) and resume them on the next --persist; with a Redis URL (redis://, rediss://, unix://) the "
         "agents' histories are kept on that server instead (docs/redis.md); without it nothing is written",
     )
@@ -393,7 +393,7 @@ def add_script_commands(commands: Any) -> None:
         "remembered",
         help="print what every memory the agents run holds now (the TUI's F3)",
         description="Print what every memory the agents run holds now, as the TUI's F3 lists it: the working "
-        "memory's facts and ledger, both agents' histories, recall and the other memories, each item with the "
+        "memory's facts and ledger, the agents' histories, recall and the other memories, each item with the "
         "keys a forget of which reaches it. Text is shown as typed, control and invisible characters as "
         "escapes; --json prints it whole (the format is in docs/forget.md). A memory that cannot be read says "
         f"why in its place. Exit status: 0, or {cannot_start}.",
@@ -403,7 +403,7 @@ def add_script_commands(commands: Any) -> None:
         "forget",
         help="forget a key, or everything, through the one forget, and print what each holder removed",
         description="Forget KEY (or --all: every key) through the one forget the TUI runs: working memory, "
-        "both agents' sessions and every memory they run, in one plan. Without --yes it shows what the forget "
+        "the agents' sessions and every memory they run, in one plan. Without --yes it shows what the forget "
         "will remove and asks; with stdin not a terminal it refuses. Then it prints what each holder removed "
         "(--json: the format is in docs/forget.md). Exit status: 0 when every holder applied the forget, 3 when "
         "a holder was not reached or failed (the others applied it), 2 for a usage error or a question stdin "
