@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING
 from pydantic import BaseModel, ConfigDict
 
 from workbench.memory.contract import MAX_VALUE_CHARS
-from workbench.memory.forget import STILL_HOLDS
+from workbench.memory.holder_kinds import STILL_HOLDS
 from workbench.memory.shown import quoted
 from workbench.runtime.remembered import describe_size
 from workbench.text import clip, dumps, visible

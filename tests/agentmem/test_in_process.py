@@ -258,7 +258,8 @@ def test_workbench_forget_over_a_sample_exits_0_and_names_what_it_cannot_see(sam
 
 
 def test_what_the_forget_cannot_take_out_is_scrubbed_and_what_it_cannot_change_is_said_to_still_hold_it():
-    from workbench.memory.forget import ForgetPlan, StillHolds
+    from workbench.memory.forget import ForgetPlan
+    from workbench.memory.holder_kinds import StillHolds
 
     class Slotted:
         __slots__ = ("text",)  # a slot: the walk reads it, a forget writes only an object's own __dict__

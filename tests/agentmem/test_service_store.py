@@ -26,7 +26,7 @@ from tests.support.responses_server import KEY, Deletion, LoopbackResponses
 from tests.test_startup import HANG
 from workbench import scripts
 from workbench.loading import from_reference
-from workbench.memory.forget import STILL_HOLDS
+from workbench.memory.holder_kinds import STILL_HOLDS
 from workbench.runtime import build_models
 from workbench.runtime.config import Mode, ModelConfig, WriterKind
 from workbench.runtime.service_store import STATE_KEY, ServiceStore

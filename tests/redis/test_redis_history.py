@@ -14,7 +14,8 @@ from agent_framework_redis import RedisHistoryProvider
 from tests.redis.server import RedisServer
 from workbench.agentmem.redis_history import key_prefix, redis_history_memory
 from workbench.agentmem.redis_server import rewrite_persistence
-from workbench.memory.forget import DoesMore, ForgetPlan
+from workbench.memory.forget import ForgetPlan
+from workbench.memory.holder_kinds import DoesMore
 
 
 def provider(server: RedisServer, application: str = "my-app") -> RedisHistoryProvider:

@@ -15,7 +15,8 @@ from tests.redis.server import RedisServer, start, stop
 from tests.redis.test_redis_persist import quit_, started
 from workbench.agentmem.redis_history import redis_history_memory
 from workbench.agentmem.redis_server import PersistenceNotRewritten
-from workbench.memory.forget import DoesMore, ForgetPlan
+from workbench.memory.forget import ForgetPlan
+from workbench.memory.holder_kinds import DoesMore
 
 
 @pytest.fixture(scope="module")

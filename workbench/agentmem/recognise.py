@@ -50,7 +50,8 @@ from workbench.agentmem.base import FileBackedMemory, OnTheirAgents
 from workbench.agentmem.extracted import ExtractedMemory, is_extracted, owners, store_of
 from workbench.agentmem.file_history import FileHistoryMemory
 from workbench.agentmem.files import FileMemory
-from workbench.memory.forget import UNREACHABLE, ForgetPlan, NotReached
+from workbench.memory.forget import ForgetPlan
+from workbench.memory.holder_kinds import UNREACHABLE, NotReached
 from workbench.recall.provider import RecallProvider
 from workbench.recall.records import SCOPE_FIELDS, RecallScope
 from workbench.recall.setup import RecallSetup

@@ -30,7 +30,8 @@ from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from workbench.memory.forget import FORGOTTEN, ForgetPlan, StillHolds, declared_in
+from workbench.memory.forget import FORGOTTEN, ForgetPlan, declared_in
+from workbench.memory.holder_kinds import StillHolds
 from workbench.memory.shown import quoted
 from workbench.runtime.remembered import HeldItem
 from workbench.text import clip, visible

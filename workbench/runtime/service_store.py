@@ -33,7 +33,8 @@ from typing import TYPE_CHECKING, Any
 
 from agent_framework import ChatContext, ChatMiddleware, ChatResponse, ChatResponseUpdate, ResponseStream
 
-from workbench.memory.forget import ForgetPlan, NotReached, StillHolds, declared_in
+from workbench.memory.forget import ForgetPlan, declared_in
+from workbench.memory.holder_kinds import NotReached, StillHolds
 from workbench.memory.turns import current_turn
 from workbench.runtime.remembered import HeldItem
 from workbench.runtime.service_delete import ServiceDeleter

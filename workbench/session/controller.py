@@ -10,7 +10,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
 from workbench.files import write_private
-from workbench.memory.forget import ForgetPlan, Holder, Itemised, KeepsOutside, TextHolder, declared_in
+from workbench.memory.forget import ForgetPlan, Holder, TextHolder, declared_in
+from workbench.memory.holder_kinds import Itemised, KeepsOutside
 from workbench.memory.rules import check_message
 from workbench.session.transcript import Transcript
 from workbench.text import visible
