@@ -5,11 +5,13 @@ executor, the facts shared; a workflow a message cannot start says why in its pa
 from pathlib import Path
 from typing import Any
 
-from tests.loading.test_workflows import NO_MESSAGE, folder_with, pair, session_over
-from tests.ui.helpers import say
+from tests.loading.helpers import _fresh_modules  # noqa: F401  (the fixture: each test's folder imported afresh)
+from tests.loading.test_workflows import NO_MESSAGE, SOLO, folder_with, pair, session_over
+from tests.ui.helpers import answer, say
 from workbench.loading import load_folder
 from workbench.ui.app import WorkbenchApp
 from workbench.ui.chat import ChatPane, Notice
+from workbench.ui.facts import ForgetRequested
 from workbench.ui.replies import AgentAnswer
 
 
@@ -50,3 +52,25 @@ async def test_a_workflow_answers_in_its_pane_and_one_that_cannot_start_says_why
         await say(pilot, "spam", "is this spam?")
         shown = " ".join(n.text for n in app.pane("spam").query(Notice))
         assert "The spam workflow's run failed: its first executor takes EmailRequest, not a message" in shown
+
+
+async def test_a_forget_says_the_workflows_agents_each_start_a_new_session_naming_them(tmp_path):
+    """It said "the pair_flow agent starts a new session" (the tester of issue 36, on the Content Review
+    Workflow): a workflow's agents each start one, in its executors, named as F1 names agents."""
+    folder = folder_with(tmp_path, {"pair_flow/__init__.py": pair(), "solo.py": SOLO})
+    loaded = load_folder(folder)
+    app = WorkbenchApp(
+        session_over(folder), workflows={flow.name: [a.name for a in flow.agents] for flow in loaded.workflows}
+    )
+    async with app.run_test(size=(140, 40)) as pilot:
+        await pilot.pause()
+        await say(pilot, "pair_flow", "customer=Contoso Ltd 7731; hello")
+        app.post_message(ForgetRequested(("customer",)))
+        await answer(pilot, "y")
+        [flow_note] = [n.text for n in app.pane("pair_flow").query(Notice)]
+        [solo_note] = [n.text for n in app.pane("solo").query(Notice)]
+    assert flow_note == (
+        "History replaced by forget customer: the agents of pair_flow (drafter and checker) each start a new "
+        "session and no longer see the messages that were here."
+    )
+    assert "the solo agent starts a new session and no longer sees" in solo_note

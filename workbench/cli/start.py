@@ -80,7 +80,7 @@ def build_app(
         notice="\n".join(line for line in (found.notice(), on_your_model(config, found)) if line) or None,
         labels=labels,
         hints=hints,
-        workflows=[flow.name for flow in workflows],
+        workflows={flow.name: [agent.name for agent in flow.agents] for flow in workflows},
         logged=logged,
     )
 

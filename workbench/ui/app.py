@@ -29,7 +29,7 @@ from workbench.memory import EventKind
 from workbench.memory.ledger import MAX_KEY_ECHO
 from workbench.memory.shown import quoted
 from workbench.runtime.config import Mode
-from workbench.runtime.view import NOT_SAVED, SAVED_AGAIN, WRITER_FAILING, WRITER_SWITCHED
+from workbench.runtime.view import NOT_SAVED, SAVED_AGAIN, WRITER_FAILING, WRITER_SWITCHED, joined
 from workbench.text import clip, visible
 from workbench.ui.chat import BUILT_IN, ChatPane, pane_words
 from workbench.ui.composer import Composer
@@ -108,7 +108,7 @@ class WorkbenchApp(App[None]):
         notice: str | None = None,
         labels: Mapping[str, str] | None = None,
         hints: Mapping[str, str] | None = None,
-        workflows: Collection[str] = (),
+        workflows: Collection[str] | Mapping[str, Sequence[str]] = (),
         logged: LibraryLog | None = None,
     ) -> None:
         """Give an assembled session (`workbench.session.assemble`), or `start`, which assembles one
@@ -117,7 +117,8 @@ class WorkbenchApp(App[None]):
         with other agents gets their panes when it connects. `notice`: what loading the user's agents has to
         say (entries not loaded, names the workbench gave), shown once the window opens; `labels`: a pane's
         title where it is not its agent's name alone ("weather_agent (folder name)", a workflow's); `hints`: a
-        pane's hint where it is not an agent's (a workflow's); `workflows`: the panes a workflow answers in;
+        pane's hint where it is not an agent's (a workflow's); `workflows`: the panes a workflow answers in,
+        or each with the names of the agents its executors run (a forget's note names them);
         `logged`: what the libraries log (`workbench.notes`), said in notices while the window is open."""
         if (session is None) == (start is None):
             raise ValueError("give the app a session, or a way to start one")
@@ -126,6 +127,9 @@ class WorkbenchApp(App[None]):
         self._agents = tuple(session.agent_names if session is not None else agents or BUILT_IN)
         self._notice, self._labels, self._hints = notice, dict(labels or {}), dict(hints or {})
         self._workflows = frozenset(workflows)
+        self._workflow_agents = (
+            {name: tuple(names) for name, names in workflows.items()} if isinstance(workflows, Mapping) else {}
+        )
         self._logged = logged
         self._pane_box: Panes | None = None
         self._session: SessionController | None = None
@@ -575,13 +579,21 @@ class WorkbenchApp(App[None]):
         what = f"forget {', '.join(keys)}" if keys else "forget (every fact)"
         await self._replace_histories(
             lambda agent: (
-                f"History replaced by {what}: the {agent} agent starts a new session and no longer sees "
-                "the messages that were here."
+                f"History replaced by {what}: {self._starting_anew(agent)} and no longer "
+                f"{'see' if agent in self._workflows else 'sees'} the messages that were here."
             )
         )
         went = f" and {', '.join(also)} ({'its value' if len(also) == 1 else 'their values'} held one)" if also else ""
         forgot = "Forgot " + ", ".join(keys) + went if keys else "Forgot every fact"
         self.notify(f"{forgot}; {'both histories' if self._pair else 'every agent history'} replaced.")
+
+    def _starting_anew(self, pane: str) -> str:
+        """Who starts a new session when a forget replaces the histories: the pane's agent, or a
+        workflow's agents, each in its executor (named as F1 names agents, where the start gave them)."""
+        if pane not in self._workflows:
+            return f"the {pane} agent starts a new session"
+        names = self._workflow_agents.get(pane)
+        return f"the agents of {pane}{f' ({joined(names)})' if names else ''} each start a new session"
 
     async def _replace_histories(self, reason: Callable[[str], str]) -> None:
         for pane in self.query(ChatPane):
