@@ -9,7 +9,8 @@ ru_maxrss). REV is extracted with `git archive` and run in a subprocess on the s
 machine, interleaved so both see the same load. Both runs hash every agent request each policy
 sent; "same requests" names the policies (present in both) whose two labs sent byte-identical
 requests, and for any other the first call that differs and whether only the model's earlier
-replies differ (the built-in model's wording changed) or what the policy chose to send. Sizes are
+replies differ (the built-in model's wording changed) or what the policy chose to send; "same scores"
+names those whose every probe scored the same, answers included (a speed change must keep them). Sizes are
 characters of the request as sent; the built-in model reports no tokens, so none are shown.
 """
 
@@ -28,7 +29,7 @@ ROOT = Path(__file__).resolve().parent.parent
 
 # Run inside a subprocess, with the checkout to measure first on sys.path.
 PROBE = r"""
-import asyncio, hashlib, json, resource, sys, time
+import asyncio, dataclasses, hashlib, json, resource, sys, time
 sys.path.insert(0, sys.argv[1])
 from workbench.drift import lab, policies, run_drift
 from workbench.runtime import ModelConfig, build_models
@@ -70,6 +71,14 @@ print(json.dumps({
     "seconds": seconds,
     "peak_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
     "digests": {k: v.hexdigest() for k, v in digests.items()},
+    # Every score of every probe (what each request held, the answer and its score), as the report's JSON
+    # gives them: the lab's verdicts, which a speed change must leave as they were.
+    "scores": {
+        name: hashlib.sha256(json.dumps(
+            {probe: dataclasses.asdict(score) for probe, score in sorted(cells.items())}, sort_keys=True, default=str
+        ).encode()).hexdigest()
+        for name, cells in report.scores.items()
+    },
     "calls": calls,
     "asked": asked,
     "policies": {
@@ -109,7 +118,13 @@ def compare_requests(now: dict[str, Any], before: dict[str, Any]) -> list[str]:
     built-in model's wording changed), the policy having sent the same instructions and user text."""
     shared = sorted(set(now["digests"]) & set(before["digests"]))
     same = [name for name in shared if now["digests"][name] == before["digests"][name]]
-    lines = [f"same requests: {', '.join(same) or 'none'}"]
+    scored = sorted(set(now["scores"]) & set(before.get("scores", {})))
+    differ = [name for name in scored if now["scores"][name] != before["scores"][name]]
+    lines = [
+        f"same scores (every probe's score and answer): {', '.join(n for n in scored if n not in differ) or 'none'}",
+        *(f"DIFFERENT scores for {name}" for name in differ),
+        f"same requests: {', '.join(same) or 'none'}",
+    ]
     for name in (n for n in shared if n not in same):
         first = next(
             (i for i, (a, b) in enumerate(zip(now["calls"][name], before["calls"][name], strict=False), 1) if a != b),
