@@ -3,7 +3,8 @@
 It keeps each response it creates (unless the request says `store: false`, as OpenAI does), continues a
 conversation from `previous_response_id` or `conversation` (refusing an id it does not hold, as OpenAI
 does), answers like the built-in scripted model over the whole conversation it holds, and reports usage.
-Streamed (`response.created`, text deltas, `response.completed`) or not, as the request asks.
+Streamed (`response.created`, text deltas, `response.completed`) or not, as the request asks; with
+`fail_streams` each stream fails after its first text delta (an `error` event, as OpenAI sends one).
 
 What it keeps can be read (`GET /v1/responses/{id}`, `GET /v1/conversations/{id}`) and deleted
 (`DELETE` on both), answered as OpenAI answers: the deleted object, then 404 for it. `deletion` makes it a
@@ -45,6 +46,9 @@ class ServiceState:
     # whose response the service already keeps, still running).
     created: threading.Event = field(default_factory=threading.Event)
     hold: threading.Event | None = None
+    # Set: a streamed answer fails after its first text delta, with the `error` event OpenAI sends when a
+    # response fails mid-stream, and ends there (the client raises while reading it).
+    fail_streams: bool = False
     ids: itertools.count[int] = field(default_factory=lambda: itertools.count(1))
     lock: threading.Lock = field(default_factory=threading.Lock)
 
@@ -258,6 +262,10 @@ class _Handler(BaseHTTPRequestHandler):
         for i in range(0, len(text), 16):
             delta = {**where, "delta": text[i : i + 16], "logprobs": [], "sequence_number": next(sequence)}
             self._event("response.output_text.delta", delta)
+            if self.server.state.fail_streams:
+                failed = {"code": "server_error", "message": "The server had an error while processing your request."}
+                self._event("error", {**failed, "param": None, "sequence_number": next(sequence)})
+                return
         done = {**where, "text": text, "logprobs": [], "sequence_number": next(sequence)}
         self._event("response.output_text.done", done)
         whole = {**part, "text": text}

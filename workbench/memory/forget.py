@@ -12,6 +12,7 @@ occurrences of a value, never a piece of another word or number: forgetting `ver
 from __future__ import annotations
 
 import asyncio
+import gc
 import inspect
 import json
 import re
@@ -43,6 +44,8 @@ FORGOTTEN = "(forgotten)"
 _WORD_EDGE = re.compile(r"\w")
 # A holder's failure is shown in the ledger; its text is scrubbed and bounded like any echo.
 _FAILURE_CHARS = 300
+# How long a forget waits for the event loop to close the generators a failed call left (`release_garbage`).
+_CLOSE_SECONDS = 10.0
 # Every character but an ASCII letter that a case-insensitive match (`re.IGNORECASE`) takes for an
 # ASCII letter, with that letter: found by trying each code point against each letter (Python 3.11).
 # No character but itself matches an ASCII digit or punctuation mark.
@@ -291,7 +294,8 @@ JOURNAL = "forget record"  # how a report names the journal when it could not be
 class Forgetting:
     """The one place a forget goes through: recorded in the journal first (when there is one), then
     working memory (so no earlier ticket can bring a value back), then every registered holder with the
-    same plan, in registration order; the record goes once every holder applied it.
+    same plan, in registration order; then what no holder keeps but the process still holds, garbage not
+    yet collected, is freed (`release_garbage`); the record goes once every holder applied it.
 
     A forget is a barrier, placed when it is asked: `forget` asks it at its call, not when what it returns
     is first awaited, and forgets apply in the order asked. A turn asked after that call waits for it
@@ -393,6 +397,7 @@ class Forgetting:
         too. How many places (or the holders' units) that cleared; a holder that fails is said in the
         ledger, as a forget says it."""
         cleared = 0
+        plans = list(plans)
         async with self._one_at_a_time:
             for plan in plans:
                 for holder in list(self._holders):
@@ -405,6 +410,8 @@ class Forgetting:
                     except Exception as exc:
                         why = _failure(plan, exc)
                         self._memory.note(f"after a turn that ran through a forget, {holder.name} NOT reached ({why})")
+            if plans:
+                await release_garbage()
         return cleared
 
     async def _forget(self, key: str | None, completing: bool) -> ForgetReport:
@@ -415,6 +422,7 @@ class Forgetting:
             report = await self._apply(plan, outcome, unrecorded)
             for plans in self._running.values():
                 plans.append(plan)
+            await release_garbage()  # what no holder keeps: after the plans a running turn's end applies again
             if self._journal is not None and not report.failures:
                 try:
                     self._journal.end()
@@ -457,6 +465,21 @@ class Forgetting:
                 report.outcomes[holder.name] = {thing: plan.scrub(what) for thing, what in done.items()}
         self._memory.note(report.describe(), origin="forget")
         return report
+
+
+async def release_garbage() -> int:
+    """Free what no holder keeps but the process still holds: objects in reference cycles the collector
+    has not reached yet, among them what a call that failed mid-stream left (its request's bytes, the
+    response body read so far, in the frames of the HTTP client's generators, kept by the exception's
+    traceback). Collected, an abandoned async generator is handed to the event loop to be closed (its
+    `aclose`, made a task), reachable from everything that holds the loop until then: it is awaited here,
+    bounded, so the forget ends with them gone. Returns how many it closed."""
+    gc.collect()
+    await asyncio.sleep(0)  # the loop turns the closes the collection scheduled into tasks
+    closing = [t for t in asyncio.all_tasks() if type(t.get_coro()).__name__ == "async_generator_athrow"]
+    if closing:
+        await asyncio.wait(closing, timeout=_CLOSE_SECONDS)
+    return len(closing)
 
 
 async def _report(asked: Awaitable[ForgetReport]) -> ForgetReport:
