@@ -26,20 +26,20 @@ from textual.widgets import Header
 from textual.worker import Worker, WorkerState
 
 from workbench.memory import EventKind
-from workbench.memory.ledger import MAX_KEY_ECHO
-from workbench.memory.shown import quoted
 from workbench.runtime.config import Mode
-from workbench.runtime.view import NOT_SAVED, SAVED_AGAIN, WRITER_FAILING, WRITER_SWITCHED, joined
+from workbench.runtime.view import NOT_SAVED, SAVED_AGAIN, WRITER_FAILING, WRITER_SWITCHED
 from workbench.text import clip, visible
 from workbench.ui.chat import BUILT_IN, ChatPane, pane_words
 from workbench.ui.composer import Composer
 from workbench.ui.confirm import ConfirmForget
-from workbench.ui.console import Forget, ShowMemory, parse_console_command
+from workbench.ui.console import parse_console_command, run_console_command
 from workbench.ui.facts import FactPanel, ForgetRequested, MemoryView
+from workbench.ui.forgetting import ForgetFlow, in_pair, replace_histories
 from workbench.ui.header import header_titles
 from workbench.ui.keys_footer import KeysFooter
 from workbench.ui.main_screen import MainScreen
 from workbench.ui.messages import MemoryUpdated, TurnEnded
+from workbench.ui.palette import lab_open, workbench_commands
 from workbench.ui.panes import Panes
 from workbench.ui.paste import install_paste_guard
 from workbench.ui.startup import ERROR_CHARS, SETTLE_AFTER_READY, error_line, settle_the_heap, stylesheet_dir
@@ -126,10 +126,7 @@ class WorkbenchApp(App[None]):
         self._built, self._start = session, start
         self._agents = tuple(session.agent_names if session is not None else agents or BUILT_IN)
         self._notice, self._labels, self._hints = notice, dict(labels or {}), dict(hints or {})
-        self._workflows = frozenset(workflows)
-        self._workflow_agents = (
-            {name: tuple(names) for name, names in workflows.items()} if isinstance(workflows, Mapping) else {}
-        )
+        self.forgetting = ForgetFlow(self, workflows)
         self._logged = logged
         self._pane_box: Panes | None = None
         self._session: SessionController | None = None
@@ -172,7 +169,7 @@ class WorkbenchApp(App[None]):
                     scheduler=self.scheduler,
                     focused=focused,
                     id=pane_id,
-                    kind="workflow" if agent in self._workflows else "agent",
+                    kind="workflow" if agent in self.forgetting.workflows else "agent",
                 )
             )
         return panes
@@ -432,14 +429,14 @@ class WorkbenchApp(App[None]):
     async def _ask(self, pane: ChatPane, text: str) -> None:
         """A console command, or a turn of the pane's agent."""
         if command := parse_console_command(text):
-            await self._console(pane, command)
+            await run_console_command(command, pane, self.session, self.ask_to_forget)
         else:
             await pane.ask(self.session, text)
 
     @property
-    def _pair(self) -> bool:
+    def pair(self) -> bool:
         """Two agents run (the built-in pair, or two of the user's): messages say "both"."""
-        return len(self.query(ChatPane)) == 2
+        return in_pair(self)
 
     def turns_running(self) -> bool:
         return any(pane.running for pane in self.query(ChatPane))
@@ -505,99 +502,13 @@ class WorkbenchApp(App[None]):
 
     # -- forget: one question, one forget through the session -----------------------------------------
 
-    async def _console(self, pane: ChatPane, command: ShowMemory | Forget) -> None:
-        """The seed's console commands typed into a pane: `mem`, `forget KEY`, `forget`."""
-        facts = self.session.snapshot().facts
-        if isinstance(command, ShowMemory):
-            lines = [f"mem: {len(facts)} fact(s)"] + [
-                f"{f.key} = {quoted(f.value)} (turn {f.turn}) quoting {quoted(f.evidence)}" for f in facts
-            ]
-            await pane.notice("\n".join(lines))
-        elif command.key is not None and not self.session.contract.allows(command.key):
-            self.notify(
-                f"{quoted(command.key, MAX_KEY_ECHO)} is not a key{self._foreign(command.key)}. "
-                f"Keys: {', '.join(self.session.contract.keys)}.",
-                title="Nothing forgotten",
-                severity="error",
-                markup=False,
-            )
-        elif command.key is None:
-            await self.ask_to_forget(None)
-        else:  # asked even when no fact holds the key now: its values may be in a history or another memory
-            await self.ask_to_forget([command.key], {command.key: [f.value for f in facts if f.key == command.key]})
-
-    def _foreign(self, key: str) -> str:
-        foreign = self.session.contract.foreign_characters(key)
-        return f": {foreign}" if foreign else ""
-
     @on(ForgetRequested)
     async def _forget_requested(self, request: ForgetRequested) -> None:
         if not self._unavailable():
             await self.ask_to_forget(request.keys, request.held)
 
-    def _asking(self) -> bool:
-        return any(isinstance(s, ConfirmForget) for s in self.screen_stack)
-
     async def ask_to_forget(self, keys: Sequence[str] | None, held: Mapping[str, Sequence[str]] | None = None) -> None:
-        """Ask before forgetting `keys` (None: everything), one question at a time; forget only on the
-        answer Forget. Without `held` the keys are facts' (the fact panel's), named with their values; a
-        key no longer stored then asks nothing."""
-        if self._asking():
-            return
-        facts = {f.key: f for f in self.session.snapshot().facts}
-        if held is None:
-            if keys is not None and not all(key in facts for key in keys):
-                return
-            held = {key: (facts[key].value,) for key in keys or ()}
-
-        async def confirmed(answer: bool | None) -> None:
-            if answer:
-                await self._forget(keys)
-
-        preview = await self.session.forget_preview(keys)  # the forget's own plan: the holders' texts are read
-        if self._asking():
-            return  # another question came first meanwhile
-        question = ConfirmForget(
-            keys,
-            held,
-            agents=preview.agents,
-            kept=preview.kept,
-            also=preview.also,
-            reaches=preview.reaches,
-            unreached=preview.unreached,
-            value_chars=self.session.contract.max_value_chars,
-        )
-        self.push_screen(question, callback=confirmed)
-
-    async def _forget(self, keys: Sequence[str] | None) -> None:
-        """Forget through the one forget, key by key (memory and every registered holder), then clear the panes."""
-        before = [f.key for f in self.session.snapshot().facts]
-        for key in keys if keys is not None else [None]:
-            await self.session.forget(key)
-        after = {f.key for f in self.session.snapshot().facts}
-        also = [k for k in before if k not in after and k not in (keys or ())]  # their values held a forgotten one
-        what = f"forget {', '.join(keys)}" if keys else "forget (every fact)"
-        await self._replace_histories(
-            lambda agent: (
-                f"History replaced by {what}: {self._starting_anew(agent)} and no longer "
-                f"{'see' if agent in self._workflows else 'sees'} the messages that were here."
-            )
-        )
-        went = f" and {', '.join(also)} ({'its value' if len(also) == 1 else 'their values'} held one)" if also else ""
-        forgot = "Forgot " + ", ".join(keys) + went if keys else "Forgot every fact"
-        self.notify(f"{forgot}; {'both histories' if self._pair else 'every agent history'} replaced.")
-
-    def _starting_anew(self, pane: str) -> str:
-        """Who starts a new session when a forget replaces the histories: the pane's agent, or a
-        workflow's agents, each in its executor (named as F1 names agents, where the start gave them)."""
-        if pane not in self._workflows:
-            return f"the {pane} agent starts a new session"
-        names = self._workflow_agents.get(pane)
-        return f"the agents of {pane}{f' ({joined(names)})' if names else ''} each start a new session"
-
-    async def _replace_histories(self, reason: Callable[[str], str]) -> None:
-        for pane in self.query(ChatPane):
-            await pane.replace_history(reason(pane.agent))
+        await self.forgetting.ask(self.session, keys, held)
 
     # -- keys ---------------------------------------------------------------------------------------
 
@@ -615,14 +526,8 @@ class WorkbenchApp(App[None]):
             on_main = len(self.screen_stack) == 1
             return on_main and self._pane_box is not None and self._pane_box.out_of_view > 0
         if action == "drift":
-            return not self._lab_open
+            return not lab_open(self)
         return True
-
-    @property
-    def _lab_open(self) -> bool:
-        """A drift lab is on the stack, on top or under a modal. Known by its id: its module (and the
-        chart library) loads only when a lab opens."""
-        return any(screen.id == "drift" for screen in self.screen_stack)
 
     def action_help(self) -> None:
         from workbench.ui.screens import HelpScreen  # loads when first opened, not at start-up
@@ -798,8 +703,9 @@ class WorkbenchApp(App[None]):
             return
         self.session.set_mode(mode)
         self.show_status()
-        await self._replace_histories(
-            lambda agent: f"Switched to {mode} mode: the {agent} agent starts a new session; the facts are kept."
+        await replace_histories(
+            self.query(ChatPane),
+            lambda agent: f"Switched to {mode} mode: the {agent} agent starts a new session; the facts are kept.",
         )
 
     async def set_session_recall(self, on: bool) -> None:
@@ -811,10 +717,11 @@ class WorkbenchApp(App[None]):
             return
         self.show_status()
         state = (
-            f"on: {'both' if self._pair else 'all'} agents recall from every earlier message of yours" if on else "off"
+            f"on: {'both' if self.pair else 'all'} agents recall from every earlier message of yours" if on else "off"
         )
-        await self._replace_histories(
-            lambda agent: f"Recall {state}. The {agent} agent starts a new session; the facts are kept."
+        await replace_histories(
+            self.query(ChatPane),
+            lambda agent: f"Recall {state}. The {agent} agent starts a new session; the facts are kept.",
         )
 
     def use_host_parse(self) -> None:
@@ -825,51 +732,4 @@ class WorkbenchApp(App[None]):
     def get_system_commands(self, screen: Screen[object]) -> Iterable[SystemCommand]:
         """The command palette (Ctrl+P): Textual's commands, then the workbench's."""
         yield from super().get_system_commands(screen)
-        both = "both" if self._pair else "all"
-        yield SystemCommand(
-            "Forget all facts", f"Remove every fact and replace {both} agents' histories", self.action_forget_all
-        )
-        if self.ready:
-            other = Mode.PROVIDER if self.session.mode is Mode.MANUAL else Mode.MANUAL
-            yield SystemCommand(
-                f"Switch to {other} mode",
-                f"{both.capitalize()} agents start new, empty sessions (their histories are replaced); "
-                "the facts are kept",
-                lambda: self.run_worker(self.set_session_mode(other)),
-            )
-            if self.session.writer_failing:
-                yield SystemCommand(
-                    "Use the host parse as the writer",
-                    "The writer model keeps failing the contract: read declarations with the host's own parse, "
-                    "no model call, for this session (said in the ledger and the header)",
-                    self.use_host_parse,
-                )
-            recall_on = self.session.status.recall is not None
-            yield SystemCommand(
-                f"Turn recall {'off' if recall_on else 'on'}",
-                "Retrieved chat-history memory (seed 004): store every message, recall similar ones; "
-                f"{both} agents start new sessions",
-                lambda: self.run_worker(self.set_session_recall(not recall_on)),
-            )
-        yield SystemCommand("What the model saw", "The last turn's calls of the focused pane", self.action_show_calls)
-        yield SystemCommand(
-            "What is remembered",
-            "Every memory the agents run and what each holds now, live; forget any of it from there (F3)",
-            self.action_remembered,
-        )
-        if not self._lab_open:  # one lab at a time, as F5
-            yield SystemCommand(
-                "Drift lab", "Run the built-in chronology through every context policy and compare", self.action_drift
-            )
-        yield SystemCommand(
-            "Export conversation as chronology",
-            f"{both.capitalize()} panes' messages and every forget, to a file the drift lab runs; questions are probes",
-            self.action_export_chronology,
-        )
-        if not self._lab_open:
-            yield SystemCommand(
-                "Run the drift lab on this conversation",
-                f"Replay {both} panes' messages and forgets through every context policy",
-                self.action_drift_on_conversation,
-            )
-        yield SystemCommand("Workbench help", "The contract, the commands and the keys", self.action_help)
+        yield from workbench_commands(self)

@@ -2,7 +2,19 @@
 
 from __future__ import annotations
 
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from workbench.memory.ledger import MAX_KEY_ECHO
+from workbench.memory.shown import quoted
+
+if TYPE_CHECKING:
+    from workbench.session.controller import SessionController
+    from workbench.ui.chat import ChatPane
+
+# Asks before forgetting the keys (None: everything), naming the values each holds.
+AskToForget = Callable[[Sequence[str] | None, Mapping[str, Sequence[str]] | None], Awaitable[None]]
 
 
 @dataclass(frozen=True)
@@ -26,3 +38,29 @@ def parse_console_command(text: str) -> ConsoleCommand | None:
     if words[:1] == ["forget"] and len(words) <= 2:
         return Forget(words[1] if len(words) == 2 else None)
     return None
+
+
+async def run_console_command(
+    command: ConsoleCommand, pane: ChatPane, session: SessionController, ask_to_forget: AskToForget
+) -> None:
+    """Run a command typed into `pane`: `mem` is answered there; a forget asks first, as a click or F8."""
+    facts = session.snapshot().facts
+    contract = session.contract
+    if isinstance(command, ShowMemory):
+        lines = [f"mem: {len(facts)} fact(s)"] + [
+            f"{f.key} = {quoted(f.value)} (turn {f.turn}) quoting {quoted(f.evidence)}" for f in facts
+        ]
+        await pane.notice("\n".join(lines))
+    elif command.key is not None and not contract.allows(command.key):
+        foreign = contract.foreign_characters(command.key)
+        pane.notify(
+            f"{quoted(command.key, MAX_KEY_ECHO)} is not a key{f': {foreign}' if foreign else ''}. "
+            f"Keys: {', '.join(contract.keys)}.",
+            title="Nothing forgotten",
+            severity="error",
+            markup=False,
+        )
+    elif command.key is None:
+        await ask_to_forget(None, None)
+    else:  # asked even when no fact holds the key now: its values may be in a history or another memory
+        await ask_to_forget([command.key], {command.key: [f.value for f in facts if f.key == command.key]})

@@ -1,0 +1,103 @@
+"""The forget flow: one question at a time (`ConfirmForget`), then one forget through the session, and
+each pane's note of who starts anew. Asked by a `ForgetRequested` that reached the app, a console
+command or F8."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
+from typing import TYPE_CHECKING
+
+from workbench.runtime.view import joined
+from workbench.ui.chat import ChatPane
+from workbench.ui.confirm import ConfirmForget
+
+if TYPE_CHECKING:
+    from textual.app import App
+
+    from workbench.session.controller import SessionController
+
+
+def in_pair(app: App[None]) -> bool:
+    """Two agents run (the built-in pair, or two of the user's): messages say "both"."""
+    return len(app.query(ChatPane)) == 2
+
+
+async def replace_histories(panes: Iterable[ChatPane], reason: Callable[[str], str]) -> None:
+    """Each pane's history replaced, with the note `reason` gives for its agent."""
+    for pane in panes:
+        await pane.replace_history(reason(pane.agent))
+
+
+class ForgetFlow:
+    """Asks before a forget and runs it. `workflows`: the panes a workflow answers in, or each with the
+    names of the agents its executors run (the note names them)."""
+
+    def __init__(self, app: App[None], workflows: Collection[str] | Mapping[str, Sequence[str]]) -> None:
+        self.app = app
+        self.workflows = frozenset(workflows)
+        self.workflow_agents = (
+            {name: tuple(names) for name, names in workflows.items()} if isinstance(workflows, Mapping) else {}
+        )
+
+    def asking(self) -> bool:
+        return any(isinstance(s, ConfirmForget) for s in self.app.screen_stack)
+
+    async def ask(
+        self, session: SessionController, keys: Sequence[str] | None, held: Mapping[str, Sequence[str]] | None = None
+    ) -> None:
+        """Ask before forgetting `keys` (None: everything), one question at a time; forget only on the
+        answer Forget. Without `held` the keys are facts' (the fact panel's), named with their values; a
+        key no longer stored then asks nothing."""
+        if self.asking():
+            return
+        facts = {f.key: f for f in session.snapshot().facts}
+        if held is None:
+            if keys is not None and not all(key in facts for key in keys):
+                return
+            held = {key: (facts[key].value,) for key in keys or ()}
+
+        async def confirmed(answer: bool | None) -> None:
+            if answer:
+                await self._forget(session, keys)
+
+        preview = await session.forget_preview(keys)  # the forget's own plan: the holders' texts are read
+        if self.asking():
+            return  # another question came first meanwhile
+        question = ConfirmForget(
+            keys,
+            held,
+            agents=preview.agents,
+            kept=preview.kept,
+            also=preview.also,
+            reaches=preview.reaches,
+            unreached=preview.unreached,
+            value_chars=session.contract.max_value_chars,
+        )
+        self.app.push_screen(question, callback=confirmed)
+
+    async def _forget(self, session: SessionController, keys: Sequence[str] | None) -> None:
+        """Forget through the one forget, key by key (memory and every registered holder), then clear the panes."""
+        before = [f.key for f in session.snapshot().facts]
+        for key in keys if keys is not None else [None]:
+            await session.forget(key)
+        after = {f.key for f in session.snapshot().facts}
+        also = [k for k in before if k not in after and k not in (keys or ())]  # their values held a forgotten one
+        what = f"forget {', '.join(keys)}" if keys else "forget (every fact)"
+        await replace_histories(
+            self.app.query(ChatPane),
+            lambda agent: (
+                f"History replaced by {what}: {self._starting_anew(agent)} and no longer "
+                f"{'see' if agent in self.workflows else 'sees'} the messages that were here."
+            ),
+        )
+        went = f" and {', '.join(also)} ({'its value' if len(also) == 1 else 'their values'} held one)" if also else ""
+        forgot = "Forgot " + ", ".join(keys) + went if keys else "Forgot every fact"
+        self.app.notify(f"{forgot}; {'both histories' if in_pair(self.app) else 'every agent history'} replaced.")
+
+    def _starting_anew(self, pane: str) -> str:
+        """Who starts a new session when a forget replaces the histories: the pane's agent, or a
+        workflow's agents, each in its executor (named as F1 names agents, where the start gave them)."""
+        if pane not in self.workflows:
+            return f"the {pane} agent starts a new session"
+        names = self.workflow_agents.get(pane)
+        return f"the agents of {pane}{f' ({joined(names)})' if names else ''} each start a new session"
