@@ -13,8 +13,9 @@ from tests.ui.helpers import FIXED, TIMEOUT, pushed, reached, say, start_ended
 from workbench.persist.sessions import DIRECTORY, PersistedSessions
 from workbench.runtime import ModelConfig, build_models
 from workbench.session.assemble import assemble
-from workbench.ui.app import NOT_SAVED_EXIT, WorkbenchApp
+from workbench.ui.app import WorkbenchApp
 from workbench.ui.quit_screen import QuitUnsaved
+from workbench.ui.quitting import NOT_SAVED_EXIT
 
 SIZE = (140, 40)
 FULL = "OperationalError: database or disk is full"
@@ -137,7 +138,7 @@ async def test_sigterm_asks_as_ctrl_q_does_and_a_second_one_goes(tmp_path):
     handled = quits_asked(app)
     async with app.run_test(size=SIZE) as pilot:
         await unsaved_turn(pilot, persisted)
-        assert set(app._signals) == {signal.SIGTERM, signal.SIGHUP}  # else the kill below ends the test process
+        assert set(app.quitting.signals) == {signal.SIGTERM, signal.SIGHUP}  # else the kill below ends the test process
         os.kill(os.getpid(), signal.SIGTERM)
         assert await asyncio.wait_for(handled.get(), TIMEOUT) == "SIGTERM"
         question = await pushed(app, QuitUnsaved)
@@ -154,7 +155,7 @@ async def test_sighup_the_window_closing_tries_once_more_and_goes_without_asking
     handled = quits_asked(app)
     async with app.run_test(size=SIZE) as pilot:
         await unsaved_turn(pilot, persisted)
-        assert set(app._signals) == {signal.SIGTERM, signal.SIGHUP}
+        assert set(app.quitting.signals) == {signal.SIGTERM, signal.SIGHUP}
         disk_full(persisted, False)
         os.kill(os.getpid(), signal.SIGHUP)
         assert await asyncio.wait_for(handled.get(), TIMEOUT) == "SIGHUP"

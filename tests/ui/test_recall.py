@@ -3,6 +3,7 @@ what was recalled, the header names store and embedder, forget purges, the palet
 
 from tests.ui.helpers import PaneHost, ScreenHost, make_recall_app, scripted_session
 from workbench.ui.chat import Notice
+from workbench.ui.palette import switch_recall
 from workbench.ui.screens import CallsScreen
 
 
@@ -35,7 +36,7 @@ async def test_the_palette_turns_recall_on_and_off():
     # 160 columns: the labelled status with recall fits the header (narrower, it is shown compact)
     async with app.run_test(size=(160, 40)) as pilot:
         assert "recall" not in app.sub_title
-        await app.set_session_recall(True)  # what the palette entry runs
+        await switch_recall(app, True)  # what the palette entry runs
         await pilot.pause()
         assert app.sub_title == app.session.status.summary and "recall: in memory, lexical" in app.sub_title
         titles = [c.title for c in app.get_system_commands(app.screen)]

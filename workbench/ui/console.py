@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -12,9 +11,7 @@ from workbench.memory.shown import quoted
 if TYPE_CHECKING:
     from workbench.session.controller import SessionController
     from workbench.ui.chat import ChatPane
-
-# Asks before forgetting the keys (None: everything), naming the values each holds.
-AskToForget = Callable[[Sequence[str] | None, Mapping[str, Sequence[str]] | None], Awaitable[None]]
+    from workbench.ui.forgetting import ForgetFlow
 
 
 @dataclass(frozen=True)
@@ -41,7 +38,7 @@ def parse_console_command(text: str) -> ConsoleCommand | None:
 
 
 async def run_console_command(
-    command: ConsoleCommand, pane: ChatPane, session: SessionController, ask_to_forget: AskToForget
+    command: ConsoleCommand, pane: ChatPane, session: SessionController, forgetting: ForgetFlow
 ) -> None:
     """Run a command typed into `pane`: `mem` is answered there; a forget asks first, as a click or F8."""
     facts = session.snapshot().facts
@@ -61,6 +58,6 @@ async def run_console_command(
             markup=False,
         )
     elif command.key is None:
-        await ask_to_forget(None, None)
+        await forgetting.ask(session, None)
     else:  # asked even when no fact holds the key now: its values may be in a history or another memory
-        await ask_to_forget([command.key], {command.key: [f.value for f in facts if f.key == command.key]})
+        await forgetting.ask(session, [command.key], {command.key: [f.value for f in facts if f.key == command.key]})

@@ -7,6 +7,8 @@ from __future__ import annotations
 from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING
 
+from textual import events
+
 from workbench.runtime.view import joined
 from workbench.ui.chat import ChatPane
 from workbench.ui.confirm import ConfirmForget
@@ -15,11 +17,12 @@ if TYPE_CHECKING:
     from textual.app import App
 
     from workbench.session.controller import SessionController
+    from workbench.ui.composer import Composer
 
 
-def in_pair(app: App[None]) -> bool:
+def in_pair(panes: Iterable[ChatPane]) -> bool:
     """Two agents run (the built-in pair, or two of the user's): messages say "both"."""
-    return len(app.query(ChatPane)) == 2
+    return len(list(panes)) == 2
 
 
 async def replace_histories(panes: Iterable[ChatPane], reason: Callable[[str], str]) -> None:
@@ -38,6 +41,17 @@ class ForgetFlow:
         self.workflow_agents = (
             {name: tuple(names) for name, names in workflows.items()} if isinstance(workflows, Mapping) else {}
         )
+
+    def held_back(self, event: events.Event, draft: Callable[[], Composer]) -> bool:
+        """True for an input event that came before the forget question on top was drawn: it answers
+        nothing and goes no further (a printable key goes to the `draft` instead)."""
+        question = self.app.screen_stack[-1] if self.app.screen_stack else None
+        early = isinstance(question, ConfirmForget) and not question.answers(event)
+        if early and isinstance(event, events.Key | events.MouseDown | events.MouseUp) and not event.is_forwarded:
+            if isinstance(event, events.Key) and event.is_printable and event.character:
+                draft().insert(event.character)
+            return True
+        return False
 
     def asking(self) -> bool:
         return any(isinstance(s, ConfirmForget) for s in self.app.screen_stack)
@@ -92,7 +106,9 @@ class ForgetFlow:
         )
         went = f" and {', '.join(also)} ({'its value' if len(also) == 1 else 'their values'} held one)" if also else ""
         forgot = "Forgot " + ", ".join(keys) + went if keys else "Forgot every fact"
-        self.app.notify(f"{forgot}; {'both histories' if in_pair(self.app) else 'every agent history'} replaced.")
+        self.app.notify(
+            f"{forgot}; {'both histories' if in_pair(self.app.query(ChatPane)) else 'every agent history'} replaced."
+        )
 
     def _starting_anew(self, pane: str) -> str:
         """Who starts a new session when a forget replaces the histories: the pane's agent, or a

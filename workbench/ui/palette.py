@@ -1,19 +1,24 @@
 """The workbench's commands in the command palette (Ctrl+P), after Textual's own: each runs what its key
-or the app runs, so the palette is one more way in, never a way of its own."""
+or the app runs, so the palette is one more way in, never a way of its own; and the switches only the
+palette offers (mode, recall, the writer)."""
 
 from __future__ import annotations
 
 from collections.abc import Coroutine, Iterable
+from functools import partial
 from typing import TYPE_CHECKING, Any, Protocol
 
 from textual.app import SystemCommand
 
 from workbench.runtime.config import Mode
+from workbench.ui.forgetting import in_pair, replace_histories
 
 if TYPE_CHECKING:
+    from textual.notifications import SeverityLevel
     from textual.screen import Screen
 
     from workbench.session.controller import SessionController
+    from workbench.ui.chat import ChatPane
 
 
 class Commanded(Protocol):
@@ -26,11 +31,10 @@ class Commanded(Protocol):
     @property
     def session(self) -> SessionController: ...
     @property
-    def pair(self) -> bool: ...
+    def panes(self) -> Iterable[ChatPane]: ...
+    def show_status(self) -> None: ...
+    def notify(self, message: str, *, severity: SeverityLevel = "information") -> None: ...
     def run_worker(self, work: Coroutine[Any, Any, None]) -> object: ...
-    def set_session_mode(self, mode: Mode) -> Coroutine[Any, Any, None]: ...
-    def set_session_recall(self, on: bool) -> Coroutine[Any, Any, None]: ...
-    def use_host_parse(self) -> None: ...
     def action_forget_all(self) -> None: ...
     def action_show_calls(self) -> None: ...
     def action_remembered(self) -> None: ...
@@ -48,7 +52,7 @@ def lab_open(app: Commanded) -> bool:
 
 def workbench_commands(app: Commanded) -> Iterable[SystemCommand]:
     """The workbench's commands, those that need the session once it runs."""
-    both = "both" if app.pair else "all"
+    both = "both" if in_pair(app.panes) else "all"
     yield SystemCommand(
         "Forget all facts", f"Remove every fact and replace {both} agents' histories", app.action_forget_all
     )
@@ -58,21 +62,21 @@ def workbench_commands(app: Commanded) -> Iterable[SystemCommand]:
         yield SystemCommand(
             f"Switch to {other} mode",
             f"{both.capitalize()} agents start new, empty sessions (their histories are replaced); the facts are kept",
-            lambda: app.run_worker(app.set_session_mode(other)),
+            lambda: app.run_worker(switch_mode(app, other)),
         )
         if session.writer_failing:
             yield SystemCommand(
                 "Use the host parse as the writer",
                 "The writer model keeps failing the contract: read declarations with the host's own parse, "
                 "no model call, for this session (said in the ledger and the header)",
-                app.use_host_parse,
+                partial(use_host_parse, app),
             )
         recall_on = session.status.recall is not None
         yield SystemCommand(
             f"Turn recall {'off' if recall_on else 'on'}",
             "Retrieved chat-history memory (seed 004): store every message, recall similar ones; "
             f"{both} agents start new sessions",
-            lambda: app.run_worker(app.set_session_recall(not recall_on)),
+            lambda: app.run_worker(switch_recall(app, not recall_on)),
         )
     yield SystemCommand("What the model saw", "The last turn's calls of the focused pane", app.action_show_calls)
     yield SystemCommand(
@@ -96,3 +100,39 @@ def workbench_commands(app: Commanded) -> Iterable[SystemCommand]:
             app.action_drift_on_conversation,
         )
     yield SystemCommand("Workbench help", "The contract, the commands and the keys", app.action_help)
+
+
+async def switch_mode(app: Commanded, mode: Mode) -> None:
+    if any(pane.running for pane in app.panes):
+        app.notify("Wait for the running turns to finish before switching mode.", severity="warning")
+        return
+    app.session.set_mode(mode)
+    app.show_status()
+    await replace_histories(
+        app.panes,
+        lambda agent: f"Switched to {mode} mode: the {agent} agent starts a new session; the facts are kept.",
+    )
+
+
+async def switch_recall(app: Commanded, on: bool) -> None:
+    if any(pane.running for pane in app.panes):
+        app.notify("Wait for the running turns to finish before switching recall.", severity="warning")
+        return
+    if not app.session.set_recall(on):
+        app.notify("This session was started without recall.", severity="warning")
+        return
+    app.show_status()
+    state = (
+        f"on: {'both' if in_pair(app.panes) else 'all'} agents recall from every earlier message of yours"
+        if on
+        else "off"
+    )
+    await replace_histories(
+        app.panes, lambda agent: f"Recall {state}. The {agent} agent starts a new session; the facts are kept."
+    )
+
+
+def use_host_parse(app: Commanded) -> None:
+    """The writer model keeps failing the contract: switch this session to the host's own parse."""
+    if app.session.use_host_parse():
+        app.show_status()

@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+from collections.abc import Collection, Mapping, Sequence
+
 from textual.containers import Container
 from textual.events import Resize
 from textual.reactive import reactive
 
-from workbench.ui.chat import ChatPane
+from workbench.ui.chat import ChatPane, pane_words
+from workbench.ui.typing import PauseScheduler
 
 
 class Panes(Container):
@@ -63,3 +66,34 @@ class Panes(Container):
         holder = next((a for a in focused.ancestors_with_self if isinstance(a, ChatPane)), None) if focused else None
         if holder is not None and holder not in shown:
             shown[0].prompt.focus()
+
+
+def agent_panes(
+    agents: Sequence[str],
+    *,
+    labels: Mapping[str, str],
+    hints: Mapping[str, str],
+    workflows: Collection[str],
+    scheduler: PauseScheduler,
+    focused: str,
+) -> list[ChatPane]:
+    """One pane per agent, titled with its name where `labels` gives no title, with the hint `hints` gives
+    (a workflow's); the one the selector `focused` names (the app's AUTO_FOCUS) drawn focused from the first
+    frame."""
+    panes = []
+    for number, agent in enumerate(agents):
+        title, placeholder, hint = pane_words(agent)
+        pane_id = f"pane-{number}"
+        panes.append(
+            ChatPane(
+                agent,
+                title=labels.get(agent, title),
+                placeholder=placeholder,
+                hint=hints.get(agent, hint),
+                scheduler=scheduler,
+                focused=f"#{pane_id} " in focused,
+                id=pane_id,
+                kind="workflow" if agent in workflows else "agent",
+            )
+        )
+    return panes

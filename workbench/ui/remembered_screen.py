@@ -8,7 +8,7 @@ which the app answers with the one confirmation and the one forget."""
 from __future__ import annotations
 
 from collections.abc import Iterator
-from typing import TYPE_CHECKING, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from rich.console import Group, RenderableType
 from rich.padding import Padding
@@ -32,6 +32,8 @@ from workbench.ui.keys_footer import KeysFooter
 from workbench.ui.startup import error_line
 
 if TYPE_CHECKING:
+    from textual.app import App
+
     from workbench.runtime.remembered import HeldItem, Remembered, RememberedSystem
     from workbench.runtime.view import MemoryUpdate
 
@@ -68,6 +70,15 @@ class RememberedScreen(ModalScreen[None]):
     ]
 
     remembered: reactive[Remembered | None] = reactive(None, always_update=True, init=False)
+
+    @classmethod
+    def shown(cls, app: App[Any], session: Reader, value_chars: int) -> None:
+        """Open what is remembered over `app` (once) and read it."""
+        screen = next((s for s in app.screen_stack if isinstance(s, cls)), None)
+        if screen is None:
+            screen = cls(session, value_chars=value_chars)
+            app.push_screen(screen)
+        screen.read()
 
     def __init__(self, session: Reader, *, value_chars: int = LINE_CHARS) -> None:
         """`value_chars`: the contract's value length (the session's), to which content lines are shown."""

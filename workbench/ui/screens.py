@@ -24,6 +24,7 @@ if TYPE_CHECKING:
     from workbench.runtime.calls import CallRecord
     from workbench.runtime.context import ContextSplit
     from workbench.runtime.view import RecalledMessage, RuntimeStatus
+    from workbench.session.controller import SessionController
 
 
 def render_calls(agent: str, calls: Sequence[CallRecord], unrecorded: str | None = None) -> Text:
@@ -89,6 +90,17 @@ class CallsScreen(ModalScreen[None]):
         self.unrecorded = unrecorded
         self.splits = splits
         self.recalled = recalled
+
+    @classmethod
+    def of(cls, session: SessionController, agent: str) -> CallsScreen:
+        """What the model saw in `agent`'s pane, as the session recorded its last turn."""
+        return cls(
+            agent,
+            session.last_turn_calls(agent),
+            splits=session.context_by_turn(agent),
+            recalled=session.recalled(agent),
+            unrecorded=session.unrecorded(agent),
+        )
 
     def compose(self) -> ComposeResult:
         with Vertical(id="dialog", classes="wide"):

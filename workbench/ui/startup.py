@@ -1,12 +1,20 @@
 """What the app needs before and right after its first frame: where its stylesheet is, how an error
-is shown in one bounded line, and the heap settled once the runtime has loaded."""
+is shown in one bounded line, the libraries' warnings said once the window is open, and the heap
+settled once the runtime has loaded."""
 
 from __future__ import annotations
 
+import asyncio
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from workbench import heap
 from workbench.text import clip, visible
+
+if TYPE_CHECKING:
+    from textual.app import App
+
+    from workbench.notes import LibraryLog
 
 # How much of an unexpected error's text a notification shows.
 ERROR_CHARS = 300
@@ -25,6 +33,21 @@ def stylesheet_dir() -> Path:
 def error_line(exc: BaseException | None) -> str:
     """An error as one bounded line of visible text."""
     return visible(clip(f"{type(exc).__name__}: {exc}", ERROR_CHARS))
+
+
+def say_library_notes(app: App[None], logged: LibraryLog) -> None:
+    """What the libraries log (`workbench.notes`: one line each, made visible), in notices while the window
+    is open. Given through the event loop: a record may be logged on any thread."""
+    loop = asyncio.get_running_loop()
+
+    def said(line: str) -> None:
+        app.notify(line, title="Logged by a library", severity="warning", timeout=15, markup=False)
+
+    def said_soon(line: str) -> None:
+        loop.call_soon_threadsafe(said, line)
+
+    for line in logged.send_to(said_soon):
+        said(line)
 
 
 def settle_the_heap() -> None:

@@ -11,13 +11,17 @@ agent, and it must not stay busy.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import math
 import time
 from collections import deque
 from collections.abc import Awaitable, Callable, Coroutine
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from textual.widget import Widget
+
+if TYPE_CHECKING:
+    from textual.app import App
 
 # One piece of drawing. Called with hurry=True when it must be drawn at once, without waiting or
 # rendering ahead (its lane was cancelled, or a forget needs everything before it on screen).
@@ -79,6 +83,23 @@ class PauseScheduler:
         self._holder: asyncio.Task[Any] | None = None  # the lane drawing a piece: one at a time, across lanes
         self._free = asyncio.Event()  # set while no lane draws
         self._free.set()
+
+    @classmethod
+    def of_app(cls, typing: TypingClock, app: App[Any]) -> PauseScheduler:
+        """Its lanes run as `app`'s workers (their failures end in the app's Worker.StateChanged handler);
+        a piece is on screen once the app was refreshed (at most half a second: a screen that is not
+        refreshed, the app closing, holds nothing back)."""
+
+        def run(work: Coroutine[Any, Any, None], lane: str) -> None:
+            app.run_worker(work, name=lane, group=lane, exit_on_error=False)
+
+        async def drawn() -> None:
+            shown = asyncio.Event()
+            app.call_after_refresh(shown.set)
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(shown.wait(), 0.5)
+
+        return cls(typing, run, drawn)
 
     def later(self, lane: str, here: Widget, draw: Draw) -> None:
         """Draw in a pause in typing outside `here`, after what the lane already holds."""
