@@ -71,3 +71,55 @@ def test_the_drift_lab_and_its_summarizer_are_bounded_by_the_option(loopback, ca
     summarizer = [b for b in loopback.requests if "summarizer agent" in json.dumps(b["messages"][0])]
     agents = [b for b in loopback.requests if not is_writer(b) and b not in summarizer]
     assert summarizer and agents and {b["max_tokens"] for b in summarizer + agents} == {77}
+
+
+def _yours(folder, loopback_url: str, max_tokens: int):
+    """A folder with one agent of the user's on the built-in script, and the run's options naming a model."""
+    (folder / "desk.py").write_text(
+        "from agent_framework import Agent\nfrom workbench import ScriptedChatClient\n"
+        "agent = Agent(ScriptedChatClient(), 'You help.', name='desk')\n"
+    )
+    return ["--model", "m", "--base-url", loopback_url, "--max-tokens", str(max_tokens)]
+
+
+async def test_your_agents_on_the_runs_model_are_bounded_by_the_option(loopback):
+    """`workbench examples/agents --model smollm2 --base-url … --max-tokens 200` sent the user's agents'
+    requests with no bound at all: SmolLM2-135M on llama-cpp-python's server looped for thousands of
+    tokens a reply, two minutes each, where the built-in agents were cut off at the bound."""
+    from agent_framework import Agent
+
+    from workbench import ScriptedChatClient
+    from workbench.runtime.config import WriterKind
+
+    own = Agent(ScriptedChatClient(), "You help.", name="desk")
+    config = ModelConfig(model="loopback-model", base_url=loopback.base_url, timeout=10.0, max_retries=0, max_tokens=41)
+    work = assemble(build_models(config), agents=[own], writer=WriterKind.HOST, timeout=10.0).runtime
+    assert (await work.ask("desk", "Where are the logs?")).ok
+    (request,) = loopback.requests
+    assert request["max_tokens"] == request["max_completion_tokens"] == 41
+    assert "max_tokens" not in own.default_options  # the user's agent is left as it was
+
+
+async def test_your_rambling_agent_on_the_runs_model_fails_fast_naming_max_tokens(loopback):
+    from agent_framework import Agent
+
+    from workbench import ScriptedChatClient
+    from workbench.runtime.config import WriterKind
+
+    loopback.state.responder = lambda body: Canned(ramble=RAMBLE)
+    config = ModelConfig(model="loopback-model", base_url=loopback.base_url, timeout=10.0, max_retries=0, max_tokens=32)
+    own = Agent(ScriptedChatClient(), "You help.", name="desk")
+    result = await assemble(build_models(config), agents=[own], writer=WriterKind.HOST, timeout=10.0).runtime.ask(
+        "desk", "Where are the logs?"
+    )
+    assert not result.ok and "cut off at the token limit" in result.error and "timed out" not in result.error
+
+
+def test_the_drift_labs_rows_of_your_agents_on_its_model_are_bounded_too(loopback, tmp_path, capsys):
+    """The lab ran the user's agents on --model unbounded: its `notes` rows over SmolLM2-135M timed out
+    at 120 s with `--max-tokens 256` (3,866 tokens generated), and the line said to raise --timeout."""
+    options = _yours(tmp_path, loopback.base_url, 77)
+    code = main(["drift", str(tmp_path), *options, "--policies", "yours:desk,yours:desk+facts", "--json"])
+    assert code == 0 and json.loads(capsys.readouterr().out)["failures"] == {}
+    agents = [b for b in loopback.requests if not is_writer(b)]
+    assert agents and {b["max_tokens"] for b in agents} == {77}

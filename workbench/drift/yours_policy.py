@@ -127,7 +127,8 @@ def _built(
     for role, item in roles.items():
         recording = RecordingMiddleware(calls, "agent", _label(item, models), timeout=models.timeout)
         extra = [*([] if own_history(item.agent) else [InMemoryHistoryProvider()]), *added]
-        agent = derived(item.agent, extra, recording, None if models.scripted else models.agent_client)
+        on = None if models.scripted else models.agent_client
+        agent = derived(item.agent, extra, recording, on, bound=models.reply_options)
         own = len(item.agent.context_providers)  # `derived` puts the agent's own first, in its order
         agent.context_providers[:own] = [stores.provider(p) for p in item.agent.context_providers]
         stores.unstored(agent, item.agent)  # its service keeps nothing of the lab's (`copies.unstored`)

@@ -245,7 +245,12 @@ class AgentRuntime:
             history = [] if own_history(loaded) or name in self._on_service else [self.histories.provider(name)]
             watching = [self._on_service[name].recorder()] if name in self._on_service else []
             agent = derived(
-                loaded, [*history, *recall, *others, extractor], recording, self._model_for_yours, watching=watching
+                loaded,
+                [*history, *recall, *others, extractor],
+                recording,
+                self._model_for_yours,
+                bound=self.models.reply_options,
+                watching=watching,
             )
         else:
             agent = Agent(

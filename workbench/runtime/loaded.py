@@ -10,7 +10,7 @@ would give it an in-memory one.
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
 from agent_framework import (
@@ -40,14 +40,22 @@ def derived(
     recording: MiddlewareTypes,
     client: SupportsChatGetResponse | None = None,
     *,
+    bound: Mapping[str, Any] | None = None,
     watching: Sequence[MiddlewareTypes] = (),
 ) -> Agent:
     """A new agent that runs as `agent` does, with `providers` after its own, `watching` after its
-    middleware and `recording` last; on `client` instead of its own when one is given (the lab's `--model`)."""
+    middleware and `recording` last; on `client` instead of its own when one is given (the run's
+    `--model`), its replies then bounded by `bound` (the run's `--max-tokens` options, `reply_options`),
+    as the built-in agents' are on that model: unbounded, a small model that loops generated thousands
+    of tokens a reply, minutes each, until the call timed out."""
     options = dict(agent.default_options)
     tools = [*options.pop("tools", []), *agent.mcp_tools]
     if client is not None:
         options.pop("model", None)  # the agent's own model belongs to its own client
+        run = dict(bound or {})
+        if isinstance(run.get("extra_body"), Mapping) and isinstance(options.get("extra_body"), Mapping):
+            run["extra_body"] = {**options["extra_body"], **run["extra_body"]}  # the user's other fields stay
+        options |= run
     return Agent(
         client or layered(agent.client),
         id=agent.id,
