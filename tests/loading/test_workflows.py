@@ -216,3 +216,41 @@ def test_a_subfolder_whose_package_exports_nothing_is_read_from_its_workflow_py_
     listed = asyncio.run(runtime.remembered())
     items = {item.name: item.description for system in listed.systems for item in system.items}
     assert items["spam"] == "the spam workflow runs no agent (its executors: pre): what they keep is not known"
+
+
+def test_a_switch_of_mode_or_recall_starts_the_workflows_agents_anew_as_it_says(tmp_path):
+    """The switch's note said "the pair_flow agent starts a new session", but only the agents' sessions
+    were rebuilt: the workflow's agents kept theirs, and the earlier messages still went to the model."""
+    from workbench.recall.config import RecallConfig
+    from workbench.runtime.calls import CallLog
+    from workbench.runtime.config import Mode
+
+    folder = folder_with(tmp_path, {"pair_flow.py": pair()})
+    loaded = load_folder(folder)
+    calls = CallLog()
+    session = assemble(
+        build_models(ModelConfig()),
+        workflows=[(flow.name, flow.workflow, flow.cannot_run) for flow in loaded.workflows],
+        writer=WriterKind.HOST,
+        calls=calls,
+        recall=RecallConfig(store="memory").build(calls),
+    )
+    flow = session.runtime._workflows["pair_flow"]
+
+    async def story():
+        assert (await session.ask("pair_flow", DECLARED)).result.ok
+        held = await flow.texts()
+        await session.set_mode(Mode.PROVIDER)
+        after_mode = await flow.texts()
+        assert (await session.ask("pair_flow", "hello again")).result.ok
+        assert await session.set_recall(True)
+        after_recall = await flow.texts()
+        third = await session.ask("pair_flow", "and once more")
+        return held, after_mode, after_recall, third
+
+    held, after_mode, after_recall, third = asyncio.run(story())
+    assert any("Contoso" in text for text in held)
+    assert after_mode == [] and after_recall == []  # each executor holds none of the earlier messages
+    assert "History: none" in third.result.reply
+    sent = [text for call in session.last_turn_calls("pair_flow") for _, text in call.sent]
+    assert not [text for text in sent if "hello again" in text or "Contoso Ltd 7731; hello" in text]

@@ -128,7 +128,7 @@ async def test_a_switch_in_the_app_still_starts_new_sessions_and_deletes_the_one
     first.close()
     second = started(monkeypatch, data, "--mode", "provider")
     assert (await second.ask("logs", "module=Billing")).result.ok
-    second.set_mode(Mode.MANUAL)
+    await second.set_mode(Mode.MANUAL)
     texts = rows(data)
     assert [t for t in texts if "Contoso" in t] and not [t for t in texts if "Billing" in t]
     second.close()
@@ -200,7 +200,7 @@ async def test_two_histories_under_the_same_options_the_latest_resumed_the_other
     assert (await first.ask("support", CUSTOMER)).result.ok
     first.close()
     second = started(monkeypatch, data, "--mode", "provider")
-    second.set_mode(Mode.MANUAL)
+    await second.set_mode(Mode.MANUAL)
     assert (await second.ask("support", "module=Billing")).result.ok
     second.close()
     third = started(monkeypatch, data)

@@ -74,3 +74,30 @@ async def test_a_forget_says_the_workflows_agents_each_start_a_new_session_namin
         "session and no longer see the messages that were here."
     )
     assert "the solo agent starts a new session and no longer sees" in solo_note
+
+
+async def test_a_switch_of_mode_or_recall_names_the_workflows_agents_starting_anew(tmp_path):
+    """The switch's note said "the pair_flow agent starts a new session": it names the workflow's agents,
+    as the forget's note does."""
+    from workbench.runtime.config import Mode
+    from workbench.ui.palette import switch_mode
+
+    folder = folder_with(tmp_path, {"pair_flow/__init__.py": pair(), "solo.py": SOLO})
+    loaded = load_folder(folder)
+    app = WorkbenchApp(
+        session_over(folder), workflows={flow.name: [a.name for a in flow.agents] for flow in loaded.workflows}
+    )
+    async with app.run_test(size=(140, 40)) as pilot:
+        await pilot.pause()
+        await say(pilot, "pair_flow", "customer=Contoso Ltd 7731; hello")
+        await switch_mode(app, Mode.PROVIDER)  # what the palette entry runs
+        await pilot.pause()
+        [flow_note] = [n.text for n in app.pane("pair_flow").query(Notice)]
+        [solo_note] = [n.text for n in app.pane("solo").query(Notice)]
+        held = await app.session.runtime._workflows["pair_flow"].texts()
+    assert flow_note == (
+        "Switched to provider mode: the agents of pair_flow (drafter and checker) each start a new session; "
+        "the facts are kept."
+    )
+    assert solo_note == "Switched to provider mode: the solo agent starts a new session; the facts are kept."
+    assert held == []

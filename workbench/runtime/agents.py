@@ -377,6 +377,12 @@ class AgentRuntime:
         self._sessions_changed()
         return True
 
+    async def new_workflow_sessions(self) -> int:
+        """Every workflow's agents start new sessions, each in its executor (as the one forget replaces
+        them): what a switch of mode or recall does for a workflow's pane, after `set_mode` or
+        `set_recall` rebuilt the agents' own. Returns how many messages they held."""
+        return sum([await flow.replace_sessions() for flow in self._workflows.values()])
+
     def forget(self, key: str | None = None, *, completing: bool = False) -> Coroutine[Any, Any, ForgetReport]:
         """Forget one key or everything through the one forget: memory, then both histories (replaced
         by new, empty sessions), the call log and every other registered holder. Asked at this call

@@ -351,8 +351,15 @@ class SessionController:
         for close in closing:
             close()
 
-    def set_mode(self, mode: Mode) -> None:
+    async def set_mode(self, mode: Mode) -> None:
+        """Switch integration mode: every agent starts a new session, a workflow's agents too; the facts stay."""
         self.runtime.set_mode(mode)
+        await self.runtime.new_workflow_sessions()
 
-    def set_recall(self, on: bool) -> bool:
-        return self.runtime.set_recall(on)
+    async def set_recall(self, on: bool) -> bool:
+        """Turn recall on or off (False when this session was started without it): every agent starts a
+        new session, a workflow's agents too; the facts stay."""
+        if not self.runtime.set_recall(on):
+            return False
+        await self.runtime.new_workflow_sessions()
+        return True

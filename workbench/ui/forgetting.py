@@ -100,7 +100,7 @@ class ForgetFlow:
         await replace_histories(
             self.app.query(ChatPane),
             lambda agent: (
-                f"History replaced by {what}: {self._starting_anew(agent)} and no longer "
+                f"History replaced by {what}: {self.starting_anew(agent)} and no longer "
                 f"{'see' if agent in self.workflows else 'sees'} the messages that were here."
             ),
         )
@@ -110,9 +110,10 @@ class ForgetFlow:
             f"{forgot}; {'both histories' if in_pair(self.app.query(ChatPane)) else 'every agent history'} replaced."
         )
 
-    def _starting_anew(self, pane: str) -> str:
+    def starting_anew(self, pane: str) -> str:
         """Who starts a new session when a forget replaces the histories: the pane's agent, or a
-        workflow's agents, each in its executor (named as F1 names agents, where the start gave them)."""
+        workflow's agents, each in its executor (named as F1 names agents, where the start gave them). A
+        switch of mode or recall says the same (`workbench.ui.palette`)."""
         if pane not in self.workflows:
             return f"the {pane} agent starts a new session"
         names = self.workflow_agents.get(pane)

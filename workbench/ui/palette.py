@@ -19,6 +19,7 @@ if TYPE_CHECKING:
 
     from workbench.session.controller import SessionController
     from workbench.ui.chat import ChatPane
+    from workbench.ui.forgetting import ForgetFlow
 
 
 class Commanded(Protocol):
@@ -32,6 +33,8 @@ class Commanded(Protocol):
     def session(self) -> SessionController: ...
     @property
     def panes(self) -> Iterable[ChatPane]: ...
+    @property
+    def forgetting(self) -> ForgetFlow: ...
     def show_status(self) -> None: ...
     def notify(self, message: str, *, severity: SeverityLevel = "information") -> None: ...
     def run_worker(self, work: Coroutine[Any, Any, None]) -> object: ...
@@ -106,11 +109,11 @@ async def switch_mode(app: Commanded, mode: Mode) -> None:
     if any(pane.running for pane in app.panes):
         app.notify("Wait for the running turns to finish before switching mode.", severity="warning")
         return
-    app.session.set_mode(mode)
+    await app.session.set_mode(mode)  # a workflow's agents start new sessions too
     app.show_status()
     await replace_histories(
         app.panes,
-        lambda agent: f"Switched to {mode} mode: the {agent} agent starts a new session; the facts are kept.",
+        lambda agent: f"Switched to {mode} mode: {app.forgetting.starting_anew(agent)}; the facts are kept.",
     )
 
 
@@ -118,7 +121,7 @@ async def switch_recall(app: Commanded, on: bool) -> None:
     if any(pane.running for pane in app.panes):
         app.notify("Wait for the running turns to finish before switching recall.", severity="warning")
         return
-    if not app.session.set_recall(on):
+    if not await app.session.set_recall(on):
         app.notify("This session was started without recall.", severity="warning")
         return
     app.show_status()
@@ -128,8 +131,13 @@ async def switch_recall(app: Commanded, on: bool) -> None:
         else "off"
     )
     await replace_histories(
-        app.panes, lambda agent: f"Recall {state}. The {agent} agent starts a new session; the facts are kept."
+        app.panes,
+        lambda agent: f"Recall {state}. {capitalized(app.forgetting.starting_anew(agent))}; the facts are kept.",
     )
+
+
+def capitalized(text: str) -> str:
+    return text[:1].upper() + text[1:]
 
 
 def use_host_parse(app: Commanded) -> None:
