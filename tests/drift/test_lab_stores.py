@@ -106,6 +106,7 @@ def test_the_command_says_which_memory_keeps_an_agent_from_running(tmp_path, cap
         "workbench drift: CustomBot's CustomHistoryProvider: the workbench does not know where CustomHistoryProvider "
         f"keeps what it is given: its agent's rows are not run (give {ALLOW_OPTION} to run them there)"
     ) in captured.err
+    assert "stores of the lab's own" not in captured.err  # none of its memories runs on one: not said
     assert set(json.loads(captured.out)["unavailable"]) == set(ROWS)
 
 

@@ -123,4 +123,10 @@ def test_the_command_says_your_agents_run_only_when_their_rows_are_chosen(chosen
     captured = capsys.readouterr()
     assert [p["name"] for p in json.loads(captured.out)["policies"]] == chosen.split(",")
     assert ("your agents' memories run on stores of the lab's own" in captured.err) is said
+    if said:  # a FileHistoryProvider and a FileMemoryProvider: folders, no Redis server named
+        assert (
+            "your agents' memories run on stores of the lab's own (copies of their folders), removed afterwards; "
+            "your own stores are not written"
+        ) in captured.err
+        assert "Redis" not in captured.err
     assert not any(tmp_path.rglob("*.jsonl"))  # triage's history: on the lab's copy, never here

@@ -149,7 +149,10 @@ def test_the_lab_leaves_the_users_history_folder_and_redis_keys_exactly_as_they_
     assert _files(sessions) == folder_before  # no story file, no lock file, no mode changed
     assert _keys(redis_server) == keys_before  # no story key: the lab's are deleted, verified
     assert redis_server.holding(["Contoso"]) == {}  # and the server's files were rewritten without them
-    assert "your own stores are not written" in ran.stderr
+    assert (
+        "stores of the lab's own (copies of their folders and a key prefix of the lab's on their Redis server), "
+        "removed afterwards; your own stores are not written"
+    ) in ran.stderr
     report = json.loads(ran.stdout)
     for policy in report["policies"]:
         assert all(removal["verified"] for removal in policy["removed"]), policy["removed"]

@@ -61,15 +61,19 @@ def _drift_mem0(args: argparse.Namespace, config: ModelConfig) -> Mem0Config | N
     )
 
 
-def _your_stores_lines(refused: Sequence[Refused], *, allowed: bool) -> list[str]:
-    """What the lab does with the user's agents' stores, before it runs: on stores of its own, and each
-    memory it cannot redirect, in a line (not run without the option; with it, run where it writes)."""
+def _your_stores_lines(stores: Sequence[str], refused: Sequence[Refused], *, allowed: bool) -> list[str]:
+    """What the lab does with the user's agents' stores, before it runs: on stores of its own (`stores`,
+    the kinds `lab_stores` names, said only when there is one), and each memory it cannot redirect, in a
+    line (not run without the option; with it, run where it writes)."""
     from workbench.drift.copies import ALLOW_OPTION
 
-    lines = [
-        "your agents' memories run on stores of the lab's own (copies of their folders, a key prefix of the "
-        "lab's on their Redis server), removed afterwards; your own stores are not written"
-    ]
+    lines = []
+    if stores:
+        but = " but for those named below" if refused and allowed else ""
+        lines.append(
+            f"your agents' memories run on stores of the lab's own ({' and '.join(stores)}), removed afterwards; "
+            f"your own stores are not written{but}"
+        )
     for cannot in refused:
         if allowed:
             lines.append(f"{cannot.describe()}: run as it is ({ALLOW_OPTION}): the story is written into your store")
@@ -155,9 +159,10 @@ def _say_your_stores(asked: LabAsked, loaded: Sequence[LoadedAgent]) -> None:
     from workbench.drift.yours_policy import PREFIX
 
     if loaded and (asked.chosen is None or any(name.startswith(PREFIX) for name in asked.chosen)):
-        from workbench.drift.copies import refused
+        from workbench.drift.copies import lab_stores, refused
 
-        for line in _your_stores_lines(refused([item.agent for item in loaded]), allowed=asked.allowed):
+        agents = [item.agent for item in loaded]
+        for line in _your_stores_lines(lab_stores(agents), refused(agents), allowed=asked.allowed):
             say("drift", line)
 
 

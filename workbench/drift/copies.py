@@ -233,6 +233,20 @@ def refused(agents: Sequence[Agent]) -> list[Refused]:
     return found
 
 
+def lab_stores(agents: Sequence[Agent]) -> list[str]:
+    """What the lab runs `agents`' memories on instead of their stores, each kind once, in phrases: "copies
+    of their folders" for a folder's, "a key prefix of the lab's on their Redis server" for Redis's;
+    nothing for a memory that keeps nothing outside the lab's sessions or one the lab cannot redirect."""
+    folders, redis = "copies of their folders", "a key prefix of the lab's on their Redis server"
+    kinds = {
+        redis if type(provider).__module__.startswith(_REDIS_PACKAGE) else folders
+        for agent in agents
+        for provider in agent.context_providers
+        if callable(how(provider))
+    }
+    return [kind for kind in (folders, redis) if kind in kinds]
+
+
 def withheld(agents: Sequence[Agent]) -> str:
     """Why the lab does not run `agents`' rows without ALLOW_OPTION ("" when every memory of theirs can
     be redirected): one phrase."""
