@@ -176,7 +176,7 @@ def test_forget_on_a_terminal_shows_what_goes_and_asks(persisted):
     os.close(primary)
     assert forget.returncode == 0, err
     assert f'Forget customer?\n  removes the fact(s): customer = "{values["customer"]}"\n' in err
-    assert "also reaches: persisted sessions" in err and err.endswith("Forget? [y/N] ")
+    assert "  also removed from: persisted sessions\n" in err and err.endswith("Forget? [y/N] ")
     assert out.startswith("forgot customer")
     assert holding_value(data, values["customer"]) == []
 

@@ -213,8 +213,17 @@ def question(preview: ForgetPreview, values: Mapping[str, str], value_chars: int
         f"{preview.agents[0]} starts a new session" if len(preview.agents) == 1 else "the agents start new sessions"
     )
     lines.append(f"  {preview.kept} fact(s) stay; {starts}")
-    if preview.reaches:
-        lines.append(f"  also reaches: {', '.join(preview.reaches)}")
+    if preview.keys is None:
+        if preview.reaches:
+            lines.append(f"  also reaches: {', '.join(preview.reaches)}")
+    else:  # each memory it reaches, as what it holds of the values now (F3) says
+        for said, which in (
+            ("also removed from", True),
+            ("also reaches, whether it holds them not known", None),
+            ("also reaches, holding none of them now", False),
+        ):
+            if named := [r for r in preview.reaches if preview.holding.get(r) is which]:
+                lines.append(f"  {said}: {', '.join(named)}")
     if preview.unreached:
         lines.append(f"  cannot reach (what it holds stays): {', '.join(preview.unreached)}")
     return "\n".join(lines)

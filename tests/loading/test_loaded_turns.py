@@ -215,3 +215,34 @@ def test_each_pane_is_named_with_what_it_answers_on_when_they_differ(tmp_path):
     built_in = Agent(ScriptedChatClient(), "You help.", name="desk")
     status = session_over([own, built_in]).runtime.status
     assert status.model == "accounts: OpenAIChatCompletionClient gpt-4o; desk: scripted (built-in; qualifies no model)"
+
+
+def test_the_forget_question_says_which_of_your_memories_hold_the_value(examples):
+    """It said "It is also removed from the notes: FileMemoryProvider and the triage: FileHistoryProvider"
+    though the notes held nothing of it: it named the memories the forget reaches. Now each as F3 sees it."""
+    from workbench.scripts import question
+    from workbench.ui.confirm import ConfirmForget
+
+    session = assemble(
+        build_models(ModelConfig()), agents=[a.agent for a in examples], mode=Mode.PROVIDER, writer=WriterKind.HOST
+    )
+
+    async def story():
+        await session.ask("triage", "module=Reporting")
+        await session.ask("notes", "database=PostgreSQL")
+        held = {s.name: s.keys for s in (await session.remembered()).systems}
+        return held, await session.forget_preview(["module"])
+
+    held, preview = asyncio.run(story())
+    notes, triage = "notes: FileMemoryProvider", "triage: FileHistoryProvider"
+    assert "module" in held[triage] and "module" not in held[notes]  # what F3 shows
+    assert preview.holding == {notes: False, triage: True}
+    lines = question(preview, {"module": "Reporting"}).splitlines()
+    assert f"  also removed from: {triage}" in lines
+    assert f"  also reaches, holding none of them now: {notes}" in lines
+    screen = ConfirmForget(["module"], {"module": ["Reporting"]}, agents=preview.agents, reaches=preview.reaches)
+    assert screen._where(True) == (  # without the preview's holding: not known, never "removed from"
+        f" Whether it is in the {notes} and the {triage} is not known (the forget reaches them all the same)."
+    )
+    screen.holding = dict(preview.holding)
+    assert screen._where(True) == f" It is also removed from the {triage}. None of it is in the {notes} now."

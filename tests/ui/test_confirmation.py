@@ -143,7 +143,8 @@ async def test_the_question_names_every_memory_a_forget_empties(tmp_path):
         await answer(pilot, "n")
         await say(pilot, "support", "forget customer")  # typed: the same question as a click
         await drawn(pilot)
-        assert "It is also removed from the recall store and the memory files." in consequence(app)
+        # The memory files hold nothing of it (F3: "holds no key's value"): not "removed from" them.
+        assert "It is also removed from the recall store. None of it is in the memory files now." in consequence(app)
         await answer(pilot, "n")
         assert keys(app) == ["customer", "module"]
 

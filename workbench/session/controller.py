@@ -4,8 +4,8 @@ the app turns key presses into these calls and draws what they return."""
 from __future__ import annotations
 
 import json
-from collections.abc import Awaitable, Callable, Coroutine, Iterable, Sequence
-from dataclasses import dataclass
+from collections.abc import Awaitable, Callable, Coroutine, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
@@ -23,7 +23,7 @@ if TYPE_CHECKING:
     from workbench.runtime import CallRecord, ContextSplit, Mode, TurnResult, Usage
     from workbench.runtime.agents import AgentRuntime
     from workbench.runtime.models import ModelSet
-    from workbench.runtime.remembered import Remembered
+    from workbench.runtime.remembered import Remembered, RememberedSystem
     from workbench.runtime.view import MemorySnapshot, MemoryUpdate, RecalledMessage, ResumedHistory, RuntimeStatus
 
 # Receives each settled batch that is not part of an asked turn's outcome (a forget, a note, a
@@ -66,6 +66,20 @@ class ForgetPreview:
     reaches: tuple[str, ...]
     agents: tuple[str, ...]  # the panes whose sessions it replaces (the question counts them)
     unreached: tuple[str, ...] = ()  # memories it cannot reach (a provider it does not know, a store unread)
+    # For a forget of keys, each of `reaches` as what is remembered now shows it (F3): True when it holds
+    # a value the forget removes, False when it holds none, None when that is not known (it could not be
+    # read, or keeps what this process does not see). Empty for a forget of everything, which empties them.
+    holding: Mapping[str, bool | None] = field(default_factory=dict)
+
+
+def _holding(system: RememberedSystem | None, keys: set[str], *, outside: bool) -> bool | None:
+    """Whether `system` holds a value of `keys` now (True), none (False), or that is not known (None): it
+    could not be read, or some of what it keeps is not seen here (a service's, one outside this process)."""
+    if system is None or system.unread is not None:
+        return None
+    if keys & set(system.keys):
+        return True
+    return None if outside or any(item.unknown for item in system.items) else False
 
 
 @dataclass(frozen=True)
@@ -299,13 +313,19 @@ class SessionController:
             for m in runtime.memories
             if isinstance(m, KeepsOutside) and m.outside and m.name not in said  # an itemised one says it itself
         }
-        reaches = tuple(
-            f"{n} ({said[n]})" if n in said else n
-            for n in (*persisted, *recall, *(m.name for m in runtime.memories))
-            if n not in missed
-        )
+        names = [n for n in (*persisted, *recall, *(m.name for m in runtime.memories)) if n not in missed]
+        reaches = tuple(f"{n} ({said[n]})" if n in said else n for n in names)
+        holding: dict[str, bool | None] = {}
+        if keys is not None and names:  # what each holds of the values that go, as F3 shows it
+            systems = {system.name: system for system in (await runtime.remembered()).systems}
+            if (histories := systems.get(runtime.histories.name)) is not None:
+                systems.setdefault("persisted sessions", histories)
+            outside = {m.name for m in runtime.memories if isinstance(m, KeepsOutside) and m.outside}
+            forgotten = {*keys, *gone}
+            for name, shown in zip(names, reaches, strict=True):
+                holding[shown] = _holding(systems.get(name), forgotten, outside=name in outside)
         return ForgetPreview(
-            None if keys is None else tuple(keys), gone, also, len(left), reaches, runtime.names, unreached
+            None if keys is None else tuple(keys), gone, also, len(left), reaches, runtime.names, unreached, holding
         )
 
     def forget(self, key: str | None) -> Coroutine[Any, Any, ForgetReport]:

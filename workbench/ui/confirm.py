@@ -52,6 +52,7 @@ class ConfirmForget(ModalScreen[bool]):
         also: Sequence[str] = (),
         reaches: Sequence[str] = (),
         unreached: Sequence[str] = (),
+        holding: Mapping[str, bool | None] | None = None,
         value_chars: int = MAX_VALUE_CHARS,
     ) -> None:
         """`keys` to forget (None: everything), `held` the values of each that the question names,
@@ -59,6 +60,8 @@ class ConfirmForget(ModalScreen[bool]):
         that go because their value holds one, `reaches` the memories it reaches beside working memory
         and the histories ("recall store"),
         `unreached` the memories it cannot reach (named before the answer: what they hold stays),
+        `holding` whether each of `reaches` holds a value the forget of keys removes (None, or one not in
+        it: not known; the session's preview gives it),
         `value_chars` the contract's value length (the session's), to which values are named."""
         super().__init__(classes="modal")
         self.value_chars = value_chars
@@ -69,6 +72,7 @@ class ConfirmForget(ModalScreen[bool]):
         self.also = tuple(also)
         self.reaches = tuple(reaches)
         self.unreached = tuple(unreached)
+        self.holding = dict(holding or {})
 
     def _question(self, keys: tuple[str, ...]) -> Text:
         """`Forget module = "Billing"?`, or with several keys and values, each key's first few."""
@@ -83,6 +87,21 @@ class ConfirmForget(ModalScreen[bool]):
                 what.append(f" and {len(values) - _VALUES_NAMED:,} more" if len(values) > _VALUES_NAMED else "")
         return what.append("?")
 
+    def _where(self, one: bool) -> str:
+        """What each memory the forget reaches holds of the value(s): removed from those that hold some,
+        not known for those that cannot be told, none now for the others."""
+        held = [r for r in self.reaches if self.holding.get(r) is True]
+        unknown = [r for r in self.reaches if self.holding.get(r) is None]
+        empty = [r for r in self.reaches if self.holding.get(r) is False]
+        where = f" {'It is' if one else 'They are'} also removed from {_listed(held)}." if held else ""
+        if unknown:
+            reached = "it" if len(unknown) == 1 else "them"
+            where += f" Whether {'it is' if one else 'they are'} in {_listed(unknown)} is not known (the forget "
+            where += f"reaches {reached} all the same)."
+        if empty:
+            where += f" None of {'it' if one else 'them'} is in {_listed(empty)} now."
+        return where
+
     def compose(self) -> ComposeResult:
         if self.keys:
             what = self._question(self.keys)
@@ -91,9 +110,7 @@ class ConfirmForget(ModalScreen[bool]):
                 goes = "goes too: its value holds" if len(self.also) == 1 else "go too: each value holds"
                 others = f" {', '.join(self.also)} {goes} a value forgotten here.{others}"
             one = len(self.keys) == 1 and len(self.held.get(self.keys[0], ())) <= 1
-            where = (
-                f" {'It is' if one else 'They are'} also removed from {_listed(self.reaches)}." if self.reaches else ""
-            )
+            where = self._where(one)
             histories, replaced, none = _histories(self.agents)
             consequence = (
                 f"{histories[0].upper()}{histories[1:]} will be {replaced}, so {none} bring the "

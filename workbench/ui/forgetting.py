@@ -85,6 +85,7 @@ class ForgetFlow:
             also=preview.also,
             reaches=preview.reaches,
             unreached=preview.unreached,
+            holding=preview.holding,
             value_chars=session.contract.max_value_chars,
         )
         self.app.push_screen(question, callback=confirmed)
