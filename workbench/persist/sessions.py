@@ -45,8 +45,10 @@ from workbench.files import WORK_SUFFIX, FolderLock, private_dir
 from workbench.memory import SEED, Contract, WorkingMemory
 from workbench.memory.forget import ForgetPlan, declared_in
 from workbench.memory.outcome import Outcome, Status
+from workbench.memory.saved import SavedMemory
 from workbench.memory.store import utc_now
 from workbench.memory.turns import current_turn
+from workbench.persist.directory_files import LOCK_FILE, files_held, files_holding, modified
 from workbench.persist.format import SavedFileError
 from workbench.persist.history import StateHistory
 from workbench.persist.legacy import move_into
@@ -56,18 +58,11 @@ from workbench.runtime.view import NOT_SAVED, SAVED_AGAIN, Persisted
 from workbench.text import clip, json_strings
 
 DIRECTORY = "sessions"  # under the user's data directory
-LOCK_FILE = "lock"
 _FAILURE_CHARS = 200
 # Seconds between retries of a failing save, the last repeated until one succeeds: soon after a
 # short hiccup, and no more than twice a minute against a disk that stays full.
 RETRY_DELAYS = (1.0, 2.0, 5.0, 10.0, 30.0)
 RESUMED_BY = "a start with those options resumes it; a forget of a value it holds, or of everything, deletes it"
-_WHAT = {
-    STATE_FILE: "the facts, the ledger, the sessions and their messages (SQLite): its rows",
-    "-wal": "SQLite's write-ahead log: the latest changes to the rows above, until they are written into them",
-    "-shm": "SQLite's index of its write-ahead log while the database is open",
-    LOCK_FILE: "held locked while a workbench uses the directory; names its process",
-}
 
 
 class PersistedSessions:
@@ -102,24 +97,7 @@ class PersistedSessions:
         self.directory = private_dir(directory.expanduser().resolve())
         self._folder_lock = FolderLock(self.directory / LOCK_FILE, f"the persisted sessions in {self.directory}")
         self._state: StateFile | None = None
-        try:
-            for work in self.directory.rglob(f"*{WORK_SUFFIX}"):
-                work.unlink()  # a write of an earlier version interrupted before its rename
-            path = self.directory / STATE_FILE
-            saved_at = _modified(path)  # before this run writes it
-            self._state = state = StateFile(path, flushed=flushed)
-            move_into(state, self.directory)
-            saved = state.memory()
-            if saved is not None and (problem := contract.cannot_open(saved.contract)):
-                raise SavedFileError(f"{path}: {problem}")
-            saved_shape, saved_sessions = state.sessions()
-            # Every set of sessions the file holds, oldest first: those kept under another shape by an
-            # earlier start, then the current ones. The start's shape says which it resumes (`_started`).
-            self._saved = [*state.kept(), *([(saved_shape, saved_sessions)] if saved_sessions else [])]
-            state.mark_open()  # everything read back is good: from here on the file is this run's
-        except BaseException:
-            self.close()  # start-up stops here; the directory is free again
-            raise
+        saved, saved_at, saved_shape = self._open(contract, flushed)
         self._history = StateHistory(self)
         self._lock = threading.RLock()
         self._current: dict[str, dict[str, Any]] = {}
@@ -165,6 +143,31 @@ class PersistedSessions:
                 f"({saved.contract.describe()}): every fact and event is kept",
                 origin="persist",
             )
+
+    def _open(self, contract: Contract, flushed: bool) -> tuple[SavedMemory | None, datetime | None, str]:
+        """Open the state file and check what it holds before anything else uses it: a saved memory
+        `contract` cannot open stops start-up (`SavedFileError`), the file left as it is; only then is it
+        marked open (this run's). Any failure closes what was opened (the directory is free again) and
+        is raised. Returns the saved memory, when the file was last written, and the saved sessions' shape."""
+        try:
+            for work in self.directory.rglob(f"*{WORK_SUFFIX}"):
+                work.unlink()  # a write of an earlier version interrupted before its rename
+            path = self.directory / STATE_FILE
+            saved_at = modified(path)  # before this run writes it
+            self._state = state = StateFile(path, flushed=flushed)
+            move_into(state, self.directory)
+            saved = state.memory()
+            if saved is not None and (problem := contract.cannot_open(saved.contract)):
+                raise SavedFileError(f"{path}: {problem}")
+            saved_shape, saved_sessions = state.sessions()
+            # Every set of sessions the file holds, oldest first: those kept under another shape by an
+            # earlier start, then the current ones. The start's shape says which it resumes (`_started`).
+            self._saved = [*state.kept(), *([(saved_shape, saved_sessions)] if saved_sessions else [])]
+            state.mark_open()  # everything read back is good: from here on the file is this run's
+        except BaseException:
+            self.close()  # start-up stops here; the directory is free again
+            raise
+        return saved, saved_at, saved_shape
 
     def close(self) -> None:
         """Write everything into the state file alone (`StateFile.close`), and let another workbench use
@@ -425,11 +428,7 @@ class PersistedSessions:
                 else:
                     whose, name = "a history no agent reads", session_id
                 held.append(HeldItem("history", name, f"{whose}: {len(messages):,} message(s)", history_text(messages)))
-            for path in sorted(p for p in self.directory.rglob("*") if p.is_file()):
-                name = path.relative_to(self.directory).as_posix()
-                what = _WHAT.get(path.name.removeprefix(STATE_FILE) or STATE_FILE, "")
-                content = "\n".join(self.state.rows()) if path.name == STATE_FILE else ""
-                held.append(HeldItem("file", name, what, content, path.stat().st_size))
+            held += files_held(self.directory, self.state.rows)
         return held
 
     # -- a holder of the one forget ----------------------------------------------------------
@@ -491,18 +490,8 @@ class PersistedSessions:
     def holding(self, plan: ForgetPlan) -> list[Path]:
         """Every file under the directory that holds a forgotten value, as raw text or JSON-escaped."""
         with self._lock:
-            return [p for p in sorted(self.directory.rglob("*")) if p.is_file() and _holds(p, plan)]
+            return files_holding(self.directory, plan)
 
     def _history_texts(self) -> Iterator[str]:
         for session_id in self.state.session_ids():
             yield from (m.text or "" for m in self.read(session_id))
-
-
-def _modified(path: Path) -> datetime | None:
-    """When `path` was last written, in local time; None when it does not exist."""
-    return datetime.fromtimestamp(path.stat().st_mtime).astimezone() if path.exists() else None
-
-
-def _holds(path: Path, plan: ForgetPlan) -> bool:
-    raw = path.read_bytes().decode("utf-8", errors="replace")
-    return plan.holds(raw) or any(plan.holds(s) for s in json_strings(raw))
