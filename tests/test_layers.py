@@ -1,7 +1,7 @@
 """The layers. Which package may import which is stated as import-linter contracts in pyproject.toml
 (`[tool.importlinter]`), checked here by `lint-imports`. What a contract cannot say is tested by hand:
-what an import loads at run time (start-up cost, optional integrations), which names the UI takes from
-the runtime, and the one owner of the holders' registration and of file modes."""
+what an import loads at run time (start-up cost, optional integrations), that the types the UI draws
+are values, and the one owner of the holders' registration and of file modes."""
 
 import os
 import subprocess
@@ -61,56 +61,6 @@ def test_recall_switched_off_loads_no_postgresql_driver():
     assert out.split() == []
 
 
-# What ui/ may take from the runtime: value types (views of its state, records of its calls) and how
-# they are said in words. Everything else it asks of the session (`workbench.session`), its only door.
-VIEWS = {
-    "workbench.runtime.view": {
-        "MemorySnapshot",
-        "MemoryUpdate",
-        "NOT_SAVED",
-        "RecalledMessage",
-        "ResumedHistory",
-        "RuntimeStatus",
-        "SAVED_AGAIN",
-        "WRITER_FAILING",
-        "WRITER_SWITCHED",
-        "joined",
-    },
-    "workbench.runtime.usage": {"UNKNOWN", "Usage", "describe_usage", "estimate_tokens"},
-    "workbench.runtime.remembered": {"HeldItem", "Remembered", "RememberedSystem", "describe_size"},
-    "workbench.runtime.context": {"ContextSplit"},
-    "workbench.runtime.calls": {"CallRecord"},
-    "workbench.runtime.config": {"Mode"},
-}
-
-
-def runtime_names(source: str) -> set[str]:
-    """`module:name` for every name `source` imports from the runtime, anywhere (TYPE_CHECKING included);
-    `module:*` for a whole module imported."""
-    import ast
-
-    found: set[str] = set()
-    for node in ast.walk(ast.parse(source)):
-        if isinstance(node, ast.ImportFrom) and (node.module or "").startswith("workbench.runtime"):
-            found |= {f"{node.module}:{alias.name}" for alias in node.names}
-        elif isinstance(node, ast.Import):
-            found |= {f"{a.name}:*" for a in node.names if a.name.startswith("workbench.runtime")}
-    return found
-
-
-def test_the_runtime_import_check_sees_every_form():
-    source = (
-        "from workbench.runtime.view import MemoryUpdate\n"
-        "import workbench.runtime.agents\n"
-        "if TYPE_CHECKING:\n    from workbench.runtime import AgentRuntime\n"
-    )
-    assert runtime_names(source) == {
-        "workbench.runtime.view:MemoryUpdate",
-        "workbench.runtime.agents:*",
-        "workbench.runtime:AgentRuntime",
-    }
-
-
 def lint(config: Path, *, root: Path) -> tuple[int, str]:
     """`lint-imports` on `config`, in `root`, without the cache it would otherwise write there."""
     result = subprocess.run(
@@ -157,14 +107,6 @@ def test_the_contracts_count_imports_inside_functions_and_for_annotations(tmp_pa
     assert "pkg.low -> pkg.high" in report and "pkg.typed -> pkg.high" in report, report
 
 
-def test_the_ui_takes_only_value_types_from_the_runtime():
-    """The session is the UI's only door: ui/ imports views from the runtime, never what it is made of."""
-    ui = ROOT / "workbench" / "ui"
-    allowed = {f"{module}:{name}" for module, names in VIEWS.items() for name in names}
-    taken = {p.name: sorted(runtime_names(p.read_text()) - allowed) for p in ui.glob("*.py")}
-    assert {name: names for name, names in taken.items() if names} == {}
-
-
 def test_the_ui_never_reaches_the_runtime_through_the_session():
     """No `.runtime` attribute in ui/: what the UI asks, the session answers."""
     import re
@@ -174,17 +116,22 @@ def test_the_ui_never_reaches_the_runtime_through_the_session():
     assert {name: found for name, found in reaches.items() if found} == {}
 
 
-def test_the_views_the_ui_takes_are_values():
-    """Each class ui/ may take from the runtime is a dataclass or an enum: a value, not a service."""
+def test_the_types_the_ui_draws_are_values():
+    """Each class ui/ takes from `workbench.session.views` (the contract `ui-through-the-session` holds it
+    to that module and the session) is a dataclass, an enum or an error: a value, not a service. The one
+    exception is the log that holds the libraries' notes until the window says them."""
     import dataclasses
     import enum
-    import importlib
 
-    classes = [getattr(importlib.import_module(module), name) for module, names in VIEWS.items() for name in names]
+    import workbench.session.views as views
+
+    classes = [getattr(views, name) for name in views.__all__]
     services = [
-        c for c in classes if isinstance(c, type) and not (dataclasses.is_dataclass(c) or issubclass(c, enum.Enum))
+        c.__name__
+        for c in classes
+        if isinstance(c, type) and not (dataclasses.is_dataclass(c) or issubclass(c, (enum.Enum, Exception)))
     ]
-    assert services == []
+    assert services == ["LibraryLog"]
 
 
 def test_no_opentelemetry_sdk_or_exporter_is_loaded_unless_traces_are_on():
@@ -201,7 +148,7 @@ def test_no_opentelemetry_sdk_or_exporter_is_loaded_unless_traces_are_on():
 def test_holders_of_text_are_registered_by_the_one_assembly_only():
     """Whoever adds a memory finds the one list in `workbench/session/assemble.py`; it and the drift
     lab's product policies register their holders through `workbench/runtime/holders.py`, the one
-    module that registers (below both: the session and the lab are peers)."""
+    module that registers (below both: the session starts the lab, which builds its own runtimes)."""
     import re
 
     root = ROOT / "workbench"

@@ -18,11 +18,12 @@ from workbench.text import visible
 
 if TYPE_CHECKING:
     from workbench.chronology import Chronology
+    from workbench.drift import DriftReport
+    from workbench.drift.lab import Progress
     from workbench.memory import Contract
     from workbench.memory.forget import ForgetReport
     from workbench.runtime import CallRecord, ContextSplit, Mode, TurnResult, Usage
     from workbench.runtime.agents import AgentRuntime
-    from workbench.runtime.models import ModelSet
     from workbench.runtime.remembered import Remembered, RememberedSystem
     from workbench.runtime.view import MemorySnapshot, MemoryUpdate, RecalledMessage, ResumedHistory, RuntimeStatus
 
@@ -232,9 +233,16 @@ class SessionController:
         return self.runtime.mode
 
     @property
-    def models(self) -> ModelSet:
-        """The session's models, which the drift lab runs its policies on."""
-        return self.runtime.models
+    def lab_model(self) -> str:
+        """The model the drift lab runs its policies on (the session's), as the lab names it."""
+        return self.runtime.models.agent_label
+
+    async def run_lab(self, chronology: Chronology | None = None, *, progress: Progress) -> DriftReport:
+        """The drift lab on the session's models, replaying `chronology` (default: the built-in story);
+        `progress` hears each policy's turns as they run."""
+        from workbench.drift import run_drift
+
+        return await run_drift(self.runtime.models, chronology=chronology, progress=progress)
 
     @property
     def writer_failing(self) -> bool:

@@ -19,7 +19,7 @@ from textual.reactive import var
 from textual.screen import Screen
 from textual.worker import Worker, WorkerState
 
-from workbench.memory import EventKind
+from workbench.session.views import EventKind
 from workbench.ui.chat import BUILT_IN, ChatPane
 from workbench.ui.composer import Composer
 from workbench.ui.exporting import ask_to_export, drift_lab, open_lab_on_conversation
@@ -37,9 +37,8 @@ from workbench.ui.typing import PauseScheduler, TypingClock
 if TYPE_CHECKING:
     from textual.css.query import DOMQuery
 
-    from workbench.notes import LibraryLog
-    from workbench.runtime.view import MemoryUpdate
     from workbench.session.controller import SessionController
+    from workbench.session.views import LibraryLog, MemoryUpdate
 
 
 @runtime_checkable

@@ -12,7 +12,7 @@ from textual.reactive import reactive
 from textual.strip import Strip
 from textual.widgets import TextArea
 
-from workbench.memory.shown import visible_controls
+from workbench.session.views import visible_controls
 from workbench.ui.paste import PASTED_ESC
 
 # Where the terminal tells Shift+Enter from Enter, it starts a line too.

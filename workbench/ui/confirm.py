@@ -14,8 +14,7 @@ from textual.reactive import var
 from textual.screen import ModalScreen
 from textual.widgets import Button, Static
 
-from workbench.memory.contract import MAX_VALUE_CHARS
-from workbench.memory.shown import quoted
+from workbench.session.views import MAX_VALUE_CHARS, quoted
 from workbench.ui.keys_footer import KeysFooter
 
 # How many of one key's values a forget's question names (each quoted, at most a fact's length).

@@ -5,8 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from workbench.memory.ledger import MAX_KEY_ECHO
-from workbench.memory.shown import quoted
+from workbench.session.views import MAX_KEY_ECHO, quoted
 
 if TYPE_CHECKING:
     from workbench.session.controller import SessionController

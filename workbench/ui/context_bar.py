@@ -10,10 +10,10 @@ from rich.text import Text
 from textual.geometry import Size
 from textual.widget import Widget
 
-from workbench.runtime.usage import UNKNOWN
+from workbench.session.views import UNKNOWN
 
 if TYPE_CHECKING:
-    from workbench.runtime.context import ContextSplit
+    from workbench.session.views import ContextSplit
 
 PART_STYLES = (
     ("instructions", "blue"),

@@ -14,17 +14,15 @@ from textual.screen import Screen
 from textual.widgets import Static
 from textual_plotext import PlotextPlot
 
-from workbench.tables import literal
-from workbench.text import visible
+from workbench.session.views import literal, visible
 from workbench.ui.keys_footer import KeysFooter
 
 if TYPE_CHECKING:
-    from workbench.drift import DriftReport
-    from workbench.drift.lab import Progress
+    from workbench.session.views import DriftReport, Progress
 
 
 class LabRun(Protocol):
-    """The lab's run on the session's models (`workbench.drift.run_drift` with its models and story)."""
+    """The lab's run on the session's models (`SessionController.run_lab` with its story)."""
 
     def __call__(self, *, progress: Progress) -> Awaitable[DriftReport]: ...
 
@@ -44,7 +42,7 @@ class SizesChart(PlotextPlot):
 
     def render(self) -> RenderResult:
         if self._drawn is not None:
-            from workbench.drift.chart import plot_sizes
+            from workbench.session.views import plot_sizes
 
             sizes, titles, title = self._drawn
             plot_sizes(self.plt, sizes, titles, title, labels=False)  # the legend below fits any width
@@ -92,8 +90,7 @@ class DriftScreen(Screen[None]):
 
     @work(exclusive=True, group="drift", exit_on_error=False)
     async def run_lab(self) -> None:
-        from workbench.drift.chart import legend
-        from workbench.drift.report import render, stop_line
+        from workbench.session.views import legend, render, stop_line
 
         self._status(f"drift lab · running on {self.model} ...", "italic")
         try:

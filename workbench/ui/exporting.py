@@ -8,14 +8,14 @@ from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from workbench.text import clip, visible
+from workbench.session.views import clip, visible
 from workbench.ui.startup import ERROR_CHARS
 
 if TYPE_CHECKING:
     from textual.app import App
 
-    from workbench.chronology import Chronology
     from workbench.session.controller import SessionController
+    from workbench.session.views import Chronology
     from workbench.ui.drift_screen import DriftScreen
     from workbench.ui.export_screen import ExportRequest
 
@@ -30,16 +30,14 @@ def said_path(path: str) -> str:
 
 def drift_lab(session: SessionController, chronology: Chronology | None = None) -> DriftScreen:
     """The lab on the session's models, replaying `chronology` (default: the built-in story)."""
-    from workbench.drift import run_drift
     from workbench.ui.drift_screen import DriftScreen  # its chart library loads when the lab opens
 
-    models = session.models
-    return DriftScreen(partial(run_drift, models, chronology=chronology), models.agent_label)
+    return DriftScreen(partial(session.run_lab, chronology), session.lab_model)
 
 
 def open_lab_on_conversation(app: App[None], session: SessionController) -> None:
     """The lab replaying this conversation, or why it cannot yet."""
-    from workbench.chronology import ChronologyError
+    from workbench.session.views import ChronologyError
 
     try:
         chronology = session.chronology()
@@ -71,7 +69,7 @@ def ask_to_export(app: App[None], session: SessionController) -> None:
 
 
 def _write_chronology(app: App[None], session: SessionController, request: ExportRequest) -> None:
-    from workbench.chronology import ChronologyError
+    from workbench.session.views import ChronologyError
 
     def failed(detail: str) -> None:
         app.notify(detail, title="Not exported", severity="error", markup=False)

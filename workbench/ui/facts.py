@@ -15,10 +15,7 @@ from textual.message import Message
 from textual.reactive import reactive
 from textual.widgets import Button, DataTable, Static
 
-from workbench.memory import EventKind, MemoryEvent
-from workbench.memory.shown import quoted
-from workbench.runtime.view import MemorySnapshot, MemoryUpdate
-from workbench.tables import literal
+from workbench.session.views import EventKind, MemoryEvent, MemorySnapshot, MemoryUpdate, literal, quoted
 
 LEDGER_LINES = 100
 # Columns of the fact table, in cells; the value takes what is left.

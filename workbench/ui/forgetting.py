@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING
 
 from textual import events
 
-from workbench.runtime.view import joined
+from workbench.session.views import joined
 from workbench.ui.chat import ChatPane
 from workbench.ui.confirm import ConfirmForget
 

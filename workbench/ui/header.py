@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from workbench.runtime.view import RuntimeStatus
+    from workbench.session.views import RuntimeStatus
 
 # Columns of Textual's header taken by its icon and clock space, not by the title.
 HEADER_CHROME = 18

@@ -20,8 +20,7 @@ from textual.screen import Screen
 from textual.timer import Timer, TimerCallback
 from textual.widgets import Header
 
-from workbench.memory import EventKind
-from workbench.runtime.view import NOT_SAVED, SAVED_AGAIN, WRITER_FAILING, WRITER_SWITCHED
+from workbench.session.views import NOT_SAVED, SAVED_AGAIN, WRITER_FAILING, WRITER_SWITCHED, EventKind
 from workbench.ui.chat import ChatPane
 from workbench.ui.composer import Composer
 from workbench.ui.console import parse_console_command, run_console_command
@@ -32,8 +31,8 @@ from workbench.ui.messages import TurnEnded
 from workbench.ui.panes import Panes, agent_panes
 
 if TYPE_CHECKING:
-    from workbench.runtime.view import MemoryUpdate
     from workbench.session.controller import SessionController
+    from workbench.session.views import MemoryUpdate
     from workbench.ui.forgetting import ForgetFlow
     from workbench.ui.typing import PauseScheduler
 

@@ -10,9 +10,8 @@ from typing import TYPE_CHECKING
 from textual.message import Message
 
 if TYPE_CHECKING:
-    from workbench.runtime.usage import Usage
-    from workbench.runtime.view import MemoryUpdate
     from workbench.session.controller import TurnOutcome
+    from workbench.session.views import MemoryUpdate, Usage
 
 
 @dataclass

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from textual.app import SystemCommand
 
-from workbench.runtime.config import Mode
+from workbench.session.views import Mode
 from workbench.ui.forgetting import in_pair, replace_histories
 
 if TYPE_CHECKING:

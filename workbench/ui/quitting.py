@@ -10,7 +10,7 @@ from collections.abc import Callable
 from functools import partial
 from typing import TYPE_CHECKING
 
-from workbench.text import clip, visible
+from workbench.session.views import clip, visible
 from workbench.ui.exporting import EXPORT_PATH, said_path
 from workbench.ui.startup import ERROR_CHARS
 

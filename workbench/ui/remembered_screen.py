@@ -22,11 +22,7 @@ from textual.screen import ModalScreen
 from textual.widgets import OptionList, Static
 from textual.widgets.option_list import Option
 
-from workbench.memory import EventKind
-from workbench.memory.contract import MAX_VALUE_CHARS
-from workbench.memory.shown import quoted
-from workbench.runtime.remembered import describe_size
-from workbench.tables import literal
+from workbench.session.views import MAX_VALUE_CHARS, EventKind, describe_size, literal, quoted
 from workbench.ui.facts import ForgetRequested
 from workbench.ui.keys_footer import KeysFooter
 from workbench.ui.startup import error_line
@@ -34,8 +30,7 @@ from workbench.ui.startup import error_line
 if TYPE_CHECKING:
     from textual.app import App
 
-    from workbench.runtime.remembered import HeldItem, Remembered, RememberedSystem
-    from workbench.runtime.view import MemoryUpdate
+    from workbench.session.views import HeldItem, MemoryUpdate, Remembered, RememberedSystem
 
 # Bounds on what one screen shows: items per system (the system's own line forgets the rest), lines
 # of an item's content, and characters of one line or name (of a content line: at least the contract's

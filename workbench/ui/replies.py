@@ -19,7 +19,7 @@ from textual.visual import RenderOptions, RichVisual, Visual
 from textual.widget import Widget
 from textual.widgets import Static
 
-from workbench.text import visible
+from workbench.session.views import visible
 from workbench.ui.shown_markdown import ShownMarkdown
 
 

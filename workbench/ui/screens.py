@@ -12,19 +12,13 @@ from textual.containers import Vertical, VerticalScroll
 from textual.screen import ModalScreen
 from textual.widgets import Static
 
-from workbench.memory.contract import MAX_MESSAGE_CHARS
-from workbench.runtime.usage import describe_usage, estimate_tokens
-from workbench.runtime.view import joined
-from workbench.tables import literal
+from workbench.session.views import MAX_MESSAGE_CHARS, describe_usage, estimate_tokens, joined, literal
 from workbench.ui.context_bar import ContextBar
 from workbench.ui.keys_footer import KeysFooter
 
 if TYPE_CHECKING:
-    from workbench.memory.contract import Contract
-    from workbench.runtime.calls import CallRecord
-    from workbench.runtime.context import ContextSplit
-    from workbench.runtime.view import RecalledMessage, RuntimeStatus
     from workbench.session.controller import SessionController
+    from workbench.session.views import CallRecord, ContextSplit, Contract, RecalledMessage, RuntimeStatus
 
 
 def render_calls(agent: str, calls: Sequence[CallRecord], unrecorded: str | None = None) -> Text:

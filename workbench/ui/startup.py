@@ -8,13 +8,12 @@ import asyncio
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from workbench import heap
-from workbench.text import clip, visible
+from workbench.session.views import clip, settle_heap, visible
 
 if TYPE_CHECKING:
     from textual.app import App
 
-    from workbench.notes import LibraryLog
+    from workbench.session.views import LibraryLog
 
 # How much of an unexpected error's text a notification shows.
 ERROR_CHARS = 300
@@ -59,4 +58,4 @@ def settle_the_heap() -> None:
     often, so a frame's short-lived strips and caches die young (`workbench.heap`)."""
     import workbench.ui.replies  # noqa: F401  (its import is a stall of its own at the first turn)
 
-    heap.settle()
+    settle_heap()
