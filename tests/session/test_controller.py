@@ -14,7 +14,7 @@ from agent_framework import HistoryProvider, InMemoryHistoryProvider
 
 from tests.support.recall_files import UNREADABLE, earlier_recall, unreadable
 from tests.support.residue import residue
-from workbench.drift import load_chronology_file, run_drift
+from workbench.drift import load_chronology_file
 from workbench.memory.forget import ForgetReport
 from workbench.recall.config import RecallConfig
 from workbench.runtime import MemoryUpdate, ModelConfig, build_models
@@ -60,7 +60,7 @@ async def test_the_export_after_forget_version_keeps_sql_server_2022_whole(tmp_p
     assert "version=2" not in text and "P9" not in text and "SQL Server 2022" in text
     assert exported.steps == len(steps) == 5
 
-    lab = await run_drift(build_models(ModelConfig()), chronology=load_chronology_file(path))
+    lab = await controller.run_lab(load_chronology_file(path))  # the lab on the session's models
     (expectation,) = lab.chronology.expectations
     assert expectation.current.get("database") == "SQL Server 2022"
 

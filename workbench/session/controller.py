@@ -237,7 +237,7 @@ class SessionController:
         """The model the drift lab runs its policies on (the session's), as the lab names it."""
         return self.runtime.models.agent_label
 
-    async def run_lab(self, chronology: Chronology | None = None, *, progress: Progress) -> DriftReport:
+    async def run_lab(self, chronology: Chronology | None = None, *, progress: Progress | None = None) -> DriftReport:
         """The drift lab on the session's models, replaying `chronology` (default: the built-in story);
         `progress` hears each policy's turns as they run."""
         from workbench.drift import run_drift
