@@ -72,6 +72,20 @@ def held_collections():
     gc.enable()
 
 
+@pytest.fixture
+def frozen_heap():
+    """What the worker holds from earlier tests (modules, collected tests, their caches) frozen while
+    the test runs, as the TUI freezes its start-up heap (`workbench.heap.settle`): a forget's
+    `release_garbage` then walks the objects of the test's own runtime, not the whole worker's heap.
+    In a full run a worker's heap made each of a forget's collections about 0.5 s, and the tests
+    that forget hundreds of times spent minutes in them. Frozen objects are still freed by
+    reference counting; the collector walks them again after the test."""
+    gc.collect()
+    gc.freeze()
+    yield
+    gc.unfreeze()
+
+
 @pytest.fixture(autouse=True)
 def _no_ambient_openai_settings(monkeypatch):
     """Tests never see the developer's own OpenAI, Azure OpenAI or Azure sign-in settings."""

@@ -16,6 +16,9 @@ from workbench.runtime import AGENT_NAMES, Mode, ModelConfig, TurnResult, build_
 from workbench.runtime.agents import AgentRuntime
 from workbench.session.assemble import assemble
 
+# Every forget collects garbage (`release_garbage`): the worker's heap from earlier tests is not walked.
+pytestmark = pytest.mark.usefixtures("frozen_heap")
+
 TURNS = 200
 KEYS = ("customer", "module", "database", "customer", "module", "database", "customer", None)
 
