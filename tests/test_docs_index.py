@@ -40,3 +40,16 @@ def test_every_key_the_app_binds_is_in_the_readme_and_in_using_the_app(key):
 
 def test_the_readme_stays_within_a_page():
     assert README.count("\n") <= 150
+
+
+@pytest.mark.parametrize(
+    "key",
+    sorted({b.key for b in (*WorkbenchApp.BINDINGS, *ChatPane.BINDINGS)} - {"f1"}),  # type: ignore[union-attr]
+)
+def test_every_key_the_app_binds_is_in_the_f1_help(key):
+    """The F1 help named F2, F3, F5, F8 and F9 but not F4, bound since the app ran more agents than panes fit."""
+    from workbench.memory.contract import SEED
+    from workbench.ui.screens import help_text
+
+    shown = {"escape": "Esc", "ctrl+q": "Ctrl+Q"}.get(key, key.upper())
+    assert re.search(rf"\b{re.escape(shown)}\b", help_text(SEED)), f"the F1 help misses {shown}"

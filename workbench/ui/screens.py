@@ -140,7 +140,8 @@ Either forget also replaces {histories} with new, empty sessions.
 
 Tab moves between the inputs, the fact table, the latest change and the ledger; the arrow keys scroll the last \
 two. Enter or Delete on a fact forgets it (click works too; letters typed there go to your message). F2 shows \
-what the model saw, F3 what is remembered, F5 opens the drift lab, F7 selects the whole draft, F8 forgets all, Esc \
+what the model saw, F3 what is remembered, F4 the next agents' panes when more agents run than panes fit (it is \
+in the footer only then), F5 opens the drift lab, F7 selects the whole draft, F8 forgets all, Esc \
 cancels a running turn, F9 sends again the message of a turn that failed or was cancelled, Ctrl+P opens the \
 command palette and Ctrl+Q quits. The footer shows the keys of the screen in front.
 
