@@ -16,6 +16,9 @@ from workbench.session.assemble import assemble
 APPLIED = (EventKind.ADMITTED, EventKind.REPLACED)
 SETTLING = (EventKind.REJECTED, EventKind.STALE, EventKind.NOTHING_DECLARED, EventKind.ABANDONED)
 
+# Every forget collects garbage (`release_garbage`): the worker's heap from earlier tests is not walked.
+pytestmark = pytest.mark.usefixtures("frozen_heap")
+
 
 def runtime_for(mode: Mode, *, delay: float = 0.0, writer: WriterKind = WriterKind.MODEL) -> AgentRuntime:
     memory = WorkingMemory(ledger_capacity=1_000_000)  # every event of the run stays readable
