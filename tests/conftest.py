@@ -33,6 +33,16 @@ os.environ["MEM0_TELEMETRY"] = "false"
 os.environ["MEM0_DIR"] = tempfile.mkdtemp(prefix="workbench-tests-mem0-")
 
 
+def pytest_collection_finish(session: pytest.Session) -> None:
+    """Once the tests are collected (every test module imported, with the workbench, Textual, Agent
+    Framework and the servers' clients), freeze what the worker holds, as the TUI freezes its start-up
+    heap (`workbench.heap.settle`). Each forget's `release_garbage` and each drift policy's collection
+    is a full collection, and without this one walked all of it: about 0.5 s in a full run's worker.
+    Frozen objects are still freed by reference counting."""
+    gc.collect()
+    gc.freeze()
+
+
 def pytest_xdist_auto_num_workers(config: pytest.Config) -> int:
     """`-n auto`: two workers a core. A test waits about half its time (Textual's timers, the
     processes and servers it starts), so one worker a core left the cores idle that long."""
@@ -74,16 +84,15 @@ def held_collections():
 
 @pytest.fixture
 def frozen_heap():
-    """What the worker holds from earlier tests (modules, collected tests, their caches) frozen while
+    """What the worker holds from earlier tests (modules, collected tests, their caches) frozen before
     the test runs, as the TUI freezes its start-up heap (`workbench.heap.settle`): a forget's
     `release_garbage` then walks the objects of the test's own runtime, not the whole worker's heap.
     In a full run a worker's heap made each of a forget's collections about 0.5 s, and the tests
     that forget hundreds of times spent minutes in them. Frozen objects are still freed by
-    reference counting; the collector walks them again after the test."""
+    reference counting. They stay frozen, as after every TUI test's `settle` (unfreezing them would
+    also unfreeze what `pytest_collection_finish` froze)."""
     gc.collect()
     gc.freeze()
-    yield
-    gc.unfreeze()
 
 
 @pytest.fixture(autouse=True)
