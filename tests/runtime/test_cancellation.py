@@ -16,7 +16,7 @@ from workbench.agentmem.extracted import ExtractedMemory
 from workbench.memory import EventKind, WorkingMemory
 from workbench.recall.config import RecallConfig
 from workbench.recall.setup import RecallSetup
-from workbench.runtime import AGENT_NAMES, CallLog, CallRecord, Mode, ModelConfig, agents, build_models
+from workbench.runtime import AGENT_NAMES, CallLog, CallRecord, Mode, ModelConfig, build_models, turns
 from workbench.runtime.agents import AgentRuntime
 from workbench.runtime.memories import AgentMemory
 from workbench.session.assemble import assemble
@@ -63,7 +63,7 @@ async def next_turn_works(runtime: AgentRuntime) -> None:
 
 @pytest.mark.parametrize("mode", list(Mode), ids=str)
 async def test_a_turn_cancelled_at_any_await_with_recall_on_stores_nothing_but_a_whole_batch(mode, monkeypatch):
-    monkeypatch.setattr(agents, "STREAM_SLICE_SECONDS", 0)  # a pause after every piece: each is an await swept
+    monkeypatch.setattr(turns, "STREAM_SLICE_SECONDS", 0)  # a pause after every piece: each is an await swept
     runtime = with_recall(mode)
     task = asyncio.create_task(runtime.ask("support", SAID))
     total = 0

@@ -5,7 +5,7 @@ from itertools import pairwise
 
 from tests.runtime.helpers import live
 from tests.support.openai_server import Canned
-from workbench.runtime import agents
+from workbench.runtime import turns
 
 
 async def test_a_stream_already_received_still_lets_the_rest_of_the_program_run_between_pieces(loopback, monkeypatch):
@@ -13,7 +13,7 @@ async def test_a_stream_already_received_still_lets_the_rest_of_the_program_run_
     the buffer without waiting on the socket. Read in one go, it held the event loop for up to a
     second, and keys typed in the other pane waited. With no time to a slice, the loop gets a turn
     after every piece."""
-    monkeypatch.setattr(agents, "STREAM_SLICE_SECONDS", 0)
+    monkeypatch.setattr(turns, "STREAM_SLICE_SECONDS", 0)
     runtime = live(loopback.base_url)
     loopback.enqueue(Canned(text="word " * 4000))
     ticks = 0

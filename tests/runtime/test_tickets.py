@@ -9,7 +9,7 @@ import pytest
 
 from tests.runtime.helpers import facts
 from workbench.memory import EventKind, WorkingMemory
-from workbench.runtime import AGENT_NAMES, Mode, ModelConfig, WriterKind, agents, build_models
+from workbench.runtime import AGENT_NAMES, Mode, ModelConfig, WriterKind, build_models, turns
 from workbench.runtime.agents import AgentRuntime
 from workbench.session.assemble import assemble
 
@@ -74,7 +74,7 @@ async def test_a_turn_cancelled_at_any_await_settles_and_the_next_declaring_turn
 ):
     # The answer's reader pauses after every piece, as it does on a loaded machine, so every pause it
     # can make is an await the sweep visits (the framework's last update comes after the turn stored).
-    monkeypatch.setattr(agents, "STREAM_SLICE_SECONDS", 0)
+    monkeypatch.setattr(turns, "STREAM_SLICE_SECONDS", 0)
     total = await completion_steps(mode)
     assert total > 20  # the sweep below really visits the agent call, the writer call and the admission
     cancelled_at = []

@@ -13,17 +13,18 @@ from typing import TYPE_CHECKING
 from workbench.lazy import lazy_exports
 
 if TYPE_CHECKING:
-    from workbench.runtime.agents import AGENT_NAMES, TurnResult
+    from workbench.runtime.agents import AGENT_NAMES
     from workbench.runtime.calls import CallLog, CallRecord, SentMessage
     from workbench.runtime.config import ConfigError, Mode, ModelConfig, WriterFormat, WriterKind
     from workbench.runtime.context import ContextSplit, split_request
     from workbench.runtime.models import ModelSet, build_models
+    from workbench.runtime.turns import TurnResult
     from workbench.runtime.usage import Usage, describe_usage, total_usage
     from workbench.runtime.view import MemorySnapshot, MemoryUpdate, RuntimeStatus
 
 _EXPORTS = {
     "AGENT_NAMES": "workbench.runtime.agents",
-    "TurnResult": "workbench.runtime.agents",
+    "TurnResult": "workbench.runtime.turns",
     "CallLog": "workbench.runtime.calls",
     "CallRecord": "workbench.runtime.calls",
     "SentMessage": "workbench.runtime.calls",

@@ -3,53 +3,42 @@
 from __future__ import annotations
 
 import asyncio
-import contextlib
-import inspect
-import time
 from collections.abc import Awaitable, Callable, Coroutine, Iterator, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
 from agent_framework import (
     Agent,
-    AgentResponse,
-    AgentResponseUpdate,
     AgentSession,
-    ChatMiddlewareLayer,
     InMemoryHistoryProvider,
     Message,
-    ResponseStream,
     SupportsChatGetResponse,
     Workflow,
 )
 
-from workbench.memory import MemoryTurn, WorkingMemory
+from workbench.memory import WorkingMemory
 from workbench.memory.forget import ForgetPlan, ForgetReport, Forgetting, Holder, Journal, TextHolder
-from workbench.memory.prompt import typed_part, with_block
-from workbench.memory.rules import check_message
+from workbench.memory.prompt import typed_part
 from workbench.runtime import tracing
 from workbench.runtime.calls import (
     CallLog,
     CallLogHolder,
     CallRecord,
-    ClientCalls,
     RecordingMiddleware,
-    recorder_of,
-    recording_for,
 )
 from workbench.runtime.config import Mode, WriterKind
 from workbench.runtime.context import ContextSplit, split_request
-from workbench.runtime.failures import explain_failure
 from workbench.runtime.histories import Histories, InMemoryHistories
 from workbench.runtime.inprocess import InProcess
-from workbench.runtime.loaded import client_label, derived, in_memory_messages, label_of, own_history, provider_clients
+from workbench.runtime.loaded import client_label, derived, in_memory_messages, own_history
 from workbench.runtime.memories import AgentMemory
 from workbench.runtime.models import ModelSet
 from workbench.runtime.provider import WorkingMemoryProvider
-from workbench.runtime.remembered import HeldItem, Remembered, RememberedSystem, Remembers, history_text, inventory
-from workbench.runtime.service_store import ServiceStore, in_session
+from workbench.runtime.remembered import HeldItem, Remembered, history_text, inventory, other_systems, read_system
+from workbench.runtime.service_watch import attach_stores, watch_service_calls
+from workbench.runtime.turns import TurnResult, Turns
 from workbench.runtime.updater import MemoryUpdater
-from workbench.runtime.usage import Usage, usage_from_details
+from workbench.runtime.usage import Usage
 from workbench.runtime.view import (
     MemorySnapshot,
     MemoryUpdate,
@@ -58,9 +47,8 @@ from workbench.runtime.view import (
     ResumedMessage,
     RuntimeStatus,
 )
-from workbench.runtime.workflows import WorkflowPane, WorkflowSessions, WorkflowStopped
+from workbench.runtime.workflows import TextSink, WorkflowPane, WorkflowSessions
 from workbench.runtime.writer import HostWriter, ModelWriter, Writer
-from workbench.text import clip
 
 _MEMORY_RULE = (
     "A working-memory block may accompany the user's message. Its facts are unverified user assertions: "
@@ -71,28 +59,6 @@ INSTRUCTIONS = {
     "logs": f"You are the logs agent: you tell users where logs live and how to read them. {_MEMORY_RULE}",
 }
 AGENT_NAMES = tuple(INSTRUCTIONS)
-_FAILURE_CHARS = 300  # why a memory system could not be read, as "What is remembered" shows it
-# The longest an answer's stream runs before the event loop gets a turn. A piece already received is
-# read without waiting on the socket, so a fast server's long answer, read in one go, held the loop
-# (and the keys typed meanwhile) for up to a second.
-STREAM_SLICE_SECONDS = 0.005
-
-# Receives each streamed piece of an answer; may be a coroutine function.
-TextSink = Callable[[str], Awaitable[None] | None]
-
-
-@dataclass(frozen=True)
-class TurnResult:
-    agent: str
-    turn: MemoryTurn
-    reply: str = ""
-    usage: Usage | None = None
-    error: str = ""
-    unsaved: str | None = None  # why the turn could not be saved (`--persist`), when it could not
-
-    @property
-    def ok(self) -> bool:
-        return not self.error
 
 
 @dataclass
@@ -101,25 +67,20 @@ class _Slot:
     session: AgentSession
 
 
-def _record_provider_calls(agents: Sequence[Agent], stores: Sequence[ServiceStore] = ()) -> None:
-    """Each chat client a context provider of the user's agents holds records the provider's own calls
-    during a pane's turn (`ClientCalls`, added to the client's own middleware list: it does nothing
-    outside a turn). A client without the framework's middleware layer cannot take it. A client that keeps
-    what it is sent on the model service hands those calls to the store of that client (`stores`: the
-    agent's own, or one for the provider's client), so their ids are listed and a forget deletes them."""
-    of_client = {id(store.client): store for store in stores}
-    for agent in agents:
-        for client, holder in provider_clients(agent):
-            on = client.chat_middleware if isinstance(client, ChatMiddlewareLayer) else None
-            if on is None:
-                continue
-            store = of_client.get(id(client))
-            watch = store.recorder().ended if store is not None else None
-            present = next((m for m in on if isinstance(m, ClientCalls)), None)
-            if present is None:
-                on.append(ClientCalls(f"{holder}'s own call", label_of(client), watch))
-            else:  # an earlier runtime's (a restart over the same agents): this runtime's store records
-                present.watch = watch
+def _writer(kind: WriterKind, memory: WorkingMemory, models: ModelSet, calls: CallLog, timeout: float) -> Writer:
+    """What turns a message into the facts it declares: the host's parse, or the writer model."""
+    if kind is WriterKind.HOST:
+        return HostWriter()
+    return ModelWriter(
+        models.writer_client,
+        calls,
+        models.writer_label,
+        timeout=timeout,
+        writer_format=models.writer_format,
+        bound=models.bound,
+        on_step_down=lambda detail: memory.note(detail, origin="writer"),
+        contract=memory.contract,
+    )
 
 
 class AgentRuntime:
@@ -168,21 +129,8 @@ class AgentRuntime:
         self.models = models
         self.timeout = timeout
         self.calls = calls if calls is not None else CallLog()
-        writer_impl: Writer = (
-            HostWriter()
-            if writer is WriterKind.HOST
-            else ModelWriter(
-                models.writer_client,
-                self.calls,
-                models.writer_label,
-                timeout=timeout,
-                writer_format=models.writer_format,
-                bound=models.bound,
-                on_step_down=lambda detail: memory.note(detail, origin="writer"),
-                contract=memory.contract,
-            )
-        )
-        self.updater = MemoryUpdater(memory, writer_impl, models.explain)
+        self.updater = MemoryUpdater(memory, _writer(writer, memory, models, self.calls, timeout), models.explain)
+        self._turns = Turns(memory, self.calls, models, self.updater, timeout)
         memory.subscribe(tracing.admissions(memory.contract))
         self.mode = mode
         self.recall = recall
@@ -190,24 +138,15 @@ class AgentRuntime:
         self.memories = tuple(memories)
         self.histories = histories if histories is not None else InMemoryHistories()
         self._loaded = {agent.name or "": agent for agent in agents}
-        # What the model service keeps of a user's agent's conversation, recorded from its calls when it answers
-        # on its own client (on the run's `--model`, nothing of this run goes to its service).
-        on_service = [m for m in self.memories if isinstance(m, ServiceStore) and m.agent in self._loaded]
-        # (A store of the client a provider calls itself records those calls whatever the agent answers on.)
-        self._on_service = {m.agent: m for m in on_service if not m.holder and self._model_for_yours is None}
-        for store in on_service:
-            recorded = bool(store.holder) or store.agent in self._on_service
-            store.attach(self.sessions, recorded=recorded, persisted=self.histories.persisted is not None)
+        own, kept = self._model_for_yours is None, self.histories.persisted is not None
+        self._on_service = attach_stores(self.memories, self._loaded, self.sessions, on_own_client=own, persisted=kept)
         self._workflows = {name: WorkflowPane(name, flow, why) for name, flow, why in workflows}
-        self._watch_in_workflows()
-        in_flows = [e.agent for f in self._workflows.values() for e in f.executors() if isinstance(e.agent, Agent)]
-        _record_provider_calls([*agents, *in_flows], [m for m in self.memories if isinstance(m, ServiceStore)])
+        watch_service_calls(tuple(self._workflows.values()), agents, self.memories)
         self._not_loaded = tuple(not_loaded)
         self._agent_names: tuple[str, ...] = tuple(self._loaded) or (() if workflows else AGENT_NAMES)
         self.names: tuple[str, ...] = (*self._agent_names, *self._workflows)
         self._slots = {name: self._build(name, resume=True) for name in self._agent_names}
-        # The sessions start-up began with, and how many messages each held then (ids and counts: no text).
-        self._first = {name: (slot.session.session_id, len(self.history(name))) for name, slot in self._slots.items()}
+        self._first = self._started_with()
         self._sessions_changed()
         # The one forget: memory first, then every holder of text, registered by the one assembly
         # (`workbench.session.assemble`), this runtime's `holders` among them.
@@ -217,6 +156,10 @@ class AgentRuntime:
                 reader.attach(self.sessions, memory)
         self._journal = journal
         self.completed: str | None = None  # a forget a crash cut short, completed at start
+
+    def _started_with(self) -> dict[str, tuple[str, int]]:
+        """The sessions start-up began with, and how many messages each held then (ids and counts: no text)."""
+        return {name: (slot.session.session_id, len(self.history(name))) for name, slot in self._slots.items()}
 
     @property
     def holders(self) -> tuple[Holder, ...]:
@@ -263,21 +206,6 @@ class AgentRuntime:
             )
         session = self.histories.first_session(name, agent, self._shape) if resume else agent.create_session()
         return _Slot(agent, session)
-
-    def _watch_in_workflows(self) -> None:
-        """An agent a workflow runs, whose service keeps its conversation: its executor's calls are watched
-        by its store's recorder, as a pane's agent's are (but on a client without the middleware layer,
-        where nothing of the workbench's reaches its calls: its store says so)."""
-        stores = {m.agent: m for m in self.memories if isinstance(m, ServiceStore) and not m.holder}
-        for flow in self._workflows.values():
-            unlayered = set(flow.unlayered())
-            for executor in flow.executors():
-                store = stores.get(executor.agent.name or "") if isinstance(executor.agent, Agent) else None
-                if store is None or executor.id in unlayered:
-                    continue
-                flow.watchers[executor.id] = store.recorder()
-                if flow.name not in store.workflows:
-                    store.runs_inside(flow.name, flow.session_ids)
 
     @property
     def _model_for_yours(self) -> SupportsChatGetResponse | None:
@@ -455,9 +383,12 @@ class AgentRuntime:
         running = self.forgetting.turn_began()  # a workflow's turn too: its executors write what it ran through
         try:
             if (flow := self._workflows.get(name)) is not None:
-                result = await self._workflow_turn(flow, text, on_text)
+                result = await self._turns.workflow(flow, text, on_text, self.agent_label(name))
             else:
-                result = await self._turn(self._slots[name], name, text, on_text)
+                slot, systems = self._slots[name], (*([self.recall] if self.recall is not None else []), *self.memories)
+                result = await self._turns.agent(
+                    slot.agent, slot.session, name, text, on_text, mode=self.mode, systems=systems
+                )
         finally:
             try:
                 if plans := self.forgetting.turn_ended(running):  # what it wrote after a forget it ran through goes
@@ -466,103 +397,6 @@ class AgentRuntime:
                 self._sessions_changed()
         persisted = self.histories.persisted
         return replace(result, unsaved=persisted.failure) if persisted is not None and persisted.failure else result
-
-    async def _turn(self, slot: _Slot, name: str, text: str, on_text: TextSink | None) -> TurnResult:
-        for memory_system in (*([self.recall] if self.recall is not None else []), *self.memories):
-            memory_system.turn_started(name)
-        with (
-            recording_for(recorder_of(slot.agent)),  # a provider's own call, on a client of the user's
-            in_session(slot.session),  # ... and the ids the service keeps of it, with the turn's session
-            tracing.turn(name, str(self.mode), text) as span,
-            self.memory.open_turn(text, origin=name) as opened,
-        ):
-            turn = opened.ticket
-            tracing.turn_opened(span, turn)
-            if check_message(text) is not None:  # too long, or not encodable: refused before any model call
-                outcome = self.memory.admit(turn, [])
-                return TurnResult(name, turn, error=outcome.events[0].describe())
-            content = text if self.mode is Mode.PROVIDER else with_block(self.memory.prompt_block(), text)
-            message = Message(role="user", contents=[content], message_id=f"user-{turn.number}")
-            try:
-                stream = slot.agent.run(message, session=slot.session, stream=True)
-                response = await self._read(stream, name, turn, on_text)
-            except asyncio.CancelledError:
-                opened.ending = "the turn was cancelled"
-                raise
-            except Exception as exc:
-                tracing.failed(span, exc)
-                detail = self.models.explain(exc)
-                opened.ending = f"the {name} agent's call failed: {detail}"
-                return TurnResult(name, turn, error=detail)
-            opened.ending = "the context provider saw no user input to extract"
-            tracing.turn_answered(span, response.text or "")
-            return TurnResult(name, turn, reply=response.text or "", usage=usage_from_details(response.usage_details))
-
-    async def _workflow_turn(self, flow: WorkflowPane, text: str, on_text: TextSink | None) -> TurnResult:
-        """One message to a workflow (`workbench.runtime.workflows`): its run, then the message's
-        declarations admitted as any pane's are. A run that fails, or cannot start, is returned as the
-        turn's error, with the facts as they were."""
-        name = flow.name
-        recorder = RecordingMiddleware(self.calls, name, self.agent_label(name), timeout=self.timeout)
-        with (
-            recording_for(recorder),  # each executor's calls (`ExecutorCalls`), and its providers' own
-            tracing.turn(name, "workflow", text) as span,
-            self.memory.open_turn(text, origin=name) as opened,
-        ):
-            turn = opened.ticket
-            tracing.turn_opened(span, turn)
-            if check_message(text) is not None:
-                outcome = self.memory.admit(turn, [])
-                return TurnResult(name, turn, error=outcome.events[0].describe())
-            try:
-                reply = await flow.run(text, on_text, self.memory.prompt_block())
-            except asyncio.CancelledError:
-                opened.ending = "the turn was cancelled"
-                raise
-            except WorkflowStopped as exc:
-                opened.ending = f"the {name} workflow did not answer: {exc}"
-                return TurnResult(name, turn, error=str(exc))
-            except Exception as exc:
-                tracing.failed(span, exc)
-                detail = self.models.explain(exc)
-                opened.ending = f"the {name} workflow's run failed: {detail}"
-                return TurnResult(name, turn, error=detail)
-            await self.updater.update(turn)
-            tracing.turn_answered(span, reply)
-            return TurnResult(name, turn, reply=reply)
-
-    async def _read(
-        self,
-        stream: ResponseStream[AgentResponseUpdate, AgentResponse],
-        name: str,
-        turn: MemoryTurn,
-        on_text: TextSink | None,
-    ) -> AgentResponse:
-        """The agent's answer, each piece sent to `on_text` as it arrives. Ended between two pieces (a
-        cancel at the pause or in `on_text`, where the recorder does not see it), the stream is closed at
-        once, not when it is collected, and its call recorded as failed.
-
-        Once the memory update has settled the ticket, the turn's stores are written (the extractor's
-        `after_run` runs ahead of history's and the other memories'), so the rest of the stream is read
-        to its end without a pause: a cancel cannot land between what the turn stored and its end, where
-        the turn would be reported cancelled with its facts and history kept. Agent Framework 1.26 sends
-        one more update after its `after_run` providers (the run's evaluation metadata, no text)."""
-        try:
-            pause_at = time.perf_counter() + STREAM_SLICE_SECONDS
-            async for update in stream:
-                if on_text is not None and update.text and inspect.isawaitable(shown := on_text(update.text)):
-                    await shown
-                if time.perf_counter() >= pause_at and self.memory.is_open(turn):
-                    await asyncio.sleep(0)
-                    pause_at = time.perf_counter() + STREAM_SLICE_SECONDS
-            return await stream.get_final_response()
-        except BaseException as exc:
-            # Recorded first: closing may still finalize the partial reply (Agent Framework 1.26 closes the
-            # client's stream as if it had ended), and a call ended by `exc` stays ended by it.
-            self.calls.ended_open(name, turn.number, exc)
-            with contextlib.suppress(Exception):  # the turn reports how it ended, not a failed release
-                await stream.close(exc)
-            raise
 
     # -- what a user interface reads; it needs nothing else of what the runtime is made of ----
 
@@ -609,20 +443,11 @@ class AgentRuntime:
         persisted = self.histories.persisted
         where = persisted.directory if persisted else None
         kept = f"kept for the next --persist ({': '.join(persisted.part)})" if persisted else "gone on exit"
-        histories = await self._system(
-            self.histories.name, where, f"the agents' current sessions, {kept}", self._held_histories()
-        )
-        systems = [histories]
-        if self.recall is not None:
-            recall = await self._listed(self.recall)
-            if self.recall_on:
-                systems.append(recall)
-            elif recall.items or recall.unread is not None:  # off, but an earlier run left a store, or may have
-                systems.append(replace(recall, description=f"off (an earlier run's store): {recall.description}"))
-        systems += [await self._listed(memory_system) for memory_system in self.memories]
-        for entry, why in self._not_loaded:  # an entry of the user's folder that did not load: not known
-            said = f"not loaded ({why}): what its agents would remember is not known"
-            systems.append(RememberedSystem(f"{entry} (not loaded)", entry, said, unread=why))
+        secrets = self.models.secrets
+        described = f"the agents' current sessions, {kept}"
+        histories = await read_system(self.histories.name, where, described, self._held_histories(), secrets)
+        rest = await other_systems(self.recall, self.recall_on, self.memories, self._not_loaded, secrets)
+        systems = [histories, *rest]
         listed = {"working memory", *(system.name for system in systems)}
         others = tuple(h for h in self.forgetting.holders if h not in listed)
         return inventory(self.memory, self.snapshot(), systems, location=where, others=others)
@@ -634,14 +459,7 @@ class AgentRuntime:
         elsewhere = own | set(self._on_service)  # kept by their own history, or by the service (its memory lists it)
         held = await self.histories.held({n: slot.session for n, slot in self._slots.items() if n not in elsewhere})
         for flow in self._workflows.values():
-            conversations = await flow.conversations()
-            for executor, messages in conversations:
-                what = f"the {executor} agent's session in the {flow.name} workflow: {len(messages):,} message(s)"
-                held.append(HeldItem("history", f"{flow.name}/{executor}", what, history_text(messages)))
-            if not conversations:  # listed all the same: a workflow is never dropped in silence
-                ids = ", ".join(e.id for e in flow.workflow.get_executors_list())
-                what = f"the {flow.name} workflow runs no agent (its executors: {ids}): what they keep is not known"
-                held.append(HeldItem("history", flow.name, what, ""))
+            held += await flow.held()
         for name in own:
             if not any(isinstance(p, InMemoryHistoryProvider) for p in self._loaded[name].context_providers):
                 continue  # kept elsewhere (a file, a server): its recognised memory lists it
@@ -649,20 +467,6 @@ class AgentRuntime:
             what = f"the {name} agent's current session, in its own in-memory history: {len(messages):,} message(s)"
             held.append(HeldItem("history", name, what, history_text(messages)))
         return held
-
-    async def _listed(self, memory_system: Remembers) -> RememberedSystem:
-        held = memory_system.held()
-        return await self._system(memory_system.name, memory_system.location, memory_system.describe(), held)
-
-    async def _system(
-        self, name: str, location: str | None, description: str, held: Awaitable[list[HeldItem]]
-    ) -> RememberedSystem:
-        try:
-            items = await held
-        except Exception as exc:  # one system that cannot be read must not hide the others
-            why = clip(explain_failure(exc, secrets=self.models.secrets), _FAILURE_CHARS)
-            return RememberedSystem(name, location, f"could not be read: {why}", unread=why)
-        return RememberedSystem(name, location, description, tuple(items))
 
     def recalled(self, name: str) -> list[RecalledMessage]:
         """What recall put into the agent's latest turn (empty when recall is off or found nothing)."""
@@ -678,12 +482,7 @@ class AgentRuntime:
         """Why some of a pane's calls are not recorded (a workflow's agents on clients without the
         framework's middleware layer), None when they all are."""
         flow = self._workflows.get(name)
-        if flow is None or not (unlayered := flow.unlayered()):
-            return None
-        return (
-            f"the {name} workflow's {', '.join(unlayered)} answer(s) on a client without Agent Framework's "
-            "middleware layer, where the workbench can neither record a call nor add the facts block"
-        )
+        return flow.unrecorded() if flow is not None else None
 
     def last_turn_calls(self, name: str) -> list[CallRecord]:
         """Every call of the agent's latest turn (its answer, and the writer's), oldest first."""

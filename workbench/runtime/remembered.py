@@ -9,7 +9,7 @@ declares for it), and with the values it still holds that the user has since cor
 
 from __future__ import annotations
 
-from collections.abc import Collection, Iterable, Iterator, Sequence
+from collections.abc import Awaitable, Collection, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Protocol
 
@@ -17,6 +17,7 @@ from workbench.memory.contract import Contract
 from workbench.memory.forget import ForgetPlan, declared_in
 from workbench.memory.ledger import EventKind
 from workbench.memory.shown import quoted
+from workbench.runtime.failures import explain_failure
 from workbench.text import clip, json_strings
 
 if TYPE_CHECKING:
@@ -30,6 +31,8 @@ if TYPE_CHECKING:
 HELD_CHARS = 4000
 # How much of a quotation a fact's description carries.
 _EVIDENCE_CHARS = 120
+# Why a memory system could not be read, as "What is remembered" shows it.
+_FAILURE_CHARS = 300
 
 
 @dataclass(frozen=True)
@@ -226,6 +229,48 @@ def inventory(
         tuple(sorted(corrected)),
         tuple(others),
     )
+
+
+async def read_system(
+    name: str, location: str | None, description: str, held: Awaitable[list[HeldItem]], secrets: tuple[str, ...]
+) -> RememberedSystem:
+    """What one memory system holds, read now; one that cannot be read says why instead (none of
+    `secrets` in it), and does not hide the others."""
+    try:
+        items = await held
+    except Exception as exc:  # one system that cannot be read must not hide the others
+        why = clip(explain_failure(exc, secrets=secrets), _FAILURE_CHARS)
+        return RememberedSystem(name, location, f"could not be read: {why}", unread=why)
+    return RememberedSystem(name, location, description, tuple(items))
+
+
+async def _listed(memory_system: Remembers, secrets: tuple[str, ...]) -> RememberedSystem:
+    held = memory_system.held()
+    return await read_system(memory_system.name, memory_system.location, memory_system.describe(), held, secrets)
+
+
+async def other_systems(
+    recall: Remembers | None,
+    recall_on: bool,
+    memories: Sequence[Remembers],
+    not_loaded: Sequence[tuple[str, str]],
+    secrets: tuple[str, ...],
+) -> list[RememberedSystem]:
+    """The memory systems besides the facts and the histories, each read now: recall when it is on or an
+    earlier run left a store (a forget reaches it either way), the other memories, then each entry of the
+    user's folder that did not load (`not_loaded`: where, why), whose memories are not known."""
+    systems = []
+    if recall is not None:
+        listed = await _listed(recall, secrets)
+        if recall_on:
+            systems.append(listed)
+        elif listed.items or listed.unread is not None:  # off, but an earlier run left a store, or may have
+            systems.append(replace(listed, description=f"off (an earlier run's store): {listed.description}"))
+    systems += [await _listed(memory_system, secrets) for memory_system in memories]
+    for entry, why in not_loaded:
+        said = f"not loaded ({why}): what its agents would remember is not known"
+        systems.append(RememberedSystem(f"{entry} (not loaded)", entry, said, unread=why))
+    return systems
 
 
 def describe_size(size: int) -> str:

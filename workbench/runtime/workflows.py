@@ -36,6 +36,7 @@ from agent_framework import ChatContext, ChatMiddleware, ChatMiddlewareLayer, Me
 
 from workbench.runtime.calls import pane_recorder
 from workbench.runtime.loaded import in_memory_messages, label_of
+from workbench.runtime.remembered import HeldItem, history_text
 from workbench.text import clip
 
 if TYPE_CHECKING:
@@ -45,6 +46,7 @@ if TYPE_CHECKING:
 
 _OUTPUT_CHARS = 2000  # one output of an executor of the user's that is not an agent's text
 
+# Receives each streamed piece of an answer; may be a coroutine function.
 TextSink = Callable[[str], Awaitable[None] | None]
 
 # The facts block of the workflow run in progress (`WorkflowPane.run`), for its agents' calls.
@@ -102,6 +104,15 @@ class WorkflowPane:
         carry no facts block and are not recorded (the framework hands call middleware only to that layer)."""
         return [e.id for e in self.executors() if not isinstance(getattr(e.agent, "client", None), ChatMiddlewareLayer)]
 
+    def unrecorded(self) -> str | None:
+        """Why some of its calls are not recorded (`unlayered`), None when they all are."""
+        if not (unlayered := self.unlayered()):
+            return None
+        return (
+            f"the {self.name} workflow's {', '.join(unlayered)} answer(s) on a client without Agent Framework's "
+            "middleware layer, where the workbench can neither record a call nor add the facts block"
+        )
+
     def _calls(self) -> dict[str, dict[str, Any]]:
         """The run's `client_kwargs`: each agent executor's calls get its `ExecutorCalls` (but those of
         `unlayered`: their client would be handed it as an argument of its own)."""
@@ -141,6 +152,20 @@ class WorkflowPane:
                 else:
                     messages.append(message)
             held.append((executor.id, messages))
+        return held
+
+    async def held(self) -> list[HeldItem]:
+        """Each agent executor's conversation as "What is remembered" lists it; a workflow that runs no
+        agent is listed all the same, saying what its executors keep is not known (never dropped in silence)."""
+        conversations = await self.conversations()
+        held = []
+        for executor, messages in conversations:
+            what = f"the {executor} agent's session in the {self.name} workflow: {len(messages):,} message(s)"
+            held.append(HeldItem("history", f"{self.name}/{executor}", what, history_text(messages)))
+        if not conversations:
+            ids = ", ".join(e.id for e in self.workflow.get_executors_list())
+            what = f"the {self.name} workflow runs no agent (its executors: {ids}): what they keep is not known"
+            held.append(HeldItem("history", self.name, what, ""))
         return held
 
     async def texts(self) -> list[str]:
