@@ -13,7 +13,8 @@ from workbench.runtime import ModelConfig, build_models
 from workbench.session.assemble import assemble
 from workbench.session.controller import SessionController
 from workbench.ui.app import WorkbenchApp
-from workbench.ui.chat import ChatPane, Hint
+from workbench.ui.chat import ChatPane
+from workbench.ui.chat_lines import Hint
 from workbench.ui.drift_screen import DriftScreen
 from workbench.ui.facts import FactPanel
 from workbench.ui.panes import Panes

@@ -13,7 +13,7 @@ from workbench.memory import EventKind, WorkingMemory
 from workbench.runtime import Mode, ModelConfig, build_models
 from workbench.session.assemble import assemble
 from workbench.ui.app import WorkbenchApp
-from workbench.ui.chat import Notice, UserMessage
+from workbench.ui.chat_lines import Notice, UserMessage
 from workbench.ui.facts import MemoryView
 from workbench.ui.replies import AgentAnswer
 

@@ -7,7 +7,7 @@ from textual.app import App
 from tests.ui.helpers import ScreenHost, answer, make_app, read_question, say, scripted_session
 from tests.ui.helpers import drawn as question_drawn
 from workbench.ui.app import WorkbenchApp
-from workbench.ui.chat import UserMessage
+from workbench.ui.chat_lines import UserMessage
 from workbench.ui.confirm import ConfirmForget
 from workbench.ui.facts import FactTable, ForgetRequested
 

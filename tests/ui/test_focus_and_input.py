@@ -9,7 +9,7 @@ from textual.widgets import Static
 from tests.ui.helpers import PaneHost, answer, make_app, pushed, say, scripted_session, start_ended
 from workbench.memory import EventKind
 from workbench.ui.app import WorkbenchApp
-from workbench.ui.chat import Notice, UserMessage
+from workbench.ui.chat_lines import Notice, UserMessage
 from workbench.ui.confirm import ConfirmForget
 from workbench.ui.facts import FactPanel, FactTable, MemoryView
 from workbench.ui.screens import CallsScreen, HelpScreen

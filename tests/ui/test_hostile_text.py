@@ -7,7 +7,7 @@ from tests.support.openai_server import Canned
 from tests.ui.helpers import PaneHost, PanelHost
 from workbench.runtime import ModelConfig, build_models
 from workbench.session.assemble import assemble
-from workbench.ui.chat import Notice
+from workbench.ui.chat_lines import Notice
 from workbench.ui.facts import MemoryView
 
 ECHO = "bad input \x1b]0;pwned\x07\x1b[2J [bold red]loud[/] \u202eevil"

@@ -12,7 +12,8 @@ import pytest
 
 from tests.ui.helpers import reached, scripted_session
 from workbench.ui.app import WorkbenchApp
-from workbench.ui.chat import SEND_AGAIN, ChatPane, Notice, UserMessage
+from workbench.ui.chat import SEND_AGAIN, ChatPane
+from workbench.ui.chat_lines import Notice, UserMessage
 
 CUT_OFF = "the reply was cut off at 1,024 tokens"
 

@@ -2,7 +2,7 @@
 what was recalled, the header names store and embedder, forget purges, the palette switches it."""
 
 from tests.ui.helpers import PaneHost, ScreenHost, make_recall_app, scripted_session
-from workbench.ui.chat import Notice
+from workbench.ui.chat_lines import Notice
 from workbench.ui.palette import switch_recall
 from workbench.ui.screens import CallsScreen
 

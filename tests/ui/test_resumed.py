@@ -17,7 +17,8 @@ from workbench.runtime import ModelConfig, build_models
 from workbench.session.assemble import assemble
 from workbench.session.controller import SessionController
 from workbench.ui.app import WorkbenchApp
-from workbench.ui.chat import ChatPane, HiddenNote, Notice, UserMessage
+from workbench.ui.chat import ChatPane
+from workbench.ui.chat_lines import HiddenNote, Notice, UserMessage
 from workbench.ui.replies import AgentAnswer
 
 SIZE = (160, 50)

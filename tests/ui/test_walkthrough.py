@@ -5,7 +5,7 @@ from textual.widgets import Static
 
 from tests.ui.helpers import answer, make_app, read_question, say
 from workbench.memory import EventKind
-from workbench.ui.chat import Notice, UserMessage
+from workbench.ui.chat_lines import Notice, UserMessage
 from workbench.ui.confirm import ConfirmForget
 from workbench.ui.facts import FactTable
 from workbench.ui.replies import AgentAnswer

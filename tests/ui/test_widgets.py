@@ -20,7 +20,8 @@ from workbench.runtime.view import ResumedHistory, ResumedMessage
 from workbench.session.assemble import assemble
 from workbench.session.controller import TurnOutcome
 from workbench.ui.app import WorkbenchApp
-from workbench.ui.chat import ChatPane, HiddenNote, Hint, Notice, ResumedOpening, UserMessage
+from workbench.ui.chat import ChatPane
+from workbench.ui.chat_lines import HiddenNote, Hint, Notice, ResumedOpening, UserMessage
 from workbench.ui.composer import Composer
 from workbench.ui.facts import FactPanel, FactTable, MemoryView
 from workbench.ui.messages import Streamed, TurnEnded

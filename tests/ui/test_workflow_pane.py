@@ -10,7 +10,8 @@ from tests.loading.test_workflows import NO_MESSAGE, SOLO, folder_with, pair, se
 from tests.ui.helpers import answer, say
 from workbench.loading import load_folder
 from workbench.ui.app import WorkbenchApp
-from workbench.ui.chat import ChatPane, Notice
+from workbench.ui.chat import ChatPane
+from workbench.ui.chat_lines import Notice
 from workbench.ui.facts import ForgetRequested
 from workbench.ui.replies import AgentAnswer
 

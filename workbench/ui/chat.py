@@ -9,7 +9,7 @@ from collections import deque
 from collections.abc import Awaitable, Callable, Coroutine, Iterable
 from dataclasses import dataclass
 from functools import partial
-from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Any, Protocol
 
 from textual import on
 from textual.app import ComposeResult
@@ -23,8 +23,8 @@ from textual.widgets import Static
 from textual.worker import Worker, WorkerState
 
 from workbench.runtime.usage import Usage, describe_usage
-from workbench.tables import literal
 from workbench.text import visible
+from workbench.ui.chat_lines import HiddenNote, Hint, Notice, ResumedOpening, Shown, UserMessage
 from workbench.ui.composer import Composer
 from workbench.ui.messages import Streamed, TurnEnded
 from workbench.ui.startup import error_line
@@ -83,68 +83,6 @@ class Asker(Protocol):
     def applied_unfinished(self, agent: str) -> bool: ...
 
     def usage(self, agent: str) -> Usage | None: ...
-
-
-@runtime_checkable
-class Shown(Protocol):
-    """A message in a pane that can leave the screen and be drawn again from what it keeps."""
-
-    def again(self) -> Callable[[], Widget]: ...
-
-
-class UserMessage(Static):
-    def __init__(self, text: str) -> None:
-        super().__init__(literal(text), markup=False)
-        self.text = text
-
-    def again(self) -> Callable[[], Widget]:
-        return partial(UserMessage, self.text)
-
-
-class Notice(Static):
-    """A line from the workbench itself (memory snapshots, errors, history replaced)."""
-
-    def __init__(self, text: str, *, kind: str = "info") -> None:
-        super().__init__(literal(text), markup=False, classes=f"-{kind}")
-        self.text, self.kind = text, kind
-
-    def again(self) -> Callable[[], Widget]:
-        return partial(Notice, self.text, kind=self.kind)
-
-
-class ResumedOpening(Notice):
-    """The divider above a resumed conversation. It stays at the top, with the hint, whatever the
-    window: the resumed messages behind the hidden note come back below it, where they belong."""
-
-
-class Hint(Static):
-    """What a pane is for, shown until its first forget or mode switch."""
-
-    def __init__(self, text: str) -> None:
-        super().__init__(text, markup=False)
-
-
-class HiddenNote(Static):
-    """Says how many earlier messages left the screen to keep the pane fast; a click shows more."""
-
-    count: reactive[int] = reactive(0)
-    more: reactive[int] = reactive(0)  # how many a click brings back
-
-    class ShowMore(Message):
-        """The user asked to see earlier messages again."""
-
-    def __init__(self, count: int, more: int) -> None:
-        super().__init__(markup=False)
-        self.set_reactive(HiddenNote.count, count)
-        self.set_reactive(HiddenNote.more, more)
-
-    def render(self) -> str:
-        again = f" Click here to show {self.more} more." if self.more else ""
-        return f"{self.count} earlier message(s) are not shown here; the agent's history still holds them.{again}"
-
-    def on_click(self) -> None:
-        if self.more:
-            self.post_message(self.ShowMore())
 
 
 class ChatPane(Vertical):
