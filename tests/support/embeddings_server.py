@@ -11,9 +11,10 @@ import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from typing import Any
 
+from tests.support.loopback_http import LoopbackHTTPServer
 from workbench.recall.embedders import LexicalEmbeddingClient
 
 
@@ -65,7 +66,7 @@ class _Handler(BaseHTTPRequestHandler):
         self.wfile.write(raw)
 
 
-class _Server(ThreadingHTTPServer):
+class _Server(LoopbackHTTPServer):
     state: EmbeddingsState
 
 

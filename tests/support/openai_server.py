@@ -13,9 +13,10 @@ import time
 from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from typing import Any
 
+from tests.support.loopback_http import LoopbackHTTPServer
 from workbench.memory import parse_declarations
 from workbench.runtime.scripted import scripted_reply, split_block
 
@@ -252,9 +253,7 @@ class _Handler(BaseHTTPRequestHandler):
         self._write(f"data: {json.dumps(payload)}\n\n".encode())
 
 
-class _Server(ThreadingHTTPServer):
-    daemon_threads = True
-
+class _Server(LoopbackHTTPServer):
     def __init__(self, state: ServerState, handler: type[_Handler]) -> None:
         super().__init__(("127.0.0.1", 0), handler)
         self.state = state

@@ -18,9 +18,10 @@ import json
 import threading
 import time
 from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from typing import Any, Literal
 
+from tests.support.loopback_http import LoopbackHTTPServer
 from workbench.runtime.scripted import scripted_reply
 
 Deletion = Literal["offered", "not offered", "refused"]
@@ -303,7 +304,7 @@ def _output_text(body: dict[str, Any]) -> str:
     return "".join(part.get("text", "") for item in body.get("output", []) for part in item.get("content", []) if item)
 
 
-class _Server(ThreadingHTTPServer):
+class _Server(LoopbackHTTPServer):
     daemon_threads = True
 
     def __init__(self, state: ServiceState) -> None:
