@@ -22,8 +22,7 @@ from textual.widget import Widget
 from textual.widgets import Static
 from textual.worker import Worker, WorkerState
 
-from workbench.runtime.usage import Usage, describe_usage
-from workbench.text import visible
+from workbench.session.views import Usage, describe_usage, visible
 from workbench.ui.chat_lines import HiddenNote, Hint, Notice, ResumedOpening, Shown, UserMessage
 from workbench.ui.composer import Composer
 from workbench.ui.messages import Streamed, TurnEnded
@@ -33,8 +32,8 @@ from workbench.ui.typing import PauseScheduler, TypingClock
 if TYPE_CHECKING:
     from textual.widget import AwaitMount
 
-    from workbench.runtime.view import ResumedHistory
     from workbench.session.controller import TurnOutcome
+    from workbench.session.views import ResumedHistory
     from workbench.ui.replies import AgentReply
 
 

@@ -13,7 +13,7 @@ from textual.reactive import reactive
 from textual.widget import Widget
 from textual.widgets import Static
 
-from workbench.tables import literal
+from workbench.session.views import literal
 
 
 @runtime_checkable
