@@ -164,18 +164,9 @@ class _BuiltIn:
         )
 
     def facts(self, info: PolicyInfo) -> Policy:
-        models = self.models
         memory = WorkingMemory(self.contract)
-        writer = ModelWriter(
-            models.writer_client,
-            self.calls,
-            models.writer_label,
-            timeout=models.timeout,
-            writer_format=models.writer_format,
-            bound=models.bound,
-            contract=self.contract,
-        )
-        updater = MemoryUpdater(memory, writer, models.explain)
+        writer = ModelWriter.on(self.models, self.calls, contract=self.contract)
+        updater = MemoryUpdater(memory, writer, self.models.explain)
         provider = WorkingMemoryProvider(memory, updater, origin="facts")  # both agents'
         return FactsPolicy(info, self.agents(info.name, lambda: [NoHistoryProvider(), provider]), memory)
 

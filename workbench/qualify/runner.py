@@ -122,15 +122,7 @@ async def probe_formats(models: ModelSet, text: str, timeout: float) -> tuple[di
     found = {}
     timed_out = False
     for writer_format in CONCRETE_FORMATS:
-        writer = ModelWriter(
-            models.writer_client,
-            CallLog(),
-            models.writer_label,
-            timeout=timeout,
-            writer_format=writer_format,
-            bound=models.bound,
-            contract=SEED,
-        )
+        writer = ModelWriter.on(models, CallLog(), timeout=timeout, writer_format=writer_format, contract=SEED)
         timed_out = False
         try:
             await writer.propose(text)
@@ -266,15 +258,7 @@ async def run_qualify(
     The suite is fixed, on the seed's contract, whatever contract is `configured` (the report says so)."""
     suite = suite or load_suite()
     calls = CallLog()
-    writer = ModelWriter(
-        models.writer_client,
-        calls,
-        models.writer_label,
-        timeout=timeout,
-        writer_format=models.writer_format,
-        bound=models.bound,
-        contract=SEED,
-    )
+    writer = ModelWriter.on(models, calls, timeout=timeout, contract=SEED)
     report = QualifyReport(
         suite,
         models.writer_label,

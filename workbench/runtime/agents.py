@@ -71,13 +71,10 @@ def _writer(kind: WriterKind, memory: WorkingMemory, models: ModelSet, calls: Ca
     """What turns a message into the facts it declares: the host's parse, or the writer model."""
     if kind is WriterKind.HOST:
         return HostWriter()
-    return ModelWriter(
-        models.writer_client,
+    return ModelWriter.on(
+        models,
         calls,
-        models.writer_label,
         timeout=timeout,
-        writer_format=models.writer_format,
-        bound=models.bound,
         on_step_down=lambda detail: memory.note(detail, origin="writer"),
         contract=memory.contract,
     )

@@ -13,7 +13,7 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Callable
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from agent_framework import Agent, SupportsChatGetResponse
 from pydantic import Field, ValidationError, create_model
@@ -24,6 +24,9 @@ from workbench.runtime.calls import CallLog, RecordingMiddleware
 from workbench.runtime.config import WriterFormat
 from workbench.runtime.failures import CONTENT_FILTERED, ReplyCutOff, ReplyFiltered, rejects_request_format
 from workbench.text import clip
+
+if TYPE_CHECKING:
+    from workbench.runtime.models import ModelSet
 
 
 def writer_instructions(contract: Contract) -> str:
@@ -137,6 +140,30 @@ class ModelWriter:
         self._bound = bound or ReplyBound()
         self._on_step_down = on_step_down
         self._agents: dict[WriterFormat, Agent] = {}
+
+    @classmethod
+    def on(
+        cls,
+        models: ModelSet,
+        calls: CallLog,
+        *,
+        contract: Contract,
+        timeout: float | None = None,
+        writer_format: WriterFormat | None = None,
+        on_step_down: Callable[[str], object] | None = None,
+    ) -> ModelWriter:
+        """The writer on `models`' writer model: its client, label and bound, and its timeout and format
+        unless given."""
+        return cls(
+            models.writer_client,
+            calls,
+            models.writer_label,
+            timeout=models.timeout if timeout is None else timeout,
+            writer_format=models.writer_format if writer_format is None else writer_format,
+            bound=models.bound,
+            on_step_down=on_step_down,
+            contract=contract,
+        )
 
     @property
     def format_summary(self) -> str:
