@@ -21,10 +21,9 @@ from agent_framework import Message
 from workbench.drift.agentmem_policy import AgentFactory
 from workbench.drift.policies import Policy, PolicyInfo, folder_size
 from workbench.memory import Contract
-from workbench.memory.forget import TextHolder
 from workbench.persist.sessions import DIRECTORY, PersistedSessions
 from workbench.runtime.agents import AGENT_NAMES, INSTRUCTIONS
-from workbench.runtime.holders import forgetting_over
+from workbench.runtime.holders import agent_sessions, forgetting_over
 
 SHAPE = "drift lab, full history"  # what shaped the histories: the same at every restart, so each resumes
 
@@ -87,9 +86,7 @@ class PersistedHistoryPolicy(Policy):
         here: this policy keeps no facts), the agents' sessions replaced, then the files rewritten and
         scanned."""
         with self._restarted() as persisted:
-            sessions = TextHolder(
-                "agent sessions", "message(s)", lambda: self._texts(persisted), lambda _: self._new(persisted)
-            )
+            sessions = agent_sessions(lambda: self._texts(persisted), lambda _: self._new(persisted))
             report = await forgetting_over(persisted.memory, [sessions, persisted]).forget(key)  # the app's order
         if report.failures:
             raise RuntimeError(report.describe())

@@ -29,8 +29,8 @@ from workbench.drift.copies import LabStores, withheld
 from workbench.drift.policies import AgentInfo, FactsPolicy, Policy, PolicyInfo, Removal
 from workbench.loading import LoadedAgent
 from workbench.memory import Contract, WorkingMemory
-from workbench.memory.forget import TextHolder
 from workbench.runtime.calls import CallLog, RecordingMiddleware
+from workbench.runtime.holders import agent_sessions
 from workbench.runtime.loaded import client_label, derived, in_memory_messages, own_history
 from workbench.runtime.models import ModelSet
 from workbench.runtime.provider import WorkingMemoryProvider
@@ -92,7 +92,7 @@ class YourAgentsInWorkbench(FactsPolicy, _OnLabStores):
     def __init__(self, info: PolicyInfo, agents: dict[str, Agent], memory: WorkingMemory, stores: LabStores) -> None:
         """Its forget reaches the facts and the sessions (their in-memory history), not the stores the
         agents keep."""
-        sessions = TextHolder("agent sessions", "message(s)", self._texts, self._new_sessions)
+        sessions = agent_sessions(self._texts, self._new_sessions)
         super().__init__(info, agents, memory, [sessions])
         self.stores = stores
 

@@ -17,7 +17,7 @@ from agent_framework import (
 )
 
 from workbench.memory import WorkingMemory
-from workbench.memory.forget import ForgetPlan, ForgetReport, Forgetting, Holder, Journal, TextHolder
+from workbench.memory.forget import ForgetPlan, ForgetReport, Forgetting, Holder, Journal
 from workbench.memory.prompt import typed_part
 from workbench.runtime import tracing
 from workbench.runtime.calls import (
@@ -29,6 +29,7 @@ from workbench.runtime.calls import (
 from workbench.runtime.config import Mode, WriterKind
 from workbench.runtime.context import ContextSplit, split_request
 from workbench.runtime.histories import Histories, InMemoryHistories
+from workbench.runtime.holders import agent_sessions
 from workbench.runtime.inprocess import InProcess
 from workbench.runtime.loaded import client_label, derived, in_memory_messages, own_history
 from workbench.runtime.memories import AgentMemory
@@ -163,7 +164,7 @@ class AgentRuntime:
         """The holders of text this runtime keeps, in the order a forget reaches them: both agents'
         sessions (replaced by new ones), the call log, the recall store (even off: an earlier run may
         have left one), then each other memory."""
-        sessions = TextHolder("agent sessions", "message(s)", self._session_texts, self._new_sessions)
+        sessions = agent_sessions(self._session_texts, self._new_sessions)
         log = CallLogHolder(self.calls)
         flows = [WorkflowSessions(tuple(self._workflows.values()))] if self._workflows else []
         return (sessions, *flows, log, *([self.recall] if self.recall is not None else []), *self.memories)

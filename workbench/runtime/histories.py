@@ -14,6 +14,7 @@ from typing import Protocol
 
 from agent_framework import Agent, AgentSession, HistoryProvider, InMemoryHistoryProvider, Message
 
+from workbench.runtime.holders import AGENT_SESSIONS
 from workbench.runtime.remembered import HeldItem, history_text
 from workbench.runtime.view import Persisted
 
@@ -57,7 +58,7 @@ class Histories(Protocol):
 class InMemoryHistories:
     """Histories in the sessions' state, gone on exit (the framework's default)."""
 
-    name = "agent sessions"
+    name = AGENT_SESSIONS
     persisted = None
 
     def provider(self, agent: str) -> HistoryProvider:

@@ -9,9 +9,11 @@ lab are peers that import neither each other."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Awaitable, Callable, Iterable
 
-from workbench.memory.forget import Forgetting, Holder, Memory
+from workbench.memory.forget import ForgetPlan, Forgetting, Holder, Memory, TextHolder
+
+AGENT_SESSIONS = "agent sessions"  # how a forget's report, F3 and the traces name the agents' sessions
 
 
 def register(forgetting: Forgetting, holders: Iterable[Holder]) -> None:
@@ -26,3 +28,12 @@ def forgetting_over(memory: Memory, holders: Iterable[Holder]) -> Forgetting:
     forgetting = Forgetting(memory)
     register(forgetting, holders)
     return forgetting
+
+
+def agent_sessions(
+    texts: Callable[[], Iterable[str]], replace: Callable[[ForgetPlan], int | Awaitable[int]]
+) -> TextHolder:
+    """The agents' sessions as a forget reaches them: the texts of their messages now, and `replace`,
+    which gives each agent a new, empty session (their count, in messages). The app's runtime and the
+    lab's policies that run the product's forget hold the same."""
+    return TextHolder(AGENT_SESSIONS, "message(s)", texts, replace)
