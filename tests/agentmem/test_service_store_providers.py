@@ -9,38 +9,22 @@ server (`tests/support/responses_server.py`), which keeps every response it is n
 from __future__ import annotations
 
 import asyncio
-from contextlib import suppress
 from typing import Any
 
-from agent_framework import Agent, AgentSession, ContextProvider, SessionContext, SupportsChatGetResponse
+from agent_framework import Agent
 from agent_framework_openai import OpenAIChatClient
 
 from tests.support.residue import residue
 from tests.support.responses_server import KEY, LoopbackResponses
+from tests.support.sample_providers import EXTRACT, UserInfoMemory
 from workbench.runtime import ModelConfig, build_models
 from workbench.runtime.config import Mode, WriterKind
 from workbench.runtime.service_store import ServiceStore
 from workbench.session.assemble import assemble
 
 VALUE = "Contoso Ltd 7731"
-EXTRACT = "Extract the user's name and age from the message if present. If not present return nulls."
 AGENTS = "accounts: the service's store (OpenAIChatClient)"
 OWN = "accounts: UserInfoMemory's own calls, the service's store (OpenAIChatClient)"
-
-
-class UserInfoMemory(ContextProvider):
-    """The framework's sample provider, as published: after each run it asks its own client, `store` unset."""
-
-    def __init__(self, *, client: SupportsChatGetResponse) -> None:
-        super().__init__("user_info_memory")
-        self._chat_client = client
-
-    async def after_run(
-        self, *, agent: Any, session: AgentSession | None, context: SessionContext, state: dict[str, Any]
-    ) -> None:
-        messages = context.get_messages(include_input=True, include_response=True)
-        with suppress(Exception):
-            await self._chat_client.get_response(messages=messages, options={"instructions": EXTRACT})
 
 
 def client(service: LoopbackResponses, model: str = "gpt-loopback") -> OpenAIChatClient:

@@ -7,33 +7,27 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import AsyncIterator
-from contextlib import suppress
 from typing import Any
 
 import pytest
 from agent_framework import (
     Agent,
-    AgentSession,
     BaseChatClient,
     ChatResponse,
     ChatResponseUpdate,
     Content,
-    ContextProvider,
     Message,
-    SessionContext,
-    SupportsChatGetResponse,
     WorkflowBuilder,
 )
 from agent_framework.openai import OpenAIChatCompletionClient
 
 from tests.support.openai_server import LoopbackOpenAI
 from tests.support.residue import residue
+from tests.support.sample_providers import EXTRACT, UserInfoMemory
 from workbench import ScriptedChatClient
 from workbench.runtime import ModelConfig, Usage, build_models
 from workbench.runtime.config import Mode, WriterKind
 from workbench.session.assemble import assemble
-
-EXTRACT = "Extract the user's name and age from the message if present. If not present return nulls."
 
 
 class OwnClient(BaseChatClient):
@@ -52,21 +46,6 @@ class OwnClient(BaseChatClient):
             yield ChatResponseUpdate(role="assistant", contents=[Content.from_text(said)], finish_reason="stop")
 
         return self._build_response_stream(pieces())
-
-
-class UserInfoMemory(ContextProvider):
-    """The framework's sample provider, as published: after each run it asks its own client for the name."""
-
-    def __init__(self, *, client: SupportsChatGetResponse) -> None:
-        super().__init__("user_info_memory")
-        self._chat_client = client
-
-    async def after_run(
-        self, *, agent: Any, session: AgentSession | None, context: SessionContext, state: dict[str, Any]
-    ) -> None:
-        messages = context.get_messages(include_input=True, include_response=True)
-        with suppress(Exception):
-            await self._chat_client.get_response(messages=messages, options={"instructions": EXTRACT})
 
 
 def runtime_over(*agents: Agent, workflows: Any = ()) -> Any:
