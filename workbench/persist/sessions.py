@@ -102,11 +102,12 @@ class PersistedSessions:
         self._lock = threading.RLock()
         self._current: dict[str, dict[str, Any]] = {}
         self._shape = saved_shape
-        # Once the start's shape is known: the sessions it resumes, by agent, and those saved under another
-        # shape (or an earlier set under the same), kept with their messages, not resumed, until a start
-        # with their shape resumes them or a forget removes them: a start with other options erased them.
+        # Once the start's shape is known: the sessions it resumes, by agent, and those saved under another shape
+        # (or an earlier set under the same), kept, not resumed, until their shape resumes them or a forget.
         self._resumes: dict[str, dict[str, Any]] | None = None
         self._others: tuple[tuple[str, dict[str, dict[str, Any]]], ...] = ()
+        # The kept sessions as last saved: rewritten when they change, not with every turn's messages.
+        self._others_saved: tuple[tuple[str, dict[str, dict[str, Any]]], ...] | None = None
         self._start_shape = ""
         # How many messages a session holds where another store keeps them (`RedisHistories`), by agent
         # and session id; None: in the file.
@@ -329,8 +330,8 @@ class PersistedSessions:
             saved = replace(saved, messages=self._unsaved_messages)
         if saved.sessions is None and self._current:
             saved = replace(saved, shape=self._shape, sessions=self._current)  # the sessions go with every save
-        if saved.sessions is not None and self._resumes is not None:
-            saved = replace(saved, kept=self._others)  # and those kept under another shape
+        if saved.sessions is not None and self._resumes is not None and self._others != self._others_saved:
+            saved = replace(saved, kept=self._others)  # and those kept under another shape, when they changed
         try:
             self.state.save(saved)
         except (OSError, sqlite3.Error) as exc:
@@ -347,6 +348,8 @@ class PersistedSessions:
             return
         if with_memory:
             self._unsaved_memory = False
+        if saved.kept is not None:
+            self._others_saved = self._others
         self._unsaved_messages = {}
         if self._failure is not None:
             self._failure, self._retries = None, 0
