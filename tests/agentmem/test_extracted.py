@@ -165,7 +165,7 @@ def test_after_five_sessions_the_ideal_consolidator_leaves_only_the_correction(t
     asyncio.run(say(runtime, "module=Reporting", "module=Billing"))
     assert "): module=Reporting" in (memory.folder / "MEMORY.md").read_text()
     for mode in (Mode.PROVIDER, Mode.MANUAL, Mode.PROVIDER, Mode.MANUAL):  # each switch: new sessions
-        runtime.set_mode(mode)
+        asyncio.run(runtime.set_mode(mode))
         asyncio.run(say(runtime, "Still looking into it."))
     topic = (memory.folder / "topics" / "module.md").read_text()
     assert "- module=Billing" in topic and "Reporting" not in topic

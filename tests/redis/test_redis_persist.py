@@ -123,7 +123,7 @@ async def test_a_server_gone_while_the_app_runs_is_said_in_the_header(tmp_path):
     runtime = started(tmp_path / "data", own)
     assert (await runtime.ask("support", "module=Billing")).ok
     stop(own)  # killed, as a server that crashes or is taken away
-    runtime.set_mode(Mode.PROVIDER)  # new sessions: the old lists are to be deleted
+    await runtime.set_mode(Mode.PROVIDER)  # new sessions: the old lists are to be deleted
     persisted = runtime.status.persisted
     assert persisted is not None and persisted.failure is not None
     assert persisted.failure.startswith(f"Redis at {own.url}: ConnectionError")

@@ -230,7 +230,7 @@ async def test_a_new_session_erases_the_file_of_the_one_it_replaces(tmp_path):
     secret = tagged("reporting")["reporting"]
     runtime = started(directory)
     assert (await runtime.ask("support", f"where are the logs of {secret}?")).ok
-    runtime.set_mode(Mode.PROVIDER)  # both agents start new sessions
+    await runtime.set_mode(Mode.PROVIDER)  # both agents start new sessions
     assert holding(directory, [secret]) == {}
     quit_(runtime)
     assert histories(started(directory, mode=Mode.PROVIDER)) == {name: [] for name in AGENT_NAMES}

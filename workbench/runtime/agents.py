@@ -286,28 +286,28 @@ class AgentRuntime:
             text = typed_part(text)
         return ResumedMessage(role, text) if role in ("user", "assistant") and text.strip() else None
 
-    def set_mode(self, mode: Mode) -> None:
-        """Switch integration mode. Both agents start new sessions (the old histories were shaped by
-        the old mode); the facts stay."""
+    async def set_mode(self, mode: Mode) -> None:
+        """Switch integration mode. Every agent starts a new session, a workflow's agents too (the old
+        histories were shaped by the old mode); the facts stay."""
         self.mode = mode
-        self._slots = {name: self._build(name) for name in self._agent_names}
-        self._sessions_changed()
+        await self._start_anew()
 
-    def set_recall(self, on: bool) -> bool:
-        """Add or remove the recall provider; False when this runtime was built without recall. Both
-        agents start new sessions; the facts and the recall store stay."""
+    async def set_recall(self, on: bool) -> bool:
+        """Add or remove the recall provider; False when this runtime was built without recall. Every
+        agent starts a new session, a workflow's agents too; the facts and the recall store stay."""
         if self.recall is None:
             return False
         self.recall_on = on
-        self._slots = {name: self._build(name) for name in self._agent_names}
-        self._sessions_changed()
+        await self._start_anew()
         return True
 
-    async def new_workflow_sessions(self) -> int:
-        """Every workflow's agents start new sessions, each in its executor (as the one forget replaces
-        them): what a switch of mode or recall does for a workflow's pane, after `set_mode` or
-        `set_recall` rebuilt the agents' own. Returns how many messages they held."""
-        return sum([await flow.replace_sessions() for flow in self._workflows.values()])
+    async def _start_anew(self) -> None:
+        """Every pane's agent rebuilt on a new session, and every workflow's agents on new sessions, each
+        in its executor (as the one forget replaces them)."""
+        self._slots = {name: self._build(name) for name in self._agent_names}
+        self._sessions_changed()
+        for flow in self._workflows.values():
+            await flow.replace_sessions()
 
     def forget(self, key: str | None = None, *, completing: bool = False) -> Coroutine[Any, Any, ForgetReport]:
         """Forget one key or everything through the one forget: memory, then both histories (replaced

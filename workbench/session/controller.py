@@ -381,13 +381,9 @@ class SessionController:
 
     async def set_mode(self, mode: Mode) -> None:
         """Switch integration mode: every agent starts a new session, a workflow's agents too; the facts stay."""
-        self.runtime.set_mode(mode)
-        await self.runtime.new_workflow_sessions()
+        await self.runtime.set_mode(mode)
 
     async def set_recall(self, on: bool) -> bool:
         """Turn recall on or off (False when this session was started without it): every agent starts a
         new session, a workflow's agents too; the facts stay."""
-        if not self.runtime.set_recall(on):
-            return False
-        await self.runtime.new_workflow_sessions()
-        return True
+        return await self.runtime.set_recall(on)
