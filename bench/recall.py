@@ -319,7 +319,7 @@ async def measure(
     started = time.perf_counter()
     # As the one forget does it: ask what the store declared for the key, then apply the widened plan.
     plan = WorkingMemory().plan("customer")
-    purge = await store.forget(plan.widened(await store.declared(SCOPE, plan.keys)), SCOPE)
+    purge = await store.erase(plan.widened(await store.declared(SCOPE, plan.keys)), SCOPE)
     forget_seconds = time.perf_counter() - started
     if isinstance(backend, PostgresBackend):
         await store.forget_scope(RecallScope(application_id="bench"))  # empty for the next size

@@ -284,7 +284,7 @@ def test_what_the_forget_cannot_take_out_is_scrubbed_and_what_it_cannot_change_i
     reader = InProcess("mine: Notes", Provider(), ("mine",))  # type: ignore[arg-type]
     plan = ForgetPlan("customer", frozenset({"customer"}), frozenset({VALUE}))
     with pytest.raises(StillHolds, match=r"^notes\.slotted\.text$"):
-        asyncio.run(reader.forget(plan))
+        asyncio.run(reader.erase(plan))
     notes = reader.provider.notes  # type: ignore[attr-defined]
     assert notes.last == "customer=(forgotten); module=Billing"
     assert notes.kept == {"note": "met (forgotten) today", "other": "stays"} and notes.raw == []

@@ -139,7 +139,7 @@ def test_too_long_message_is_rejected_before_anything_else():
     memory = WorkingMemory()
     text = "module=Billing; " + "x" * MAX_MESSAGE_CHARS
     turn = memory.begin_turn(text)
-    memory.forget(memory.plan(None))  # even a stale ticket: the size check comes first
+    memory.erase(memory.plan(None))  # even a stale ticket: the size check comes first
     outcome = memory.admit(turn, [cand("password", "x", "nowhere")], T0)
     assert codes(outcome) == [(None, ReasonCode.MESSAGE_TOO_LONG)]
 

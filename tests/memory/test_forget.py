@@ -18,7 +18,7 @@ def test_forget_one_key_keeps_the_others_and_leaves_no_residue():
     say(memory, "module=Billing; database=SQL Server 2022")
     turn = memory.begin_turn("module=Invoicing")
     memory.reject(turn, ReasonCode.MALFORMED_OUTPUT, "output echoed module Invoicing")
-    outcome = memory.forget(memory.plan("module"))
+    outcome = memory.erase(memory.plan("module"))
     (event,) = outcome.events
     assert (outcome.status, event.kind, event.key) == (Status.FORGOTTEN, EventKind.FORGOTTEN, "module")
     assert [f.key for f in memory.facts()] == ["database"]
@@ -34,7 +34,7 @@ def test_forget_all_keeps_that_a_forget_happened_not_what():
     memory = WorkingMemory()
     say(memory, "module=Reporting; database=PostgreSQL")
     say(memory, "customer=Contoso; symptom=timeouts at night")
-    memory.forget(memory.plan(None))
+    memory.erase(memory.plan(None))
     assert memory.facts() == ()
     visible = everything_visible(memory)
     for value in ("Reporting", "PostgreSQL", "Contoso", "timeouts at night"):
@@ -51,7 +51,7 @@ def test_forget_narrows_another_quotation_that_covered_the_forgotten_value():
     text = "module=Billing; database=SQL Server 2022"
     turn = memory.begin_turn(text)
     memory.admit(turn, [cand("module", "Billing", text), cand("database", "SQL Server 2022", text)], T0)
-    memory.forget(memory.plan("database"))
+    memory.erase(memory.plan("database"))
     (fact,) = memory.facts()
     assert (fact.key, fact.value, fact.evidence) == ("module", "Billing", "module=Billing")
     assert "SQL Server 2022" not in everything_visible(memory)
@@ -62,7 +62,7 @@ def test_forget_removes_another_fact_whose_value_holds_the_forgotten_value():
     went on into every prompt."""
     memory = WorkingMemory()
     say(memory, "module=Billing; log=/var/log/billing/export.log; database=SQL Server 2022")
-    (event,) = memory.forget(memory.plan("module")).events
+    (event,) = memory.erase(memory.plan("module")).events
     assert [(f.key, f.value) for f in memory.facts()] == [("database", "SQL Server 2022")]
     assert "billing" not in everything_visible(memory).lower()
     assert "Removed log too: it held a forgotten value." in event.describe()
@@ -71,7 +71,7 @@ def test_forget_removes_another_fact_whose_value_holds_the_forgotten_value():
 def test_forgetting_an_absent_key_still_advances_the_epoch():
     memory = WorkingMemory()
     turn = memory.begin_turn("module=Billing")
-    outcome = memory.forget(memory.plan("customer"))
+    outcome = memory.erase(memory.plan("customer"))
     assert "it was not stored" in outcome.events[0].describe()
     assert memory.admit(turn, [cand("module", "Billing")], T0).status is Status.STALE
 
@@ -81,7 +81,7 @@ def test_evicted_values_are_forgotten_too():
     say(memory, "product=Old")
     say(memory, "module=M; customer=C; symptom=S; version=1; priority=high")
     assert "product" not in {f.key for f in memory.facts()}
-    memory.forget(memory.plan("product"))
+    memory.erase(memory.plan("product"))
     assert "Old" not in everything_visible(memory)
 
 
@@ -92,10 +92,10 @@ def test_a_failure_detail_that_quotes_a_forgotten_value_is_removed():
     memory.abandon(failed, "the server said: invalid input 'module=Billing'")
     other = memory.begin_turn("priority=high")
     memory.abandon(other, "the server said: HTTP 400 for 'database=SQL Server 2022'")
-    memory.forget(memory.plan("module"))
+    memory.erase(memory.plan("module"))
     details = [e.describe() for e in memory.ledger.latest() if e.kind is EventKind.ABANDONED]
     assert "Billing" not in " ".join(details) and "details were removed by a forget" in details[0]
     assert "SQL Server 2022" in details[1]  # not forgotten: kept
-    memory.forget(memory.plan(None))
+    memory.erase(memory.plan(None))
     assert "SQL Server 2022" not in everything_visible(memory)
     assert "SQL Server 2022" not in " ".join(e.describe() for e in memory.ledger.latest())

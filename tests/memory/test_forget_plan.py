@@ -128,7 +128,7 @@ async def test_a_holder_that_cannot_be_read_is_named_in_the_plan_and_the_others_
         async def declared(self, keys: frozenset[str]) -> set[str]:
             raise OSError("locked while reading customer Contoso")
 
-        async def forget(self, plan: ForgetPlan) -> int:
+        async def erase(self, plan: ForgetPlan) -> int:
             raise OSError("still locked")
 
     forgetting.register(Unreadable())

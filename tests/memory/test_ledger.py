@@ -10,7 +10,7 @@ def test_subscribers_receive_one_outcome_per_batch_until_they_unsubscribe():
     unsubscribe = memory.subscribe(seen.append)
     say(memory, "module=Reporting; database=PostgreSQL")
     say(memory, "Where can I find logs?", origin="logs")
-    memory.forget(memory.plan("module"))
+    memory.erase(memory.plan("module"))
     unsubscribe()
     say(memory, "module=Billing")
     assert [o.status for o in seen] == [Status.APPLIED, Status.NOTHING_DECLARED, Status.FORGOTTEN]

@@ -84,14 +84,14 @@ class MemoryMachine(RuleBasedStateMachine):
 
     @rule(key=st.sampled_from(KEYS))
     def forget_key(self, key):
-        self.memory.forget(self.memory.plan(key))
+        self.memory.erase(self.memory.plan(key))
         visible = everything_visible(self.memory)
         for value in self.held.pop(key, set()):
             assert value not in visible
 
     @rule()
     def forget_all(self):
-        self.memory.forget(self.memory.plan(None))
+        self.memory.erase(self.memory.plan(None))
         visible = everything_visible(self.memory)
         assert "⟨" not in visible  # no declared value survives anywhere
         self.held.clear()

@@ -10,7 +10,7 @@ def worked(ledger_capacity: int = 500) -> WorkingMemory:
     memory = WorkingMemory(ledger_capacity=ledger_capacity)
     say(memory, "module=Reporting; database=PostgreSQL")
     say(memory, "module=Billing")
-    memory.forget(memory.plan("database"))
+    memory.erase(memory.plan("database"))
     say(memory, "colour=teal")  # rejected: an unknown key
     say(memory, "priority=high; customer=Contoso")
     return memory
@@ -37,7 +37,7 @@ def test_a_forget_after_a_restore_finds_the_values_the_saved_ledger_holds():
     restored = WorkingMemory.restored(worked().saved())
     plan = restored.plan("module")
     assert {"Reporting", "Billing"} <= plan.values
-    restored.forget(plan)
+    restored.erase(plan)
     assert not any("Billing" in e.describe() or "Reporting" in e.describe() for e in restored.ledger.latest())
 
 

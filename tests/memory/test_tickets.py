@@ -10,7 +10,7 @@ def test_tickets_are_numbered_in_submission_order_across_epochs():
     memory = WorkingMemory()
     a = memory.begin_turn("a", "support")
     b = memory.begin_turn("b", "logs")
-    memory.forget(memory.plan(None))
+    memory.erase(memory.plan(None))
     c = memory.begin_turn("c")
     assert [(t.epoch, t.number, t.origin) for t in (a, b, c)] == [(0, 1, "support"), (0, 2, "logs"), (1, 3, "")]
     assert (memory.epoch, memory.turn) == (1, 3)
@@ -19,7 +19,7 @@ def test_tickets_are_numbered_in_submission_order_across_epochs():
 def test_a_ticket_issued_before_forget_is_stale():
     memory = WorkingMemory()
     turn = memory.begin_turn("module=Billing")
-    memory.forget(memory.plan("database"))
+    memory.erase(memory.plan("database"))
     before = state(memory)
     outcome = admit(memory, turn)
     (event,) = outcome.events
@@ -31,7 +31,7 @@ def test_a_ticket_issued_before_forget_is_stale():
 def test_a_ticket_issued_after_forget_applies():
     memory = WorkingMemory()
     say(memory, "module=Reporting")
-    memory.forget(memory.plan(None))
+    memory.erase(memory.plan(None))
     assert say(memory, "module=Billing").applied
 
 
@@ -97,7 +97,7 @@ def test_reject_records_malformed_output_and_abandon_records_a_failed_turn():
 def test_a_ticket_in_flight_during_a_forget_stays_open_until_it_settles_once_as_stale():
     memory = WorkingMemory()
     turn = memory.begin_turn("module=Billing")
-    memory.forget(memory.plan(None))
+    memory.erase(memory.plan(None))
     assert memory.open_tickets() == (turn,)  # the registry still owes it a settlement
     assert memory.abandon(turn, "the model call failed").status is Status.STALE
     assert memory.open_tickets() == ()
@@ -123,7 +123,7 @@ async def test_admission_waits_for_every_earlier_ticket_of_its_epoch_only():
     waiting.cancel()  # a cancelled wait changes nothing: the ticket stays open for its owner
     await asyncio.gather(waiting, return_exceptions=True)
     assert memory.is_open(fourth)
-    memory.forget(memory.plan(None))  # a forget makes the waiting ticket stale: nothing to wait for any more
+    memory.erase(memory.plan(None))  # a forget makes the waiting ticket stale: nothing to wait for any more
     await asyncio.wait_for(memory.wait_for_earlier(fourth), 1)
     fifth = memory.begin_turn("module=C")
     await asyncio.wait_for(memory.wait_for_earlier(fifth), 1)  # the old epoch's open tickets do not block it

@@ -39,7 +39,7 @@ async def test_the_database_and_its_write_ahead_log_are_user_only_while_the_stor
         await seat(store, "support").say("customer=Contoso")
         assert "recall.duckdb.wal" in modes(folder)  # the store is open and has written its log
         assert modes(folder) == {name: 0o600 for name in modes(folder)}
-        await store.forget(WorkingMemory().plan("customer"), USER)  # the rewrite reopens the store
+        await store.erase(WorkingMemory().plan("customer"), USER)  # the rewrite reopens the store
         await seat(store, "support").say("database=PostgreSQL")
         assert "recall.duckdb.wal" in modes(folder)
         assert modes(folder) == {name: 0o600 for name in modes(folder)}

@@ -28,7 +28,7 @@ async def test_forgetting_a_key_purges_every_record_holding_its_values(store: Re
     await support.say("database=PostgreSQL")
     holding = [r for r in await store.records(USER) if "Contoso" in r.text]
     assert len(holding) >= 3  # two user messages, and the replies that echoed them
-    purge = await store.forget(WorkingMemory().plan("customer"), USER)
+    purge = await store.erase(WorkingMemory().plan("customer"), USER)
     texts = [r.text for r in await store.records(USER)]
     assert purge.records == len(holding)
     assert texts and not any("Contoso" in t for t in texts)
@@ -45,7 +45,7 @@ async def test_a_forget_deletes_records_holding_a_value_whole_never_one_inside_a
     await support.say("module=Billing; version=2")
     await support.say("We run SQL Server 2022 in production.")
     await support.say("priority=P9; module=A; database=B; version=C; environment=D; customer=E")  # a rejected batch
-    await store.forget(WorkingMemory().plan("version"), USER)
+    await store.erase(WorkingMemory().plan("version"), USER)
     texts = [r.text for r in await store.records(USER)]
     assert any("SQL Server 2022" in t for t in texts)
     assert not any("version=2" in t or "version=C" in t for t in texts)
@@ -81,7 +81,7 @@ async def test_the_one_forget_reads_the_declarations_once_unless_the_store_chang
     scans.clear()
     declared = await setup.declared(frozenset({"customer"}))
     await support.say("Fabrikam called again about the export.")  # stored after the scan above
-    removed = await setup.forget(WorkingMemory().plan("customer", declared))
+    removed = await setup.erase(WorkingMemory().plan("customer", declared))
     assert scans == [(), (), ("fabrikam",)] and removed >= 3
     assert not any("Fabrikam" in r.text for r in await store.records(USER))
 
@@ -111,7 +111,7 @@ async def test_a_forget_finds_every_text_holding_a_value_whatever_its_case_or_lo
     plan = plan.widened(await store.declared(USER, plan.keys))
     assert plan.needles == ("kiss-ida",)
     assert all(plan.holds(text) for text in HOLDING) and not any(plan.holds(text) for text in KEPT)
-    await store.forget(plan, USER)
+    await store.erase(plan, USER)
     texts = {r.text for r in await store.records(USER) if r.role == "user"}
     assert texts == set(KEPT)
 
@@ -126,7 +126,7 @@ async def test_a_value_beyond_ascii_makes_a_forget_read_every_text(store: Recall
     plan = WorkingMemory().plan("customer")
     plan = plan.widened(await store.declared(USER, plan.keys))
     assert plan.needles is None
-    await store.forget(plan, USER)
+    await store.erase(plan, USER)
     assert {r.text for r in await store.records(USER) if r.role == "user"} == {"Zoe called"}
 
 
@@ -158,7 +158,7 @@ async def test_after_a_forget_no_byte_of_the_value_is_left_in_the_database_files
     assert b"Zanzibar-Orchid-7731" in _raw_bytes(path)
 
     if forget == "key":
-        await store.forget(WorkingMemory().plan("customer"), USER)
+        await store.erase(WorkingMemory().plan("customer"), USER)
     else:
         await store.forget_scope(USER)
     await store.close()
@@ -206,7 +206,7 @@ async def test_a_forget_completed_after_a_crash_erases_what_the_cut_short_one_de
     assert b"Zanzibar-Orchid-7731" in _raw_bytes(path)
 
     plan = WorkingMemory().plan("customer" if forget == "key" else None)
-    purge = await store.forget(replace(plan, completing=True), USER)
+    purge = await store.erase(replace(plan, completing=True), USER)
     await store.close()
 
     assert purge.records == 0 if forget == "key" else purge.records > 0  # everything: the rest goes too
@@ -236,7 +236,7 @@ async def test_after_a_forget_and_its_vacuum_no_byte_of_the_value_is_left_in_the
     assert b"Zanzibar-Orchid-7731" in _database_bytes(postgres, postgres_database)
 
     if forget == "key":
-        await store.forget(WorkingMemory().plan("customer"), USER)
+        await store.erase(WorkingMemory().plan("customer"), USER)
     else:
         await store.forget_scope(USER)
     await _checkpoint(postgres_database)
@@ -284,7 +284,7 @@ async def test_a_forget_rewrites_the_messages_and_leaves_the_embeddings_index_in
         assert "text" not in [row[0] for row in await (await connection.execute(columns, [vectors])).fetchall()]
     before = await _file_nodes(postgres_database, messages, vectors, index)
 
-    await store.forget(WorkingMemory().plan("customer"), USER)
+    await store.erase(WorkingMemory().plan("customer"), USER)
 
     after = await _file_nodes(postgres_database, messages, vectors, index)
     assert after[0] != before[0] and after[1:] == before[1:]

@@ -53,7 +53,7 @@ async def test_the_logs_agent_of_one_workbench_recalls_what_another_was_told_onl
         assert found and {r.scope.agent_id for r in found} == {"logs"}  # the support agent's: out of scope
         assert "database=PostgreSQL" not in [r.text for r in found]
 
-        deleted = await bob.forget(WorkingMemory().plan(None))  # bob forgets everything of his: ana's stay
+        deleted = await bob.erase(WorkingMemory().plan(None))  # bob forgets everything of his: ana's stay
         assert deleted == 2
         ana = sorted(r.text for r in await desk.store.records(desk.search_scope) if r.role == "user")
         assert ana == ["Which database?", "database=PostgreSQL"]

@@ -63,7 +63,7 @@ async def test_forget_deletes_the_lists_holding_a_value_and_no_server_file_keeps
     assert redis_server.holding([value]) == {"appendonly.aof": [value], "dump.rdb": [value]}
 
     memory = redis_history_memory(p, "helper")
-    assert await memory.forget(plan("customer", value)) == 1  # the list; the server's files are said apart
+    assert await memory.erase(plan("customer", value)) == 1  # the list; the server's files are said apart
     assert isinstance(memory, DoesMore) and memory.also_done == "the server's append-only file and snapshot rewritten"
     assert [i.name.rsplit("|", 1)[1] for i in await memory.held() if i.kind == "history"] == ["s2"]
     assert redis_server.holding([value]) == {}
@@ -91,7 +91,7 @@ async def test_a_forget_rewrites_the_files_even_when_no_list_holds_the_value_any
     await saved(p, "s1", f"customer={value}")
     await p.clear("s1")
     memory = redis_history_memory(p, "helper")
-    assert await memory.forget(plan("customer", value)) == 0  # no list left to delete: both files rewritten
+    assert await memory.erase(plan("customer", value)) == 0  # no list left to delete: both files rewritten
     assert isinstance(memory, DoesMore) and memory.also_done == "the server's append-only file and snapshot rewritten"
     assert redis_server.holding([value]) == {}
     await p.aclose()

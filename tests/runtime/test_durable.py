@@ -68,7 +68,7 @@ async def test_a_forget_cut_short_is_completed_by_the_next_start_before_anything
     async def crash(plan):
         raise Crash
 
-    runtime.histories.forget = crash  # type: ignore[attr-defined]  # the last holder: memory on disk is not written
+    runtime.histories.erase = crash  # type: ignore[attr-defined]  # the last holder: memory on disk is not written
     with pytest.raises(Crash):
         await runtime.forget("customer")
     assert json.loads((tmp_path / FILE_NAME).read_text())["key"] == "customer"  # the key, never the value

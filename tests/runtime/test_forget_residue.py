@@ -75,6 +75,6 @@ def test_a_held_snapshot_after_a_forget_quotes_each_fact_as_memory_does():
     memory.admit(turn, [cand(k, v, text) for k, v in parse_declarations(text).items()], T0)
     held = MemorySnapshot(memory.facts(), tuple(memory.ledger.latest()))
     plan = memory.plan("version")
-    memory.forget(plan)
+    memory.erase(plan)
     assert [f.evidence for f in memory.facts()] == ["database=SQL Server 2022", "module=Billing"]
     assert held.redacted(plan).facts == memory.facts()

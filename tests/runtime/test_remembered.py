@@ -335,7 +335,7 @@ def test_the_ledger_holds_a_key_only_while_a_forget_of_it_would_remove_a_value()
     assert before.keys == ("customer",)
     assert "names database, product without a value (nothing for a forget to remove)" in before.description
     for _ in range(2):
-        memory.forget(memory.plan("customer"))
+        memory.erase(memory.plan("customer"))
     after = ledger()
     assert after.keys == () and "Fabrikam" not in after.content
     assert "names customer, database, product without a value" in after.description

@@ -161,7 +161,7 @@ async def test_a_forget_cut_short_in_another_mode_is_completed_in_the_kept_histo
     async def crash(plan: object) -> int:
         raise Crash
 
-    second.histories.forget = crash  # type: ignore[method-assign]
+    second.histories.erase = crash  # type: ignore[method-assign]
     with pytest.raises(Crash):
         await second.forget("customer")
     kept = [t for t in second.histories.state.rows() if "Contoso Ltd 7731" in t and '"role"' in t]

@@ -207,7 +207,7 @@ async def test_a_forget_cut_short_is_completed_before_the_panes_take_a_turn(tmp_
     async def crash(plan):
         raise Crash
 
-    first.runtime.histories.forget = crash  # type: ignore[attr-defined]  # the last holder: memory is not written
+    first.runtime.histories.erase = crash  # type: ignore[attr-defined]  # the last holder: memory is not written
     with contextlib.suppress(Crash):
         await first.forget("customer")
     first.runtime.histories.close()  # type: ignore[attr-defined]

@@ -42,13 +42,13 @@ class OnTheirAgents:
     def recalled(self, agent: str) -> list[RecalledMessage]:
         return []
 
-    async def forget(self, plan: ForgetPlan) -> int:
+    async def erase(self, plan: ForgetPlan) -> int:
         raise NotImplementedError
 
     async def again(self, plan: ForgetPlan) -> int:
         """A turn that ran through a forget has ended: its provider wrote on the old session after the
         forget (a history line, a memory file), so the forget is applied again (`Forgetting.again`)."""
-        return await self.forget(plan)
+        return await self.erase(plan)
 
 
 class FileBackedMemory(ABC):
@@ -89,7 +89,7 @@ class FileBackedMemory(ABC):
         return await asyncio.to_thread(self.files)
 
     @abstractmethod
-    async def forget(self, plan: ForgetPlan) -> int: ...
+    async def erase(self, plan: ForgetPlan) -> int: ...
 
     def injected(self, agent: str, messages: Sequence[Message]) -> None:
         """The provider of `agent` put `messages` into the turn that is starting."""

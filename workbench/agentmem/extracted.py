@@ -365,7 +365,7 @@ class ExtractedMemory(FileBackedMemory):
                     continue  # a line a crash cut off: `line_holds` reads it raw
         return texts
 
-    async def forget(self, plan: ForgetPlan) -> int:
+    async def erase(self, plan: ForgetPlan) -> int:
         """Every file that holds a forgotten value, rewritten without it or erased (`erase_file`; the
         whole folder for a forget of everything); returns the files reached. A work file of the
         framework's interrupted write (`.maf-state-*.tmp`, never read back) is erased whatever it holds."""

@@ -107,7 +107,7 @@ class FileHistoryMemory(OnTheirAgents):
         records = [r for _, _, found in await asyncio.to_thread(self._read) for r in found]
         return declared_in([r.message.text or "" if r.message else r.text for r in records], keys)
 
-    async def forget(self, plan: ForgetPlan) -> int:
+    async def erase(self, plan: ForgetPlan) -> int:
         """Rewrite or erase every session file holding a forgotten value; returns the files reached."""
         return await asyncio.to_thread(self._forget, plan)
 

@@ -131,7 +131,7 @@ class FileMemory(FileBackedMemory):
             shown.append(HeldItem(kind, name, description, self._read(name), size, described=True))
         return shown
 
-    async def forget(self, plan: ForgetPlan) -> int:
+    async def erase(self, plan: ForgetPlan) -> int:
         """Delete or rewrite every file of the folder that holds a forgotten value (all of them for a
         forget of everything), then rebuild the index from what is left; returns the memory files reached.
         A deleted file's bytes are erased first (`erase_file`)."""

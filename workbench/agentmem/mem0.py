@@ -252,7 +252,7 @@ class Mem0Memory:
             texts = [m.content for m in await self._memories()]
         return declared_in([*texts, *self._kept_texts()], keys)
 
-    async def forget(self, plan: ForgetPlan) -> int:
+    async def erase(self, plan: ForgetPlan) -> int:
         """Delete through Mem0's API every memory holding a forgotten value (every memory of the user
         for a forget of everything), then what Mem0 keeps of them beside, then rewrite the files.
         Mem0 is closed meanwhile and reopened at its next use: Qdrant's local mode keeps a deleted

@@ -90,7 +90,7 @@ class Unreached(OnTheirAgents):
     async def declared(self, keys: frozenset[str]) -> set[str]:
         return set()
 
-    async def forget(self, plan: ForgetPlan) -> int:
+    async def erase(self, plan: ForgetPlan) -> int:
         raise NotReached(self.unreachable)
 
 
@@ -156,8 +156,8 @@ class Gathered(OnTheirAgents):
             found |= await part.declared(keys)
         return found
 
-    async def forget(self, plan: ForgetPlan) -> int:
-        reached = sum([await part.forget(plan) for part in await asyncio.to_thread(self._parts)])
+    async def erase(self, plan: ForgetPlan) -> int:
+        reached = sum([await part.erase(plan) for part in await asyncio.to_thread(self._parts)])
         if why := self.unreachable:
             raise NotReached(f"{reached:,} file(s) of the others deleted or rewritten; {why}")
         return reached

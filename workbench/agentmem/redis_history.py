@@ -74,8 +74,8 @@ class RedisHistoryMemory(OnTheirAgents):
     async def declared(self, keys: frozenset[str]) -> set[str]:
         return await self._lists.declared(keys)
 
-    async def forget(self, plan: ForgetPlan) -> int:
-        return await self._lists.forget(plan)
+    async def erase(self, plan: ForgetPlan) -> int:
+        return await self._lists.erase(plan)
 
     @property
     def also_done(self) -> str | None:

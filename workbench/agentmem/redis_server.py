@@ -157,7 +157,7 @@ class RedisLists:
             await self.client.delete(*keys)
         return len(keys)
 
-    async def forget(self, plan: ForgetPlan) -> int:
+    async def erase(self, plan: ForgetPlan) -> int:
         """Delete every list that holds a forgotten value (the whole session: a list with one message
         taken out would leave replies that answer it), then rewrite the server's files, whether or not a
         list was deleted here (another holder may have deleted one, and the append-only file still holds

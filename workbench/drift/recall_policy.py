@@ -46,7 +46,7 @@ class RecallPolicy(Policy):
         self.forgetting = forgetting_over(WorkingMemory(contract), [stored]) if info.name == "recall_purged" else None
 
     async def _purge(self, plan: ForgetPlan) -> int:
-        purged = await self.store.forget(plan, SCOPE)
+        purged = await self.store.erase(plan, SCOPE)
         self.kept[:] = await self.store.records(SCOPE)
         return purged.records
 

@@ -175,7 +175,7 @@ def declared_in(texts: Iterable[str], keys: frozenset[str]) -> set[str]:
 
 class Holder(Protocol):
     """Anything that keeps user or model text. `declared` tells the plan what values its text declares
-    for the keys; `forget` applies the plan and returns how many of its `unit` it removed or scrubbed,
+    for the keys; `erase` applies the plan and returns how many of its `unit` it removed or scrubbed,
     or raises `NotReached` when it has no way to reach what it holds."""
 
     @property
@@ -186,7 +186,7 @@ class Holder(Protocol):
 
     async def declared(self, keys: frozenset[str]) -> set[str]: ...
 
-    async def forget(self, plan: ForgetPlan) -> int: ...
+    async def erase(self, plan: ForgetPlan) -> int: ...
 
 
 @dataclass(frozen=True)
@@ -201,7 +201,7 @@ class TextHolder:
     async def declared(self, keys: frozenset[str]) -> set[str]:
         return declared_in(self.texts(), keys)
 
-    async def forget(self, plan: ForgetPlan) -> int:
+    async def erase(self, plan: ForgetPlan) -> int:
         done = self.apply(plan)
         return await done if inspect.isawaitable(done) else done
 
@@ -254,7 +254,7 @@ class Memory(Protocol):
 
     def plan(self, key: str | None, declared: Iterable[str] = ()) -> ForgetPlan: ...
 
-    def forget(self, plan: ForgetPlan) -> Outcome: ...
+    def erase(self, plan: ForgetPlan) -> Outcome: ...
 
     def note(self, detail: str, origin: str = "") -> MemoryEvent: ...
 
@@ -418,7 +418,7 @@ class Forgetting:
         async with self._one_at_a_time:
             unrecorded = self._record(key)
             plan = replace(await self.plan(key), completing=completing)
-            outcome = self._memory.forget(plan)
+            outcome = self._memory.erase(plan)
             report = await self._apply(plan, outcome, unrecorded)
             for plans in self._running.values():
                 plans.append(plan)
@@ -448,7 +448,7 @@ class Forgetting:
             report.failures[JOURNAL] = f"a crash during this forget would leave it half done: {unrecorded}"
         for holder in list(self._holders):
             try:
-                removed = report.removed[holder.name] = await holder.forget(plan)
+                removed = report.removed[holder.name] = await holder.erase(plan)
                 report.counts[holder.name] = f"{removed:,} {holder.unit}"
                 if isinstance(holder, DoesMore) and (also := holder.also_done):
                     report.also[holder.name] = also

@@ -8,7 +8,7 @@ from typing import Protocol, runtime_checkable
 
 
 class NotReached(Exception):
-    """Raised by a holder's `forget` that has no way to reach what it holds (a memory of a class the
+    """Raised by a holder's `erase` that has no way to reach what it holds (a memory of a class the
     workbench does not know): said in the report, and no failure. A failure keeps the forget's journal,
     so the next start forgets again; a holder that can never be reached would have every start forget
     again, for ever, and reach it no better."""
@@ -21,7 +21,7 @@ STILL_HOLDS = "still holds it"  # how the report begins what a holder looked at 
 
 
 class StillHolds(Exception):
-    """Raised by a holder's `forget` that looked again after applying the plan and found a forgotten value
+    """Raised by a holder's `erase` that looked again after applying the plan and found a forgotten value
     still held: its message names where. A failure (the report says so, `workbench forget` exits 3)."""
 
 

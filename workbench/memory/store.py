@@ -212,7 +212,7 @@ class WorkingMemory:
                     values |= event.values_of(event.key)
         return ForgetPlan(key, keys, frozenset(v for v in values.union(declared) if v))
 
-    def forget(self, plan: ForgetPlan) -> Outcome:
+    def erase(self, plan: ForgetPlan) -> Outcome:
         """Apply a forget's plan to memory (plans come from `Forgetting`, the one place a forget goes
         through): remove the keys' facts, narrow the others' quotations (`ForgetPlan.kept`), blank the
         plan's values in the ledger, and advance the epoch so no earlier ticket can apply. Afterwards

@@ -170,13 +170,13 @@ class RedisHistories:
     async def declared(self, keys: frozenset[str]) -> set[str]:
         return await self._lists.declared(keys)
 
-    async def forget(self, plan: ForgetPlan) -> int:
+    async def erase(self, plan: ForgetPlan) -> int:
         """Every list that holds a forgotten value; in a forget of everything, the lists of the sessions
         kept under another shape too (the persisted sessions, next, drop them all)."""
         kept = sorted(self._kept_keys()) if plan.everything else []
         if kept:
             await self._lists.client.delete(*kept)
-        return await self._lists.forget(plan) + len(kept)
+        return await self._lists.erase(plan) + len(kept)
 
     @property
     def also_done(self) -> str | None:

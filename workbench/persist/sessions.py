@@ -439,7 +439,7 @@ class PersistedSessions:
     async def declared(self, keys: frozenset[str]) -> set[str]:
         return declared_in(self._history_texts(), keys)
 
-    async def forget(self, plan: ForgetPlan) -> int:
+    async def erase(self, plan: ForgetPlan) -> int:
         """Runs last, after memory forgot and every other holder applied the plan (the runtime's new
         sessions deleted the old ones' messages): write memory as it now is, then checkpoint and truncate
         the write-ahead log, then scan every file. Returns the files written; raises when a file still

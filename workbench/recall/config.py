@@ -194,5 +194,5 @@ class DeferredRecall:
     async def declared(self, keys: frozenset[str]) -> set[str]:
         return await self.built.declared(keys)
 
-    async def forget(self, plan: ForgetPlan) -> int:
-        return await self.built.forget(plan)
+    async def erase(self, plan: ForgetPlan) -> int:
+        return await self.built.erase(plan)

@@ -131,11 +131,11 @@ class RecallSetup:
             return set()
         return await self.store.declared(self.search_scope, keys)
 
-    async def forget(self, plan: ForgetPlan) -> int:
+    async def erase(self, plan: ForgetPlan) -> int:
         """Delete the user's stored messages that hold a forgotten value (all of them for a forget of
         everything); the store then makes the deleted text unrecoverable (a DuckDB file is rewritten,
         a PostgreSQL table vacuumed)."""
         self.recalled_by.clear()
         if not self._reachable():
             return 0
-        return (await self.store.forget(plan, self.search_scope)).records
+        return (await self.store.erase(plan, self.search_scope)).records

@@ -276,7 +276,7 @@ class RecallStore:
             self._scanned = await self._scan(scope, ())  # the texts that declare something
             return set(self._scanned.declared_for(keys))
 
-    async def forget(self, plan: ForgetPlan, scope: RecallScope) -> Purge:
+    async def erase(self, plan: ForgetPlan, scope: RecallScope) -> Purge:
         """Apply a forget's plan to `scope`: every record holding a forgotten value whole (the plan
         widened by every value the scope's own messages declared for its keys, admitted or not), or
         every record for a forget of everything. The texts that declare something are read once (the

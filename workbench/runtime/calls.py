@@ -205,7 +205,7 @@ class CallLogHolder:
     async def declared(self, keys: frozenset[str]) -> set[str]:
         return declared_in(self.log.texts(), keys)
 
-    async def forget(self, plan: ForgetPlan) -> int:
+    async def erase(self, plan: ForgetPlan) -> int:
         return self.log.forget()
 
     async def again(self, plan: ForgetPlan) -> int:

@@ -382,7 +382,7 @@ class InProcess:
         return [clip(visible(where), _PLACE_CHARS) for where, text in self.look().strings if values.holds(text)]
 
     # -- forgetting ---------------------------------------------------------------------------------
-    async def forget(self, plan: ForgetPlan) -> int:
+    async def erase(self, plan: ForgetPlan) -> int:
         """Clear each place in this process that holds a value of `plan` (the sessions the plan was made
         over too: a session a forget replaced may still be written by a turn that was running), then look
         again; a place still holding one is `StillHolds`."""

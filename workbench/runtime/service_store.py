@@ -409,7 +409,7 @@ class ServiceStore:
         """What the last forget did to each id."""
         return dict(self._outcomes)
 
-    async def forget(self, plan: ForgetPlan) -> int:
+    async def erase(self, plan: ForgetPlan) -> int:
         """Delete every id known (the ones the plan was made over too), then ask for each again; see the
         module for what each outcome means."""
         planned, self._planned = self._planned, []

@@ -260,7 +260,7 @@ class WorkflowSessions:
 
         return declared_in([text for flow in self.workflows for text in await flow.texts()], keys)
 
-    async def forget(self, plan: ForgetPlan) -> int:
+    async def erase(self, plan: ForgetPlan) -> int:
         return sum([await flow.replace_sessions() for flow in self.workflows])
 
     async def again(self, plan: ForgetPlan) -> int:

@@ -121,7 +121,7 @@ class Drafts:
     async def declared(self, keys: frozenset[str]) -> set[str]:
         return declared_in((text for i in self.inputs() for text in i.undo_texts()), keys)
 
-    async def forget(self, plan: ForgetPlan) -> int:
+    async def erase(self, plan: ForgetPlan) -> int:
         # Undo steps are pieces of typing, not whole texts a plan could scrub: every one of them goes.
         return sum(i.forget_undo() for i in self.inputs())
 

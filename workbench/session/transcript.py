@@ -48,7 +48,7 @@ class Transcript:
     async def declared(self, keys: frozenset[str]) -> set[str]:
         return declared_in(self.texts(), keys)
 
-    async def forget(self, plan: ForgetPlan) -> int:
+    async def erase(self, plan: ForgetPlan) -> int:
         """Scrub every earlier message with `plan` and record the forget as a step of the story."""
         scrubbed = [Entry(e.agent, plan.scrub(e.say) if e.say is not None else None, e.forget) for e in self.entries]
         changed = sum(1 for before, after in zip(self.entries, scrubbed, strict=True) if before != after)
