@@ -12,8 +12,8 @@ from agent_framework import Message
 from agent_framework_redis import RedisHistoryProvider
 
 from tests.redis.server import RedisServer
-from workbench.agentmem.redis_history import key_prefix, redis_history_memory
-from workbench.agentmem.redis_server import rewrite_persistence
+from workbench.agentmem.redis_history import redis_history_memory
+from workbench.agentmem.redis_server import key_prefix, rewrite_persistence
 from workbench.memory.forget import ForgetPlan
 from workbench.memory.holder_kinds import DoesMore
 

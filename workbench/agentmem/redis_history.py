@@ -18,6 +18,7 @@ from workbench.agentmem.redis_server import (
     RedisLists,
     client_location,
     display_url,
+    key_prefix,
     rewrite_persistence,
     server_item,
 )
@@ -28,17 +29,6 @@ if TYPE_CHECKING:
     from agent_framework_redis import RedisHistoryProvider
 
     from workbench.runtime.memories import AgentMemory
-
-_PROBE = "probe-session"  # a session id the provider writes literally into its key (checked)
-
-
-def key_prefix(provider: RedisHistoryProvider) -> str:
-    """What every key of `provider`'s sessions starts with: its key for a probe session, the probe cut
-    off (the provider has no public name for its keys; `_redis_key` is the one it uses itself)."""
-    key = provider._redis_key(_PROBE)
-    if not key.endswith(_PROBE):
-        raise ValueError(f"this RedisHistoryProvider writes keys this version does not know ({key!r})")
-    return key.removesuffix(_PROBE)
 
 
 class RedisHistoryMemory(OnTheirAgents):

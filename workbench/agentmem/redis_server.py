@@ -19,7 +19,7 @@ import json
 import time
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import parse_qsl, urlencode, urlsplit
 
 import redis
@@ -29,6 +29,9 @@ from agent_framework import Message
 from workbench.memory.forget import ForgetPlan, declared_in
 from workbench.runtime.remembered import HeldItem, history_text
 from workbench.text import json_strings
+
+if TYPE_CHECKING:
+    from agent_framework_redis import RedisHistoryProvider
 
 CONNECT_TIMEOUT = 5.0  # seconds a start waits for the server before it says it cannot reach it
 REWRITE_TIMEOUT = 300.0  # seconds a forget waits for the server to rewrite a file
@@ -40,6 +43,7 @@ UNREACHED = (
     "managed service's own retention"
 )
 UNIT = "session list(s) deleted"  # what a forget of RedisLists counts (the files it rewrites are said apart)
+_PROBE = "probe-session"  # a session id the provider writes literally into its key (checked)
 
 
 class PersistenceNotRewritten(RuntimeError):
@@ -93,6 +97,15 @@ def client_location(client: aioredis.Redis) -> str:
         return f"unix://{path}?db={kwargs.get('db', 0)}"
     scheme = "rediss" if issubclass(pool.connection_class, aioredis.SSLConnection) else "redis"
     return f"{scheme}://{kwargs.get('host', 'localhost')}:{kwargs.get('port', 6379)}/{kwargs.get('db', 0)}"
+
+
+def key_prefix(provider: RedisHistoryProvider) -> str:
+    """What every key of `provider`'s sessions starts with: its key for a probe session, the probe cut
+    off (the provider has no public name for its keys; `_redis_key` is the one it uses itself)."""
+    key = provider._redis_key(_PROBE)
+    if not key.endswith(_PROBE):
+        raise ValueError(f"this RedisHistoryProvider writes keys this version does not know ({key!r})")
+    return key.removesuffix(_PROBE)
 
 
 def _glob(prefix: str) -> str:

@@ -21,8 +21,15 @@ import redis.asyncio as aioredis
 from agent_framework import Agent, AgentSession, HistoryProvider, Message
 from agent_framework_redis import RedisHistoryProvider
 
-from workbench.agentmem.redis_history import key_prefix
-from workbench.agentmem.redis_server import CONNECT_TIMEOUT, UNIT, RedisLists, StoredList, display_url, server_item
+from workbench.agentmem.redis_server import (
+    CONNECT_TIMEOUT,
+    UNIT,
+    RedisLists,
+    StoredList,
+    display_url,
+    key_prefix,
+    server_item,
+)
 from workbench.memory.forget import ForgetPlan
 from workbench.persist.sessions import RESUMED_BY, PersistedSessions
 from workbench.runtime.agents import AGENT_NAMES

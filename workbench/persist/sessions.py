@@ -50,9 +50,9 @@ from workbench.memory.store import utc_now
 from workbench.memory.turns import current_turn
 from workbench.persist.directory_files import LOCK_FILE, files_held, files_holding, modified
 from workbench.persist.format import SavedFileError
-from workbench.persist.history import StateHistory
 from workbench.persist.legacy import move_into
 from workbench.persist.state import STATE_FILE, Saved, StateFile
+from workbench.persist.state_history import StateHistory
 from workbench.runtime.remembered import HeldItem, history_text
 from workbench.runtime.view import NOT_SAVED, SAVED_AGAIN, Persisted
 from workbench.text import clip, json_strings

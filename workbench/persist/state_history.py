@@ -1,4 +1,4 @@
-"""The agents' histories in the state database: a framework `HistoryProvider` whose messages are rows
+"""The history provider of `workbench --persist DIR`: a framework `HistoryProvider` whose messages are rows
 of `StateFile`, so a turn's messages are saved in the same transaction as the facts and the ledger it
 left (`PersistedSessions.save_turn`). Only the agents' current sessions are written: a turn still
 running on a session a forget replaced stores nothing, as the in-memory history would keep nothing
