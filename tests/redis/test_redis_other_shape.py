@@ -29,7 +29,7 @@ def started(data: Path, server: RedisServer, mode: Mode = Mode.MANUAL) -> AgentR
 async def quit_(runtime: AgentRuntime) -> None:
     assert isinstance(runtime.histories, RedisHistories)
     await runtime.histories.aclose()
-    runtime.histories.sessions.close()
+    runtime.histories.persisted_sessions.close()
 
 
 def data_holding(data: Path, value: str) -> list[str]:

@@ -29,7 +29,7 @@ async def quit_(runtime: AgentRuntime) -> None:
     """The workbench exits: its connections and its lock on the data directory go."""
     assert isinstance(runtime.histories, RedisHistories)
     await runtime.histories.aclose()
-    runtime.histories.sessions.close()
+    runtime.histories.persisted_sessions.close()
 
 
 def histories(runtime: AgentRuntime) -> dict[str, list[tuple[str, str]]]:
@@ -60,7 +60,9 @@ async def test_a_restart_resumes_both_histories_from_the_server(tmp_path, redis_
     assert persisted is not None and (persisted.resumed, persisted.messages, persisted.facts) == (True, 4, 2)
     assert redis_server.url in persisted.directory
     # The messages live on the server only: the data directory keeps the facts and the session ids.
-    assert isinstance(second.histories, RedisHistories) and second.histories.sessions.state.session_ids() == []
+    assert (
+        isinstance(second.histories, RedisHistories) and second.histories.persisted_sessions.state.session_ids() == []
+    )
     assert histories(second)["logs"][0][1].endswith(f"customer=Contoso-{tag}")
     keys = sorted(redis_server.server.keys(f"*|{APPLICATION}|*"))
     assert [k.decode().split("|")[4] for k in keys] == ["logs", "support"]

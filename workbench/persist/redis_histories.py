@@ -57,12 +57,13 @@ class CurrentSessionsOnly(RedisHistoryProvider):
 
 
 class RedisHistories:
-    """Both agents' histories on the server at `url`; `persisted` (`sessions`) keeps everything else."""
+    """Both agents' histories on the server at `url`; `persisted_sessions` keeps everything else (the
+    facts, the ledger, each agent's session) in the data directory."""
 
     unit = UNIT
 
     def __init__(self, persisted: PersistedSessions, url: str, agents: Sequence[str] = AGENT_NAMES) -> None:
-        self.sessions = persisted
+        self.persisted_sessions = persisted
         self.location = display_url(url)
         self.name = f"agent sessions on {self.location}"
         self._providers = {agent: CurrentSessionsOnly(self, url, agent) for agent in agents}
@@ -91,7 +92,7 @@ class RedisHistories:
 
     def _kept_keys(self) -> set[str]:
         """The lists of the sessions saved under another shape, kept, not resumed."""
-        return {self._key(a, s) for a, s in self.sessions.kept_elsewhere() if a in self._providers}
+        return {self._key(a, s) for a, s in self.persisted_sessions.kept_elsewhere() if a in self._providers}
 
     @property
     def current_ids(self) -> frozenset[str]:
@@ -105,7 +106,7 @@ class RedisHistories:
 
     @property
     def persisted(self) -> Persisted:
-        saved = self.sessions.persisted
+        saved = self.persisted_sessions.persisted
         with self._lock:
             failure = self._failure or saved.failure
             return replace(
@@ -119,7 +120,7 @@ class RedisHistories:
         return self._providers[agent]
 
     def first_session(self, agent: str, built: Agent, shape: str) -> AgentSession:
-        session = self.sessions.first_session(agent, built, shape)
+        session = self.persisted_sessions.first_session(agent, built, shape)
         count = int(self._client.llen(self._key(agent, session.session_id)))  # type: ignore[arg-type]
         with self._lock:
             self._resumed += count
@@ -133,7 +134,7 @@ class RedisHistories:
         """Save the sessions (and memory) in the data directory, and delete the list of every session an
         agent no longer runs. A server that cannot be reached is shown in the header, not raised into
         the turn that ended; the next change deletes what this one could not."""
-        self.sessions.kept(sessions, shape)
+        self.persisted_sessions.kept(sessions, shape)
         with self._lock:
             gone = {self._key(a, s) for a, s in self._current.items() if a in sessions and sessions[a].session_id != s}
             gone -= self._kept_keys()
@@ -160,7 +161,9 @@ class RedisHistories:
         lists = [
             stored.pop(key, StoredList(key, ())).held(f"the {agent} agent's history") for key, agent in current.items()
         ]
-        kept = {self._key(a, s): (a, shape) for a, s, shape in self.sessions.kept_shapes() if a in self._providers}
+        kept = {
+            self._key(a, s): (a, shape) for a, s, shape in self.persisted_sessions.kept_shapes() if a in self._providers
+        }
         for key, s in stored.items():
             if key in kept:
                 agent, shape = kept[key]
@@ -169,7 +172,7 @@ class RedisHistories:
                 )
             else:
                 lists.append(s.held("a history no agent reads"))
-        files = [item for item in await self.sessions.held(sessions) if item.kind == "file"]
+        files = [item for item in await self.persisted_sessions.held(sessions) if item.kind == "file"]
         return [*lists, server_item(self.location), *files]
 
     # -- a holder of the one forget ----------------------------------------------------------

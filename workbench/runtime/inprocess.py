@@ -248,7 +248,7 @@ def _scrubbed_attributes(obj: object, plan: ForgetPlan, seen: set[int]) -> int:
     return cleared
 
 
-SessionsOf = Callable[[], Mapping[str, "AgentSession"]]
+AgentSessionsOf = Callable[[], Mapping[str, "AgentSession"]]  # each agent's current AgentSession, by agent
 
 
 class InProcess:
@@ -271,14 +271,14 @@ class InProcess:
         self.agents = agents
         self.kind = type(provider).__name__
         self.source_id = str(provider.source_id)
-        self._sessions: SessionsOf = dict
+        self._agent_sessions: AgentSessionsOf = dict
         self._memory: WorkingMemory | None = None
         self._seen: list[AgentSession] = []  # the sessions a forget's plan was made over, until it ends
 
-    def attach(self, sessions: SessionsOf, memory: WorkingMemory) -> None:
+    def attach(self, agent_sessions: AgentSessionsOf, memory: WorkingMemory) -> None:
         """The agents' current sessions (every agent's: those of its agents are read) and the memory whose
         values it looks for."""
-        self._sessions, self._memory = sessions, memory
+        self._agent_sessions, self._memory = agent_sessions, memory
 
     # -- what the runtime asks of a memory on the user's agents -----------------------------------
     location = "this process, read; what it keeps outside it: not known"
@@ -301,7 +301,7 @@ class InProcess:
 
     # -- looking ----------------------------------------------------------------------------------
     def _states(self) -> list[tuple[str, object]]:
-        sessions = self._sessions()
+        sessions = self._agent_sessions()
         states = [(agent, sessions[agent].state.get(self.source_id)) for agent in self.agents if agent in sessions]
         return [(agent, state) for agent, state in states if state is not None]
 
@@ -372,7 +372,7 @@ class InProcess:
         return f"; {'; '.join(dict.fromkeys(found))} (a part, not the whole value)" if found else ""
 
     async def declared(self, keys: frozenset[str]) -> set[str]:
-        self._seen = list(self._sessions().values())  # the sessions this plan is made over: looked at again
+        self._seen = list(self._agent_sessions().values())  # the sessions this plan is made over: looked at again
         return declared_in((text for _, text in self.look().strings), keys)
 
     def still_holding(self, plan: ForgetPlan) -> list[str]:

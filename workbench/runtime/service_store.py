@@ -47,7 +47,7 @@ if TYPE_CHECKING:
 STATE_KEY = "workbench.service_store"  # where the ids are kept in an agent's session state: [{"id", "kind"}]
 _NAMED = 5  # ids named in one line of the question or a failure; the report lists every one
 
-SessionsOf = Callable[[], Mapping[str, "AgentSession"]]
+AgentSessionsOf = Callable[[], Mapping[str, "AgentSession"]]  # each agent's current AgentSession, by agent
 # The session of the pane's turn running now (`AgentRuntime` sets it for the turn): a provider's own call
 # carries no session of its own, and its ids belong to that turn's session.
 turn_session: ContextVar[AgentSession | None] = ContextVar("workbench_turn_session", default=None)
@@ -221,7 +221,7 @@ class ServiceStore:
         # Where the ids are kept in the agent's session state: a provider's client's apart from the agent's.
         self.state_key = f"{STATE_KEY} {holder}" if holder else STATE_KEY
         self._ids: dict[str, StoredId] = {}
-        self._sessions: SessionsOf = dict
+        self._agent_sessions: AgentSessionsOf = dict
         self._attached = False
         self._recorded = False
         self._persisted = False
@@ -234,12 +234,12 @@ class ServiceStore:
         self.continued = 0  # requests that continued a response or a conversation on the service
         self.aside = 0  # requests a context provider made itself on this client (`Recorder.ended`)
 
-    def attach(self, sessions: SessionsOf, *, recorded: bool = True, persisted: bool = False) -> None:
+    def attach(self, agent_sessions: AgentSessionsOf, *, recorded: bool = True, persisted: bool = False) -> None:
         """The agents' current sessions (their state keeps the ids; their `service_session_id` is the
         framework's record); the agent's calls are recorded from here on (`recorder`), unless it answers
         on another client (`recorded` False: the run's `--model`); `persisted`: the sessions are saved
         (`--persist`), so the ids of earlier runs saved with them are known."""
-        self._sessions, self._attached, self._recorded = sessions, True, recorded
+        self._agent_sessions, self._attached, self._recorded = agent_sessions, True, recorded
         self._persisted = persisted
 
     def runs_inside(self, workflow: str, current: CurrentOf) -> None:
@@ -295,7 +295,7 @@ class ServiceStore:
     def _known(self) -> list[StoredId]:
         """Every id known now: recorded in this process, kept in the agent's current session's state by an
         earlier run (`--persist`), and the session's `service_session_id` (the framework's record)."""
-        session = self._sessions().get(self.agent)
+        session = self._agent_sessions().get(self.agent)
         if session is not None:
             kept = session.state.get(self.state_key)
             named = [e.get("id") for e in kept if isinstance(e, dict)] if isinstance(kept, list) else []
@@ -419,7 +419,7 @@ class ServiceStore:
     async def again(self, plan: ForgetPlan) -> int:
         """A turn that ran through the forget continued its old session on the service: delete what it
         created there (the ids recorded since, of a session no longer current)."""
-        current = {s.session_id for s in self._sessions().values()}
+        current = {s.session_id for s in self._agent_sessions().values()}
         for held in self._current:
             current.update(await held())
         targets = [s.id for s in self._ids.values() if s.session not in current and s.seen and not s.refused]
@@ -459,7 +459,7 @@ class ServiceStore:
     def _keep_in_sessions(self) -> None:
         """The ids a forget could not delete, kept in the agent's current session's state, as the recorder
         keeps them: a later run (`--persist`) still names them, and the next forget tries them again."""
-        session = self._sessions().get(self.agent)
+        session = self._agent_sessions().get(self.agent)
         if session is None:
             return
         left = [{"id": s.id, "kind": s.kind} for s in self._ids.values()]

@@ -12,27 +12,27 @@ from agent_framework import Agent, ChatMiddlewareLayer
 from workbench.runtime.calls import ClientCalls
 from workbench.runtime.loaded import label_of, provider_clients
 from workbench.runtime.memories import AgentMemory
-from workbench.runtime.service_store import ServiceStore, SessionsOf
+from workbench.runtime.service_store import AgentSessionsOf, ServiceStore
 from workbench.runtime.workflows import WorkflowPane
 
 
 def attach_stores(
     memories: Sequence[AgentMemory],
     agents: Collection[str],
-    sessions: SessionsOf,
+    agent_sessions: AgentSessionsOf,
     *,
     on_own_client: bool,
     persisted: bool,
 ) -> dict[str, ServiceStore]:
     """The stores of what the model service keeps of the user's `agents`' conversations, each attached to
-    the `sessions`; returns those recorded from the agent's calls, by agent: when it answers on its own
+    the `agent_sessions`; returns those recorded from the agent's calls, by agent: when it answers on its own
     client (`on_own_client`; on the run's `--model`, nothing of this run goes to its service)."""
     on_service = [m for m in memories if isinstance(m, ServiceStore) and m.agent in agents]
     # (A store of the client a provider calls itself records those calls whatever the agent answers on.)
     recorded = {m.agent: m for m in on_service if not m.holder and on_own_client}
     for store in on_service:
         by_calls = bool(store.holder) or store.agent in recorded
-        store.attach(sessions, recorded=by_calls, persisted=persisted)
+        store.attach(agent_sessions, recorded=by_calls, persisted=persisted)
     return recorded
 
 

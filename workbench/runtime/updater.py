@@ -23,7 +23,7 @@ class MemoryUpdater:
     events. A cancellation propagates with the ticket still open; its owner settles it.
 
     A writer model that keeps failing the contract (WRITER_STRIKES rejected batches in a row for its
-    own faults) gets one note saying so; `use_host_parse` switches this session to the host's parse.
+    own faults) gets one note saying so; `use_host_parse` switches this run to the host's parse.
     `explain` puts a failed writer call in one line (the runtime's: `ModelSet.explain`, which knows the
     server and the kind of credential its clients send)."""
 
@@ -82,7 +82,7 @@ class MemoryUpdater:
                 )
 
     def use_host_parse(self) -> bool:
-        """Switch the writer to the host's parse for the rest of this session, with a note in the
+        """Switch the writer to the host's parse for the rest of this run, with a note in the
         ledger; False when it already is."""
         if isinstance(self.writer, HostWriter):
             return False
