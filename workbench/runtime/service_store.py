@@ -48,20 +48,20 @@ STATE_KEY = "workbench.service_store"  # where the ids are kept in an agent's se
 _NAMED = 5  # ids named in one line of the question or a failure; the report lists every one
 
 AgentSessionsOf = Callable[[], Mapping[str, "AgentSession"]]  # each agent's current AgentSession, by agent
-# The session of the pane's turn running now (`AgentRuntime` sets it for the turn): a provider's own call
-# carries no session of its own, and its ids belong to that turn's session.
-turn_session: ContextVar[AgentSession | None] = ContextVar("workbench_turn_session", default=None)
+# The agent session of the pane's turn running now (`AgentRuntime` sets it for the turn): a provider's own
+# call carries no session of its own, and its ids belong to that turn's session.
+turn_agent_session: ContextVar[AgentSession | None] = ContextVar("workbench_turn_agent_session", default=None)
 CurrentOf = Callable[[], Awaitable[Iterable[str]]]  # the ids of the sessions a workflow's executors hold now
 
 
 @contextlib.contextmanager
-def in_session(session: AgentSession) -> Iterator[None]:
-    """While a pane's turn runs on `session`: a provider's own call made then is that session's."""
-    token = turn_session.set(session)
+def in_agent_session(agent_session: AgentSession) -> Iterator[None]:
+    """While a pane's turn runs on `agent_session`: a provider's own call made then is that session's."""
+    token = turn_agent_session.set(agent_session)
     try:
         yield
     finally:
-        turn_session.reset(token)
+        turn_agent_session.reset(token)
 
 
 def kept_on_service(agent: Agent) -> str | None:
@@ -95,7 +95,7 @@ class StoredId:
 
     id: str
     kind: str
-    session: str  # the agent session whose call it answered
+    session_id: str  # the id of the agent session whose call it answered
     turn: int | None = None
     how: str = ""  # how the call that created it was asked (store unset, a continuation)
     texts: list[str] = field(default_factory=list)  # what was sent and answered there, as this process saw it
@@ -120,7 +120,7 @@ class _Call:
     """One model call of the agent, while it runs: the ids it got back, and what it sent."""
 
     store: ServiceStore
-    session: AgentSession | None
+    agent_session: AgentSession | None
     sent: list[str]
     how: str
     stored: bool  # False: the service keeps no response of it (`store: false`, or a client that keeps none)
@@ -176,8 +176,8 @@ class Recorder(ChatMiddleware):
         self._store.asked(store, continued if isinstance(continued, str) else None)
         # The client this call went to keeps its response (a run on another client keeps none: `--model`).
         stored = store is True or (store is None and getattr(context.client, "STORES_BY_DEFAULT", False) is True)
-        session = context.session or turn_session.get()  # a provider's own call: its turn's session
-        return _Call(self._store, session, _sent(context), how, stored=stored)
+        agent_session = context.session or turn_agent_session.get()  # a provider's own call: its turn's session
+        return _Call(self._store, agent_session, _sent(context), how, stored=stored)
 
     def _watch(self, context: ChatContext, call: _Call) -> None:
         if isinstance(context.result, ResponseStream):
@@ -261,11 +261,11 @@ class ServiceStore:
     def returned(self, identifier: str, call: _Call) -> None:
         if identifier not in self._ids:
             turn = current_turn.get()
-            session = call.session.session_id if call.session is not None else "?"
-            stored = StoredId(identifier, _kind(identifier), session, turn.number if turn else None, call.how)
+            session_id = call.agent_session.session_id if call.agent_session is not None else "?"
+            stored = StoredId(identifier, _kind(identifier), session_id, turn.number if turn else None, call.how)
             self._ids[identifier] = stored
-            if call.session is not None:
-                kept = call.session.state.setdefault(self.state_key, [])
+            if call.agent_session is not None:
+                kept = call.agent_session.state.setdefault(self.state_key, [])
                 if isinstance(kept, list):
                     kept.append({"id": identifier, "kind": stored.kind})
         self._ids[identifier].texts += call.sent
@@ -422,7 +422,7 @@ class ServiceStore:
         current = {s.session_id for s in self._agent_sessions().values()}
         for held in self._current:
             current.update(await held())
-        targets = [s.id for s in self._ids.values() if s.session not in current and s.seen and not s.refused]
+        targets = [s.id for s in self._ids.values() if s.session_id not in current and s.seen and not s.refused]
         return await self._delete(targets, plan) if targets else 0
 
     async def _delete(self, targets: Iterable[str], plan: ForgetPlan) -> int:

@@ -21,7 +21,7 @@ from workbench.runtime.calls import CallLog, RecordingMiddleware, recorder_of, r
 from workbench.runtime.config import Mode
 from workbench.runtime.memories import AgentMemory
 from workbench.runtime.models import ModelSet
-from workbench.runtime.service_store import in_session
+from workbench.runtime.service_store import in_agent_session
 from workbench.runtime.updater import MemoryUpdater
 from workbench.runtime.usage import Usage, usage_from_details
 from workbench.runtime.workflows import TextSink, WorkflowPane, WorkflowStopped
@@ -75,7 +75,7 @@ class Turns:
             memory_system.turn_started(name)
         with (
             recording_for(recorder_of(agent)),  # a provider's own call, on a client of the user's
-            in_session(session),  # ... and the ids the service keeps of it, with the turn's session
+            in_agent_session(session),  # ... and the ids the service keeps of it, with the turn's session
             tracing.turn(name, str(mode), text) as span,
             self.memory.open_turn(text, origin=name) as opened,
         ):
