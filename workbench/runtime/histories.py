@@ -1,11 +1,12 @@
 """Where the agents' histories live: the one seam between the runtime and any history store.
 
-The runtime asks a `Histories` for each agent's history provider, for the session to start with,
-for the messages a session holds, and for what it holds (for "What is remembered"); it says when
+The runtime asks a `Histories` for each agent's history provider, for the agent session it starts
+with, for the messages an agent session holds, and for what it holds (for "What is remembered"); it says when
 its sessions change (a new or replaced session, a finished turn). `InMemoryHistories` is the
 default: the framework's `InMemoryHistoryProvider`, whose messages live in the session's state and
-are gone on exit. A store on disk or on a server implements the same calls, and the runtime stays
-free of paths and connections."""
+are gone on exit. A store on disk or on a server implements the same calls (`--persist DIR`:
+`workbench.persist.sessions.PersistedSessions`; `--persist redis://`:
+`workbench.persist.redis_histories.RedisHistories`), and the runtime stays free of paths and connections."""
 
 from __future__ import annotations
 
