@@ -167,7 +167,9 @@ def _dependency_class_has(cls: type, name: str) -> bool:
             source = inspect.getsourcefile(klass)
         except TypeError:
             continue
-        if source and assignment.search(_class_sources(source).get(klass.__name__, "")):
+        body = _class_sources(source).get(klass.__name__, "") if source else ""
+        # The substring first: the expression, which must match it, took seconds over the large classes.
+        if f"self.{name}" in body and assignment.search(body):
             return True
     return False
 
@@ -237,8 +239,10 @@ class _File:
         self.rel = str(path.relative_to(ROOT))
         tree = ast.parse(path.read_text())
         self.trees = [tree, *_embedded_code(tree)]
+        # Every node of the file and of its embedded programs, walked once: the scan reads them too.
+        self.nodes = [node for tree in self.trees for node in ast.walk(tree)]
         self.bound: dict[str, tuple[str, str | None]] = {}  # local name: (module, imported name or None)
-        for node in (node for tree in self.trees for node in ast.walk(tree)):
+        for node in self.nodes:
             if isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
                 for alias in node.names:
                     self.bound[alias.asname or alias.name] = (node.module, alias.name)
@@ -248,9 +252,8 @@ class _File:
                         alias.name if alias.asname else alias.name.split(".")[0],
                         None,
                     )
-        nodes = [node for tree in self.trees for node in ast.walk(tree)]
-        self.parents = {child: node for node in nodes for child in ast.iter_child_nodes(node)}
-        self.classes = {n.name: n for n in nodes if isinstance(n, ast.ClassDef)}
+        self.parents = {child: node for node in self.nodes for child in ast.iter_child_nodes(node)}
+        self.classes = {n.name: n for n in self.nodes if isinstance(n, ast.ClassDef)}
 
     def resolve(self, name: str) -> Any:
         """The object an imported name is bound to (None when it is not imported or cannot be)."""
@@ -342,7 +345,7 @@ def _scan() -> tuple[Use, ...]:
     own: set[str] = set()  # private names workbench code defines for itself
     candidates: list[tuple[_File, Use, bool]] = []  # (file, use, certain)
     for file in files:
-        for node in (node for tree in file.trees for node in ast.walk(tree)):
+        for node in file.nodes:
             line = getattr(node, "lineno", 0)
             if isinstance(node, ast.ImportFrom) and node.module and node.level == 0 and _watched(node.module):
                 names = [a.name for a in node.names if _private(a.name)]
