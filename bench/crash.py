@@ -246,8 +246,8 @@ async def run_child(scenario: str, tag: str, kill_at: int) -> None:
 
     begin = ForgetJournal.begin
 
-    def recorded(journal: ForgetJournal, key: str | None) -> None:
-        begin(journal, key)
+    def recorded(journal: ForgetJournal, keys: tuple[str, ...] | None) -> None:
+        begin(journal, keys)
         emit(event="recorded")
 
     ForgetJournal.begin = recorded  # type: ignore[method-assign,assignment]

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING
 from pydantic import BaseModel, ConfigDict
 
 from workbench.memory.contract import MAX_VALUE_CHARS
+from workbench.memory.forget import PlanChanged
 from workbench.memory.holder_kinds import STILL_HOLDS
 from workbench.memory.shown import quoted
 from workbench.runtime.remembered import describe_size
@@ -22,8 +23,9 @@ from workbench.text import clip, dumps, visible
 
 if TYPE_CHECKING:
     from workbench.memory.forget import ForgetReport
+    from workbench.runtime.forget_preview import ForgetPreview
     from workbench.runtime.remembered import HeldItem, Remembered, RememberedSystem
-    from workbench.session.controller import ForgetPreview, SessionController
+    from workbench.session.controller import SessionController
 
 Start = Callable[[], "SessionController"]
 Say = Callable[[str], None]  # one line on stderr
@@ -108,13 +110,12 @@ async def _started(start: Start, say: Say) -> SessionController:
     """The session, after the forget a crash cut short (if the journal records one) is completed."""
     try:
         session = start()
-        runtime = session.runtime
-        report = await runtime.complete_pending() if runtime.forget_pending else None
+        completed = await session.start()
     except Exception as exc:
         first = next((line.strip() for line in str(exc).splitlines() if line.strip()), "")
         raise Stopped(clip(f"could not start: {type(exc).__name__}: {first}", LINE_CHARS)) from exc
-    if report is not None:
-        say(f"{runtime.completed}: {report.describe()}")
+    if completed is not None:
+        say(f"{completed.said}: {completed.report.describe()}")
     return session
 
 
@@ -129,7 +130,7 @@ async def remembered(start: Start, *, as_json: bool, say: Say) -> int:
 
 async def _remembered(session: SessionController, *, as_json: bool) -> int:
     listed = await session.remembered()
-    completed = session.runtime.completed
+    completed = session.status.completed
     if as_json:
         out = RememberedOut.model_validate(
             {
@@ -158,15 +159,17 @@ async def forget(start: Start, key: str | None, *, ask: Ask | None, as_json: boo
 
 
 async def _forget(session: SessionController, key: str | None, *, ask: Ask | None, as_json: bool, say: Say) -> int:
-    keys = None if key is None else [key]
-    if ask is not None and not ask(
-        question(await session.forget_preview(keys), _values(session), _value_chars(session))
-    ):
+    preview = None if ask is None else await session.forget_preview(key)  # the plan the answer applies
+    if ask is not None and preview is not None and not ask(question(preview, _values(session), _value_chars(session))):
         say("nothing was forgotten")
         return NOTHING_DONE
-    before = [f.key for f in session.runtime.snapshot().facts]
-    report = await session.forget(key)
-    after = {f.key for f in session.runtime.snapshot().facts}
+    before = [f.key for f in session.snapshot().facts]
+    try:
+        report = await session.forget(key if preview is None else preview)
+    except PlanChanged as changed:  # a store another process writes changed after the question
+        say(f"{changed}; forget again")
+        return NOTHING_DONE
+    after = {f.key for f in session.snapshot().facts}
     gone = [k for k in before if k not in after]
     unreached = report.unreached
     if as_json:
@@ -179,7 +182,7 @@ async def _forget(session: SessionController, key: str | None, *, ask: Ask | Non
             unreached=unreached,
             outside=report.outside,
             outcomes=report.outcomes,
-            completed=session.runtime.completed,
+            completed=session.status.completed,
         )
         print(dumps(out.model_dump(mode="json")))
     else:
@@ -189,7 +192,7 @@ async def _forget(session: SessionController, key: str | None, *, ask: Ask | Non
 
 
 def _values(session: SessionController) -> dict[str, str]:
-    return {f.key: f.value for f in session.runtime.snapshot().facts}
+    return {f.key: f.value for f in session.snapshot().facts}
 
 
 def _value_chars(session: SessionController) -> int:

@@ -30,7 +30,7 @@ def killing(descriptor, *args, **kwargs):
         os.kill(os.getpid(), signal.SIGKILL)
     return fdopen(descriptor, *args, **kwargs)
 os.fdopen = killing
-asyncio.run(memory.erase(ForgetPlan("customer", frozenset({"customer"}), frozenset({"Contoso"}))))
+asyncio.run(memory.erase(ForgetPlan(("customer",), frozenset({"customer"}), frozenset({"Contoso"}))))
 """
 
 
@@ -44,7 +44,7 @@ def test_a_forget_killed_in_a_rewrite_loses_no_other_fact_and_completes_at_the_n
     assert killed.returncode == -9, killed.stderr
     assert profile.read_text() == "customer=Contoso\n" + KEPT  # whole: the old file, not half of a new one
 
-    plan = ForgetPlan("customer", frozenset({"customer"}), frozenset({"Contoso"}), completing=True)
+    plan = ForgetPlan(("customer",), frozenset({"customer"}), frozenset({"Contoso"}), completing=True)
     assert asyncio.run(memory.erase(plan)) == 1  # the next start completes it
     assert KEPT in profile.read_text() and files_holding(tmp_path, "Contoso") == []
     assert sorted(p.name for p in memory.folder.iterdir()) == ["memories.md", "profile.md"]  # no work file left

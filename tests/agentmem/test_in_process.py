@@ -282,7 +282,7 @@ def test_what_the_forget_cannot_take_out_is_scrubbed_and_what_it_cannot_change_i
             self.notes = Notes()
 
     reader = InProcess("mine: Notes", Provider(), ("mine",))  # type: ignore[arg-type]
-    plan = ForgetPlan("customer", frozenset({"customer"}), frozenset({VALUE}))
+    plan = ForgetPlan(("customer",), frozenset({"customer"}), frozenset({VALUE}))
     with pytest.raises(StillHolds, match=r"^notes\.slotted\.text$"):
         asyncio.run(reader.erase(plan))
     notes = reader.provider.notes  # type: ignore[attr-defined]

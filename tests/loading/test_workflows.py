@@ -189,7 +189,7 @@ def test_a_workflows_agents_calls_carry_the_facts_block_and_are_shown_in_what_th
         assert (await runtime.ask("pair_flow", "which customer?")).ok
 
     asyncio.run(story())
-    calls = session.last_turn_calls("pair_flow")
+    calls = session.pane("pair_flow").calls
     assert [c.purpose for c in calls] == ["drafter", "checker"]
     assert {c.model for c in calls} == {"scripted (built-in; qualifies no model)"}
     for call in calls:  # the block, before the message: the fact the first turn declared
@@ -197,12 +197,12 @@ def test_a_workflows_agents_calls_carry_the_facts_block_and_are_shown_in_what_th
         assert '- customer = "Contoso Ltd 7731"' in block
     held = asyncio.run(runtime._workflows["pair_flow"].texts())
     assert held and not [text for text in held if "<working-memory>" in text]  # not kept by the executors
-    said = render_calls("pair_flow", calls, session.unrecorded("pair_flow")).plain
+    said = render_calls("pair_flow", calls, session.pane("pair_flow").unrecorded).plain
     assert said.startswith("drafter call #") and "No call" not in said
-    assert session.unrecorded("pair_flow") is None
+    assert session.pane("pair_flow").unrecorded is None
     # Counted as any pane's calls are (the built-in model reports no usage: unknown, not zero).
-    assert [c.usage for c in calls] == [None, None] and session.usage("pair_flow") is None
-    assert session.usage("pair_flow") == runtime.calls.total("pair_flow")
+    assert [c.usage for c in calls] == [None, None] and session.pane("pair_flow").usage is None
+    assert session.pane("pair_flow").usage == runtime.calls.total("pair_flow")
 
 
 def test_a_subfolder_whose_package_exports_nothing_is_read_from_its_workflow_py_as_devui_does(tmp_path):
@@ -252,5 +252,5 @@ def test_a_switch_of_mode_or_recall_starts_the_workflows_agents_anew_as_it_says(
     assert any("Contoso" in text for text in held)
     assert after_mode == [] and after_recall == []  # each executor holds none of the earlier messages
     assert "History: none" in third.result.reply
-    sent = [text for call in session.last_turn_calls("pair_flow") for _, text in call.sent]
+    sent = [text for call in session.pane("pair_flow").calls for _, text in call.sent]
     assert not [text for text in sent if "hello again" in text or "Contoso Ltd 7731; hello" in text]

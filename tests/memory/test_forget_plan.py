@@ -15,7 +15,7 @@ from workbench.memory.prompt import quote_value
 
 def plan(key: str | None, *values: str) -> ForgetPlan:
     keys = frozenset({key}) if key else frozenset({"module", "version"})
-    return ForgetPlan(key, keys, frozenset(values))
+    return ForgetPlan(None if key is None else (key,), keys, frozenset(values))
 
 
 def test_a_value_is_scrubbed_whole_never_inside_another_word_or_number():
@@ -205,7 +205,7 @@ def test_the_value_first_pattern_finds_and_scrubs_exactly_what_the_look_behind_f
         st.text(_CHARS, max_size=3),
     )
     text = "".join(data.draw(st.lists(piece, max_size=8)))
-    forget = ForgetPlan("module", frozenset({"module"}), frozenset(values))
+    forget = ForgetPlan(("module",), frozenset({"module"}), frozenset(values))
     reference = _looked_behind_first(frozenset(form for value in forget.values for form in written(value)))
     assert forget._pattern is not None
     assert (forget._pattern.search(text) is None) == (reference.search(text) is None)

@@ -23,7 +23,7 @@ def provider(server: RedisServer, application: str = "my-app") -> RedisHistoryPr
 
 
 def plan(key: str, *values: str) -> ForgetPlan:
-    return ForgetPlan(key, frozenset({key}), frozenset(values))
+    return ForgetPlan((key,), frozenset({key}), frozenset(values))
 
 
 async def saved(p: RedisHistoryProvider, session: str, *texts: str) -> None:

@@ -45,7 +45,7 @@ async def test_without_config_the_forget_reads_info_and_still_rewrites_both_file
     value = f"Contoso-{secrets.token_hex(4)}"
     p = await remembered(no_config, value)
     memory = redis_history_memory(p, "helper")
-    assert await memory.erase(ForgetPlan("customer", frozenset({"customer"}), frozenset({value}))) == 1  # the list
+    assert await memory.erase(ForgetPlan(("customer",), frozenset({"customer"}), frozenset({value}))) == 1  # the list
     assert (
         isinstance(memory, DoesMore) and memory.also_done == "the server's append-only file and snapshot rewritten"
     )  # then both files
@@ -58,7 +58,7 @@ async def test_a_refused_rewrite_deletes_the_list_and_says_the_files_may_still_h
     p = await remembered(no_rewrite, value)
     memory = redis_history_memory(p, "helper")
     with pytest.raises(PersistenceNotRewritten, match="the server refused BGREWRITEAOF") as raised:
-        await memory.erase(ForgetPlan("customer", frozenset({"customer"}), frozenset({value})))
+        await memory.erase(ForgetPlan(("customer",), frozenset({"customer"}), frozenset({value})))
     assert "replicas that were disconnected" in str(raised.value)
     assert [i.kind for i in await memory.held()] == ["store"]  # the list is gone from the server
     assert "appendonly.aof" in no_rewrite.holding([value])  # and its file still holds it: said, not hidden

@@ -94,7 +94,7 @@ def test_a_start_that_does_not_open_the_stores_of_a_pending_forget_is_refused_in
     from workbench.cli.stores import unfinished_forget
 
     monkeypatch.setenv("WORKBENCH_DATA_DIR", str(tmp_path))
-    ForgetJournal(data_dir() / FILE_NAME, ("--persist",)).begin("customer")
+    ForgetJournal(data_dir() / FILE_NAME, ("--persist",)).begin(("customer",))
     args = build_parser().parse_args([])
     problem = unfinished_forget(args, model_config(args))
     assert problem is not None and "a forget of 'customer'" in problem and "--persist" in problem

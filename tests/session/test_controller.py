@@ -159,10 +159,10 @@ async def test_a_turn_cancelled_after_its_facts_were_admitted_is_told_apart():
     histories.meanwhile.append(escape)
     with pytest.raises(asyncio.CancelledError):
         await asking
-    assert asking.cancelled() and controller.applied_unfinished("support")
+    assert asking.cancelled() and controller.pane("support").applied_unfinished
     assert [f.value for f in controller.runtime.memory.facts()] == ["Billing"]
     assert (await controller.ask("support", "Anything else?")).result.ok
-    assert not controller.applied_unfinished("support")
+    assert not controller.pane("support").applied_unfinished
 
 
 async def test_the_forget_preview_is_the_forgets_own_plan_with_what_the_holders_declare():

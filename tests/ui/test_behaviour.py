@@ -96,7 +96,7 @@ async def test_escape_cancels_a_running_turn():
         session = host.session
         assert session.snapshot().facts == () and session.runtime.history("support") == []
         # The cancelled call was made and what it used is unknown: so is the pane's total, not "0 in / 0 out".
-        assert session.usage("support") is None
+        assert session.pane("support").usage is None
         assert (pane.border_subtitle or "").endswith("tokens unknown")
 
 
@@ -111,7 +111,7 @@ async def test_command_palette_switches_mode_and_says_what_happens_to_histories(
         switch.callback()
         await app.workers.wait_for_complete()
         await pilot.pause()
-        assert app.session.mode is Mode.PROVIDER and "mode: provider" in app.sub_title
+        assert app.session.status.mode is Mode.PROVIDER and "mode: provider" in app.sub_title
         assert [f.key for f in app.session.snapshot().facts] == ["module"]
         assert app.session.runtime.history("support") == []
         assert "Switched to provider mode" in str(app.pane("support").query(Notice).first().render())
@@ -181,7 +181,7 @@ async def test_the_window_opens_before_the_runtime_and_keeps_a_draft_until_it_is
         await start_ended(pilot)
         await reached(app, "settled", bool)
         assert gc.isenabled(), "the runtime has loaded: the heap is settled and collected again"
-        assert app.ready and app.session.mode.value == "provider"
+        assert app.ready and app.session.status.mode.value == "provider"
         assert "mode: provider" in app.sub_title
         await say(pilot, "support", "module=Billing")
         assert [f.value for f in app.session.snapshot().facts] == ["Billing"]
@@ -208,13 +208,13 @@ def gated_start(monkeypatch, gate: asyncio.Event, *, fails: bool = False):
     its keys are handled, the agents are not ready yet. Only the wait is the test's; the session is real."""
     session = scripted_session()
 
-    async def complete_pending() -> None:
+    async def start() -> None:
         await gate.wait()
         if fails:
             raise OSError(28, "No space left on device")
 
     monkeypatch.setattr(type(session), "forget_pending", property(lambda _: True))
-    monkeypatch.setattr(session, "complete_pending", complete_pending)
+    monkeypatch.setattr(session, "start", start)
     return session
 
 

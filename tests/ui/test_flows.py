@@ -56,7 +56,7 @@ def test_with_your_agents_memories_the_header_keeps_its_name_and_every_part_whol
 
 def test_no_agent_resumes_a_history_without_persist():
     started = session()
-    assert [started.resumed(agent) for agent in started.agent_names] == [None, None]
+    assert [started.pane(agent).resumed for agent in started.agent_names] == [None, None]
 
 
 async def test_the_built_in_model_reads_a_correction_in_the_message_as_newest():

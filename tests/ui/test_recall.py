@@ -26,7 +26,7 @@ async def test_forget_all_purges_recall_and_the_ledger_counts_without_values():
     await session.ask("support", "customer=Contoso")
     await session.forget(None)
     await session.ask("logs", "Which customer was it, Contoso?")
-    assert not any("Contoso" in r.text for r in session.recalled("logs") if r.turn == 1)
+    assert not any("Contoso" in r.text for r in session.pane("logs").recalled if r.turn == 1)
     (note,) = [e.describe() for e in session.snapshot().ledger if e.origin == "forget"]
     assert "recall store: 2 stored message(s) deleted" in note and "Contoso" not in note
 
@@ -49,17 +49,17 @@ async def test_the_logs_agent_recalls_what_the_user_told_support():
     session = recall_session()
     assert session.status.summary.endswith("recall: in memory, lexical")
     await session.ask("support", "module=Reporting; database=PostgreSQL")
-    recalled = session.recalled("logs")
+    recalled = session.pane("logs").recalled
     host = PaneHost(session, "logs")
     async with host.run_test(size=(80, 24)) as pilot:
         host.pane.prompt.insert("Which database holds the logs?")
         host.pane.prompt.focus()
         await host.sent(pilot)
-        recalled = session.recalled("logs")
+        recalled = session.pane("logs").recalled
         assert "module=Reporting; database=PostgreSQL" in [r.text for r in recalled]
         assert {r.agent for r in recalled} == {"support"} and recalled[0].session == "session 1 of this run"
         assert any("Recall put" in n and "F2 shows them" in n for n in notices(host.pane))
-    screen = CallsScreen("logs", session.last_turn_calls("logs"), recalled=recalled)
+    screen = CallsScreen("logs", session.pane("logs").calls, recalled=recalled)
     async with ScreenHost(screen).run_test(size=(140, 40)) as pilot:
         await pilot.pause()
         assert "distance" in str(pilot.app.screen.query_one("#recalled").render())

@@ -115,13 +115,13 @@ async def test_a_provider_mode_history_resumes_under_provider_mode(tmp_path, mon
     assert (await first.ask("logs", "customer=Contoso")).result.ok
     closed(first)
     second = cli_session("--mode", "provider")
-    logs = second.resumed("logs")
+    logs = second.pane("logs").resumed
     assert logs is not None and [(m.role, m.text) for m in logs.messages][:1] == [("user", "customer=Contoso")]
     assert [m.role for m in logs.messages] == ["user", "assistant"]
-    assert second.resumed("support") is None  # it said nothing: nothing to show, no dividers either
+    assert second.pane("support").resumed is None  # it said nothing: nothing to show, no dividers either
     closed(second)
     third = cli_session()  # manual mode: the histories were shaped by the other mode, so none is resumed
-    assert third.resumed("logs") is None and "resumed: 0 message(s), 1 fact(s)" in third.status.summary
+    assert third.pane("logs").resumed is None and "resumed: 0 message(s), 1 fact(s)" in third.status.summary
     closed(third)
 
 
@@ -135,7 +135,7 @@ async def test_a_long_resumed_conversation_is_bounded_like_a_live_one(tmp_path, 
         assert (await first.ask("support", f"question {n}?")).result.ok
     first.runtime.histories.close()  # type: ignore[attr-defined]
     second = assemble(build_models(ModelConfig()), persisted=PersistedSessions(directory, clock=lambda: FIXED))
-    resumed = second.resumed("support")
+    resumed = second.pane("support").resumed
     assert resumed is not None
     host = PaneHost(second)
     async with host.run_test(size=(80, 40)) as pilot:

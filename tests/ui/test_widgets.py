@@ -643,8 +643,8 @@ async def test_what_the_model_saw_for_an_agent_its_calls_and_the_context_of_its_
     await session.ask("logs", "Where can I find logs?")
 
     def calls_of(agent: str) -> CallsScreen:
-        splits, recalled = session.context_by_turn(agent), session.recalled(agent)
-        return CallsScreen(agent, session.last_turn_calls(agent), splits=splits, recalled=recalled)
+        pane = session.pane(agent)
+        return CallsScreen(agent, pane.calls, splits=pane.splits, recalled=pane.recalled)
 
     async with OneScreen(calls_of("logs")).run_test(size=(140, 40)) as pilot:
         await pilot.pause()

@@ -72,24 +72,45 @@ def written(value: str) -> frozenset[str]:
     return frozenset({value, *(form[1:-1] for form in forms)})
 
 
+def asked_keys(keys: str | Iterable[str] | None) -> tuple[str, ...] | None:
+    """What a forget is asked for, as a plan names it: one key or several, in the order asked and each
+    once; None for everything."""
+    if keys is None:
+        return None
+    asked = (keys,) if isinstance(keys, str) else tuple(dict.fromkeys(keys))
+    if not asked:
+        raise ValueError("a forget names at least one key (None: everything)")
+    return asked
+
+
 @dataclass(frozen=True)
 class ForgetPlan:
-    """What one forget removes. `key` is None for a forget of everything. `completing`: the forget a
-    crash cut short, applied again at start; a holder that deletes first and erases after (a recall
-    file, a table) erases even when it finds nothing left to delete, since the cut-short run may have
-    deleted and stopped before the erase. `unread`: the holders whose text could not be read while
-    planning (a store another process holds, or that is corrupt), and why: the values they declare are
-    not in the plan, and the forget tries them all the same (and reports them if they fail again)."""
+    """What one forget removes. `asked`: the keys asked for, one or several, in order (None: a forget of
+    everything); `keys` every key it forgets. `completing`: the forget a crash cut short, applied again at
+    start; a holder that deletes first and erases after (a recall file, a table) erases even when it finds
+    nothing left to delete, since the cut-short run may have deleted and stopped before the erase.
+    `unread`: the holders whose text could not be read while planning (a store another process holds, or
+    that is corrupt), and why: the values they declare are not in the plan, and the forget tries them all
+    the same (and reports them if they fail again). `removes`: memory's facts it removes, by key, as
+    planned (those asked for and those whose values hold a forgotten one): a plan confirmed by the user
+    is applied only while it still removes just these (`Forgetting.ask`)."""
 
-    key: str | None
+    asked: tuple[str, ...] | None
     keys: frozenset[str]
     values: frozenset[str]
     completing: bool = False
     unread: Mapping[str, str] = field(default_factory=dict, compare=False)
+    removes: tuple[str, ...] = ()
 
     @property
     def everything(self) -> bool:
-        return self.key is None
+        return self.asked is None
+
+    @property
+    def what(self) -> str:
+        """The keys asked for, as the ledger and the reports name them ("customer", "customer, module"),
+        or "every fact"."""
+        return "every fact" if self.asked is None else ", ".join(self.asked)
 
     @cached_property
     def _pattern(self) -> re.Pattern[str] | None:
@@ -146,8 +167,12 @@ class ForgetPlan:
         )
 
     def redact(self, event: MemoryEvent) -> MemoryEvent:
-        """`event` as the ledger keeps it after this forget (see `MemoryEvent.redact`)."""
-        return event.redact(self.key, self.holds)
+        """`event` as the ledger keeps it after this forget (see `MemoryEvent.redact`), for each key asked."""
+        if self.asked is None:
+            return event.redact(None, self.holds)
+        for key in self.asked:
+            event = event.redact(key, self.holds)
+        return event
 
     def _blank_declaration(self, segment: str) -> str:
         key, sep, value = segment.partition("=")
@@ -252,7 +277,7 @@ def _grouped(outcomes: Mapping[str, str]) -> str:
 class Memory(Protocol):
     """What a forget needs of working memory (`workbench.memory.store.WorkingMemory`)."""
 
-    def plan(self, key: str | None, declared: Iterable[str] = ()) -> ForgetPlan: ...
+    def plan(self, keys: tuple[str, ...] | None, declared: Iterable[str] = ()) -> ForgetPlan: ...
 
     def erase(self, plan: ForgetPlan) -> Outcome: ...
 
@@ -261,16 +286,16 @@ class Memory(Protocol):
 
 @dataclass(frozen=True)
 class PendingForget:
-    """A forget a crash cut short, as its journal recorded it: the key (never a value), when it was
+    """A forget a crash cut short, as its journal recorded it: the keys (never a value), when it was
     asked, and the stores it was to reach (the options that open them)."""
 
-    key: str | None  # None: everything
+    keys: tuple[str, ...] | None  # None: everything
     asked_at: datetime
     stores: tuple[str, ...]
 
     @property
     def what(self) -> str:
-        return "everything" if self.key is None else repr(self.key)
+        return "everything" if self.keys is None else ", ".join(repr(key) for key in self.keys)
 
     def missing(self, stores: tuple[str, ...]) -> tuple[str, ...]:
         """The stores it was to reach that `stores` (this start's) do not open."""
@@ -283,12 +308,25 @@ class Journal(Protocol):
 
     def pending(self) -> PendingForget | None: ...
 
-    def begin(self, key: str | None) -> None: ...
+    def begin(self, keys: tuple[str, ...] | None) -> None: ...
 
     def end(self) -> None: ...
 
 
 JOURNAL = "forget record"  # how a report names the journal when it could not be written
+
+# What a forget is asked for: one key, several, None (everything), or a plan the user confirmed.
+Asked = str | Iterable[str] | None | ForgetPlan
+
+
+class PlanChanged(Exception):
+    """A confirmed plan no longer plans what a forget would remove now: memory or a holder changed since it
+    was made (a turn admitted or replaced a fact, a text declared another value). Nothing was forgotten;
+    `plan` is the plan as it is now, to be shown and asked again. Its words name the keys, never a value."""
+
+    def __init__(self, plan: ForgetPlan) -> None:
+        super().__init__(f"memory changed since the forget of {plan.what} was asked: nothing was forgotten")
+        self.plan = plan
 
 
 class Forgetting:
@@ -329,45 +367,52 @@ class Forgetting:
         self._holders.append(holder)
         return lambda: self._holders.remove(holder) if holder in self._holders else None
 
-    async def plan(self, key: str | None) -> ForgetPlan:
-        """Memory's values for `key` (None: everything), widened by every value the holders' texts
-        declare; a holder that cannot be read is named in the plan's `unread` (one that cannot be read
-        must not keep the forget from the others, nor its question from being asked)."""
-        keys = self._memory.plan(key).keys  # everything: every key of memory's contract
+    async def plan(self, keys: str | Iterable[str] | None) -> ForgetPlan:
+        """One plan for `keys` (one key, several, or None: everything): memory's values for them, widened
+        by every value the holders' texts declare, in one pass over the holders; a holder that cannot be
+        read is named in the plan's `unread` (one that cannot be read must not keep the forget from the
+        others, nor its question from being asked). The question shows it and `ask` applies it."""
+        asked = asked_keys(keys)
+        every = self._memory.plan(asked).keys  # everything: every key of memory's contract
         declared: set[str] = set()
         unread: dict[str, Exception] = {}
         for holder in list(self._holders):
             try:
-                declared |= await holder.declared(keys)
+                declared |= await holder.declared(every)
             except Exception as exc:
                 unread[holder.name] = exc
-        plan = self._memory.plan(key, declared)
+        plan = self._memory.plan(asked, declared)
         return replace(plan, unread={name: _failure(plan, exc) for name, exc in unread.items()}) if unread else plan
 
-    def ask(self, key: str | None, *, completing: bool = False) -> Awaitable[ForgetReport]:
+    def ask(self, forget: Asked, *, completing: bool = False) -> Awaitable[ForgetReport]:
         """Ask a forget now, at this call, and return what awaits its report: plan, apply to memory, then
         to every holder, one forget at a time, in the order asked. A forget once asked is carried out to
         the end even if what awaits it is cancelled, or nothing does: it is never left half done. Called
         before an event loop runs (`asyncio.run(...)`), it is asked when the loop starts what it returns.
-        `completing`: the journal's forget a crash cut short (`ForgetPlan.completing`)."""
+        `forget`: the keys (one, several, or None: everything), planned when its turn comes; or a plan
+        `plan` made and the user confirmed, applied as it is, the same object, while it still plans what
+        it planned: when memory or a holder changed since (a turn admitted or replaced a fact, a text
+        declared another value), nothing is forgotten and it raises `PlanChanged` with the plan as it
+        is now, to be asked again. `completing`: the journal's forget a crash cut short
+        (`ForgetPlan.completing`)."""
         try:
             asyncio.get_running_loop()
         except RuntimeError:
-            return self._asked_when_run(key, completing)
-        return asyncio.shield(self._ask(key, completing))
+            return self._asked_when_run(forget, completing)
+        return asyncio.shield(self._ask(forget, completing))
 
-    def forget(self, key: str | None, *, completing: bool = False) -> Coroutine[Any, Any, ForgetReport]:
+    def forget(self, forget: Asked, *, completing: bool = False) -> Coroutine[Any, Any, ForgetReport]:
         """`ask`, as a coroutine (for `asyncio.create_task`): the forget is asked at this call all the same."""
-        return _report(self.ask(key, completing=completing))
+        return _report(self.ask(forget, completing=completing))
 
-    def _ask(self, key: str | None, completing: bool) -> asyncio.Future[ForgetReport]:
-        asked = asyncio.ensure_future(self._forget(key, completing))
+    def _ask(self, forget: Asked, completing: bool) -> asyncio.Future[ForgetReport]:
+        asked = asyncio.ensure_future(self._forget(forget, completing))
         self._asked.append(asked)
         asked.add_done_callback(self._asked.remove)
         return asked
 
-    async def _asked_when_run(self, key: str | None, completing: bool) -> ForgetReport:
-        return await asyncio.shield(self._ask(key, completing))
+    async def _asked_when_run(self, forget: Asked, completing: bool) -> ForgetReport:
+        return await asyncio.shield(self._ask(forget, completing))
 
     def asked(self) -> tuple[asyncio.Future[ForgetReport], ...]:
         """The forgets asked until now that have not ended: what a turn asked now must wait for."""
@@ -414,10 +459,16 @@ class Forgetting:
                 await release_garbage()
         return cleared
 
-    async def _forget(self, key: str | None, completing: bool) -> ForgetReport:
+    async def _forget(self, forget: Asked, completing: bool) -> ForgetReport:
         async with self._one_at_a_time:
-            unrecorded = self._record(key)
-            plan = replace(await self.plan(key), completing=completing)
+            if isinstance(forget, ForgetPlan):
+                now = await self.plan(forget.asked)
+                if replace(now, completing=forget.completing) != forget:
+                    raise PlanChanged(now)
+                plan, unrecorded = forget, self._record(forget.asked)
+            else:
+                unrecorded = self._record(asked_keys(forget))
+                plan = replace(await self.plan(forget), completing=completing)
             outcome = self._memory.erase(plan)
             report = await self._apply(plan, outcome, unrecorded)
             for plans in self._running.values():
@@ -431,13 +482,13 @@ class Forgetting:
                     report.failures[JOURNAL] = f"its record could not be removed ({why}); the next start forgets again"
             return report
 
-    def _record(self, key: str | None) -> str | None:
-        """Record the forget before anything is touched; why it could not be, if so (the forget goes on:
-        a full disk must not keep a value from being forgotten)."""
+    def _record(self, keys: tuple[str, ...] | None) -> str | None:
+        """Record the forget (all its keys) before anything is touched; why it could not be, if so (the
+        forget goes on: a full disk must not keep a value from being forgotten)."""
         if self._journal is None:
             return None
         try:
-            self._journal.begin(key)
+            self._journal.begin(keys)
         except OSError as exc:
             return clip(f"{type(exc).__name__}: {exc}", _FAILURE_CHARS)
         return None

@@ -6,10 +6,11 @@ import asyncio
 import threading
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
+from dataclasses import replace
 from datetime import UTC, datetime
 
 from workbench.memory.contract import SEED, Contract, parse_message
-from workbench.memory.forget import ForgetPlan
+from workbench.memory.forget import ForgetPlan, asked_keys
 from workbench.memory.ledger import EventKind, Ledger, MemoryEvent, Reason, ReasonCode
 from workbench.memory.outcome import Outcome, Status
 from workbench.memory.prompt import to_prompt_block
@@ -200,37 +201,48 @@ class WorkingMemory:
 
         return self._locked_then_notify(run).events[0]
 
-    def plan(self, key: str | None, declared: Iterable[str] = ()) -> ForgetPlan:
-        """What forgetting `key` (None: everything) removes: every value memory knows for it (the
-        fact's, and the replaced and evicted ones its events still hold) and the `declared` values the
-        holders of text found. `Forgetting` gathers those; a bare memory can plan without them."""
-        keys = self.contract.key_set if key is None else frozenset({key})
+    def plan(self, keys: str | tuple[str, ...] | None, declared: Iterable[str] = ()) -> ForgetPlan:
+        """What forgetting `keys` (one key, several, or None: everything) removes: every value memory
+        knows for them (the facts', and the replaced and evicted ones their events still hold) and the
+        `declared` values the holders of text found, and which facts go (`ForgetPlan.removes`).
+        `Forgetting` gathers those; a bare memory can plan without them."""
+        asked = asked_keys(keys)
+        every = self.contract.key_set if asked is None else frozenset(asked)
         with self._lock:
-            values = {f.value for f in self._facts.values() if f.key in keys}
+            facts = tuple(self._facts.values())
+            values = {f.value for f in facts if f.key in every}
             for event in self.ledger.latest():
-                if event.key in keys:
+                if event.key in every:
                     values |= event.values_of(event.key)
-        return ForgetPlan(key, keys, frozenset(v for v in values.union(declared) if v))
+        plan = ForgetPlan(asked, every, frozenset(v for v in values.union(declared) if v))
+        kept = {f.key for f in plan.kept(facts)}
+        return replace(plan, removes=tuple(f.key for f in facts if f.key not in kept))
 
     def erase(self, plan: ForgetPlan) -> Outcome:
         """Apply a forget's plan to memory (plans come from `Forgetting`, the one place a forget goes
         through): remove the keys' facts, narrow the others' quotations (`ForgetPlan.kept`), blank the
         plan's values in the ledger, and advance the epoch so no earlier ticket can apply. Afterwards
         no fact, event or prompt block holds them."""
-        key = plan.key
+        asked = plan.asked
+        key = asked[0] if asked is not None and len(asked) == 1 else None  # the event's key: one asked
 
         def run() -> Outcome:
             before = self._facts
             self._facts = {f.key: f for f in plan.kept(before.values())}
             removed = len(before) - len(self._facts)
             holding = [k for k in before if k not in self._facts and k not in plan.keys]
-            if key is None:
+            if asked is None:
                 detail = f"Forgot every fact ({removed} removed)."
-            else:
+            elif key is not None:
                 detail = f"Forgot {key}." if removed or plan.values else f"Forgot {key} (it was not stored)."
-                if holding:
-                    held = "it held" if len(holding) == 1 else "each held"
-                    detail += f" Removed {', '.join(holding)} too: {held} a forgotten value."
+            else:
+                absent = [k for k in asked if k not in before]
+                were = "was" if len(absent) == 1 else "were"
+                none = "none of them was" if len(absent) == len(asked) else f"{', '.join(absent)} {were} not"
+                detail = f"Forgot {plan.what} ({none} stored)." if absent else f"Forgot {plan.what}."
+            if holding:
+                held = "it held" if len(holding) == 1 else "each held"
+                detail += f" Removed {', '.join(holding)} too: {held} a forgotten value."
             self.ledger._redact(plan.redact)
             self._epoch += 1
             return self._outcome(Status.FORGOTTEN, self._record(EventKind.FORGOTTEN, None, key=key, detail=detail))

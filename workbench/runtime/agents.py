@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Awaitable, Callable, Coroutine, Iterator, Sequence
+from collections.abc import Awaitable, Callable, Coroutine, Iterable, Iterator, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -17,7 +17,7 @@ from agent_framework import (
 )
 
 from workbench.memory import WorkingMemory
-from workbench.memory.forget import ForgetPlan, ForgetReport, Forgetting, Holder, Journal
+from workbench.memory.forget import Asked, ForgetPlan, ForgetReport, Forgetting, Holder, Journal, asked_keys
 from workbench.memory.prompt import typed_part
 from workbench.runtime import tracing
 from workbench.runtime.calls import (
@@ -28,6 +28,7 @@ from workbench.runtime.calls import (
 )
 from workbench.runtime.config import Mode, WriterKind
 from workbench.runtime.context import ContextSplit, split_request
+from workbench.runtime.forget_preview import ForgetPreview, forget_preview
 from workbench.runtime.histories import Histories, InMemoryHistories
 from workbench.runtime.holders import agent_sessions
 from workbench.runtime.inprocess import InProcess
@@ -244,11 +245,6 @@ class AgentRuntime:
     def writer_label(self) -> str:
         return self.updater.writer.label
 
-    @property
-    def writer_failing(self) -> bool:
-        """The writer model kept failing the contract (the ledger says so once)."""
-        return self.updater.writer_failing
-
     def use_host_parse(self) -> bool:
         """The host's parse as the writer for the rest of this session (noted in the ledger)."""
         return self.updater.use_host_parse()
@@ -309,24 +305,31 @@ class AgentRuntime:
         for flow in self._workflows.values():
             await flow.replace_sessions()
 
-    def forget(self, key: str | None = None, *, completing: bool = False) -> Coroutine[Any, Any, ForgetReport]:
-        """Forget one key or everything through the one forget: memory, then both histories (replaced
-        by new, empty sessions), the call log and every other registered holder. Asked at this call
-        (`Forgetting.forget`): a turn asked after it starts once it has ended. A turn still running
-        finishes on its old session, which nothing reads any more, and stores nothing in recall.
+    def forget(self, forget: Asked = None, *, completing: bool = False) -> Coroutine[Any, Any, ForgetReport]:
+        """Forget a key, several, or everything (None), or apply a plan the user confirmed (`preview`'s;
+        `PlanChanged` when memory changed since) through the one forget (`Forgetting.ask`, asked at this
+        call): memory, the histories (new, empty sessions), the call log and every other holder, one plan.
+        A turn asked after it starts once it ended; one running ends on its old session, read no more.
 
-        Refused (RuntimeError) when this runtime's holders are not registered with its forget: only the
-        one assembly registers them (`workbench.session.assemble`), and a forget without them would
-        leave both histories and the call log as they were."""
+        Refused (RuntimeError) when this runtime's holders are not registered with its forget (only the
+        one assembly registers them): a forget without them would leave the histories and the call log."""
         if unregistered := [h.name for h in self.holders if h.name not in self.forgetting.holders]:
             raise RuntimeError(
                 f"this runtime was not assembled: its forget would not reach {', '.join(unregistered)}; "
                 "build it with workbench.session.assemble(models, ...), which registers every holder"
             )
-        return self._forget(key, self.forgetting.ask(key, completing=completing))
+        keys = forget.asked if isinstance(forget, ForgetPlan) else asked_keys(forget)
+        return self._forget(keys, self.forgetting.ask(forget, completing=completing))
 
-    async def _forget(self, key: str | None, asked: Awaitable[ForgetReport]) -> ForgetReport:
-        with tracing.forget(key, self.memory.contract) as span:
+    async def preview(self, forget: str | Iterable[str] | ForgetPlan | None) -> ForgetPreview:
+        """What a forget will remove, from its one plan (of the keys, or given), which `forget` applies."""
+        plan = forget if isinstance(forget, ForgetPlan) else await self.forgetting.plan(forget)
+        on, kept = self.recall if self.recall is not None and self.recall_on else None, self.histories.persisted
+        reach = (self.forgetting, self.memories, on, kept is not None, self.histories.name)
+        return await forget_preview(plan, self.memory.facts(), *reach, agents=self.names, remembered=self.remembered)
+
+    async def _forget(self, keys: tuple[str, ...] | None, asked: Awaitable[ForgetReport]) -> ForgetReport:
+        with tracing.forget(keys, self.memory.contract) as span:
             report = await asked
             tracing.forgot(span, report)
             return report
@@ -337,13 +340,12 @@ class AgentRuntime:
         return self._journal is not None and self._journal.pending() is not None
 
     async def complete_pending(self) -> ForgetReport | None:
-        """Complete the forget a crash cut short, if the journal records one: what start-up does before
-        anything else (before a turn can be asked). Says so in the ledger and the header, with what it
-        still could not reach."""
+        """Complete the forget a crash cut short (all its keys), if the journal records one, before any turn
+        can be asked; said in the ledger and the header, with what it still could not reach."""
         pending = self._journal.pending() if self._journal is not None else None
         if pending is None:
             return None
-        report = await self.forget(pending.key, completing=True)
+        report = await self.forget(pending.keys, completing=True)
         # A holder that failed again (a store still locked or corrupt) keeps the record: the next start tries again.
         done = "could not complete" if report.failures else "completed"
         self.completed = f"{done} the forget of {pending.what} cut short at {pending.asked_at:%Y-%m-%d %H:%M} UTC"
@@ -422,6 +424,7 @@ class AgentRuntime:
             memory_names=tuple(m.name for m in self.memories),
             agents=self.names if self._loaded or self._workflows else (),
             serves=tuple(self._serves(m) for m in self.memories),
+            writer_failing=self.updater.writer_failing,
         )
 
     def _serves(self, memory: AgentMemory) -> tuple[str, ...]:

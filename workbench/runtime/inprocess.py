@@ -378,7 +378,7 @@ class InProcess:
     def still_holding(self, plan: ForgetPlan) -> list[str]:
         """The places in this process that still hold a value of `plan`, each named (its values only: a
         scrubbed `customer=(forgotten)` declares the key and holds no value)."""
-        values = ForgetPlan(plan.key, frozenset(), plan.values)
+        values = ForgetPlan(plan.asked, frozenset(), plan.values)
         return [clip(visible(where), _PLACE_CHARS) for where, text in self.look().strings if values.holds(text)]
 
     # -- forgetting ---------------------------------------------------------------------------------

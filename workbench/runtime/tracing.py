@@ -158,10 +158,10 @@ def admission(outcome: Outcome, contract: Contract) -> None:
 
 
 @contextmanager
-def forget(key: str | None, contract: Contract) -> Iterator[Span]:
+def forget(keys: tuple[str, ...] | None, contract: Contract) -> Iterator[Span]:
     attributes: Attributes = {
-        "workbench.forget.everything": key is None,
-        "workbench.forget.keys": list(contract.keys) if key is None else allowed_keys([key], contract),
+        "workbench.forget.everything": keys is None,
+        "workbench.forget.keys": list(contract.keys) if keys is None else allowed_keys(list(keys), contract),
     }
     with _span(FORGET, attributes) as span:
         yield span

@@ -160,6 +160,7 @@ class RuntimeStatus:
     # of `memories` serves, in its order (empty: every agent), so F1 names them instead of "both agents".
     agents: tuple[str, ...] = ()
     serves: tuple[tuple[str, ...], ...] = ()
+    writer_failing: bool = False  # the writer model kept failing the contract (the palette offers the host's parse)
 
     def _parts(self) -> list[tuple[str, str]]:
         parts = [("forget", self.completed)] if self.completed else []

@@ -4,17 +4,17 @@ the app turns key presses into these calls and draws what they return."""
 from __future__ import annotations
 
 import json
-from collections.abc import Awaitable, Callable, Coroutine, Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Awaitable, Callable, Coroutine, Iterable, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
 from workbench.files import write_private
 from workbench.memory.forget import ForgetPlan, Holder, TextHolder, declared_in
-from workbench.memory.holder_kinds import Itemised, KeepsOutside
 from workbench.memory.rules import check_message
+from workbench.runtime.forget_preview import ForgetPreview
+from workbench.session.pane import Completed, PaneView
 from workbench.session.transcript import Transcript
-from workbench.text import visible
 
 if TYPE_CHECKING:
     from workbench.chronology import Chronology
@@ -22,10 +22,10 @@ if TYPE_CHECKING:
     from workbench.drift.lab import Progress
     from workbench.memory import Contract
     from workbench.memory.forget import ForgetReport
-    from workbench.runtime import CallRecord, ContextSplit, Mode, TurnResult, Usage
+    from workbench.runtime import Mode, TurnResult
     from workbench.runtime.agents import AgentRuntime
-    from workbench.runtime.remembered import Remembered, RememberedSystem
-    from workbench.runtime.view import MemorySnapshot, MemoryUpdate, RecalledMessage, ResumedHistory, RuntimeStatus
+    from workbench.runtime.remembered import Remembered
+    from workbench.runtime.view import MemorySnapshot, MemoryUpdate, RecalledMessage, RuntimeStatus
 
 # Receives each settled batch that is not part of an asked turn's outcome (a forget, a note, a
 # cancelled turn's abandonment).
@@ -48,39 +48,6 @@ class TurnOutcome:
 
         rejected = [e for u in self.memory for e in u.outcome.events if e.kind is EventKind.REJECTED]
         return tuple(sorted({r.generic for e in rejected for r in e.reasons})) if rejected else None
-
-
-@dataclass(frozen=True)
-class ForgetPreview:
-    """What a forget will remove, before it is asked: `keys` None for everything; `removed` every fact
-    that goes, `also` those of them not asked for (their values hold a forgotten one), `kept` how many
-    facts stay, `reaches` the memories it empties or removes values from beside working memory and the
-    agents' histories (the persisted sessions, the recall store while recall is on, the other memories),
-    `agents` the panes whose sessions it replaces, `unreached` those it cannot reach, named before the
-    user answers: a holder the workbench does not know, or a store that could not be read (with why),
-    which the forget will try and report."""
-
-    keys: tuple[str, ...] | None
-    removed: tuple[str, ...]
-    also: tuple[str, ...]
-    kept: int
-    reaches: tuple[str, ...]
-    agents: tuple[str, ...]  # the panes whose sessions it replaces (the question counts them)
-    unreached: tuple[str, ...] = ()  # memories it cannot reach (a provider it does not know, a store unread)
-    # For a forget of keys, each of `reaches` as what is remembered now shows it (F3): True when it holds
-    # a value the forget removes, False when it holds none, None when that is not known (it could not be
-    # read, or keeps what this process does not see). Empty for a forget of everything, which empties them.
-    holding: Mapping[str, bool | None] = field(default_factory=dict)
-
-
-def _holding(system: RememberedSystem | None, keys: set[str], *, outside: bool) -> bool | None:
-    """Whether `system` holds a value of `keys` now (True), none (False), or that is not known (None): it
-    could not be read, or some of what it keeps is not seen here (a service's, one outside this process)."""
-    if system is None or system.unread is not None:
-        return None
-    if keys & set(system.keys):
-        return True
-    return None if outside or any(item.unknown for item in system.items) else False
 
 
 @dataclass(frozen=True)
@@ -133,6 +100,9 @@ class SessionController:
 
     def __init__(self, runtime: AgentRuntime, saving: Saving | None = None) -> None:
         self.runtime = runtime
+        self.agent_names: tuple[str, ...] = (
+            runtime.names
+        )  # the agents it runs (the built-in pair, or the user's), in order
         self._saving = saving
         self.transcript = Transcript()
         self.drafts = Drafts()
@@ -215,22 +185,40 @@ class SessionController:
 
     # -- what the user interface asks: it reads the runtime through these only ---------------------
 
-    @property
-    def agent_names(self) -> tuple[str, ...]:
-        """The agents this session runs (the built-in support and logs, or the user's), in their order."""
-        return self.runtime.names
-
     def snapshot(self) -> MemorySnapshot:
         """Working memory now: its facts and the ledger's latest events."""
         return self.runtime.snapshot()
 
     @property
     def status(self) -> RuntimeStatus:
+        """What the header says: the models, the mode, the writer (and whether it keeps failing), recall,
+        the other memories, the persisted sessions and what start-up completed."""
         return self.runtime.status
 
+    def pane(self, agent: str) -> PaneView:
+        """`agent`'s pane as the session holds it now, in one value (`PaneView`)."""
+        runtime = self.runtime
+        return PaneView(
+            agent,
+            usage=runtime.usage(agent),
+            unrecorded=runtime.unrecorded(agent),
+            applied_unfinished=agent in self._applied_unfinished,
+            resumed=runtime.resumed(agent),
+            calls=tuple(runtime.last_turn_calls(agent)),
+            splits=tuple(runtime.context_by_turn(agent)),
+            recalled=tuple(runtime.recalled(agent)),
+        )
+
     @property
-    def mode(self) -> Mode:
-        return self.runtime.mode
+    def forget_pending(self) -> bool:
+        """A forget a crash cut short waits to be completed (`start`) before any turn."""
+        return self.runtime.forget_pending
+
+    async def start(self) -> Completed | None:
+        """Before any turn: the forget a crash cut short, completed if the journal records one; what it
+        completed (in words, and its report), or None."""
+        report = await self.runtime.complete_pending()
+        return None if report is None else Completed(self.runtime.completed or "", report)
 
     @property
     def lab_model(self) -> str:
@@ -244,101 +232,23 @@ class SessionController:
 
         return await run_drift(self.runtime.models, chronology=chronology, progress=progress)
 
-    @property
-    def writer_failing(self) -> bool:
-        return self.runtime.writer_failing
-
     def use_host_parse(self) -> bool:
         """Read declarations with the host's parse for the rest of the session; False if it already does."""
         return self.runtime.use_host_parse()
 
-    def resumed(self, agent: str) -> ResumedHistory | None:
-        """What `agent` resumed from disk at start (`--persist`), or None."""
-        return self.runtime.resumed(agent)
+    async def forget_preview(self, keys: str | Sequence[str] | None) -> ForgetPreview:
+        """What forgetting `keys` (one key, several; None: everything) will remove, from the one plan the
+        forget makes for them all (`Forgetting.plan`: memory's values and every value the holders' texts
+        declare): the facts that go, the other facts among them (their values hold a forgotten one), how
+        many stay, and the memories it empties or removes values from beside working memory and the
+        agents' histories. `forget(preview)` applies that same plan."""
+        return await self.runtime.preview(keys)
 
-    def last_turn_calls(self, agent: str) -> list[CallRecord]:
-        return self.runtime.last_turn_calls(agent)
-
-    def unrecorded(self, agent: str) -> str | None:
-        return self.runtime.unrecorded(agent)
-
-    def context_by_turn(self, agent: str) -> list[ContextSplit]:
-        return self.runtime.context_by_turn(agent)
-
-    def recalled(self, agent: str) -> list[RecalledMessage]:
-        return self.runtime.recalled(agent)
-
-    @property
-    def forget_pending(self) -> bool:
-        """A forget a crash cut short waits to be completed (`complete_pending`) before any turn."""
-        return self.runtime.forget_pending
-
-    async def complete_pending(self) -> ForgetReport | None:
-        return await self.runtime.complete_pending()
-
-    @property
-    def completed(self) -> str | None:
-        """What `complete_pending` completed, in words, or None."""
-        return self.runtime.completed
-
-    def applied_unfinished(self, agent: str) -> bool:
-        """Whether `agent`'s last turn, cancelled or stopped by an error, had its facts admitted first
-        (a cancel during another memory's own model call, after extraction)."""
-        return agent in self._applied_unfinished
-
-    def usage(self, agent: str) -> Usage | None:
-        """The reported usage of every call made for `agent`'s pane since start; None once any call's is
-        unknown (a failed or cancelled call was made, and what it used is not known)."""
-        return self.runtime.usage(agent)
-
-    async def forget_preview(self, keys: Sequence[str] | None) -> ForgetPreview:
-        """What forgetting `keys` (None: everything) will remove, asked of the one forget's own plan
-        (`Forgetting.plan`: memory's values and every value the holders' texts declare), which the forget
-        then applies: the facts that go, the other facts among them (their values hold a forgotten one),
-        how many stay, and the memories it empties or removes values from beside working memory and
-        both agents' histories."""
-        runtime = self.runtime
-        facts = runtime.memory.facts()
-        left = facts
-        unread: dict[str, str] = {}
-        for key in keys if keys is not None else [None]:
-            plan = await runtime.forgetting.plan(key)
-            left = plan.kept(left)
-            unread.update(plan.unread)
-        kept = {f.key for f in left}
-        gone = tuple(f.key for f in facts if f.key not in kept)
-        also = tuple(k for k in gone if keys is not None and k not in keys)
-        persisted = ["persisted sessions"] if runtime.histories.persisted is not None else []
-        recall = [runtime.recall.name] if runtime.recall is not None and runtime.recall_on else []
-        missed = {*runtime.forgetting.unreachable(), *unread}
-        unreached = (
-            *(n for n in runtime.forgetting.unreachable() if n not in unread),
-            *(f"{name} (could not be read: {visible(why)})" for name, why in unread.items()),
-        )
-        said = {m.name: m.announced for m in runtime.memories if isinstance(m, Itemised)}  # each id it deletes
-        said |= {
-            m.name: "in this process; what it keeps outside it is not known, and stays"
-            for m in runtime.memories
-            if isinstance(m, KeepsOutside) and m.outside and m.name not in said  # an itemised one says it itself
-        }
-        names = [n for n in (*persisted, *recall, *(m.name for m in runtime.memories)) if n not in missed]
-        reaches = tuple(f"{n} ({said[n]})" if n in said else n for n in names)
-        holding: dict[str, bool | None] = {}
-        if keys is not None and names:  # what each holds of the values that go, as F3 shows it
-            systems = {system.name: system for system in (await runtime.remembered()).systems}
-            if (histories := systems.get(runtime.histories.name)) is not None:
-                systems.setdefault("persisted sessions", histories)
-            outside = {m.name for m in runtime.memories if isinstance(m, KeepsOutside) and m.outside}
-            forgotten = {*keys, *gone}
-            for name, shown in zip(names, reaches, strict=True):
-                holding[shown] = _holding(systems.get(name), forgotten, outside=name in outside)
-        return ForgetPreview(
-            None if keys is None else tuple(keys), gone, also, len(left), reaches, runtime.names, unreached, holding
-        )
-
-    def forget(self, key: str | None) -> Coroutine[Any, Any, ForgetReport]:
-        """Forget `key` (None: everything), asked at this call (`AgentRuntime.forget`)."""
-        return self.runtime.forget(key)
+    def forget(self, forget: ForgetPreview | str | Sequence[str] | None) -> Coroutine[Any, Any, ForgetReport]:
+        """Forget, asked at this call (`AgentRuntime.forget`): a preview the user confirmed, whose plan is
+        applied as it is (`PlanChanged`, nothing forgotten, when memory changed since it was made: ask
+        again), or a key, several, None (everything), planned when the forget's turn comes."""
+        return self.runtime.forget(forget.plan if isinstance(forget, ForgetPreview) else forget)
 
     async def remembered(self) -> Remembered:
         """What every memory system the agents run holds now, each item with the keys it holds."""

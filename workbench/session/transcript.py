@@ -49,10 +49,12 @@ class Transcript:
         return declared_in(self.texts(), keys)
 
     async def erase(self, plan: ForgetPlan) -> int:
-        """Scrub every earlier message with `plan` and record the forget as a step of the story."""
+        """Scrub every earlier message with `plan` and record the forget as a step of the story (a forget of
+        several keys as one step per key, as a chronology writes a forget)."""
         scrubbed = [Entry(e.agent, plan.scrub(e.say) if e.say is not None else None, e.forget) for e in self.entries]
         changed = sum(1 for before, after in zip(self.entries, scrubbed, strict=True) if before != after)
-        self.entries = [*scrubbed, Entry("support", forget=plan.key or FORGET_ALL)]
+        forgets = [Entry("support", forget=key) for key in plan.asked or (FORGET_ALL,)]
+        self.entries = [*scrubbed, *forgets]
         return changed
 
     def questions(self) -> list[tuple[int, str, str]]:

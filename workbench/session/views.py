@@ -22,12 +22,14 @@ if TYPE_CHECKING:
     from workbench.drift.lab import Progress
     from workbench.drift.report import render, stop_line
     from workbench.memory.contract import MAX_MESSAGE_CHARS, MAX_VALUE_CHARS, Contract
+    from workbench.memory.forget import PlanChanged
     from workbench.memory.ledger import MAX_KEY_ECHO, EventKind, MemoryEvent
     from workbench.memory.shown import quoted, visible_controls
     from workbench.notes import LibraryLog
     from workbench.runtime.calls import CallRecord
     from workbench.runtime.config import Mode
     from workbench.runtime.context import ContextSplit
+    from workbench.runtime.forget_preview import ForgetPreview
     from workbench.runtime.remembered import HeldItem, Remembered, RememberedSystem, describe_size
     from workbench.runtime.usage import UNKNOWN, Usage, describe_usage, estimate_tokens
     from workbench.runtime.view import (
@@ -42,6 +44,7 @@ if TYPE_CHECKING:
         RuntimeStatus,
         joined,
     )
+    from workbench.session.pane import Completed, PaneView
     from workbench.tables import literal
     from workbench.text import clip, visible
 
@@ -56,6 +59,12 @@ _EXPORTS = {
     "plot_sizes": "workbench.drift.chart",
     "render": "workbench.drift.report",
     "stop_line": "workbench.drift.report",
+    # A forget: its preview (holding the one plan the answer Forget applies), and why a confirmed plan is
+    # asked again. A pane's agent, and what start-up completed, as the session composes them.
+    "ForgetPreview": "workbench.runtime.forget_preview",
+    "PlanChanged": "workbench.memory.forget",
+    "PaneView": "workbench.session.pane",
+    "Completed": "workbench.session.pane",
     # The memory: its contract, its events, and a value or key shown quoted, its controls visible.
     "Contract": "workbench.memory.contract",
     "MAX_MESSAGE_CHARS": "workbench.memory.contract",
@@ -106,16 +115,20 @@ __all__ = [
     "CallRecord",
     "Chronology",
     "ChronologyError",
+    "Completed",
     "ContextSplit",
     "Contract",
     "DriftReport",
     "EventKind",
+    "ForgetPreview",
     "HeldItem",
     "LibraryLog",
     "MemoryEvent",
     "MemorySnapshot",
     "MemoryUpdate",
     "Mode",
+    "PaneView",
+    "PlanChanged",
     "Progress",
     "RecalledMessage",
     "Remembered",

@@ -190,15 +190,17 @@ class WorkbenchApp(App[None]):
 
     async def _complete_pending(self, session: SessionController) -> None:
         try:
-            report = await session.complete_pending()
+            completed = await session.start()
         except Exception as exc:  # no turn may run before it: the app stays unavailable and says why
             self.main.could_not_start(error := f"a forget cut short could not be completed: {error_line(exc)}")
             self.sub_title = f"could not start: {error}"
             raise
         self._connect()
-        if report is not None:
-            severity: SeverityLevel = "error" if report.failures else "information"
-            self.notify(report.describe(), title=f"Start-up {session.completed}", severity=severity, markup=False)
+        if completed is not None:
+            severity: SeverityLevel = "error" if completed.report.failures else "information"
+            self.notify(
+                completed.report.describe(), title=f"Start-up {completed.said}", severity=severity, markup=False
+            )
 
     def _connect(self) -> None:
         assert self._built is not None

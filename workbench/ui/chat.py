@@ -33,7 +33,7 @@ if TYPE_CHECKING:
     from textual.widget import AwaitMount
 
     from workbench.session.controller import TurnOutcome
-    from workbench.session.views import ResumedHistory
+    from workbench.session.views import PaneView, ResumedHistory
     from workbench.ui.replies import AgentReply
 
 
@@ -79,9 +79,7 @@ class Asker(Protocol):
         self, agent: str, text: str, on_text: Callable[[str], Awaitable[None] | None] | None = None
     ) -> TurnOutcome: ...
 
-    def applied_unfinished(self, agent: str) -> bool: ...
-
-    def usage(self, agent: str) -> Usage | None: ...
+    def pane(self, agent: str) -> PaneView: ...
 
 
 class ChatPane(Vertical):
@@ -289,8 +287,9 @@ class ChatPane(Vertical):
             cancelled = True
             raise
         finally:
-            applied = outcome is None and session.applied_unfinished(self.agent)
-            self.post_message(TurnEnded(self.agent, outcome, cancelled, session.usage(self.agent), applied))
+            pane = session.pane(self.agent)
+            applied = outcome is None and pane.applied_unfinished
+            self.post_message(TurnEnded(self.agent, outcome, cancelled, pane.usage, applied))
 
     def _stream(self, piece: str) -> None:
         self.post_message(Streamed(piece))

@@ -1,6 +1,7 @@
 """The forget flow: one question at a time (`ConfirmForget`), then one forget through the session, and
 each pane's note of who starts anew. Asked by a `ForgetRequested` that reached the app, a console
-command or F8."""
+command or F8. However many keys it names, a forget is one plan: the question shows its preview and
+the answer Forget applies that same plan; when memory changed meanwhile, it is asked again."""
 
 from __future__ import annotations
 
@@ -9,7 +10,7 @@ from typing import TYPE_CHECKING
 
 from textual import events
 
-from workbench.session.views import joined
+from workbench.session.views import PlanChanged, joined
 from workbench.ui.chat import ChatPane
 from workbench.ui.confirm import ConfirmForget
 
@@ -17,6 +18,7 @@ if TYPE_CHECKING:
     from textual.app import App
 
     from workbench.session.controller import SessionController
+    from workbench.session.views import ForgetPreview
     from workbench.ui.composer import Composer
 
 
@@ -64,19 +66,20 @@ class ForgetFlow:
         key no longer stored then asks nothing."""
         if self.asking():
             return
-        facts = {f.key: f for f in session.snapshot().facts}
+        facts, given = {f.key: f for f in session.snapshot().facts}, held  # asked again as given (`_forget`)
         if held is None:
             if keys is not None and not all(key in facts for key in keys):
                 return
             held = {key: (facts[key].value,) for key in keys or ()}
 
-        async def confirmed(answer: bool | None) -> None:
-            if answer:
-                await self._forget(session, keys)
-
-        preview = await session.forget_preview(keys)  # the forget's own plan: the holders' texts are read
+        preview = await session.forget_preview(keys)  # the forget's one plan: the holders' texts are read
         if self.asking():
             return  # another question came first meanwhile
+
+        async def confirmed(answer: bool | None) -> None:
+            if answer:
+                await self._forget(session, preview, given)
+
         question = ConfirmForget(
             keys,
             held,
@@ -90,13 +93,20 @@ class ForgetFlow:
         )
         self.app.push_screen(question, callback=confirmed)
 
-    async def _forget(self, session: SessionController, keys: Sequence[str] | None) -> None:
-        """Forget through the one forget, key by key (memory and every registered holder), then clear the panes."""
-        before = [f.key for f in session.snapshot().facts]
-        for key in keys if keys is not None else [None]:
-            await session.forget(key)
-        after = {f.key for f in session.snapshot().facts}
-        also = [k for k in before if k not in after and k not in (keys or ())]  # their values held a forgotten one
+    async def _forget(
+        self, session: SessionController, preview: ForgetPreview, held: Mapping[str, Sequence[str]] | None
+    ) -> None:
+        """Apply the plan the question showed, through the one forget (memory and every registered holder,
+        every key at once), then clear the panes. Memory changed since the question (a turn admitted or
+        replaced a fact): nothing is forgotten, and the question is asked again with the plan as it is now."""
+        keys = preview.keys
+        try:
+            await session.forget(preview)
+        except PlanChanged as changed:
+            self.app.notify(f"{changed}; asked again.", severity="warning", markup=False)
+            await self.ask(session, keys, held)
+            return
+        also = list(preview.also)  # their values held a forgotten one
         what = f"forget {', '.join(keys)}" if keys else "forget (every fact)"
         await replace_histories(
             self.app.query(ChatPane),

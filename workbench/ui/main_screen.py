@@ -185,7 +185,7 @@ class MainScreen(Screen[object]):
     def _show_resumed(self, session: SessionController) -> None:
         """What each agent resumed from disk (`--persist`), if anything."""
         for pane in self.query(ChatPane):
-            if history := session.resumed(pane.agent):
+            if history := session.pane(pane.agent).resumed:
                 pane.show_resumed(history)
 
     def could_not_start(self, error: str) -> None:

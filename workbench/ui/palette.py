@@ -60,21 +60,21 @@ def workbench_commands(app: Commanded) -> Iterable[SystemCommand]:
         "Forget all facts", f"Remove every fact and replace {both} agents' histories", app.action_forget_all
     )
     if app.ready:
-        session = app.session
-        other = Mode.PROVIDER if session.mode is Mode.MANUAL else Mode.MANUAL
+        status = app.session.status
+        other = Mode.PROVIDER if status.mode is Mode.MANUAL else Mode.MANUAL
         yield SystemCommand(
             f"Switch to {other} mode",
             f"{both.capitalize()} agents start new, empty sessions (their histories are replaced); the facts are kept",
             lambda: app.run_worker(switch_mode(app, other)),
         )
-        if session.writer_failing:
+        if status.writer_failing:
             yield SystemCommand(
                 "Use the host parse as the writer",
                 "The writer model keeps failing the contract: read declarations with the host's own parse, "
                 "no model call, for this session (said in the ledger and the header)",
                 partial(use_host_parse, app),
             )
-        recall_on = session.status.recall is not None
+        recall_on = status.recall is not None
         yield SystemCommand(
             f"Turn recall {'off' if recall_on else 'on'}",
             "Retrieved chat-history memory (seed 004): store every message, recall similar ones; "

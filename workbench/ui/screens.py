@@ -88,13 +88,8 @@ class CallsScreen(ModalScreen[None]):
     @classmethod
     def of(cls, session: SessionController, agent: str) -> CallsScreen:
         """What the model saw in `agent`'s pane, as the session recorded its last turn."""
-        return cls(
-            agent,
-            session.last_turn_calls(agent),
-            splits=session.context_by_turn(agent),
-            recalled=session.recalled(agent),
-            unrecorded=session.unrecorded(agent),
-        )
+        pane = session.pane(agent)
+        return cls(agent, pane.calls, splits=pane.splits, recalled=pane.recalled, unrecorded=pane.unrecorded)
 
     def compose(self) -> ComposeResult:
         with Vertical(id="dialog", classes="wide"):

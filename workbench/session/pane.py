@@ -1,0 +1,43 @@
+"""The values the session composes for the UI from the runtime's state, each read in one call: a pane's
+agent (`SessionController.pane`) and what start-up completed (`SessionController.start`)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from workbench.memory.forget import ForgetReport
+    from workbench.runtime.calls import CallRecord
+    from workbench.runtime.context import ContextSplit
+    from workbench.runtime.usage import Usage
+    from workbench.runtime.view import RecalledMessage, ResumedHistory
+
+
+@dataclass(frozen=True)
+class PaneView:
+    """One pane's agent as the session holds it now: the reported usage of every call made for it since
+    start (None once any call's is unknown: a failed or cancelled call was made, or a workflow's agents'
+    calls are not all recorded), why some calls are not recorded, whether its last turn, cancelled or
+    stopped by an error, had its facts admitted first; what it resumed from disk at start (`--persist`;
+    None once that session was replaced); and its last turn as the model saw it (F2): every call of it,
+    oldest first, how its latest requests split into instructions, facts block, history and message, and
+    what recall put into it."""
+
+    agent: str
+    usage: Usage | None
+    unrecorded: str | None
+    applied_unfinished: bool
+    resumed: ResumedHistory | None
+    calls: tuple[CallRecord, ...]
+    splits: tuple[ContextSplit, ...]
+    recalled: tuple[RecalledMessage, ...]
+
+
+@dataclass(frozen=True)
+class Completed:
+    """The forget a crash cut short, completed at start before any turn: in words (`said`: "completed the
+    forget of 'customer' cut short at ..."), and what it did."""
+
+    said: str
+    report: ForgetReport
