@@ -1,2 +1,3 @@
-"""One working session as the app runs it, without drawing anything: the runtime, the conversation's
-transcript, forget, export, mode and recall switches. Imports no Textual, so it is tested alone."""
+"""The session: the application service the UI talks to, and its only door (`SessionController`), without
+drawing anything: the runtime, the conversation's transcript, forget, export, mode and recall switches, the
+drift lab. Not an agent session (the framework's `AgentSession`). Imports no Textual, so it is tested alone."""
