@@ -145,18 +145,33 @@ def test_no_opentelemetry_sdk_or_exporter_is_loaded_unless_traces_are_on():
     assert out.split() == []
 
 
-def test_holders_of_text_are_registered_by_the_one_assembly_only():
-    """Whoever adds a memory finds the one list in `workbench/session/assemble.py`; it and the drift
-    lab's product policies register their holders through `workbench/runtime/holders.py`, the one
-    module that registers (below both: the session starts the lab, which builds its own runtimes)."""
+def test_holders_of_text_are_registered_by_the_one_builder_only():
+    """Whoever adds a memory finds the one order in `workbench/build/builder.py` (`in_order`); the app's
+    assembly and the drift lab's product policies (`lab_forget`) register their holders there, the one
+    module that registers (below both: the session starts the lab, which builds its own forgets)."""
     import re
 
     root = ROOT / "workbench"
     registering = re.compile(r"\.register\(|\bForgetting\(")
     found = sorted(str(p.relative_to(root)) for p in root.rglob("*.py") if registering.search(p.read_text()))
-    assert found == ["runtime/agents.py", "runtime/holders.py"]  # the runtime makes the product's Forgetting
+    assert found == ["build/builder.py", "runtime/agents.py"]  # the runtime makes the product's Forgetting
     assert ".register(" not in (root / "runtime" / "agents.py").read_text()
-    assert "register(runtime.forgetting, " in (root / "session" / "assemble.py").read_text()
+    assert "_register(runtime.forgetting, " in (root / "build" / "builder.py").read_text()
+
+
+def test_only_the_builder_constructs_a_runtime():
+    """The runtime is constructed in `workbench/build/builder.py` alone, in the package, the tests and
+    the benches; the one test that proves a bare runtime refuses to forget builds one on purpose."""
+    import re
+
+    constructing = re.compile(r"\bAgentRuntime\(")
+    found = sorted(
+        str(p.relative_to(ROOT))
+        for folder in ("workbench", "tests", "bench")
+        for p in (ROOT / folder).rglob("*.py")
+        if constructing.search(p.read_text())
+    )
+    assert found == ["tests/runtime/test_one_runtime.py", "workbench/build/builder.py"]
 
 
 def test_file_modes_and_the_umask_have_one_owner():

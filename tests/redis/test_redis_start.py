@@ -64,7 +64,7 @@ def test_the_journal_names_the_server_without_its_password():
 
 def test_without_redis_the_start_loads_no_redis_client():
     probe = (
-        "import sys, workbench.cli, workbench.opening, workbench.session.assemble; "
+        "import sys, workbench.cli, workbench.build.opening, workbench.session.assemble; "
         "print(' '.join(m for m in ('redis', 'agent_framework_redis') if m in sys.modules))"
     )
     out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True).stdout

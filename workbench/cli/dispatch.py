@@ -9,7 +9,7 @@ import sys
 from collections.abc import Sequence
 from functools import partial
 
-from workbench.cli.configs import agent_memory_config, contract_config, model_config, recall_config
+from workbench.build.config import StartConfig
 from workbench.cli.lab import run_drift_command, run_qualify_command
 from workbench.cli.output import say
 from workbench.cli.parser import parse
@@ -19,7 +19,7 @@ from workbench.cli.stores import unfinished_forget
 from workbench.heap import release_collections
 from workbench.loading import Loaded, LoadFailed
 from workbench.notes import LibraryLog, library_log
-from workbench.runtime.config import ConfigError, ModelConfig
+from workbench.runtime.config import ConfigError
 from workbench.runtime.telemetry import TelemetryError, TelemetrySettings, start_telemetry
 
 
@@ -80,31 +80,24 @@ def _loaded(args: argparse.Namespace, agents: Sequence[object]) -> Loaded | int:
     return found
 
 
-def _checked(args: argparse.Namespace) -> ModelConfig | int:
-    """Every configuration the options ask for, checked here so a bad one stops every command before it
-    runs (2, with its one line), and traces started; the model's configuration."""
+def _checked(args: argparse.Namespace) -> StartConfig | int:
+    """The start configuration, read and checked here so a bad one stops every command before it runs (2,
+    with its one line: `StartConfig.read`), and traces started."""
     from workbench.contract_file import ContractFileError
 
     try:
-        contract_config(args)
-    except ContractFileError as exc:
-        print(f"workbench: {exc}", file=sys.stderr)
-        return 2
-    try:
-        config = model_config(args)
-        recall_config(args, config)
-        agent_memory_config(args, config)
+        start = StartConfig.read(args)
         traces = TelemetrySettings.from_options(otel=args.otel, sensitive=args.otel_sensitive, environ=os.environ)
         start_telemetry(traces)
-    except (ConfigError, TelemetryError) as exc:
+    except (ContractFileError, ConfigError, TelemetryError) as exc:
         print(f"workbench: {exc}", file=sys.stderr)
         return 2
-    return config
+    return start
 
 
-def _window(args: argparse.Namespace, config: ModelConfig, found: Loaded, logged: LibraryLog) -> int:
+def _window(args: argparse.Namespace, config: StartConfig, found: Loaded, logged: LibraryLog) -> int:
     """The TUI, once what it opens is opened (1 with one line when it cannot be, before any window)."""
-    from workbench.opening import StartFailed
+    from workbench.build.opening import StartFailed
 
     if problem := unfinished_forget(args, config):
         print(f"workbench: {problem}", file=sys.stderr)

@@ -9,12 +9,12 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from workbench.cli.configs import contract_config
 from workbench.cli.output import print_report, say, stopped
 from workbench.runtime.config import ConfigError, ModelConfig
 
 if TYPE_CHECKING:
     from workbench.agentmem.mem0_config import Mem0Config
+    from workbench.build.config import StartConfig
     from workbench.chronology import Chronology
     from workbench.drift.copies import Refused
     from workbench.drift.lab import DriftReport
@@ -27,7 +27,7 @@ if TYPE_CHECKING:
 NOT_QUALIFIED = 4
 
 
-def run_qualify_command(args: argparse.Namespace, config: ModelConfig) -> int:
+def run_qualify_command(args: argparse.Namespace, start: StartConfig) -> int:
     from workbench.progress import stderr_progress
     from workbench.qualify import QualifyStopped, run_qualify
     from workbench.qualify.report import render, to_json
@@ -35,9 +35,9 @@ def run_qualify_command(args: argparse.Namespace, config: ModelConfig) -> int:
 
     try:
         with stderr_progress(wanted=not getattr(args, "json", False)) as progress:
-            models = build_models(config)
+            models = build_models(start.model)
             report = asyncio.run(
-                run_qualify(models, timeout=config.timeout, progress=progress, configured=contract_config(args))
+                run_qualify(models, timeout=start.model.timeout, progress=progress, configured=start.contract)
             )
     except QualifyStopped as exc:
         stopped("qualify", exc)
@@ -95,14 +95,14 @@ class LabAsked:
     allowed: bool  # --lab-writes-to-your-stores
 
 
-def run_drift_command(args: argparse.Namespace, config: ModelConfig, loaded: Sequence[LoadedAgent] = ()) -> int:
+def run_drift_command(args: argparse.Namespace, start: StartConfig, loaded: Sequence[LoadedAgent] = ()) -> int:
     """The report, whole or partial; a stop adds one line on stderr and exits 1. A usage error or a
     chronology that is not valid exits 2 before anything runs. A chronology file is read under the run's
     contract; the built-in one is the seed's story and runs on the seed's (a line says so when the run
     declares another)."""
-    from workbench.opening import StartFailed, check_agents_folders
+    from workbench.build.opening import StartFailed, check_agents_folders
 
-    asked = _lab_asked(args, config, loaded)
+    asked = _lab_asked(args, start, loaded)
     if isinstance(asked, int):
         return asked
     _say_your_stores(asked, loaded)
@@ -111,15 +111,15 @@ def run_drift_command(args: argparse.Namespace, config: ModelConfig, loaded: Seq
     except StartFailed as exc:
         say("drift", str(exc))
         return 1
-    return _reported(args, _run_lab(args, config, asked, loaded))
+    return _reported(args, _run_lab(args, start.model, asked, loaded))
 
 
-def _lab_asked(args: argparse.Namespace, config: ModelConfig, loaded: Sequence[LoadedAgent]) -> LabAsked | int:
+def _lab_asked(args: argparse.Namespace, start: StartConfig, loaded: Sequence[LoadedAgent]) -> LabAsked | int:
     """The run the options ask for, or the exit status of a usage error (said in one line)."""
     from workbench.drift import ChronologyError, load_chronology, load_chronology_file
     from workbench.drift.catalog import UnknownPolicy, chosen_policies
 
-    contract = contract_config(args)
+    contract = start.contract
     path = getattr(args, "chronology", None)
     lengths: tuple[int, ...] | None = getattr(args, "sweep", None)
     turns: int | None = getattr(args, "turns", None)
@@ -136,7 +136,7 @@ def _lab_asked(args: argparse.Namespace, config: ModelConfig, loaded: Sequence[L
         story = load_chronology_file(path, contract) if path else load_chronology()
         for length in lengths or ((turns,) if turns is not None else ()):
             story.check_length(length)
-        mem0 = _drift_mem0(args, config)
+        mem0 = _drift_mem0(args, start.model)
     except (ChronologyError, ConfigError) as exc:
         say("drift", str(exc))
         return 2

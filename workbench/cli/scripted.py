@@ -8,18 +8,17 @@ import asyncio
 import sys
 from collections.abc import Sequence
 
-from workbench.cli.configs import contract_config
+from workbench.build.config import StartConfig
 from workbench.cli.output import say as said
 from workbench.cli.start import session_start
 from workbench.cli.stores import open_left_out, unfinished_forget
 from workbench.loading import LoadedAgent, LoadedWorkflow, LoadFailed
 from workbench.memory.shown import quoted
-from workbench.runtime.config import ModelConfig
 
 
 def run_script_command(
     args: argparse.Namespace,
-    config: ModelConfig,
+    config: StartConfig,
     loaded: Sequence[LoadedAgent] = (),
     workflows: Sequence[LoadedWorkflow] = (),
     not_loaded: Sequence[LoadFailed] = (),
@@ -28,7 +27,7 @@ def run_script_command(
     (`session_start`). A usage error, or a question stdin cannot answer, exits 2 before anything opens;
     a start that cannot open what the options ask exits 1 with one line, as the TUI's does."""
     from workbench import scripts
-    from workbench.opening import StartFailed
+    from workbench.build.opening import StartFailed
 
     command: str = args.command
 
@@ -36,7 +35,7 @@ def run_script_command(
         said(command, line)
 
     key: str | None = getattr(args, "key", None)
-    contract = contract_config(args)
+    contract = config.contract
     if key is not None and not contract.allows(key):
         foreign = contract.foreign_characters(key)
         say(f"{quoted(key, 40)} is not a key{f': {foreign}' if foreign else ''}; the keys: {', '.join(contract.keys)}")
@@ -51,6 +50,8 @@ def run_script_command(
         return scripts.NOTHING_DONE
     for what in opened_too:
         say(f"also opened {what}: the data directory holds it")
+    if opened_too:  # the options it set on `args`, read as the start configuration
+        config = StartConfig.read(args, model=config.model)
     if problem := unfinished_forget(args, config):
         say(problem)
         return scripts.NOTHING_DONE

@@ -5,40 +5,18 @@ start must complete (`workbench.persist.journal`)."""
 from __future__ import annotations
 
 import argparse
-from typing import TYPE_CHECKING
 
 from workbench.agentmem.config import AgentMemoryKind
-from workbench.cli.configs import agent_memory_config, recall_config, redis_persist
+from workbench.build.config import StartConfig
 from workbench.runtime.config import ModelConfig
 
-if TYPE_CHECKING:
-    from workbench.persist.journal import ForgetJournal
+
+def stores_on_disk(args: argparse.Namespace, config: ModelConfig | StartConfig) -> tuple[str, ...]:
+    """The stores a forget of this start reaches beyond the process (`StartConfig.stores_on_disk`)."""
+    return StartConfig.of(args, config).stores_on_disk()
 
 
-def stores_on_disk(args: argparse.Namespace, config: ModelConfig) -> tuple[str, ...]:
-    """The stores a forget of this start reaches beyond the process, as the options that open them:
-    what its journal records (`workbench.persist.journal`). Names no password."""
-    stores = [_persist_store(args)] if args.persist else []
-    recall = recall_config(args, config)
-    if (conninfo := recall.postgres) is not None:
-        from workbench.recall.postgres_store import display_location
-
-        stores.append(f"--recall-store {display_location(conninfo)}")
-    elif (path := recall.store_path) is not None and (recall.enabled or path.exists()):
-        stores.append(f"--recall-store {path.resolve()}")
-    memory = agent_memory_config(args, config)
-    if memory.kind is not None:
-        stores.append(f"--agent-memory {memory.kind} --agent-memory-dir {memory.root}")
-    # Your agents' memories may be on disk, where only loading them again reaches.
-    if (path := getattr(args, "path", None)) is not None:
-        from pathlib import Path
-
-        stores.append(str(Path(path).resolve()))
-    stores += [f"--agents {reference}" for reference in getattr(args, "agents", None) or []]
-    return tuple(stores)
-
-
-def stores_left_out(args: argparse.Namespace, config: ModelConfig) -> list[tuple[str, str]]:
+def stores_left_out(args: argparse.Namespace, config: ModelConfig | StartConfig) -> list[tuple[str, str]]:
     """What the data directory holds that these options would not open, each as (what and where it is,
     the options that open it): the persisted state (`--persist`) and each agent memory's folder
     (`--agent-memory KIND`). The recall file is reached with recall off too, and a pending forget's
@@ -46,8 +24,8 @@ def stores_left_out(args: argparse.Namespace, config: ModelConfig) -> list[tuple
     from pathlib import Path
 
     from workbench.agentmem.config import default_directory
+    from workbench.build.opening import LOCK_FILE, OTHERS_LOCK_FILE
     from workbench.files import data_dir
-    from workbench.opening import LOCK_FILE, OTHERS_LOCK_FILE
 
     def holds_files(folder: Path) -> bool:
         ignored = (LOCK_FILE, OTHERS_LOCK_FILE)
@@ -59,7 +37,7 @@ def stores_left_out(args: argparse.Namespace, config: ModelConfig) -> list[tuple
     sessions = data_dir() / DIRECTORY
     if not args.persist and holds_files(sessions):
         left.append((f"saved state ({sessions})", "--persist"))
-    chosen = agent_memory_config(args, config).folder
+    chosen = StartConfig.of(args, config).agent_memory.folder
     for kind in AgentMemoryKind:
         folder = default_directory() / kind.value
         if (chosen is None or chosen != folder.resolve()) and holds_files(folder):
@@ -67,7 +45,7 @@ def stores_left_out(args: argparse.Namespace, config: ModelConfig) -> list[tuple
     return left
 
 
-def open_left_out(args: argparse.Namespace, config: ModelConfig) -> tuple[list[str], str | None]:
+def open_left_out(args: argparse.Namespace, config: ModelConfig | StartConfig) -> tuple[list[str], str | None]:
     """A script reaches every store the data directory holds, whatever options it was given: each one
     these options leave out is opened as its own option would open it (the options are set on `args`),
     and said; or, when it cannot be (Mem0 needs its models; one agent memory runs at a time), the one
@@ -91,24 +69,7 @@ def open_left_out(args: argparse.Namespace, config: ModelConfig) -> tuple[list[s
     return opened, None
 
 
-def _persist_store(args: argparse.Namespace) -> str:
-    if (url := redis_persist(args)) is None:
-        return "--persist"
-    from workbench.agentmem.redis_server import display_url
-
-    return f"--persist {display_url(url)}"
-
-
-def forget_journal(args: argparse.Namespace, config: ModelConfig) -> ForgetJournal | None:
-    """The journal of this start's forgets, when a forget reaches anything on disk."""
-    from workbench.files import data_dir
-    from workbench.persist.journal import FILE_NAME, ForgetJournal
-
-    stores = stores_on_disk(args, config)
-    return ForgetJournal(data_dir() / FILE_NAME, stores) if stores else None
-
-
-def unfinished_forget(args: argparse.Namespace, config: ModelConfig) -> str | None:
+def unfinished_forget(args: argparse.Namespace, config: ModelConfig | StartConfig) -> str | None:
     """Why this start cannot go on because of a forget a crash cut short, in one line: its record
     cannot be read, or this start does not open every store it was to reach. None when the start can go
     on (the runtime completes a pending forget before anything else)."""

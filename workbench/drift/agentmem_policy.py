@@ -14,11 +14,11 @@ from agent_framework import Agent, ContextProvider, Message
 from workbench.agentmem.base import FileBackedMemory
 from workbench.agentmem.extracted import ExtractedMemory, unavailable
 from workbench.agentmem.files import FileMemory
+from workbench.build.builder import lab_forget
 from workbench.drift.policies import NoHistoryProvider, Policy, PolicyInfo, folder_size
 from workbench.memory import Contract, WorkingMemory
 from workbench.memory.forget import ForgetPlan, TextHolder
 from workbench.runtime.agents import AGENT_NAMES, INSTRUCTIONS
-from workbench.runtime.holders import forgetting_over
 
 NEEDS_MODEL = "needs --model: only a model that calls functions writes memory files"
 NEEDS_LOOP = "needs the function loop: run the lab with workbench drift --model, or the app with --agent-memory"
@@ -47,7 +47,7 @@ class AgentMemoryPolicy(Policy):
         self._folder = folder  # deleted when the policy closes
         self.said: list[str] = []
         conversation = TextHolder("conversation", "message(s)", lambda: self.said, self._scrub_said)
-        self.forgetting = forgetting_over(WorkingMemory(contract), [conversation, memory])
+        self.forgetting = lab_forget(WorkingMemory(contract), sessions=[conversation], memories=[memory])
 
     def _scrub_said(self, plan: ForgetPlan) -> int:
         held = [text for text in self.said if plan.everything or plan.holds(text)]

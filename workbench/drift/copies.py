@@ -45,8 +45,8 @@ from agent_framework import (
 )
 
 from workbench.agentmem import extracted
+from workbench.build.opening import OTHERS_LOCK_FILE
 from workbench.drift.policies import Removal, folder_size
-from workbench.opening import OTHERS_LOCK_FILE
 from workbench.runtime.service_store import kept_on_service
 
 if TYPE_CHECKING:

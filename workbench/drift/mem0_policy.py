@@ -14,11 +14,11 @@ from agent_framework import Agent, Message
 
 from workbench.agentmem.mem0 import Mem0Memory
 from workbench.agentmem.mem0_config import Mem0Config
+from workbench.build.builder import lab_forget
 from workbench.drift.agentmem_policy import AgentFactory
 from workbench.drift.policies import NoHistoryProvider, Policy, PolicyInfo, folder_size
 from workbench.memory import Contract, WorkingMemory
 from workbench.runtime.agents import AGENT_NAMES, INSTRUCTIONS
-from workbench.runtime.holders import forgetting_over
 from workbench.runtime.remembered import HeldItem
 
 MEM0_NEEDS_MODEL = "needs --model (a live model extracts Mem0's memories; the built-in script would fake them)"
@@ -34,9 +34,8 @@ class Mem0Policy(Policy):
     ) -> None:
         super().__init__(info, agents)
         self.memory = memory
-        self.forgetting = forgetting_over(
-            WorkingMemory(contract), [memory]
-        )  # the lab's facts are not Mem0's: only Mem0
+        # The lab's facts are not Mem0's: only Mem0.
+        self.forgetting = lab_forget(WorkingMemory(contract), memories=[memory])
         self.kept: list[HeldItem] = []
         self._folder = folder
 

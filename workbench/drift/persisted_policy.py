@@ -18,12 +18,13 @@ from pathlib import Path
 
 from agent_framework import Message
 
+from workbench.build.builder import lab_forget
 from workbench.drift.agentmem_policy import AgentFactory
 from workbench.drift.policies import Policy, PolicyInfo, folder_size
 from workbench.memory import Contract
 from workbench.persist.sessions import DIRECTORY, PersistedSessions
 from workbench.runtime.agents import AGENT_NAMES, INSTRUCTIONS
-from workbench.runtime.holders import agent_sessions, forgetting_over
+from workbench.runtime.holders import agent_sessions
 
 SHAPE = "drift lab, full history"  # what shaped the histories: the same at every restart, so each resumes
 
@@ -87,7 +88,7 @@ class PersistedHistoryPolicy(Policy):
         scanned."""
         with self._restarted() as persisted:
             sessions = agent_sessions(lambda: self._texts(persisted), lambda _: self._new(persisted))
-            report = await forgetting_over(persisted.memory, [sessions, persisted]).forget(key)  # the app's order
+            report = await lab_forget(persisted.memory, sessions=[sessions], persisted=persisted).forget(key)
         if report.failures:
             raise RuntimeError(report.describe())
 

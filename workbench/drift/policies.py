@@ -27,9 +27,9 @@ from agent_framework import (
     apply_compaction,
 )
 
+from workbench.build.builder import lab_forget
 from workbench.memory import Outcome, Status, WorkingMemory
 from workbench.memory.forget import Holder
-from workbench.runtime.holders import forgetting_over
 
 WINDOW_TURNS = 3
 MAX_SUMMARY_CHARS = 700
@@ -308,13 +308,13 @@ def folder_size(folder: Path) -> int:
 
 class FactsPolicy(Policy):
     def __init__(
-        self, info: PolicyInfo, agents: dict[str, Agent], memory: WorkingMemory, holders: Sequence[Holder] = ()
+        self, info: PolicyInfo, agents: dict[str, Agent], memory: WorkingMemory, sessions: Sequence[Holder] = ()
     ) -> None:
-        """`holders`: what else its forget reaches after memory (the facts policy keeps no history: memory is
-        all it holds)."""
+        """`sessions`: the agents' sessions its forget reaches after memory, as the app's (the facts policy
+        keeps no history: memory is all it holds)."""
         super().__init__(info, agents)
         self.memory = memory
-        self.forgetting = forgetting_over(memory, holders)
+        self.forgetting = lab_forget(memory, sessions=sessions)
         self.batches = Counter[str]()
         self.first_reason = ""
         memory.subscribe(self._settled)

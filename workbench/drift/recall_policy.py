@@ -10,6 +10,7 @@ from collections.abc import Callable, Sequence
 
 from agent_framework import Agent, AgentSession, ContextProvider, Message
 
+from workbench.build.builder import lab_forget
 from workbench.drift.policies import NoHistoryProvider, Policy, PolicyInfo, Received
 from workbench.memory import Contract, WorkingMemory
 from workbench.memory.forget import ForgetPlan, TextHolder
@@ -19,7 +20,6 @@ from workbench.recall.records import RecallScope, StoredMessage
 from workbench.recall.store import RecallStore
 from workbench.runtime.agents import AGENT_NAMES, INSTRUCTIONS
 from workbench.runtime.calls import CallLog
-from workbench.runtime.holders import forgetting_over
 
 SCOPE = RecallScope(application_id="drift-lab", user_id="drift-user")
 
@@ -43,7 +43,7 @@ class RecallPolicy(Policy):
         # The purged variant runs the product's forget, its memory holding no fact: the plan comes from
         # what the stored messages declare. The other variant's forget is only words to it.
         stored = TextHolder("recall store", "stored message(s) deleted", lambda: [r.text for r in kept], self._purge)
-        self.forgetting = forgetting_over(WorkingMemory(contract), [stored]) if info.name == "recall_purged" else None
+        self.forgetting = lab_forget(WorkingMemory(contract), recall=stored) if info.name == "recall_purged" else None
 
     async def _purge(self, plan: ForgetPlan) -> int:
         purged = await self.store.erase(plan, SCOPE)
