@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, replace
-from enum import StrEnum
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -17,10 +17,86 @@ if TYPE_CHECKING:
 DIRECTORY_NAME = "agent-memory"
 
 
-class AgentMemoryKind(StrEnum):
-    FILES = "files"  # FileMemoryProvider: the model writes memory files with file_memory_* tools
-    EXTRACTED = "extracted"  # the framework's extracted memory: an extraction prompt after every turn
-    MEM0 = "mem0"  # Mem0ContextProvider over mem0ai run locally: extracts after every turn, finds by embeddings
+@dataclass(frozen=True)
+class AgentMemoryChoice:
+    """One of `--agent-memory`'s choices: its name (the option's value, and its folder's under
+    --agent-memory-dir), its words in --help, whether it offers the model functions (a live model then
+    needs the framework's function-invocation loop), and how it is made over its folder (`make`, its
+    modules loaded only then) and checked before anything runs (`check`: ConfigError, one line)."""
+
+    name: str
+    help: str
+    make: Callable[[AgentMemoryConfig, Path], AgentMemory | None]
+    calls_functions: bool = False
+    check: Callable[[ModelConfig | None, str | None, str | None], Mem0Config | None] | None = None
+
+
+def _files(_: AgentMemoryConfig, folder: Path) -> AgentMemory:
+    from workbench.agentmem.files import FileMemory
+
+    return FileMemory(folder)
+
+
+def _extracted(_: AgentMemoryConfig, folder: Path) -> AgentMemory:
+    from workbench.agentmem.extracted import ExtractedMemory
+
+    return ExtractedMemory(folder)
+
+
+def _extracted_available(*_: object) -> None:
+    from workbench.agentmem.extracted import unavailable
+    from workbench.runtime.config import ConfigError
+
+    if (why := unavailable()) is not None:
+        raise ConfigError(why)
+
+
+def _mem0(config: AgentMemoryConfig, folder: Path) -> AgentMemory | None:
+    if config.mem0 is None:
+        return None
+    from workbench.agentmem.mem0 import Mem0Memory
+
+    return Mem0Memory(replace(config.mem0, directory=folder))
+
+
+def _mem0_checked(chat: ModelConfig | None, embedding_model: str | None, embedding_base_url: str | None) -> Mem0Config:
+    from workbench.agentmem.mem0_config import Mem0Config
+    from workbench.runtime.config import ModelConfig
+
+    return Mem0Config.from_options(
+        chat or ModelConfig(), embedding_model=embedding_model, embedding_base_url=embedding_base_url
+    )
+
+
+# The agent memories, listed once: --agent-memory's choices and help, the app's build (`AgentMemoryConfig`)
+# and the stores a script reaches (`workbench.cli.stores`) read them. Adding one: its module, and a line here.
+AGENT_MEMORIES = {
+    choice.name: choice
+    for choice in (
+        AgentMemoryChoice(
+            "files",
+            "the model writes memory files with file_memory_* functions (FileMemoryProvider; needs a model that "
+            "calls functions)",
+            _files,
+            calls_functions=True,
+        ),
+        AgentMemoryChoice(
+            "extracted",
+            "a model call after each turn extracts topic memories into MEMORY.md and topic files (the framework's "
+            "extracted memory, which it retires after 2026-12-31)",
+            _extracted,
+            check=_extracted_available,
+        ),
+        AgentMemoryChoice(
+            "mem0",
+            "Mem0 run locally extracts memories after each turn and finds them by embeddings (needs --model, "
+            '--embedding-model and pip install "agent-memory-workbench[mem0]")',
+            _mem0,
+            check=_mem0_checked,
+        ),
+    )
+}
+MEM0 = "mem0"  # the one that needs a live model and --embedding-model (`workbench.cli.stores` says so)
 
 
 def default_directory() -> Path:
@@ -29,7 +105,7 @@ def default_directory() -> Path:
 
 @dataclass(frozen=True)
 class AgentMemoryConfig:
-    kind: AgentMemoryKind | None = None
+    kind: str | None = None  # a name in AGENT_MEMORIES
     directory: Path | None = None
     mem0: Mem0Config | None = None  # with mem0: its model and embedder, checked
 
@@ -43,32 +119,21 @@ class AgentMemoryConfig:
         embedding_model: str | None = None,
         embedding_base_url: str | None = None,
     ) -> AgentMemoryConfig:
-        """The choice and its folder; for mem0 ConfigError says what is missing (a live `chat` model,
-        `embedding_model`, the extra) before anything is loaded, and for extracted memory that the
-        installed framework no longer has it."""
-        chosen = AgentMemoryKind(kind) if kind else None
-        if chosen is AgentMemoryKind.EXTRACTED:
-            from workbench.agentmem.extracted import unavailable
-            from workbench.runtime.config import ConfigError
-
-            if (why := unavailable()) is not None:
-                raise ConfigError(why)
+        """The choice and its folder, checked by the choice's own `check` before anything is loaded
+        (ConfigError: mem0 says what is missing, a live `chat` model, `embedding_model`, the extra; extracted
+        memory that the installed framework no longer has it)."""
+        chosen = AGENT_MEMORIES[kind] if kind else None
         mem0 = None
-        if chosen is AgentMemoryKind.MEM0:
-            from workbench.agentmem.mem0_config import Mem0Config
-            from workbench.runtime.config import ModelConfig
-
-            mem0 = Mem0Config.from_options(
-                chat or ModelConfig(), embedding_model=embedding_model, embedding_base_url=embedding_base_url
-            )
-        return cls(chosen, Path(directory).expanduser() if directory else None, mem0)
+        if chosen is not None and chosen.check is not None:
+            mem0 = chosen.check(chat, embedding_model, embedding_base_url)
+        return cls(chosen.name if chosen else None, Path(directory).expanduser() if directory else None, mem0)
 
     @property
     def calls_functions(self) -> bool:
-        """Memory files and extracted memory offer the model functions (file_memory_*;
-        list/read/write_memory...): a live model needs the framework's function-invocation loop to use
-        them. Mem0 offers none: it extracts and searches on its own."""
-        return self.kind in (AgentMemoryKind.FILES, AgentMemoryKind.EXTRACTED)
+        """Whether the chosen memory offers the model functions (memory files' file_memory_*, extracted
+        memory's list/read/write_memory...): a live model needs the framework's function-invocation loop to
+        use them. Mem0 offers none: it extracts and searches on its own."""
+        return self.kind is not None and AGENT_MEMORIES[self.kind].calls_functions
 
     @property
     def root(self) -> Path:
@@ -80,21 +145,11 @@ class AgentMemoryConfig:
         """The folder the chosen memory keeps its files in, named after the choice (None without one)."""
         if self.kind is None:
             return None
-        return self.root / self.kind.value
+        return self.root / self.kind
 
     def build(self) -> AgentMemory | None:
         """The memory, or None without `--agent-memory`. Nothing is written until an agent runs."""
         folder = self.folder
-        if self.kind is AgentMemoryKind.FILES and folder is not None:
-            from workbench.agentmem.files import FileMemory
-
-            return FileMemory(folder)
-        if self.kind is AgentMemoryKind.EXTRACTED and folder is not None:
-            from workbench.agentmem.extracted import ExtractedMemory
-
-            return ExtractedMemory(folder)
-        if self.kind is AgentMemoryKind.MEM0 and self.mem0 is not None and folder is not None:
-            from workbench.agentmem.mem0 import Mem0Memory
-
-            return Mem0Memory(replace(self.mem0, directory=folder))
-        return None
+        if self.kind is None or folder is None:
+            return None
+        return AGENT_MEMORIES[self.kind].make(self, folder)

@@ -9,7 +9,7 @@ import sys
 from collections.abc import Sequence
 from typing import Any, NoReturn
 
-from workbench.agentmem.config import AgentMemoryKind
+from workbench.agentmem.config import AGENT_MEMORIES
 from workbench.runtime.config import DEFAULT_AZURE_API_VERSION, DEFAULT_MAX_TOKENS, Mode, WriterFormat, WriterKind
 
 # Mirrors workbench.chronology.MAX_TURNS, which the CLI cannot import before it parses (the lab
@@ -199,12 +199,8 @@ def add_agent_memory_options(parser: argparse.ArgumentParser) -> None:
     group = parser.add_argument_group("Agent Framework's own memories, off by default")
     group.add_argument(
         "--agent-memory",
-        choices=[k.value for k in AgentMemoryKind],
-        help="files: the model writes memory files with file_memory_* functions (FileMemoryProvider; needs a "
-        "model that calls functions); extracted: a model call after each turn extracts topic memories into "
-        "MEMORY.md and topic files (the framework's extracted memory, which it retires after 2026-12-31); "
-        "mem0: Mem0 run locally extracts memories after each turn and finds them by embeddings (needs --model, "
-        '--embedding-model and pip install "agent-memory-workbench[mem0]")',
+        choices=list(AGENT_MEMORIES),
+        help="; ".join(f"{choice.name}: {choice.help}" for choice in AGENT_MEMORIES.values()),
     )
     group.add_argument(
         "--agent-memory-dir",

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import argparse
 
-from workbench.agentmem.config import AgentMemoryKind
+from workbench.agentmem.config import AGENT_MEMORIES, MEM0
 from workbench.build.config import StartConfig
 from workbench.runtime.config import ModelConfig
 
@@ -38,8 +38,8 @@ def stores_left_out(args: argparse.Namespace, config: ModelConfig | StartConfig)
     if not args.persist and holds_files(sessions):
         left.append((f"saved state ({sessions})", "--persist"))
     chosen = StartConfig.of(args, config).agent_memory.folder
-    for kind in AgentMemoryKind:
-        folder = default_directory() / kind.value
+    for kind in AGENT_MEMORIES:
+        folder = default_directory() / kind
         if (chosen is None or chosen != folder.resolve()) and holds_files(folder):
             left.append((f"{kind} agent memory ({folder})", f"--agent-memory {kind}"))
     return left
@@ -55,12 +55,12 @@ def open_left_out(args: argparse.Namespace, config: ModelConfig | StartConfig) -
         kind = options.removeprefix("--agent-memory ")
         if options == "--persist":
             args.persist = True
-        elif kind != options and kind != AgentMemoryKind.MEM0 and args.agent_memory is None:
+        elif kind != options and kind != MEM0 and args.agent_memory is None:
             args.agent_memory = kind
         else:
             runs = args.agent_memory
             given = f" (one agent memory at a time: --agent-memory {runs} runs)" if runs else ""
-            need = f"{options} --model ... --embedding-model ..." if kind == AgentMemoryKind.MEM0 else options
+            need = f"{options} --model ... --embedding-model ..." if kind == MEM0 else options
             return opened, (
                 f"the data directory holds {what}, which this start cannot open{given}: run again with {need} to "
                 "reach it (nothing was done)"
