@@ -31,16 +31,17 @@ class AgentMemoryChoice:
     check: Callable[[ModelConfig | None, str | None, str | None], Mem0Config | None] | None = None
 
 
-def _files(_: AgentMemoryConfig, folder: Path) -> AgentMemory:
-    from workbench.agentmem.files import FileMemory
+def over_folder(module: str, name: str) -> Callable[[AgentMemoryConfig, Path], AgentMemory]:
+    """A memory made over its folder by `module`'s class `name`, loaded only when it is made (a plain
+    start loads none of the memories' code)."""
 
-    return FileMemory(folder)
+    def make(_: AgentMemoryConfig, folder: Path) -> AgentMemory:
+        from importlib import import_module
 
+        made: AgentMemory = getattr(import_module(module), name)(folder)
+        return made
 
-def _extracted(_: AgentMemoryConfig, folder: Path) -> AgentMemory:
-    from workbench.agentmem.extracted import ExtractedMemory
-
-    return ExtractedMemory(folder)
+    return make
 
 
 def _extracted_available(*_: object) -> None:
@@ -77,14 +78,14 @@ AGENT_MEMORIES = {
             "files",
             "the model writes memory files with file_memory_* functions (FileMemoryProvider; needs a model that "
             "calls functions)",
-            _files,
+            over_folder("workbench.agentmem.files", "FileMemory"),
             calls_functions=True,
         ),
         AgentMemoryChoice(
             "extracted",
             "a model call after each turn extracts topic memories into MEMORY.md and topic files (the framework's "
             "extracted memory, which it retires after 2026-12-31)",
-            _extracted,
+            over_folder("workbench.agentmem.extracted", "ExtractedMemory"),
             check=_extracted_available,
         ),
         AgentMemoryChoice(
