@@ -198,7 +198,7 @@ def _values(session: SessionController) -> dict[str, str]:
 def _value_chars(session: SessionController) -> int:
     """How much of a value is printed: the contract's value length (the seed's 256 at least), so a
     value a team's contract admits is printed whole."""
-    return max(LINE_CHARS, session.contract.max_value_chars)
+    return max(LINE_CHARS, session.status.contract.max_value_chars)
 
 
 def question(preview: ForgetPreview, values: Mapping[str, str], value_chars: int = LINE_CHARS) -> str:

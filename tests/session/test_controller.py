@@ -60,7 +60,7 @@ async def test_the_export_after_forget_version_keeps_sql_server_2022_whole(tmp_p
     assert "version=2" not in text and "P9" not in text and "SQL Server 2022" in text
     assert exported.steps == len(steps) == 5
 
-    lab = await controller.run_lab(load_chronology_file(path))  # the lab on the session's models
+    lab = await controller.lab(load_chronology_file(path)).run()  # the lab on the session's models
     (expectation,) = lab.chronology.expectations
     assert expectation.current.get("database") == "SQL Server 2022"
 

@@ -13,14 +13,13 @@ from workbench.files import write_private
 from workbench.memory.forget import ForgetPlan, Holder, TextHolder, declared_in
 from workbench.memory.rules import check_message
 from workbench.runtime.forget_preview import ForgetPreview
-from workbench.session.pane import Completed, PaneView
+from workbench.session.pane import Completed, Lab, PaneView
 from workbench.session.transcript import Transcript
 
 if TYPE_CHECKING:
     from workbench.chronology import Chronology
     from workbench.drift import DriftReport
     from workbench.drift.lab import Progress
-    from workbench.memory import Contract
     from workbench.memory.forget import ForgetReport
     from workbench.runtime import Mode, TurnResult
     from workbench.runtime.agents import AgentRuntime
@@ -111,12 +110,6 @@ class SessionController:
         self._listeners: list[Listener] = []
         self._unsubscribe = runtime.subscribe(self._settled)
         self._closing: list[Callable[[], None]] = []
-
-    @property
-    def contract(self) -> Contract:
-        """The contract memory holds (the seed's, or a team's own): the keys, facts and value length
-        every surface shows and checks."""
-        return self.runtime.memory.contract
 
     @property
     def holders(self) -> tuple[Holder, ...]:
@@ -220,17 +213,17 @@ class SessionController:
         report = await self.runtime.complete_pending()
         return None if report is None else Completed(self.runtime.completed or "", report)
 
-    @property
-    def lab_model(self) -> str:
-        """The model the drift lab runs its policies on (the session's), as the lab names it."""
-        return self.runtime.models.agent_label
+    def lab(self, chronology: Chronology | None = None) -> Lab:
+        """The drift lab on the session's models, replaying `chronology` (default: the built-in story): the
+        model it runs its policies on, as the lab names it, and its run (`progress` hears each policy's turns)."""
+        models = self.runtime.models
 
-    async def run_lab(self, chronology: Chronology | None = None, *, progress: Progress | None = None) -> DriftReport:
-        """The drift lab on the session's models, replaying `chronology` (default: the built-in story);
-        `progress` hears each policy's turns as they run."""
-        from workbench.drift import run_drift
+        async def run(*, progress: Progress | None = None) -> DriftReport:
+            from workbench.drift import run_drift
 
-        return await run_drift(self.runtime.models, chronology=chronology, progress=progress)
+            return await run_drift(models, chronology=chronology, progress=progress)
+
+        return Lab(models.agent_label, run)
 
     def use_host_parse(self) -> bool:
         """Read declarations with the host's parse for the rest of the session; False if it already does."""
@@ -258,7 +251,7 @@ class SessionController:
         """The conversation as a chronology (every question a probe unless `probes` says which);
         ChronologyError when it cannot be one."""
         chosen = [i for i, _, _ in self.transcript.questions()] if probes is None else probes
-        return self.transcript.chronology(chosen, self.contract)
+        return self.transcript.chronology(chosen, self.runtime.memory.contract)
 
     def export(self, path: str, probes: list[int] | None = None, *, checked: bool = True) -> Exported:
         """Write the conversation as a new chronology file, readable by the user only (every question
@@ -267,7 +260,7 @@ class SessionController:
         lab cannot score yet), OSError when it cannot be written (FileExistsError when `path` exists: a
         file is never overwritten); nothing is written then."""
         probes = [i for i, _, _ in self.transcript.questions()] if probes is None else probes
-        chronology = self.chronology(probes) if checked else self.transcript.draft(probes, self.contract)
+        chronology = self.chronology(probes) if checked else self.transcript.draft(probes, self.runtime.memory.contract)
         text = json.dumps(chronology.to_file(), indent=2, ensure_ascii=False) + "\n"
         write_private(Path(path), text, new=True)
         return Exported(path, len(chronology.steps), len(probes))

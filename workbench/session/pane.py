@@ -1,12 +1,16 @@
 """The values the session composes for the UI from the runtime's state, each read in one call: a pane's
-agent (`SessionController.pane`) and what start-up completed (`SessionController.start`)."""
+agent (`SessionController.pane`), what start-up completed (`SessionController.start`) and the drift lab
+on the session's models (`SessionController.lab`)."""
 
 from __future__ import annotations
 
+from collections.abc import Awaitable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
 if TYPE_CHECKING:
+    from workbench.drift import DriftReport
+    from workbench.drift.lab import Progress
     from workbench.memory.forget import ForgetReport
     from workbench.runtime.calls import CallRecord
     from workbench.runtime.context import ContextSplit
@@ -41,3 +45,18 @@ class Completed:
 
     said: str
     report: ForgetReport
+
+
+class LabRun(Protocol):
+    """The lab's run: each policy's turns go to `progress` as they run."""
+
+    def __call__(self, *, progress: Progress | None = None) -> Awaitable[DriftReport]: ...
+
+
+@dataclass(frozen=True)
+class Lab:
+    """The drift lab on the session's models: the model it runs its policies on (as the lab names it),
+    and its run over the story it was given."""
+
+    model: str
+    run: LabRun

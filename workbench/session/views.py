@@ -52,7 +52,7 @@ _EXPORTS = {
     # The conversation as a chronology (export, the lab on this conversation), and why it is not one yet.
     "Chronology": "workbench.chronology",
     "ChronologyError": "workbench.chronology",
-    # The drift lab's report (`SessionController.run_lab` runs it), its progress, chart, legend and words.
+    # The drift lab's report (`SessionController.lab` runs it), its progress, chart, legend and words.
     "DriftReport": "workbench.drift",
     "Progress": "workbench.drift.lab",
     "legend": "workbench.drift.chart",

@@ -313,7 +313,7 @@ class WorkbenchApp(App[None]):
         from workbench.ui.remembered_screen import RememberedScreen  # loads when first opened, not at start-up
 
         if not self.main.unavailable():
-            RememberedScreen.shown(self, self.session, self.session.contract.max_value_chars)
+            RememberedScreen.shown(self, self.session, self.session.status.contract.max_value_chars)
 
     def action_drift(self) -> None:
         if not self.main.unavailable():

@@ -41,7 +41,7 @@ async def run_console_command(
 ) -> None:
     """Run a command typed into `pane`: `mem` is answered there; a forget asks first, as a click or F8."""
     facts = session.snapshot().facts
-    contract = session.contract
+    contract = session.status.contract
     if isinstance(command, ShowMemory):
         lines = [f"mem: {len(facts)} fact(s)"] + [
             f"{f.key} = {quoted(f.value)} (turn {f.turn}) quoting {quoted(f.evidence)}" for f in facts

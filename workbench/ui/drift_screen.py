@@ -22,7 +22,7 @@ if TYPE_CHECKING:
 
 
 class LabRun(Protocol):
-    """The lab's run on the session's models (`SessionController.run_lab` with its story)."""
+    """The lab's run on the session's models (`SessionController.lab`'s, with its story)."""
 
     def __call__(self, *, progress: Progress) -> Awaitable[DriftReport]: ...
 

@@ -4,7 +4,6 @@
 from __future__ import annotations
 
 import shlex
-from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -32,7 +31,8 @@ def drift_lab(session: SessionController, chronology: Chronology | None = None) 
     """The lab on the session's models, replaying `chronology` (default: the built-in story)."""
     from workbench.ui.drift_screen import DriftScreen  # its chart library loads when the lab opens
 
-    return DriftScreen(partial(session.run_lab, chronology), session.lab_model)
+    lab = session.lab(chronology)
+    return DriftScreen(lab.run, lab.model)
 
 
 def open_lab_on_conversation(app: App[None], session: SessionController) -> None:

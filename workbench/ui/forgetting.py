@@ -89,7 +89,7 @@ class ForgetFlow:
             reaches=preview.reaches,
             unreached=preview.unreached,
             holding=preview.holding,
-            value_chars=session.contract.max_value_chars,
+            value_chars=session.status.contract.max_value_chars,
         )
         self.app.push_screen(question, callback=confirmed)
 
