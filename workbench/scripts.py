@@ -110,7 +110,7 @@ async def _started(start: Start, say: Say) -> SessionController:
     """The session, after the forget a crash cut short (if the journal records one) is completed."""
     try:
         session = start()
-        completed = await session.start()
+        completed = await completing if (completing := session.start()) is not None else None
     except Exception as exc:
         first = next((line.strip() for line in str(exc).splitlines() if line.strip()), "")
         raise Stopped(clip(f"could not start: {type(exc).__name__}: {first}", LINE_CHARS)) from exc

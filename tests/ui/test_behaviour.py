@@ -208,13 +208,12 @@ def gated_start(monkeypatch, gate: asyncio.Event, *, fails: bool = False):
     its keys are handled, the agents are not ready yet. Only the wait is the test's; the session is real."""
     session = scripted_session()
 
-    async def start() -> None:
+    async def completing() -> None:
         await gate.wait()
         if fails:
             raise OSError(28, "No space left on device")
 
-    monkeypatch.setattr(type(session), "forget_pending", property(lambda _: True))
-    monkeypatch.setattr(session, "start", start)
+    monkeypatch.setattr(session, "start", completing)
     return session
 
 

@@ -202,14 +202,12 @@ class SessionController:
             recalled=tuple(runtime.recalled(agent)),
         )
 
-    @property
-    def forget_pending(self) -> bool:
-        """A forget a crash cut short waits to be completed (`start`) before any turn."""
-        return self.runtime.forget_pending
+    def start(self) -> Coroutine[Any, Any, Completed | None] | None:
+        """Start-up's one step before any turn: None when no forget a crash cut short waits (the session is
+        ready now), else what completes it, which returns what it completed (in words, and its report)."""
+        return self._complete_pending() if self.runtime.forget_pending else None
 
-    async def start(self) -> Completed | None:
-        """Before any turn: the forget a crash cut short, completed if the journal records one; what it
-        completed (in words, and its report), or None."""
+    async def _complete_pending(self) -> Completed | None:
         report = await self.runtime.complete_pending()
         return None if report is None else Completed(self.runtime.completed or "", report)
 

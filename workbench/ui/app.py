@@ -7,7 +7,7 @@ turns and posts their ends up; nothing is posted down to a widget."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Collection, Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
 from textual import events, on
@@ -38,7 +38,7 @@ if TYPE_CHECKING:
     from textual.css.query import DOMQuery
 
     from workbench.session.controller import SessionController
-    from workbench.session.views import LibraryLog, MemoryUpdate
+    from workbench.session.views import Completed, LibraryLog, MemoryUpdate
 
 
 @runtime_checkable
@@ -167,9 +167,9 @@ class WorkbenchApp(App[None]):
             self.notify(error, title="Start-up failed", severity="error", timeout=30, markup=False)
             self.log.error("start-up failed", exc)
         else:
-            if built.forget_pending:  # completed before anything else: no turn can be asked meanwhile
+            if (completing := built.start()) is not None:  # before anything else: no turn can be asked meanwhile
                 self.sub_title = "starting: completing a forget that was cut short ..."
-                self.run_worker(self._complete_pending(built), name="completing a forget", exit_on_error=False)
+                self.run_worker(self._complete_pending(completing), name="completing a forget", exit_on_error=False)
             else:
                 self._connect()
         finally:
@@ -188,9 +188,9 @@ class WorkbenchApp(App[None]):
         settle_the_heap()
         self.settled = True
 
-    async def _complete_pending(self, session: SessionController) -> None:
+    async def _complete_pending(self, completing: Awaitable[Completed | None]) -> None:
         try:
-            completed = await session.start()
+            completed = await completing
         except Exception as exc:  # no turn may run before it: the app stays unavailable and says why
             self.main.could_not_start(error := f"a forget cut short could not be completed: {error_line(exc)}")
             self.sub_title = f"could not start: {error}"
