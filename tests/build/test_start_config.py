@@ -102,3 +102,16 @@ async def test_a_lab_forget_reaches_its_parts_in_the_apps_order():
     assert forgetting.holders == ("sessions", "recall", "memory")
     await forgetting.forget(None)
     assert reached == ["sessions", "recall", "memory"]
+
+
+def test_the_agent_memories_are_listed_once():
+    """--agent-memory takes the table's names and no other; each builds over its own folder."""
+    from workbench.agentmem.config import AGENT_MEMORIES, AgentMemoryConfig
+
+    assert [parse(["--agent-memory", name]).agent_memory for name in AGENT_MEMORIES] == list(AGENT_MEMORIES)
+    with pytest.raises(SystemExit):
+        parse(["--agent-memory", "not-a-memory"])
+    chosen = AgentMemoryConfig.from_options("files", None)
+    memory = chosen.build()
+    assert memory is not None and chosen.calls_functions and chosen.folder is not None
+    assert chosen.folder.name == "files"
