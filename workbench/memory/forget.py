@@ -12,17 +12,17 @@ occurrences of a value, never a piece of another word or number: forgetting `ver
 from __future__ import annotations
 
 import asyncio
-import gc
 import inspect
 import json
 import re
 from collections.abc import Awaitable, Callable, Coroutine, Iterable, Mapping
 from dataclasses import dataclass, field, replace
-from datetime import datetime
 from functools import cached_property
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 from workbench.memory.contract import SEGMENT_SEPARATOR, parse_message
+from workbench.memory.forget_record import Journal as Journal
+from workbench.memory.forget_record import release_garbage as release_garbage
 from workbench.memory.holder_kinds import (
     STILL_HOLDS,
     UNREACHABLE,
@@ -44,8 +44,6 @@ FORGOTTEN = "(forgotten)"
 _WORD_EDGE = re.compile(r"\w")
 # A holder's failure is shown in the ledger; its text is scrubbed and bounded like any echo.
 _FAILURE_CHARS = 300
-# How long a forget waits for the event loop to close the generators a failed call left (`release_garbage`).
-_CLOSE_SECONDS = 10.0
 # Every character but an ASCII letter that a case-insensitive match (`re.IGNORECASE`) takes for an
 # ASCII letter, with that letter: found by trying each code point against each letter (Python 3.11).
 # No character but itself matches an ASCII digit or punctuation mark.
@@ -284,35 +282,6 @@ class Memory(Protocol):
     def note(self, detail: str, origin: str = "") -> MemoryEvent: ...
 
 
-@dataclass(frozen=True)
-class PendingForget:
-    """A forget a crash cut short, as its journal recorded it: the keys (never a value), when it was
-    asked, and the stores it was to reach (the options that open them)."""
-
-    keys: tuple[str, ...] | None  # None: everything
-    asked_at: datetime
-    stores: tuple[str, ...]
-
-    @property
-    def what(self) -> str:
-        return "everything" if self.keys is None else ", ".join(repr(key) for key in self.keys)
-
-    def missing(self, stores: tuple[str, ...]) -> tuple[str, ...]:
-        """The stores it was to reach that `stores` (this start's) do not open."""
-        return tuple(s for s in self.stores if s not in stores)
-
-
-class Journal(Protocol):
-    """Where a forget is recorded while it runs, so a crash cannot leave it half done
-    (`workbench.persist.journal.ForgetJournal`): `begin` returns once the record is durable."""
-
-    def pending(self) -> PendingForget | None: ...
-
-    def begin(self, keys: tuple[str, ...] | None) -> None: ...
-
-    def end(self) -> None: ...
-
-
 JOURNAL = "forget record"  # how a report names the journal when it could not be written
 
 # What a forget is asked for: one key, several, None (everything), or a plan the user confirmed.
@@ -516,21 +485,6 @@ class Forgetting:
                 report.outcomes[holder.name] = {thing: plan.scrub(what) for thing, what in done.items()}
         self._memory.note(report.describe(), origin="forget")
         return report
-
-
-async def release_garbage() -> int:
-    """Free what no holder keeps but the process still holds: objects in reference cycles the collector
-    has not reached yet, among them what a call that failed mid-stream left (its request's bytes, the
-    response body read so far, in the frames of the HTTP client's generators, kept by the exception's
-    traceback). Collected, an abandoned async generator is handed to the event loop to be closed (its
-    `aclose`, made a task), reachable from everything that holds the loop until then: it is awaited here,
-    bounded, so the forget ends with them gone. Returns how many it closed."""
-    gc.collect()
-    await asyncio.sleep(0)  # the loop turns the closes the collection scheduled into tasks
-    closing = [t for t in asyncio.all_tasks() if type(t.get_coro()).__name__ == "async_generator_athrow"]
-    if closing:
-        await asyncio.wait(closing, timeout=_CLOSE_SECONDS)
-    return len(closing)
 
 
 async def _report(asked: Awaitable[ForgetReport]) -> ForgetReport:

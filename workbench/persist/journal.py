@@ -14,7 +14,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from workbench.files import private_dir, replace_private, sync_folder
-from workbench.memory.forget import PendingForget
+from workbench.memory.forget_record import PendingForget
 
 FILE_NAME = "forget-pending.json"  # in the user's data directory
 
