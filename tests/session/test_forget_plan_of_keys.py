@@ -129,3 +129,22 @@ async def test_a_forget_of_several_keys_cut_short_is_completed_whole_by_the_next
     assert holding(directory, [v["contoso"], "Billing"]) == {}
     assert "forget: completed the forget of 'customer', 'module'" in again.status.summary
     quit_(again)
+
+
+async def test_the_script_refuses_in_one_line_when_memory_changed_after_its_question(capsys):
+    from workbench.scripts import NOTHING_DONE, forget
+
+    session = host_session()
+    assert (await session.ask("support", "customer=Contoso")).result.ok
+    said: list[str] = []
+
+    def answer_yes_after_another_value_is_declared(question: str) -> bool:
+        session.transcript.said("support", "customer=Fabrikam")  # a holder now declares another value
+        return True
+
+    status = await forget(
+        lambda: session, "customer", ask=answer_yes_after_another_value_is_declared, as_json=False, say=said.append
+    )
+    assert status == NOTHING_DONE
+    assert said == ["memory changed since the forget of customer was asked: nothing was forgotten; forget again"]
+    assert [f.key for f in session.snapshot().facts] == ["customer"] and capsys.readouterr().out == ""
