@@ -30,6 +30,15 @@ def test_the_options_are_read_once_into_the_typed_parts(monkeypatch, tmp_path):
     assert not start.persist and start.redis is None
 
 
+def test_the_environment_is_read_once_from_the_one_given():
+    environ = {"OPENAI_API_KEY": KEY, "OPENAI_BASE_URL": "http://localhost:1/v1"}
+    start = StartConfig.read(parse(["--model", "m", "--embedding-model", "e"]), environ=environ)
+    assert (start.model.api_key, start.model.base_url) == (KEY, "http://localhost:1/v1")
+    assert (start.recall.api_key, start.recall.embedding_base_url) == (KEY, "http://localhost:1/v1")
+    with pytest.raises(ConfigError, match="OPENAI_API_KEY"):
+        StartConfig.read(parse(["--model", "m"]), environ={})  # not the process's
+
+
 def test_no_key_or_password_in_what_it_shows(monkeypatch):
     monkeypatch.setenv("OPENAI_API_KEY", KEY)
     monkeypatch.delenv("OPENAI_BASE_URL", raising=False)

@@ -11,7 +11,8 @@ and recall's keep theirs out, and the Redis URL (which may hold one) is left out
 from __future__ import annotations
 
 import argparse
-from collections.abc import Sequence
+import os
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -44,12 +45,16 @@ class StartConfig:
     agents: tuple[str, ...] = ()
 
     @classmethod
-    def read(cls, args: argparse.Namespace, *, model: ModelConfig | None = None) -> StartConfig:
+    def read(
+        cls, args: argparse.Namespace, *, model: ModelConfig | None = None, environ: Mapping[str, str] | None = None
+    ) -> StartConfig:
         """The options checked in today's order: the contract (ContractFileError), the model, recall and
-        the agent memory (ConfigError), each one line. `model`: one already read (the tests' own)."""
+        the agent memory (ConfigError), each one line; the model's and recall's variables read from one
+        copy of `environ` (default the process's). `model`: one already read (the tests' own)."""
+        env = dict(os.environ if environ is None else environ)
         contract = contract_config(args)
-        chat = model if model is not None else model_config(args)
-        recall = recall_config(args, chat)
+        chat = model if model is not None else model_config(args, env)
+        recall = recall_config(args, chat, env)
         agent_memory = agent_memory_config(args, chat)
         persist = getattr(args, "persist", None)
         path = getattr(args, "path", None)
@@ -117,7 +122,7 @@ class StartConfig:
         return ForgetJournal(data_dir() / FILE_NAME, stores) if stores else None
 
 
-def model_config(args: argparse.Namespace) -> ModelConfig:
+def model_config(args: argparse.Namespace, environ: Mapping[str, str] = os.environ) -> ModelConfig:
     return ModelConfig.from_options(
         model=args.model,
         base_url=args.base_url,
@@ -127,10 +132,13 @@ def model_config(args: argparse.Namespace) -> ModelConfig:
         azure_endpoint=args.azure_endpoint,
         api_version=args.api_version,
         max_tokens=args.max_tokens,
+        environ=environ,
     )
 
 
-def recall_config(args: argparse.Namespace, chat: ModelConfig | None = None) -> RecallConfig:
+def recall_config(
+    args: argparse.Namespace, chat: ModelConfig | None = None, environ: Mapping[str, str] = os.environ
+) -> RecallConfig:
     return RecallConfig.from_options(
         enabled=args.recall,
         store=args.recall_store,
@@ -139,6 +147,7 @@ def recall_config(args: argparse.Namespace, chat: ModelConfig | None = None) -> 
         base_url=args.base_url,
         on_demand=args.recall_on_demand,
         chat=chat,
+        environ=environ,
     )
 
 

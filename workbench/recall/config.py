@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -61,11 +62,13 @@ class RecallConfig:
         timeout: float = 60.0,
         on_demand: bool = False,
         chat: ModelConfig | None = None,
+        environ: Mapping[str, str] = os.environ,
     ) -> RecallConfig:
         """The embeddings server is --embedding-base-url, else the chat model's (--base-url or
         OPENAI_BASE_URL), else OpenAI; the key is OPENAI_API_KEY, as for the chat model. When the chat
         model is on Azure OpenAI, the embedding deployment (--embedding-model, else
-        AZURE_OPENAI_EMBEDDING_DEPLOYMENT_NAME) is on the same resource, signed in the same way."""
+        AZURE_OPENAI_EMBEDDING_DEPLOYMENT_NAME) is on the same resource, signed in the same way. `environ`:
+        the environment these are read from (default the process's)."""
         if store is not None and store != MEMORY_STORE and not is_connection_url(store):
             folder = Path(store).expanduser().parent
             if not folder.is_dir():  # a mistyped path made a tree of folders, in silence
@@ -78,7 +81,7 @@ class RecallConfig:
         if embedding_base_url and not embedding_model:
             raise ConfigError("--embedding-base-url needs --embedding-model: name the model that server serves")
         if chat is not None and chat.azure is not None and not embedding_base_url:
-            deployment = embedding_model or os.environ.get("AZURE_OPENAI_EMBEDDING_DEPLOYMENT_NAME") or None
+            deployment = embedding_model or environ.get("AZURE_OPENAI_EMBEDDING_DEPLOYMENT_NAME") or None
             if deployment is None:
                 return cls(enabled=enabled, store=store, timeout=timeout, on_demand=on_demand)
             check_deployment("--embedding-model", deployment)
@@ -88,9 +91,9 @@ class RecallConfig:
         url = (
             server_url(embedding_base_url, "--embedding-base-url")
             or server_url(base_url, "--base-url")
-            or server_url(os.environ.get("OPENAI_BASE_URL"), "OPENAI_BASE_URL")
+            or server_url(environ.get("OPENAI_BASE_URL"), "OPENAI_BASE_URL")
         )
-        api_key = os.environ.get("OPENAI_API_KEY") or None
+        api_key = environ.get("OPENAI_API_KEY") or None
         if api_key is None and url is None:
             raise ConfigError(
                 "OpenAI embeddings need a key: set OPENAI_API_KEY, or point --embedding-base-url at a local "

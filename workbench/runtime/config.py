@@ -7,6 +7,7 @@ import importlib.util
 import math
 import os
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from enum import StrEnum
 from urllib.parse import urlsplit
@@ -98,8 +99,9 @@ class ModelConfig:
         azure_endpoint: str | None = None,
         api_version: str | None = None,
         max_tokens: int = DEFAULT_MAX_TOKENS,
+        environ: Mapping[str, str] = os.environ,
     ) -> ModelConfig:
-        """Command-line options first, then OPENAI_BASE_URL and OPENAI_API_KEY from the environment.
+        """Command-line options first, then OPENAI_BASE_URL and OPENAI_API_KEY from `environ` (the process's).
 
         A live model is used only when a model (or an Azure endpoint) is named on the command line:
         a key in the environment alone never turns the built-in model into a billed one. Azure is
@@ -110,7 +112,7 @@ class ModelConfig:
         if max_tokens < 1:
             raise ConfigError("--max-tokens must be a whole number of tokens, 1 or more")
         chosen_format = WriterFormat(writer_format) if writer_format else None
-        if _wants_azure(model=model, base_url=base_url, azure_endpoint=azure_endpoint, api_version=api_version):
+        if _wants_azure(environ, model, base_url, azure_endpoint, api_version):
             if base_url:
                 raise ConfigError("--base-url and --azure-endpoint name two different servers: use one of them")
             azure = cls._azure(
@@ -120,17 +122,18 @@ class ModelConfig:
                 api_version=api_version,
                 timeout=timeout,
                 writer_format=chosen_format,
+                env=environ,
             )
             return replace(azure, max_tokens=max_tokens)
         given = server_url(base_url, "--base-url")
         if model is None:  # the built-in model: OPENAI_BASE_URL is not read
             if writer_model:
                 raise ConfigError("--writer-model needs --model: name the agents' model too")
-            if given and given != os.environ.get("OPENAI_BASE_URL", "").strip():
+            if given and given != environ.get("OPENAI_BASE_URL", "").strip():
                 raise ConfigError(f"--base-url {quoted(given, 120)} needs --model: name the model that server serves")
             return cls(timeout=timeout, writer_format=chosen_format, max_tokens=max_tokens)
-        base_url = given or server_url(os.environ.get("OPENAI_BASE_URL"), "OPENAI_BASE_URL")
-        api_key = os.environ.get("OPENAI_API_KEY") or None
+        base_url = given or server_url(environ.get("OPENAI_BASE_URL"), "OPENAI_BASE_URL")
+        api_key = environ.get("OPENAI_API_KEY") or None
         if api_key is None and base_url is None:
             raise ConfigError(
                 "the OpenAI API needs a key: set OPENAI_API_KEY, or point --base-url (or OPENAI_BASE_URL) "
@@ -156,14 +159,15 @@ class ModelConfig:
         api_version: str | None,
         timeout: float,
         writer_format: WriterFormat | None,
+        env: Mapping[str, str],
     ) -> ModelConfig:
-        endpoint = _azure_endpoint(endpoint if endpoint is not None else os.environ.get("AZURE_OPENAI_ENDPOINT"))
-        if os.environ.get("AZURE_OPENAI_BASE_URL"):
+        endpoint = _azure_endpoint(endpoint if endpoint is not None else env.get("AZURE_OPENAI_ENDPOINT"))
+        if env.get("AZURE_OPENAI_BASE_URL"):
             raise ConfigError(
                 "AZURE_OPENAI_BASE_URL is set as well as the Azure endpoint: unset it; workbench takes the "
                 "resource endpoint from --azure-endpoint or AZURE_OPENAI_ENDPOINT"
             )
-        deployment = model or os.environ.get("AZURE_OPENAI_DEPLOYMENT_NAME") or None
+        deployment = model or env.get("AZURE_OPENAI_DEPLOYMENT_NAME") or None
         if deployment is None:
             raise ConfigError(
                 "Azure OpenAI needs a deployment: pass --model DEPLOYMENT or set AZURE_OPENAI_DEPLOYMENT_NAME "
@@ -172,13 +176,13 @@ class ModelConfig:
         check_deployment("--model", deployment)
         if writer_model is not None:
             check_deployment("--writer-model", writer_model)
-        api_key = os.environ.get("AZURE_OPENAI_API_KEY") or None
+        api_key = env.get("AZURE_OPENAI_API_KEY") or None
         if api_key is None and not entra_id_available():
             raise ConfigError(
                 "Azure OpenAI needs a key or an Entra ID sign-in: set AZURE_OPENAI_API_KEY, or install "
                 f"azure-identity ({AZURE_EXTRA}) and sign in (az login) for DefaultAzureCredential"
             )
-        version = api_version or os.environ.get("AZURE_OPENAI_API_VERSION") or DEFAULT_AZURE_API_VERSION
+        version = api_version or env.get("AZURE_OPENAI_API_VERSION") or DEFAULT_AZURE_API_VERSION
         return cls(
             model=deployment,
             writer_model=writer_model,
@@ -211,13 +215,13 @@ def check_deployment(option: str, name: str) -> str:
 
 
 def _wants_azure(
-    *, model: str | None, base_url: str | None, azure_endpoint: str | None, api_version: str | None
+    env: Mapping[str, str], model: str | None, base_url: str | None, azure_endpoint: str | None, api_version: str | None
 ) -> bool:
     """An Azure option on the command line; or a model with AZURE_OPENAI_ENDPOINT and no OpenAI key or server."""
     if azure_endpoint is not None or api_version is not None:
         return True
-    openai_signals = (base_url, os.environ.get("OPENAI_BASE_URL"), os.environ.get("OPENAI_API_KEY"))
-    return model is not None and bool(os.environ.get("AZURE_OPENAI_ENDPOINT")) and not any(openai_signals)
+    openai_signals = (base_url, env.get("OPENAI_BASE_URL"), env.get("OPENAI_API_KEY"))
+    return model is not None and bool(env.get("AZURE_OPENAI_ENDPOINT")) and not any(openai_signals)
 
 
 def server_url(url: str | None, name: str) -> str | None:
