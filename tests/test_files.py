@@ -9,7 +9,7 @@ import sys
 
 import pytest
 
-from workbench.files import FolderLock, FolderRefused, InUse, private_dir, private_tree
+from workbench.files import FolderLock, FolderRefused, InUse, PrivateFiles, private_dir, private_tree
 
 
 def mode(path) -> int:
@@ -78,3 +78,21 @@ def test_a_lock_goes_with_the_process_that_held_it(tmp_path):
         process.kill()
         process.wait()
     FolderLock(path, "it").release()  # taken once its holder is gone, however it ended
+
+
+def test_a_umask_loosened_while_private_files_are_held_is_tightened_again_by_the_next_holder(tmp_path):
+    """Code of the user's in this process (an agent, its framework) may set the umask while a store
+    holds PrivateFiles: the next store to open tightens it again, and the last to close restores it."""
+    before = os.umask(0o022)
+    try:
+        with PrivateFiles.held():
+            assert os.umask(0o027) == 0o077  # held; then loosened by code that is not the workbench's
+            with PrivateFiles.held():
+                assert os.umask(0o077) == 0o077  # tightened again: what it creates now is user-only
+                descriptor = os.open(tmp_path / "made", os.O_WRONLY | os.O_CREAT, 0o666)
+                os.close(descriptor)
+            assert os.umask(0o077) == 0o077  # one holder left: still tight
+        assert os.umask(0o022) == 0o027  # the last let go: the umask that code chose, never looser
+        assert mode(tmp_path / "made") == 0o600
+    finally:
+        os.umask(before)

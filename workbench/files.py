@@ -249,7 +249,10 @@ class PrivateFiles:
     are the same. The umask is the one control of the mode such a file is created with. POSIX keeps
     it per process, so while a DuckDB store is open every file this process creates is user-only:
     the product's rule for every file it writes anyway. The umask is only ever tightened, never
-    loosened, and restored when the last holder lets go; nothing else in workbench changes it."""
+    loosened, and restored when the last holder lets go; nothing else in workbench changes it. Code
+    of the user's running in this process (their agents, their frameworks) may: each acquire checks it
+    again, and one loosened meanwhile is tightened again, and is what the last release restores (the
+    umask that code chose, not the one before it)."""
 
     _lock = threading.Lock()
     _holders = 0
@@ -258,9 +261,10 @@ class PrivateFiles:
     @classmethod
     def acquire(cls) -> None:
         with cls._lock:
-            if cls._holders == 0:
-                cls._saved = os.umask(0o077)
-                os.umask(cls._saved | 0o077)
+            current = os.umask(0o077)  # reading it sets it: never looser than 0o077 in between
+            if cls._holders == 0 or current & 0o077 != 0o077:
+                cls._saved = current  # the first holder's, or one set since by code that is not the workbench's
+            os.umask(current | 0o077)
             cls._holders += 1
 
     @classmethod

@@ -93,7 +93,10 @@ def test_a_forget_over_your_agents_is_recorded_even_before_the_data_folder_exist
         await session.ask("triage", "customer=Contoso")
         return await session.forget("customer")
 
-    report = asyncio.run(story())
+    try:
+        report = asyncio.run(story())
+    finally:
+        session.close()  # the quit: its agents' folders are unlocked and the process umask is its own again
     assert report.failures == {} and report.removed["triage: FileHistoryProvider"] == 1
     assert not (data / "forget-pending.json").exists() and data.is_dir()
 
@@ -199,7 +202,10 @@ def test_with_model_your_agents_answer_on_it_and_the_window_and_header_say_so(ex
             for name in ("triage", "notes"):
                 assert (await session.runtime.ask(name, f"customer=Contoso-{name}")).ok
 
-        asyncio.run(story())
+        try:
+            asyncio.run(story())
+        finally:
+            session.close()
         asked = [r["model"] for r in server.requests]
     label = f"smollm2 @ {server.base_url.split('//')[1].split('/')[0]}"
     assert asked and set(asked) == {"smollm2"}
