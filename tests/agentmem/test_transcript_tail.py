@@ -25,8 +25,12 @@ POOL = [
 
 def saved(folder: Path, provider: type[FileHistoryProvider], batches: list[list[int]]) -> bytes:
     history = provider(folder)
-    for batch in batches:
-        asyncio.run(history.save_messages("s", [POOL[i] for i in batch]))
+
+    async def save() -> None:  # one event loop for the example's batches, each saved after the one before
+        for batch in batches:
+            await history.save_messages("s", [POOL[i] for i in batch])
+
+    asyncio.run(save())
     path = next(folder.glob("*.jsonl"), None)
     return path.read_bytes() if path else b""
 
