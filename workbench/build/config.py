@@ -1,7 +1,9 @@
 """The start configuration: what a start asks for, read once from the parsed command line, the environment
 (OPENAI_*, AZURE_OPENAI_*, WORKBENCH_RECALL_POSTGRES, read by the model's and recall's configurations with
-their precedence: an option first) and `workbench.toml` (the contract), checked in one place (`read`), one
-line for what is wrong (ContractFileError, ConfigError: `workbench` exits 2 before any command runs).
+their precedence: an option first) and `workbench.toml` (read once: its contract, and its `[start]` table's
+options where neither the command line nor the environment gives them: `workbench.build.start_file`),
+checked in one place (`read`), one line for what is wrong (ContractFileError, ConfigError: `workbench` exits
+2 before any command runs).
 
 A frozen dataclass, not a pydantic model: `workbench` checks it before its window opens, and pydantic costs
 0.15-0.25 s to import on this machine (the window opens without it: tests/test_layers.py), while every value
@@ -19,9 +21,10 @@ from typing import TYPE_CHECKING
 
 from workbench.agentmem.config import AgentMemoryConfig
 from workbench.recall.config import RecallConfig
-from workbench.runtime.config import Mode, ModelConfig, WriterKind
+from workbench.runtime.config import ConfigError, Mode, ModelConfig, WriterKind
 
 if TYPE_CHECKING:
+    from workbench.contract_file import WorkbenchFile
     from workbench.memory.contract import Contract
     from workbench.persist.journal import ForgetJournal
 
@@ -43,6 +46,8 @@ class StartConfig:
     writer: WriterKind | None = None
     path: Path | None = None
     agents: tuple[str, ...] = ()
+    # Where the model was named when not on the command line: the file's `[start]` (said in the window).
+    model_from: str | None = None
 
     @classmethod
     def read(
@@ -50,12 +55,24 @@ class StartConfig:
     ) -> StartConfig:
         """The options checked in today's order: the contract (ContractFileError), the model, recall and
         the agent memory (ConfigError), each one line; the model's and recall's variables read from one
-        copy of `environ` (default the process's). `model`: one already read (the tests' own)."""
+        copy of `environ` (default the process's), and workbench.toml read once: its contract, and its
+        `[start]` options where the command line leaves one out and no variable stands for it (then a
+        ConfigError names them and the file). `model`: one already read (the tests' own)."""
+        from workbench.build.start_file import applied
+
         env = dict(os.environ if environ is None else environ)
-        contract = contract_config(args)
-        chat = model if model is not None else model_config(args, env)
-        recall = recall_config(args, chat, env)
-        agent_memory = agent_memory_config(args, chat)
+        file = workbench_file(args)
+        contract = contract_config(args, file)
+        given, where = applied(args, file, env)
+        args = argparse.Namespace(**{**vars(args), **given})
+        try:
+            chat = model if model is not None else model_config(args, env)
+            recall = recall_config(args, chat, env)
+            agent_memory = agent_memory_config(args, chat)
+        except ConfigError as exc:
+            if not given:
+                raise
+            raise ConfigError(f"{exc} (with {', '.join(given)} from {where})") from None
         persist = getattr(args, "persist", None)
         path = getattr(args, "path", None)
         return cls(
@@ -69,6 +86,7 @@ class StartConfig:
             writer=WriterKind(chosen) if (chosen := getattr(args, "writer", None)) else None,
             path=Path(path) if path is not None else None,
             agents=tuple(getattr(args, "agents", None) or ()),
+            model_from=where if "model" in given and model is None else None,
         )
 
     @classmethod
@@ -123,16 +141,18 @@ class StartConfig:
 
 
 def model_config(args: argparse.Namespace, environ: Mapping[str, str] = os.environ) -> ModelConfig:
+    """The model's options; --timeout and --max-tokens left out (None: the parser gives no default, so
+    that workbench.toml can) are the model's defaults."""
+    bounds = {name: value for name in ("timeout", "max_tokens") if (value := getattr(args, name, None)) is not None}
     return ModelConfig.from_options(
         model=args.model,
         base_url=args.base_url,
         writer_model=args.writer_model,
-        timeout=args.timeout,
         writer_format=args.writer_format,
         azure_endpoint=args.azure_endpoint,
         api_version=args.api_version,
-        max_tokens=args.max_tokens,
         environ=environ,
+        **bounds,
     )
 
 
@@ -140,7 +160,7 @@ def recall_config(
     args: argparse.Namespace, chat: ModelConfig | None = None, environ: Mapping[str, str] = os.environ
 ) -> RecallConfig:
     return RecallConfig.from_options(
-        enabled=args.recall,
+        enabled=bool(args.recall),  # None: not given
         store=args.recall_store,
         embedding_model=args.embedding_model,
         embedding_base_url=args.embedding_base_url,
@@ -162,12 +182,20 @@ def agent_memory_config(args: argparse.Namespace, chat: ModelConfig) -> AgentMem
     )
 
 
-def contract_config(args: argparse.Namespace) -> Contract:
-    """The run's contract from --config (or a workbench.toml beside PATH's agents, else in the current
-    folder) and --keys; ContractFileError, one line naming the file or the option, when it declares none
-    that can be used."""
-    from workbench.contract_file import declared_contract
+def workbench_file(args: argparse.Namespace) -> WorkbenchFile:
+    """The run's workbench.toml, parsed: --config's, else the one beside PATH's agents, else the current
+    folder's (ContractFileError, one line naming it, when it cannot be read or is not TOML)."""
+    from workbench.contract_file import workbench_file as parsed
 
     path = getattr(args, "path", None)
     folders = [] if path is None else [Path(path) if Path(path).is_dir() else Path(path).parent]
-    return declared_contract(getattr(args, "config", None), getattr(args, "keys", None), [*folders, Path.cwd()])
+    return parsed(getattr(args, "config", None), [*folders, Path.cwd()])
+
+
+def contract_config(args: argparse.Namespace, file: WorkbenchFile | None = None) -> Contract:
+    """The run's contract from workbench.toml (`file`, default `workbench_file(args)`) and --keys;
+    ContractFileError, one line naming the file or the option, when it declares none that can be used."""
+    from workbench.contract_file import declared_contract
+
+    file = workbench_file(args) if file is None else file
+    return declared_contract(getattr(args, "config", None), getattr(args, "keys", None), file=file)

@@ -14,7 +14,7 @@ from workbench.cli.lab import run_drift_command, run_qualify_command
 from workbench.cli.output import say
 from workbench.cli.parser import parse
 from workbench.cli.scripted import forget_words, run_script_command
-from workbench.cli.start import build_app, load
+from workbench.cli.start import build_app, load, named_in_file
 from workbench.cli.stores import unfinished_forget
 from workbench.heap import release_collections
 from workbench.loading import Loaded, LoadFailed
@@ -54,6 +54,8 @@ def _main(args: argparse.Namespace, agents: Sequence[object], logged: LibraryLog
         return config
     if args.command is not None:
         release_collections()
+        if line := named_in_file(config):  # the window's notice says it for the TUI
+            say(args.command, line)
     if args.command == "drift":
         for flow in found.workflows:
             say("drift", f"workflow {flow.label} ({flow.source}) left out: the drift lab runs agents, not workflows")

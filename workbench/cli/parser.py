@@ -113,9 +113,11 @@ PATH_HELP = (
 
 def add_model_options(parser: argparse.ArgumentParser, *, with_defaults: bool = True) -> None:
     group = parser.add_argument_group("model (default: the built-in scripted model, no network)")
-    # Subcommands leave the default out, so an option given before the subcommand is not overwritten.
-    timeout_default: dict[str, Any] = {"default": 120.0} if with_defaults else {}
-    tokens_default: dict[str, Any] = {"default": DEFAULT_MAX_TOKENS} if with_defaults else {}
+    # No default (None) where workbench.toml's [start] may give one: the start configuration applies the
+    # file's, else the default (`workbench.build.config`). Subcommands leave the default out, so an option
+    # given before the subcommand is not overwritten.
+    timeout_default: dict[str, Any] = {"default": None} if with_defaults else {}
+    tokens_default: dict[str, Any] = {"default": None} if with_defaults else {}
     group.add_argument("--model", help="a model on an OpenAI-compatible server; without it the built-in model runs")
     group.add_argument("--base-url", help="the server's /v1 URL (default: OPENAI_BASE_URL, else OpenAI)")
     group.add_argument("--writer-model", help="a separate model for the writer (default: --model)")
@@ -152,9 +154,13 @@ def add_model_options(parser: argparse.ArgumentParser, *, with_defaults: bool = 
 
 def add_recall_options(parser: argparse.ArgumentParser) -> None:
     group = parser.add_argument_group("recall: retrieved chat-history memory (seed 004), off by default")
+    # Not given: None, then workbench.toml's [start] recall, else off (a command's parser gives nothing, so
+    # that the option given before the command stays).
+    unset: dict[str, Any] = {} if parser.argument_default == argparse.SUPPRESS else {"default": None}
     group.add_argument(
         "--recall",
         action="store_true",
+        **unset,
         help="store every message with its embedding and recall the most similar ones into each request",
     )
     group.add_argument(

@@ -74,12 +74,23 @@ def build_app(
     return WorkbenchApp(
         start=session_start(args, start, loaded, workflows, not_loaded),
         agents=names or None,
-        notice="\n".join(line for line in (found.notice(), on_your_model(start.model, found)) if line) or None,
+        notice="\n".join(
+            line for line in (found.notice(), named_in_file(start), on_your_model(start.model, found)) if line
+        )
+        or None,
         labels=labels,
         hints=hints,
         workflows={flow.name: [agent.name for agent in flow.agents] for flow in workflows},
         logged=logged,
     )
+
+
+def named_in_file(start: StartConfig) -> str | None:
+    """Where the model came from when workbench.toml's [start] named it, not the command line: a model
+    named there is a model run (and billed), so the window says which file named it."""
+    if start.model_from is None:
+        return None
+    return f"the model {start.model.model} is named in {start.model_from}; --model on the command line comes first"
 
 
 def on_your_model(config: ModelConfig, found: Loaded) -> str | None:

@@ -51,14 +51,15 @@ def open_left_out(args: argparse.Namespace, config: ModelConfig | StartConfig) -
     and said; or, when it cannot be (Mem0 needs its models; one agent memory runs at a time), the one
     line refusing the start, naming the options it needs. Returns what was opened too, and the refusal."""
     opened: list[str] = []
+    chosen = StartConfig.of(args, config).agent_memory.kind  # --agent-memory's, or workbench.toml's
     for what, options in stores_left_out(args, config):
         kind = options.removeprefix("--agent-memory ")
         if options == "--persist":
             args.persist = True
-        elif kind != options and kind != MEM0 and args.agent_memory is None:
-            args.agent_memory = kind
+        elif kind != options and kind != MEM0 and chosen is None:
+            args.agent_memory = chosen = kind
         else:
-            runs = args.agent_memory
+            runs = chosen
             given = f" (one agent memory at a time: --agent-memory {runs} runs)" if runs else ""
             need = f"{options} --model ... --embedding-model ..." if kind == MEM0 else options
             return opened, (
