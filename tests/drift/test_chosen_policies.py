@@ -34,9 +34,9 @@ async def test_only_the_chosen_policies_are_built(monkeypatch):
 
     built: list[list[str]] = []
 
-    def recording(infos, agent, contract):
+    def recording(infos, *rest):
         built.append([info.name for info in infos])
-        return real(infos, agent, contract)
+        return real(infos, *rest)
 
     monkeypatch.setattr("workbench.drift.catalog.build_agent_memory_policies", recording)
     await run_drift(SCRIPTED, policies=["full"])

@@ -18,17 +18,34 @@ DIRECTORY_NAME = "agent-memory"
 
 
 @dataclass(frozen=True)
+class LabRow:
+    """An agent memory's row in the drift lab (`workbench drift`): its policy's name, title and what it keeps, as
+    the report shows them, and what a run needs to run it honestly (a live model that extracts its memories and
+    --embedding-model to find them, as Mem0; the framework's extracted memory, which a framework that retired
+    it lacks). The lab makes the memory with its choice's `make`, over a temporary folder of its own
+    (`workbench.drift.agentmem_policy`), one row per choice that has one, in the table's order."""
+
+    name: str
+    title: str
+    keeps: str
+    needs_embedding_model: bool = False
+    needs_extracted_memory: bool = False
+
+
+@dataclass(frozen=True)
 class AgentMemoryChoice:
     """One of `--agent-memory`'s choices: its name (the option's value, and its folder's under
     --agent-memory-dir), its words in --help, whether it offers the model functions (a live model then
     needs the framework's function-invocation loop), and how it is made over its folder (`make`, its
-    modules loaded only then) and checked before anything runs (`check`: ConfigError, one line)."""
+    modules loaded only then) and checked before anything runs (`check`: ConfigError, one line); `lab`: its row
+    in the drift lab, if it has one (a model that calls functions is then needed as `calls_functions` says)."""
 
     name: str
     help: str
     make: Callable[[AgentMemoryConfig, Path], AgentMemory | None]
     calls_functions: bool = False
     check: Callable[[ModelConfig | None, str | None, str | None], Mem0Config | None] | None = None
+    lab: LabRow | None = None
 
 
 def over_folder(module: str, name: str) -> Callable[[AgentMemoryConfig, Path], AgentMemory]:
@@ -69,8 +86,9 @@ def _mem0_checked(chat: ModelConfig | None, embedding_model: str | None, embeddi
     )
 
 
-# The agent memories, listed once: --agent-memory's choices and help, the app's build (`AgentMemoryConfig`)
-# and the stores a script reaches (`workbench.cli.stores`) read them. Adding one: its module, and a line here.
+# The agent memories, listed once: --agent-memory's choices and help, the app's build (`AgentMemoryConfig`),
+# the stores a script reaches (`workbench.cli.stores`) and the drift lab's rows (a choice's `lab`) read them.
+# Adding one: its module, and a line here.
 AGENT_MEMORIES = {
     choice.name: choice
     for choice in (
@@ -80,6 +98,12 @@ AGENT_MEMORIES = {
             "calls functions)",
             over_folder("workbench.agentmem.files", "FileMemory"),
             calls_functions=True,
+            lab=LabRow(
+                "memory_files",
+                "model-written memory files",
+                "the files the model writes with file_memory_* functions (FileMemoryProvider), their index in each "
+                "request; the product's forget rewrites or deletes every file holding a forgotten value",
+            ),
         ),
         AgentMemoryChoice(
             "extracted",
@@ -87,6 +111,14 @@ AGENT_MEMORIES = {
             "extracted memory, which it retires after 2026-12-31)",
             over_folder("workbench.agentmem.extracted", "ExtractedMemory"),
             check=_extracted_available,
+            lab=LabRow(
+                "extracted",
+                "extracted memory",
+                "topic memories an extraction prompt writes after each turn (the framework's extracted memory): "
+                "MEMORY.md and up to three matching topic files in each request; the product's forget rewrites its "
+                "files. Its extraction calls are memory calls",
+                needs_extracted_memory=True,
+            ),
         ),
         AgentMemoryChoice(
             "mem0",
@@ -94,6 +126,14 @@ AGENT_MEMORIES = {
             '--embedding-model and pip install "agent-memory-workbench[mem0]")',
             _mem0,
             check=_mem0_checked,
+            lab=LabRow(
+                "mem0",
+                "Mem0",
+                "the memories the model extracts each turn into Mem0 (mem0ai, local), the relevant ones in each "
+                "request; the product's forget deletes them through Mem0. Mem0's own model calls are memory calls, "
+                "its embeddings requests embeddings calls",
+                needs_embedding_model=True,
+            ),
         ),
     )
 }

@@ -59,11 +59,11 @@ def _lengths(text: str) -> tuple[int, ...]:
         raise argparse.ArgumentTypeError(str(exc)) from None
 
 
-# Mirrors the names of workbench.drift.POLICIES for --policies' help, before the lab is loaded;
-# tests/drift/test_cli.py checks that the two agree.
+# Mirrors the names of workbench.drift.POLICIES for --policies' help, before the lab is loaded: the lab's own,
+# then the agent memories' rows, from their table; tests/drift/test_cli.py checks that the two agree.
 POLICY_NAMES = (
-    *("full", "window", "summary", "facts", "compaction", "recall", "recall_purged"),
-    *("persisted", "memory_files", "extracted", "mem0"),
+    *("full", "window", "summary", "facts", "compaction", "recall", "recall_purged", "persisted"),
+    *(choice.lab.name for choice in AGENT_MEMORIES.values() if choice.lab is not None),
 )
 
 

@@ -9,9 +9,9 @@ from agent_framework import Agent, CompactionProvider, ContextProvider, InMemory
 
 from workbench.agentmem.mem0_config import Mem0Config
 from workbench.drift.agentmem_policy import build_agent_memory_policies
-from workbench.drift.mem0_policy import build_mem0_policy
 from workbench.drift.persisted_policy import PersistedHistoryPolicy
 from workbench.drift.policies import (
+    AGENT_MEMORY_ROWS,
     POLICIES,
     SUMMARIZER_INSTRUCTIONS,
     WINDOW_TURNS,
@@ -121,10 +121,9 @@ class _BuiltIn:
             ),
             (("persisted",), each(lambda info: PersistedHistoryPolicy(info, self.agent, self.contract))),
             (
-                ("memory_files", "extracted"),
-                lambda infos: build_agent_memory_policies(infos, self.agent, self.contract),
+                AGENT_MEMORY_ROWS,  # those of `workbench.agentmem.config.AGENT_MEMORIES`, in its order
+                lambda infos: build_agent_memory_policies(infos, self.agent, self.contract, self.mem0),
             ),
-            (("mem0",), each(lambda info: build_mem0_policy(info, self.agent, self.mem0, self.contract))),
         ]
 
     def agent(self, name: str, providers: list[ContextProvider], instructions: str, purpose: str = "agent") -> Agent:
