@@ -131,3 +131,19 @@ def _state_files_closed(monkeypatch):
     yield
     for state in opened:
         state.close()
+
+
+@pytest.fixture(autouse=True)
+def _private_files_let_go():
+    """Every `PrivateFiles` hold a test took (a recall store, a lock on an agents' folder) is let go when
+    it ends, as a quit lets go. One left to the garbage collector kept the process umask tight for the
+    tests after it in its worker, and a test that set a loose umask of its own to check its files are
+    user-only anyway then passed or failed with the tests before it (a store in a reference cycle is
+    finalised only by a full collection, which may not come for many tests). The test that leaves one
+    held fails, by name."""
+    from workbench.files import PrivateFiles
+
+    before = PrivateFiles._holders
+    yield
+    left = PrivateFiles._holders - before
+    assert left == 0, f"the test left PrivateFiles held {left} more time(s): close what it opened"

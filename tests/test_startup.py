@@ -210,8 +210,10 @@ async def test_the_recall_file_opened_and_locked_before_the_window_is_the_one_th
     app = build_app(args, model_config(args))
     assert path.exists() and path.with_name("recall.duckdb.lock").read_text() == f"{os.getpid():>10}\n"
     assert app._start is not None
-    runtime = app._start().runtime
+    session = app._start()
+    runtime = session.runtime
     assert (await runtime.ask("support", "customer=Contoso")).ok
     assert runtime.recall is not None
     (stored,) = await runtime.recall.held()
     assert "customer=Contoso" in stored.content and stored.description.startswith("2 stored message(s)")
+    await session.aclose()  # the quit: the file closed, then its lock let go (the suite checks PrivateFiles)

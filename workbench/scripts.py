@@ -108,10 +108,13 @@ class Stopped(Exception):
 
 async def _started(start: Start, say: Say) -> SessionController:
     """The session, after the forget a crash cut short (if the journal records one) is completed."""
+    session: SessionController | None = None
     try:
         session = start()
         completed = await completing if (completing := session.start()) is not None else None
     except Exception as exc:
+        if session is not None:
+            await session.aclose()  # what its start opened is let go: the command ends here
         first = next((line.strip() for line in str(exc).splitlines() if line.strip()), "")
         raise Stopped(clip(f"could not start: {type(exc).__name__}: {first}", LINE_CHARS)) from exc
     if completed is not None:
@@ -125,7 +128,7 @@ async def remembered(start: Start, *, as_json: bool, say: Say) -> int:
     try:
         return await _remembered(session, as_json=as_json)
     finally:
-        session.close()
+        await session.aclose()
 
 
 async def _remembered(session: SessionController, *, as_json: bool) -> int:
@@ -155,7 +158,7 @@ async def forget(start: Start, key: str | None, *, ask: Ask | None, as_json: boo
     try:
         return await _forget(session, key, ask=ask, as_json=as_json, say=say)
     finally:
-        session.close()
+        await session.aclose()
 
 
 async def _forget(session: SessionController, key: str | None, *, ask: Ask | None, as_json: bool, say: Say) -> int:

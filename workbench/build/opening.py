@@ -20,7 +20,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from functools import partial
-from typing import TYPE_CHECKING, TypeVar
+from typing import TYPE_CHECKING, Protocol, TypeVar
 
 from workbench.files import FolderLock, OthersFolderLock, lock_holder, private_dir
 from workbench.text import clip, visible
@@ -43,6 +43,14 @@ class StartFailed(Exception):
     """What could not be opened and why, in one line of visible text."""
 
 
+class Recall(Protocol):
+    """Recall as the runtime runs it, or its store: closed in the loop that used it, or without one."""
+
+    async def close(self) -> None: ...
+
+    def close_now(self) -> None: ...
+
+
 @dataclass
 class Opened:
     """What a start opened, for the runtime's build: held (and locked) until `close` or exit."""
@@ -50,16 +58,46 @@ class Opened:
     persisted: PersistedSessions | None = None
     recall_store: RecallStore | None = None  # a DuckDB store opened here; None: the config's own
     locks: list[FolderLock] = field(default_factory=list)
+    recall: Recall | None = None  # what the runtime built over it: closes a store the config made too
 
     def close(self) -> None:
         """Let another process open them (the process ending does the same, but leaves the persisted
-        state in SQLite's log). Once: a second call does nothing."""
-        persisted, self.persisted = self.persisted, None
-        locks, self.locks = self.locks, []
-        if persisted is not None:
-            persisted.close()
-        for lock in locks:
-            lock.release()
+        state in SQLite's log): the persisted sessions' last save, the recall store as far as it closes
+        without an event loop (a DuckDB file: `RecallStore.close_now`), then the locks (the recall
+        file's among them). Once: a second call does nothing."""
+        persisted, recall, locks = self._taken()
+        try:
+            if persisted is not None:
+                persisted.close()
+        finally:
+            try:
+                if recall is not None:
+                    recall.close_now()
+            finally:
+                _release(locks)
+
+    async def aclose(self) -> None:
+        """As `close`, with the recall store closed in the session's loop (a PostgreSQL pool too)."""
+        persisted, recall, locks = self._taken()
+        try:
+            if persisted is not None:
+                persisted.close()
+        finally:
+            try:
+                if recall is not None:
+                    await recall.close()
+            finally:
+                _release(locks)
+
+    def _taken(self) -> tuple[PersistedSessions | None, Recall | None, list[FolderLock]]:
+        taken = self.persisted, self.recall or self.recall_store, self.locks
+        self.persisted, self.recall, self.recall_store, self.locks = None, None, None, []
+        return taken
+
+
+def _release(locks: list[FolderLock]) -> None:
+    for lock in locks:
+        lock.release()
 
 
 def open_for_start(

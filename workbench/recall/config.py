@@ -20,7 +20,6 @@ if TYPE_CHECKING:
     from workbench.recall.setup import RecallSetup
     from workbench.recall.store import RecallStore
     from workbench.runtime.calls import CallLog
-    from workbench.runtime.memories import AgentMemory
     from workbench.runtime.remembered import HeldItem
     from workbench.runtime.view import RecalledMessage
 
@@ -135,7 +134,7 @@ class RecallConfig:
             logged_embedder(embedder, calls)
         return RecallSetup(store, embedder, on_demand=self.on_demand)
 
-    def memory(self, calls: CallLog | None = None, *, store: RecallStore | None = None) -> AgentMemory:
+    def memory(self, calls: CallLog | None = None, *, store: RecallStore | None = None) -> RecallSetup | DeferredRecall:
         """Recall for the runtime: built now when it is on, else at its first use (`DeferredRecall`)."""
         return self.build(calls, store=store) if self.enabled or store is not None else DeferredRecall(self, calls)
 
@@ -199,3 +198,12 @@ class DeferredRecall:
 
     async def erase(self, plan: ForgetPlan) -> int:
         return await self.built.erase(plan)
+
+    async def close(self) -> None:
+        """The session ends: the store closed, if it was built (nothing is built to close it)."""
+        if self._built is not None:
+            await self._built.close()
+
+    def close_now(self) -> None:
+        if self._built is not None:
+            self._built.close_now()

@@ -16,6 +16,7 @@ class PrivateDuckDBStore(RecallDuckDBStore):
     def __init__(self, connection: duckdb.DuckDBPyConnection) -> None:
         PrivateFiles.acquire()
         self._private = True
+        self._own_connection = connection
         try:
             super().__init__(client=connection)
         except BaseException:
@@ -29,6 +30,15 @@ class PrivateDuckDBStore(RecallDuckDBStore):
         if self._private:
             self._private = False
             PrivateFiles.release()
+
+    def close_now(self) -> None:
+        """Closed without an event loop, when no operation runs on it (a session closed by its sync
+        `close`, a start that failed after opening it): the connection closed and `PrivateFiles` let go.
+        Closing the connection again (`aclose`) does nothing."""
+        try:
+            self._own_connection.close()
+        finally:
+            self._release()
 
     async def aclose(self) -> None:
         try:

@@ -139,3 +139,12 @@ class RecallSetup:
         if not self._reachable():
             return 0
         return (await self.store.erase(plan, self.search_scope)).records
+
+    async def close(self) -> None:
+        """The session ends: its store closed (once an operation running on it is done)."""
+        await self.store.close()
+
+    def close_now(self) -> None:
+        """The session ends without an event loop: its store closed as far as it can be without one
+        (`RecallStore.close_now`)."""
+        self.store.close_now()

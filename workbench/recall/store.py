@@ -13,7 +13,7 @@ import re
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Sequence
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
-from typing import Any, Protocol, cast
+from typing import Any, Protocol, cast, runtime_checkable
 
 from agent_framework import BaseVectorCollection, BaseVectorSearch, BaseVectorStore, Filter, FilterGroup
 
@@ -24,6 +24,13 @@ from workbench.runtime.failures import MemoryUnavailable
 
 COLLECTION_PREFIX = "recall_"
 _COLLECTION_NAME = re.compile(rf"^{COLLECTION_PREFIX}(?P<embedder>[a-z0-9_]+)_(?P<dimensions>\d+)$")
+
+
+@runtime_checkable
+class _ClosesNow(Protocol):
+    """A store closed without an event loop (`workbench.recall.duckdb_private.PrivateDuckDBStore`)."""
+
+    def close_now(self) -> None: ...
 
 
 class Backend(Protocol):
@@ -330,6 +337,15 @@ class RecallStore:
                 self._use(await self.backend.erase_deleted(self._vector_store(), names))
                 self._ready.clear()
             return Purge(count, len(by_collection))
+
+    def close_now(self) -> None:
+        """Closed without an event loop, when no operation runs on it (`workbench.build.opening.Opened.close`):
+        a DuckDB file let go now; a server's pool only by `close`, awaited in the loop that used it."""
+        store = self._store
+        if isinstance(store, _ClosesNow):
+            self._scanned = None
+            self._use(None)
+            store.close_now()
 
     async def close(self) -> None:
         async with self._lock:

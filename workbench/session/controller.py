@@ -109,7 +109,7 @@ class SessionController:
         self._applied_unfinished: set[str] = set()
         self._listeners: list[Listener] = []
         self._unsubscribe = runtime.subscribe(self._settled)
-        self._closing: list[Callable[[], None]] = []
+        self._closing: list[tuple[Callable[[], None], Callable[[], Awaitable[None]] | None]] = []
 
     @property
     def holders(self) -> tuple[Holder, ...]:
@@ -269,16 +269,28 @@ class SessionController:
         (or nothing is kept on disk). A quit that finds something asks before it goes."""
         return self._saving.save_again() if self._saving is not None else None
 
-    def on_close(self, close: Callable[[], None]) -> None:
-        """Call `close` when the session closes (what the start opened for it: the state file, locks)."""
-        self._closing.append(close)
+    def on_close(self, close: Callable[[], None], aclose: Callable[[], Awaitable[None]] | None = None) -> None:
+        """Call `close` when the session closes (what the start opened for it: the state file, the recall
+        store, locks); `aclose` instead when it closes in its loop (`aclose`: a recall server's pool too)."""
+        self._closing.append((close, aclose))
 
     def close(self) -> None:
         """The session ends (the app quits, a script is done): what its start opened is closed, so the
-        state file alone holds everything saved. Once; nothing is asked of the session after it."""
+        state file alone holds everything saved. Once; nothing is asked of the session after it. A
+        recall store on a server is closed only by `aclose`."""
         closing, self._closing = self._closing, []
-        for close in closing:
+        for close, _ in closing:
             close()
+
+    async def aclose(self) -> None:
+        """As `close`, in the session's event loop: what closes only in it (a recall server's pool) too.
+        The app awaits it as it quits, the scripts when done."""
+        closing, self._closing = self._closing, []
+        for close, aclose in closing:
+            if aclose is not None:
+                await aclose()
+            else:
+                close()
 
     async def set_mode(self, mode: Mode) -> None:
         """Switch integration mode: every agent starts a new session, a workflow's agents too; the facts stay."""

@@ -141,14 +141,16 @@ class WorkbenchApp(App[None]):
             self.sub_title = "starting: loading the agent runtime ..."
             self.call_after_refresh(self._start_session)
 
-    def on_unmount(self) -> None:
+    async def on_unmount(self) -> None:
         if self._logged is not None:
             self._logged.send_to(None)  # kept: the command says them on stderr once the window is gone
         for disconnect in self._disconnect:
             disconnect()
         self.quitting.off_signals()
-        if self._session is not None:
-            self._session.close()  # the state file written whole: a copy of it alone resumes everything
+        if self._built is not None:  # connected, or its forget cut short could not be completed
+            # The state file written whole (a copy of it alone resumes everything), the recall store
+            # closed, the folders let go: every quit (Ctrl+Q, Ctrl+C, a signal) ends here, once.
+            await self._built.aclose()
 
     def format_title(self, title: str, sub_title: str) -> Content:
         return super().format_title(title, sub_title) if title else Content(sub_title)
