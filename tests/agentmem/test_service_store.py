@@ -135,7 +135,7 @@ def test_the_ids_the_service_returned_are_named_and_a_forget_deletes_each_and_ch
             assert KEY not in report.describe() and KEY not in json.dumps(report.outcomes)
             after = await system(runtime)
             assert [i.kind for i in after.items] == ["outside", "looked"]
-            assert STATE_KEY not in runtime.sessions()["accounts"].state
+            assert STATE_KEY not in runtime.agent_sessions()["accounts"].state
 
             # The agent starts a new conversation on the service: nothing continues what was deleted.
             assert (await runtime.ask("accounts", "hello again")).ok
@@ -167,7 +167,7 @@ def test_a_refused_deletion_is_said_with_the_services_reason_and_workbench_forge
         assert [i.name for i in stored] == kept and all(i.unknown for i in stored)
         assert all("the last forget could not delete it: refused: HTTP 403" in i.description for i in stored)
         # They are kept with the agent's new session (a later run with --persist names them), and tried again.
-        assert [e["id"] for e in session.runtime.sessions()["accounts"].state[STATE_KEY]] == kept
+        assert [e["id"] for e in session.runtime.agent_sessions()["accounts"].state[STATE_KEY]] == kept
 
 
 def test_a_service_that_offers_no_deletion_is_named_outside_and_the_forget_exits_0(module, monkeypatch, capsys):

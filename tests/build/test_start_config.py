@@ -87,7 +87,7 @@ def in_order_names(session):
     runtime = session.runtime
     own = runtime.holders
     held = in_order(
-        sessions=own[: len(own) - len(runtime.memories) - (runtime.recall is not None)],
+        agent_sessions=own[: len(own) - len(runtime.memories) - (runtime.recall is not None)],
         recall=runtime.recall,
         memories=runtime.memories,
         around=session.holders,
@@ -106,7 +106,7 @@ async def test_a_lab_forget_reaches_its_parts_in_the_apps_order():
         return TextHolder(name, "item(s)", lambda: [], erase)
 
     forgetting = lab_forget(
-        WorkingMemory(), memories=[holder("memory")], recall=holder("recall"), sessions=[holder("sessions")]
+        WorkingMemory(), memories=[holder("memory")], recall=holder("recall"), agent_sessions=[holder("sessions")]
     )
     assert forgetting.holders == ("sessions", "recall", "memory")
     await forgetting.forget(None)

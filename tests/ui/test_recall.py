@@ -57,7 +57,7 @@ async def test_the_logs_agent_recalls_what_the_user_told_support():
         await host.sent(pilot)
         recalled = session.pane("logs").recalled
         assert "module=Reporting; database=PostgreSQL" in [r.text for r in recalled]
-        assert {r.agent for r in recalled} == {"support"} and recalled[0].session == "session 1 of this run"
+        assert {r.agent for r in recalled} == {"support"} and recalled[0].agent_session == "session 1 of this run"
         assert any("Recall put" in n and "F2 shows them" in n for n in notices(host.pane))
     screen = CallsScreen("logs", session.pane("logs").calls, recalled=recalled)
     async with ScreenHost(screen).run_test(size=(140, 40)) as pilot:

@@ -19,7 +19,7 @@ The holders, in the order a forget reaches them:
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Protocol, TypeVar
 
 from workbench.memory import WorkingMemory
@@ -49,7 +49,7 @@ class Around(Protocol):
 
 
 class Closing(Around, Protocol):
-    def on_close(self, close: Callable[[], None], aclose: Callable[[], Awaitable[None]] | None = None) -> None: ...
+    def on_close(self, close: Callable[[], None]) -> None: ...
 
 
 A = TypeVar("A", bound=Around)
@@ -58,7 +58,7 @@ C = TypeVar("C", bound=Closing)
 
 def in_order(
     *,
-    sessions: Sequence[Holder] = (),
+    agent_sessions: Sequence[Holder] = (),
     recall: Holder | None = None,
     memories: Sequence[Holder] = (),
     around: Sequence[Holder] = (),
@@ -67,7 +67,7 @@ def in_order(
 ) -> tuple[Holder, ...]:
     """The holders in the order a forget reaches them (this module's docstring says why)."""
     return (
-        *sessions,
+        *agent_sessions,
         *([recall] if recall is not None else []),
         *memories,
         *around,
@@ -79,7 +79,7 @@ def in_order(
 def lab_forget(
     memory: Memory,
     *,
-    sessions: Sequence[Holder] = (),
+    agent_sessions: Sequence[Holder] = (),
     recall: Holder | None = None,
     memories: Sequence[Holder] = (),
     persisted: PersistedSessions | None = None,
@@ -87,7 +87,8 @@ def lab_forget(
     """A forget of its own over `memory` and a drift lab policy's parts, reached in the app's order: the
     policy keeps its memory in a folder of its own and writes no journal."""
     forgetting = Forgetting(memory)
-    _register(forgetting, in_order(sessions=sessions, recall=recall, memories=memories, persisted=persisted))
+    held = in_order(agent_sessions=agent_sessions, recall=recall, memories=memories, persisted=persisted)
+    _register(forgetting, held)
     return forgetting
 
 
@@ -161,10 +162,15 @@ def _ordered(
     """The runtime's holders (its sessions and call log, then recall and the other memories it runs) with
     the wrapper's and the stores', in `in_order`'s order."""
     own = runtime.holders
-    sessions = own[: len(own) - len(runtime.memories) - (runtime.recall is not None)]
+    agent_sessions = own[: len(own) - len(runtime.memories) - (runtime.recall is not None)]
     memories: Sequence[Holder] = runtime.memories
     return in_order(
-        sessions=sessions, recall=runtime.recall, memories=memories, around=around, redis=redis, persisted=persisted
+        agent_sessions=agent_sessions,
+        recall=runtime.recall,
+        memories=memories,
+        around=around,
+        redis=redis,
+        persisted=persisted,
     )
 
 
@@ -190,13 +196,6 @@ def starting(
     )
 
     def start() -> C:
-        try:
-            return built_over()
-        except BaseException:
-            opened.close()  # a start that failed lets go of what was opened for it: once, here
-            raise
-
-    def built_over() -> C:
         from workbench.runtime import build_models
 
         built = agent_memory.build()
@@ -204,7 +203,6 @@ def starting(
         everything = [*loaded, *workflows]
         # Your agents on --model bring their tools (memory files, their own): the model calls them.
         functions = recall.on_demand or (model.is_live and (agent_memory.calls_functions or bool(loaded)))
-        opened.recall = recalling = recall.memory(calls, store=opened.recall_store)  # closed with the session
         wrapped = build(
             build_models(model, function_calls=functions),
             around,
@@ -213,7 +211,7 @@ def starting(
             writer=config.writer_for(everything),
             timeout=model.timeout,
             calls=calls,
-            recall=recalling,
+            recall=recall.memory(calls, store=opened.recall_store),
             recall_on=recall.enabled,
             memories=[built] if built is not None else [],
             persisted=opened.persisted,
@@ -223,7 +221,7 @@ def starting(
             not_loaded=[(failed.where, failed.problem) for failed in not_loaded],
             redis=redis_histories(config, opened.persisted),
         )
-        wrapped.on_close(opened.close, opened.aclose)  # the state file written whole, recall closed, folders let go
+        wrapped.on_close(opened.close)  # the state file written whole, the folders let go
         return wrapped
 
     return start

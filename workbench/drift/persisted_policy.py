@@ -50,7 +50,7 @@ class PersistedHistoryPolicy(Policy):
                 for role in AGENT_NAMES
             }
             self.sessions = {role: persisted.first_session(role, a, SHAPE) for role, a in self.agents.items()}
-            persisted.kept(self.sessions, SHAPE)
+            persisted.current(self.sessions, SHAPE)
         except BaseException:
             persisted.close()
             raise
@@ -79,7 +79,7 @@ class PersistedHistoryPolicy(Policy):
         if self._running is None:
             self._running = self._start()
         reply = await super().answer(turn, agent, text)
-        self._running.kept(self.sessions, SHAPE)  # what the runtime does after every turn
+        self._running.current(self.sessions, SHAPE)  # what the runtime does after every turn
         return reply
 
     async def forget(self, key: str | None) -> None:
@@ -88,7 +88,7 @@ class PersistedHistoryPolicy(Policy):
         scanned."""
         with self._restarted() as persisted:
             sessions = agent_sessions(lambda: self._texts(persisted), lambda _: self._new(persisted))
-            report = await lab_forget(persisted.memory, sessions=[sessions], persisted=persisted).forget(key)
+            report = await lab_forget(persisted.memory, agent_sessions=[sessions], persisted=persisted).forget(key)
         if report.failures:
             raise RuntimeError(report.describe())
 
@@ -100,7 +100,7 @@ class PersistedHistoryPolicy(Policy):
         """New sessions for both agents; the files of the old ones are erased. Returns the messages dropped."""
         dropped = sum(1 for _ in self._texts(persisted))
         self.sessions = {role: a.create_session() for role, a in self.agents.items()}
-        persisted.kept(self.sessions, SHAPE)
+        persisted.current(self.sessions, SHAPE)
         return dropped
 
     def retained(self) -> list[Message]:

@@ -130,15 +130,16 @@ class RedisHistories:
         items: list[str] = self._client.lrange(self._key(agent, session.session_id), 0, -1)  # type: ignore[assignment]
         return StoredList("", tuple(items)).messages()
 
-    def kept(self, sessions: Mapping[str, AgentSession], shape: str) -> None:
-        """Save the sessions (and memory) in the data directory, and delete the list of every session an
-        agent no longer runs. A server that cannot be reached is shown in the header, not raised into
+    def current(self, agent_sessions: Mapping[str, AgentSession], shape: str) -> None:
+        """Save the agent sessions (and memory) in the data directory, and delete the list of every session
+        an agent no longer runs. A server that cannot be reached is shown in the header, not raised into
         the turn that ended; the next change deletes what this one could not."""
-        self.persisted_sessions.kept(sessions, shape)
+        self.persisted_sessions.current(agent_sessions, shape)
         with self._lock:
-            gone = {self._key(a, s) for a, s in self._current.items() if a in sessions and sessions[a].session_id != s}
+            running = {a: s.session_id for a, s in agent_sessions.items()}
+            gone = {self._key(a, s) for a, s in self._current.items() if a in running and running[a] != s}
             gone -= self._kept_keys()
-            self._current = {**self._current, **{a: s.session_id for a, s in sessions.items()}}
+            self._current = {**self._current, **running}
             self._stale |= gone
             stale = sorted(self._stale)
         try:

@@ -124,10 +124,10 @@ class PersistedSessions:
         # Each session's messages once read, parsed, kept as the file holds them (with what a failed
         # save did not write yet): a turn appends its own, and reads no row back. Reading every row of
         # a session and parsing it again before each turn made every turn slower than the one before.
-        # The sessions `kept` does not keep are dropped with their rows.
+        # The sessions `current` does not name are dropped with their rows.
         self._histories: dict[str, list[Message]] = {}
-        # What the last `kept` wrote (sessions, shape, the sessions whose messages the file keeps, the others).
-        self._kept: tuple[dict[str, dict[str, Any]], str, frozenset[str], tuple[Any, ...]] | None = None
+        # What the last `current` wrote (sessions, shape, the sessions whose messages the file keeps, the others).
+        self._written: tuple[dict[str, dict[str, Any]], str, frozenset[str], tuple[Any, ...]] | None = None
         self._forgetting = False  # a forget is under way: memory is written when it ends, not before
         self.memory = (
             WorkingMemory.restored(saved, contract, ledger_capacity=ledger_capacity, clock=clock)
@@ -273,8 +273,8 @@ class PersistedSessions:
             problem = f"a message of session {session_id} is not a saved message ({type(exc).__name__}: {exc})"
             raise SavedFileError(f"{self.state.path}: {problem}") from None
 
-    def kept(self, sessions: Mapping[str, AgentSession], shape: str) -> None:
-        """Save the sessions (with memory, when it changed), and delete the messages of every session
+    def current(self, agent_sessions: Mapping[str, AgentSession], shape: str) -> None:
+        """Save the agent sessions (with memory, when it changed), and delete the messages of every session
         that is none of them and none kept under another shape (`_started`). Nothing is written when the
         file holds exactly that already (the same sessions as the last time, everything saved since): a
         turn's end would otherwise be a second transaction after its messages', flushed to the disk.
@@ -284,16 +284,20 @@ class PersistedSessions:
         shape are kept."""
         with self._lock:
             self._started(shape)
-            self._current = {name: s.to_dict() for name, s in sessions.items()}
+            self._current = {name: s.to_dict() for name, s in agent_sessions.items()}
             self._shape = shape
-            current = frozenset(s.session_id for s in sessions.values())
+            current = frozenset(s.session_id for s in agent_sessions.values())
             self._unsaved_messages = {s: m for s, m in self._unsaved_messages.items() if s in current}
             self._histories = {s: m for s, m in self._histories.items() if s in current}
-            kept = (self._current, shape, current, self._others)
-            if kept == self._kept and self._failure is None and not (self._unsaved_memory or self._unsaved_messages):
+            written = (self._current, shape, current, self._others)
+            if (
+                written == self._written
+                and self._failure is None
+                and not (self._unsaved_memory or self._unsaved_messages)
+            ):
                 return
             self._save(Saved(shape=shape, sessions=self._current, keep_only=current | self._other_ids()))
-            self._kept = kept if self._failure is None else None
+            self._written = written if self._failure is None else None
 
     def _other_ids(self) -> frozenset[str]:
         return frozenset(str(d["session_id"]) for _, sessions in self._others for d in sessions.values())

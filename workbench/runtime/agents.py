@@ -66,7 +66,7 @@ AGENT_NAMES = tuple(INSTRUCTIONS)
 @dataclass
 class _Slot:
     agent: Agent
-    session: AgentSession
+    agent_session: AgentSession
 
 
 def _writer(kind: WriterKind, memory: WorkingMemory, models: ModelSet, calls: CallLog, timeout: float) -> Writer:
@@ -138,7 +138,9 @@ class AgentRuntime:
         self.histories = histories if histories is not None else InMemoryHistories()
         self._loaded = {agent.name or "": agent for agent in agents}
         own, kept = self._model_for_yours is None, self.histories.persisted is not None
-        self._on_service = attach_stores(self.memories, self._loaded, self.sessions, on_own_client=own, persisted=kept)
+        self._on_service = attach_stores(
+            self.memories, self._loaded, self.agent_sessions, on_own_client=own, persisted=kept
+        )
         self._workflows = {name: WorkflowPane(name, flow, why) for name, flow, why in workflows}
         watch_service_calls(tuple(self._workflows.values()), agents, self.memories)
         self._not_loaded = tuple(not_loaded)
@@ -146,26 +148,24 @@ class AgentRuntime:
         self.names: tuple[str, ...] = (*self._agent_names, *self._workflows)
         self._slots = {name: self._build(name, resume=True) for name in self._agent_names}
         self._first = self._started_with()
-        self._sessions_changed()
-        # The one forget: memory first, then every holder of text, registered by the one assembly
-        # (`workbench.session.assemble`), this runtime's `holders` among them.
-        self.forgetting = Forgetting(memory, journal)
+        self._agent_sessions_changed()
+        self.forgetting = Forgetting(memory, journal)  # the one forget; `workbench.build.builder` registers its holders
         for reader in self.memories:  # a provider the workbench does not know, read in this process
             if isinstance(reader, InProcess):
-                reader.attach(self.sessions, memory)
+                reader.attach(self.agent_sessions, memory)
         self._journal = journal
         self.completed: str | None = None  # a forget a crash cut short, completed at start
 
     def _started_with(self) -> dict[str, tuple[str, int]]:
         """The sessions start-up began with, and how many messages each held then (ids and counts: no text)."""
-        return {name: (slot.session.session_id, len(self.history(name))) for name, slot in self._slots.items()}
+        return {name: (slot.agent_session.session_id, len(self.history(name))) for name, slot in self._slots.items()}
 
     @property
     def holders(self) -> tuple[Holder, ...]:
         """The holders of text this runtime keeps, in the order a forget reaches them: both agents'
         sessions (replaced by new ones), the call log, the recall store (even off: an earlier run may
         have left one), then each other memory."""
-        sessions = agent_sessions(self._session_texts, self._new_sessions)
+        sessions = agent_sessions(self._agent_session_texts, self._new_agent_sessions)
         log = CallLogHolder(self.calls)
         flows = [WorkflowSessions(tuple(self._workflows.values()))] if self._workflows else []
         return (sessions, *flows, log, *([self.recall] if self.recall is not None else []), *self.memories)
@@ -238,8 +238,8 @@ class AgentRuntime:
         """What shapes a history: switching either starts new sessions."""
         return f"{self.mode} mode, recall {'on' if self.recall_on else 'off'}"
 
-    def _sessions_changed(self) -> None:
-        self.histories.kept({name: slot.session for name, slot in self._slots.items()}, self._shape)
+    def _agent_sessions_changed(self) -> None:
+        self.histories.current({name: slot.agent_session for name, slot in self._slots.items()}, self._shape)
 
     @property
     def writer_label(self) -> str:
@@ -257,8 +257,8 @@ class AgentRuntime:
         if name in self._workflows:
             return []  # its agents' sessions are the workflow's executors' (`WorkflowSessions`)
         if loaded is not None and own_history(loaded):
-            return in_memory_messages(loaded, self._slots[name].session)
-        return self.histories.messages(name, self._slots[name].session)
+            return in_memory_messages(loaded, self._slots[name].agent_session)
+        return self.histories.messages(name, self._slots[name].agent_session)
 
     def resumed(self, name: str) -> ResumedHistory | None:
         """The agent's conversation as start-up resumed it from disk, as the user typed it and the agent
@@ -268,7 +268,7 @@ class AgentRuntime:
         if name in self._workflows:
             return None
         session_id, count = self._first[name]
-        if persisted is None or count == 0 or self._slots[name].session.session_id != session_id:
+        if persisted is None or count == 0 or self._slots[name].agent_session.session_id != session_id:
             return None
         shown = (self._as_shown(m) for m in self.history(name)[:count])
         return ResumedHistory(name, persisted.directory, persisted.saved_at, tuple(m for m in shown if m))
@@ -301,7 +301,7 @@ class AgentRuntime:
         """Every pane's agent rebuilt on a new session, and every workflow's agents on new sessions, each
         in its executor (as the one forget replaces them)."""
         self._slots = {name: self._build(name) for name in self._agent_names}
-        self._sessions_changed()
+        self._agent_sessions_changed()
         for flow in self._workflows.values():
             await flow.replace_sessions()
 
@@ -352,19 +352,19 @@ class AgentRuntime:
         self.memory.note(f"Start-up {self.completed}: {report.describe()}", origin="forget")
         return report
 
-    def sessions(self) -> dict[str, AgentSession]:
+    def agent_sessions(self) -> dict[str, AgentSession]:
         """Each agent's current session (a user's provider keeps its per-session state in it)."""
-        return {name: slot.session for name, slot in self._slots.items()}
+        return {name: slot.agent_session for name, slot in self._slots.items()}
 
-    def _session_texts(self) -> Iterator[str]:
+    def _agent_session_texts(self) -> Iterator[str]:
         for name in self.names:
             yield from (m.text or "" for m in self.history(name))
 
-    def _new_sessions(self, plan: ForgetPlan) -> int:
+    def _new_agent_sessions(self, plan: ForgetPlan) -> int:
         dropped = sum(len(self.history(name)) for name in self.names)
         for slot in self._slots.values():
-            slot.session = slot.agent.create_session()
-        self._sessions_changed()
+            slot.agent_session = slot.agent.create_session()
+        self._agent_sessions_changed()
         return dropped
 
     def ask(self, name: str, text: str, *, on_text: TextSink | None = None) -> Coroutine[Any, Any, TurnResult]:
@@ -387,14 +387,14 @@ class AgentRuntime:
             else:
                 slot, systems = self._slots[name], (*([self.recall] if self.recall is not None else []), *self.memories)
                 result = await self._turns.agent(
-                    slot.agent, slot.session, name, text, on_text, mode=self.mode, systems=systems
+                    slot.agent, slot.agent_session, name, text, on_text, mode=self.mode, systems=systems
                 )
         finally:
             try:
                 if plans := self.forgetting.turn_ended(running):  # what it wrote after a forget it ran through goes
                     await asyncio.shield(self.forgetting.again(plans))
             finally:
-                self._sessions_changed()
+                self._agent_sessions_changed()
         persisted = self.histories.persisted
         return replace(result, unsaved=persisted.failure) if persisted is not None and persisted.failure else result
 
@@ -458,7 +458,9 @@ class AgentRuntime:
         keep elsewhere is listed by its recognised memory)."""
         own = {name for name, agent in self._loaded.items() if own_history(agent)}
         elsewhere = own | set(self._on_service)  # kept by their own history, or by the service (its memory lists it)
-        held = await self.histories.held({n: slot.session for n, slot in self._slots.items() if n not in elsewhere})
+        held = await self.histories.held(
+            {n: slot.agent_session for n, slot in self._slots.items() if n not in elsewhere}
+        )
         for flow in self._workflows.values():
             held += await flow.held()
         for name in own:

@@ -2,7 +2,7 @@
 
 The runtime asks a `Histories` for each agent's history provider, for the agent session it starts
 with, for the messages an agent session holds, and for what it holds (for "What is remembered"); it says when
-its sessions change (a new or replaced session, a finished turn). `InMemoryHistories` is the
+its agent sessions change (a new or replaced one, a finished turn: `current`). `InMemoryHistories` is the
 default: the framework's `InMemoryHistoryProvider`, whose messages live in the session's state and
 are gone on exit. A store on disk or on a server implements the same calls (`--persist DIR`:
 `workbench.persist.sessions.PersistedSessions`; `--persist redis://`:
@@ -46,9 +46,9 @@ class Histories(Protocol):
         """The messages `session` of `agent` holds now, oldest first."""
         ...
 
-    def kept(self, sessions: Mapping[str, AgentSession], shape: str) -> None:
+    def current(self, agent_sessions: Mapping[str, AgentSession], shape: str) -> None:
         """The agents' current sessions, after any of them changed or a turn ended, and their shape.
-        Whatever belonged only to a session not in `sessions` is no longer read by anyone."""
+        Whatever belonged only to a session not in `agent_sessions` is no longer read by anyone."""
         ...
 
     async def held(self, sessions: Mapping[str, AgentSession]) -> list[HeldItem]:
@@ -72,7 +72,7 @@ class InMemoryHistories:
         state = session.state.get(InMemoryHistoryProvider.DEFAULT_SOURCE_ID, {})
         return list(state.get("messages", []))
 
-    def kept(self, sessions: Mapping[str, AgentSession], shape: str) -> None:
+    def current(self, agent_sessions: Mapping[str, AgentSession], shape: str) -> None:
         return None
 
     async def held(self, sessions: Mapping[str, AgentSession]) -> list[HeldItem]:

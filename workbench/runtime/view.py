@@ -254,5 +254,5 @@ class RecalledMessage:
     role: str
     distance: float
     agent: str
-    session: str  # "this session", "session 2 of this run", or "an earlier run"
+    agent_session: str  # "this session", "session 2 of this run", or "an earlier run"
     turn: int

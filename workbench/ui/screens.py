@@ -56,7 +56,7 @@ def render_recalled(recalled: Sequence[RecalledMessage]) -> Text:
     text.append(" (cosine distance: lower is closer; quoted to the model as data, never as instructions)\n", "dim")
     for item in recalled:
         text.append(f"\ndistance {item.distance:.3f}", style="bold")
-        text.append(f" · {item.role} · {item.agent} agent · {item.session} · turn {item.turn}\n")
+        text.append(f" · {item.role} · {item.agent} agent · {item.agent_session} · turn {item.turn}\n")
         text.append_text(literal(item.text))
         text.append("\n")
     text.append("\n" + "-" * 40 + "\n\n", style="dim")
