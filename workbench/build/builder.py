@@ -19,7 +19,7 @@ The holders, in the order a forget reaches them:
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from typing import TYPE_CHECKING, Protocol, TypeVar
 
 from workbench.memory import WorkingMemory
@@ -49,7 +49,7 @@ class Around(Protocol):
 
 
 class Closing(Around, Protocol):
-    def on_close(self, close: Callable[[], None]) -> None: ...
+    def on_close(self, close: Callable[[], None], aclose: Callable[[], Awaitable[None]] | None = None) -> None: ...
 
 
 A = TypeVar("A", bound=Around)
@@ -196,6 +196,13 @@ def starting(
     )
 
     def start() -> C:
+        try:
+            return built_over()
+        except BaseException:
+            opened.close()  # a start that failed lets go of what was opened for it: once, here
+            raise
+
+    def built_over() -> C:
         from workbench.runtime import build_models
 
         built = agent_memory.build()
@@ -203,6 +210,7 @@ def starting(
         everything = [*loaded, *workflows]
         # Your agents on --model bring their tools (memory files, their own): the model calls them.
         functions = recall.on_demand or (model.is_live and (agent_memory.calls_functions or bool(loaded)))
+        opened.recall = recalling = recall.memory(calls, store=opened.recall_store)  # closed with the session
         wrapped = build(
             build_models(model, function_calls=functions),
             around,
@@ -211,7 +219,7 @@ def starting(
             writer=config.writer_for(everything),
             timeout=model.timeout,
             calls=calls,
-            recall=recall.memory(calls, store=opened.recall_store),
+            recall=recalling,
             recall_on=recall.enabled,
             memories=[built] if built is not None else [],
             persisted=opened.persisted,
@@ -221,7 +229,7 @@ def starting(
             not_loaded=[(failed.where, failed.problem) for failed in not_loaded],
             redis=redis_histories(config, opened.persisted),
         )
-        wrapped.on_close(opened.close)  # the state file written whole, the folders let go
+        wrapped.on_close(opened.close, opened.aclose)  # the state file written whole, recall closed, folders let go
         return wrapped
 
     return start

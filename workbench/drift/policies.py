@@ -27,6 +27,7 @@ from agent_framework import (
     apply_compaction,
 )
 
+from workbench.agentmem.config import AGENT_MEMORIES
 from workbench.build.builder import lab_forget
 from workbench.memory import Outcome, Status, WorkingMemory
 from workbench.memory.forget import Holder
@@ -118,30 +119,22 @@ POLICIES = (
         "each probe and after each forget as after a restart; the product's forget replaces both sessions and "
         "erases their messages",
     ),
-    PolicyInfo(
-        "memory_files",
-        "model-written memory files",
-        "the files the model writes with file_memory_* functions (FileMemoryProvider), their index in each "
-        "request; the product's forget rewrites or deletes every file holding a forgotten value",
-        calls_functions=True,
-    ),
-    PolicyInfo(
-        "extracted",
-        "extracted memory",
-        "topic memories an extraction prompt writes after each turn (the framework's extracted memory): MEMORY.md "
-        "and up to three matching topic files in each request; the product's forget rewrites its files. Its "
-        "extraction calls are memory calls",
-        needs_extracted_memory=True,
-    ),
-    PolicyInfo(
-        "mem0",
-        "Mem0",
-        "the memories the model extracts each turn into Mem0 (mem0ai, local), the relevant ones in each request; "
-        "the product's forget deletes them through Mem0. Mem0's own model calls are memory calls, its "
-        "embeddings requests embeddings calls",
-        needs_embedding_model=True,
+    # The agent memories' rows, one per choice of `workbench.agentmem.config.AGENT_MEMORIES` that has one, in
+    # its order (`workbench.drift.agentmem_policy` builds them).
+    *(
+        PolicyInfo(
+            choice.lab.name,
+            choice.lab.title,
+            choice.lab.keeps,
+            calls_functions=choice.calls_functions,
+            needs_embedding_model=choice.lab.needs_embedding_model,
+            needs_extracted_memory=choice.lab.needs_extracted_memory,
+        )
+        for choice in AGENT_MEMORIES.values()
+        if choice.lab is not None
     ),
 )
+AGENT_MEMORY_ROWS = tuple(choice.lab.name for choice in AGENT_MEMORIES.values() if choice.lab is not None)
 
 
 class ReducingHistoryProvider(InMemoryHistoryProvider):
