@@ -153,10 +153,10 @@ class RedisHistories:
             self._stale -= set(stale)
             self._failure = None
 
-    async def held(self, sessions: Mapping[str, AgentSession]) -> list[HeldItem]:
+    async def held(self, agent_sessions: Mapping[str, AgentSession]) -> list[HeldItem]:
         """Each list of the workbench's on the server (the agents' current sessions first), the server
         itself, then the files of the data directory."""
-        current = {self._key(a, s.session_id): a for a, s in sessions.items() if a in self._providers}
+        current = {self._key(a, s.session_id): a for a, s in agent_sessions.items() if a in self._providers}
         stored = {s.key: s for s in await self._lists.read()}
         # An agent's session that stored nothing yet has no list: listed all the same, empty.
         lists = [
@@ -173,7 +173,7 @@ class RedisHistories:
                 )
             else:
                 lists.append(s.held("a history no agent reads"))
-        files = [item for item in await self.persisted_sessions.held(sessions) if item.kind == "file"]
+        files = [item for item in await self.persisted_sessions.held(agent_sessions) if item.kind == "file"]
         return [*lists, server_item(self.location), *files]
 
     # -- a holder of the one forget ----------------------------------------------------------

@@ -413,10 +413,10 @@ class PersistedSessions:
             what = "; ".join(parts) or "the agents' sessions"
             return f"{what} (the save failed: {self._failure})"
 
-    async def held(self, sessions: Mapping[str, AgentSession]) -> list[HeldItem]:
+    async def held(self, agent_sessions: Mapping[str, AgentSession]) -> list[HeldItem]:
         """Each agent's history as the messages it holds, a history no agent reads, and every file under
         the directory with its size (the database's memory and sessions as its content)."""
-        agents = {s.session_id: name for name, s in sessions.items()}
+        agents = {s.session_id: name for name, s in agent_sessions.items()}
         return await asyncio.to_thread(self._held, agents)
 
     def _held(self, agents: Mapping[str, str]) -> list[HeldItem]:

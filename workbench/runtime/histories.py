@@ -51,8 +51,8 @@ class Histories(Protocol):
         Whatever belonged only to a session not in `agent_sessions` is no longer read by anyone."""
         ...
 
-    async def held(self, sessions: Mapping[str, AgentSession]) -> list[HeldItem]:
-        """What it holds now, with the agents' current `sessions`: their histories, or its files."""
+    async def held(self, agent_sessions: Mapping[str, AgentSession]) -> list[HeldItem]:
+        """What it holds now, with the agents' current `agent_sessions`: their histories, or its files."""
         ...
 
 
@@ -75,9 +75,9 @@ class InMemoryHistories:
     def current(self, agent_sessions: Mapping[str, AgentSession], shape: str) -> None:
         return None
 
-    async def held(self, sessions: Mapping[str, AgentSession]) -> list[HeldItem]:
+    async def held(self, agent_sessions: Mapping[str, AgentSession]) -> list[HeldItem]:
         held = []
-        for agent, session in sessions.items():
+        for agent, session in agent_sessions.items():
             messages = self.messages(agent, session)
             what = f"the {agent} agent's current session: {len(messages):,} message(s)"
             held.append(HeldItem("history", agent, what, history_text(messages)))
