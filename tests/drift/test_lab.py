@@ -242,7 +242,7 @@ async def test_native_compaction_sends_a_window_over_the_whole_history_while_wor
     assert sent["compaction"] == sent["window"]  # byte for byte: the last three turns of each agent
     compaction = policies["compaction"]
     assert len(compaction.retained()) == 80  # the session keeps every message
-    working = compaction.sessions["support"].state["in_memory"]["messages"]
+    working = compaction.agent_sessions["support"].state["in_memory"]["messages"]
     assert len(working) <= 2 * WINDOW_TURNS + 2  # what compaction works over each turn stays bounded
 
 

@@ -48,7 +48,7 @@ class AgentMemoryPolicy(Policy):
     ) -> None:
         super().__init__(info, agents)
         # Named sessions: topic files record the sessions that wrote them, so requests repeat run to run.
-        self.sessions = {name: a.create_session(session_id=f"drift-{name}") for name, a in agents.items()}
+        self.agent_sessions = {name: a.create_session(session_id=f"drift-{name}") for name, a in agents.items()}
         self.memory = memory
         self._folder = folder  # deleted when the policy closes
         self.said: list[str] = []

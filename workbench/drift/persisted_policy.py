@@ -42,15 +42,15 @@ class PersistedHistoryPolicy(Policy):
 
     def _start(self) -> PersistedSessions:
         """A workbench started on the directory, as `workbench --persist` starts: both agents resume their
-        saved sessions (`self.agents`, `self.sessions`)."""
+        saved sessions (`self.agents`, `self.agent_sessions`)."""
         persisted = PersistedSessions(self.directory, contract=self._contract, flushed=False)
         try:
             self.agents = {
                 role: self._agent(self.info.name, [persisted.provider(role)], INSTRUCTIONS[role])
                 for role in AGENT_NAMES
             }
-            self.sessions = {role: persisted.first_session(role, a, SHAPE) for role, a in self.agents.items()}
-            persisted.current(self.sessions, SHAPE)
+            self.agent_sessions = {role: persisted.first_session(role, a, SHAPE) for role, a in self.agents.items()}
+            persisted.current(self.agent_sessions, SHAPE)
         except BaseException:
             persisted.close()
             raise
@@ -79,7 +79,7 @@ class PersistedHistoryPolicy(Policy):
         if self._running is None:
             self._running = self._start()
         reply = await super().answer(turn, agent, text)
-        self._running.current(self.sessions, SHAPE)  # what the runtime does after every turn
+        self._running.current(self.agent_sessions, SHAPE)  # what the runtime does after every turn
         return reply
 
     async def forget(self, key: str | None) -> None:
@@ -93,20 +93,20 @@ class PersistedHistoryPolicy(Policy):
             raise RuntimeError(report.describe())
 
     def _texts(self, persisted: PersistedSessions) -> Iterator[str]:
-        for role, session in self.sessions.items():
+        for role, session in self.agent_sessions.items():
             yield from (m.text or "" for m in persisted.messages(role, session))
 
     def _new(self, persisted: PersistedSessions) -> int:
         """New sessions for both agents; the files of the old ones are erased. Returns the messages dropped."""
         dropped = sum(1 for _ in self._texts(persisted))
-        self.sessions = {role: a.create_session() for role, a in self.agents.items()}
-        persisted.current(self.sessions, SHAPE)
+        self.agent_sessions = {role: a.create_session() for role, a in self.agents.items()}
+        persisted.current(self.agent_sessions, SHAPE)
         return dropped
 
     def retained(self) -> list[Message]:
         """Every message the files hold for the agents' sessions, as the next start would resume them."""
         with self._restarted() as persisted:
-            return [m for role, session in self.sessions.items() for m in persisted.messages(role, session)]
+            return [m for role, session in self.agent_sessions.items() for m in persisted.messages(role, session)]
 
     def on_disk(self) -> int | None:
         return folder_size(self.directory)

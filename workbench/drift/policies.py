@@ -218,11 +218,11 @@ class Policy:
     def __init__(self, info: PolicyInfo, agents: dict[str, Agent]) -> None:
         self.info = info
         self.agents = agents
-        self.sessions = {name: agent.create_session() for name, agent in agents.items()}
+        self.agent_sessions = {name: agent.create_session() for name, agent in agents.items()}
 
     async def answer(self, turn: int, agent: str, text: str) -> str:
         response = await self.agents[agent].run(
-            Message(role="user", contents=[text], message_id=f"u{turn}"), session=self.sessions[agent]
+            Message(role="user", contents=[text], message_id=f"u{turn}"), session=self.agent_sessions[agent]
         )
         return response.text or ""
 
@@ -255,7 +255,7 @@ class Policy:
     def retained(self) -> list[Message]:
         return [
             message
-            for session in self.sessions.values()
+            for session in self.agent_sessions.values()
             for message in CompactedHistoryProvider.history(
                 session.state.get(InMemoryHistoryProvider.DEFAULT_SOURCE_ID, {})
             )
@@ -269,7 +269,7 @@ class SummaryPolicy(Policy):
 
     async def answer(self, turn: int, agent: str, text: str) -> str:
         reply = await super().answer(turn, agent, text)
-        state = self.sessions[agent].state.setdefault("summary", {})
+        state = self.agent_sessions[agent].state.setdefault("summary", {})
         previous = state.get("text") or "(none yet)"
         response = await self.summarizer.run(
             [
@@ -290,7 +290,7 @@ class SummaryPolicy(Policy):
         return reply
 
     def retained(self) -> list[Message]:
-        summaries = (session.state.get("summary", {}).get("text") for session in self.sessions.values())
+        summaries = (session.state.get("summary", {}).get("text") for session in self.agent_sessions.values())
         return [Message(role="assistant", contents=[summary]) for summary in summaries if summary]
 
 
@@ -301,13 +301,13 @@ def folder_size(folder: Path) -> int:
 
 class FactsPolicy(Policy):
     def __init__(
-        self, info: PolicyInfo, agents: dict[str, Agent], memory: WorkingMemory, sessions: Sequence[Holder] = ()
+        self, info: PolicyInfo, agents: dict[str, Agent], memory: WorkingMemory, agent_sessions: Sequence[Holder] = ()
     ) -> None:
-        """`sessions`: the agents' sessions its forget reaches after memory, as the app's (the facts policy
+        """`agent_sessions`: the agents' sessions its forget reaches after memory, as the app's (the facts policy
         keeps no history: memory is all it holds)."""
         super().__init__(info, agents)
         self.memory = memory
-        self.forgetting = lab_forget(memory, agent_sessions=sessions)
+        self.forgetting = lab_forget(memory, agent_sessions=agent_sessions)
         self.batches = Counter[str]()
         self.first_reason = ""
         memory.subscribe(self._settled)

@@ -49,7 +49,7 @@ def memory_names(agent: Agent) -> str:
 def in_memory_history(policy: Policy) -> list[Message]:
     """What a policy's agents' in-memory histories hold; a history they keep elsewhere is on disk or on
     a server, counted by the memory that keeps it (`LabStores.messages`), not here."""
-    return [m for role, agent in policy.agents.items() for m in in_memory_messages(agent, policy.sessions[role])]
+    return [m for role, agent in policy.agents.items() for m in in_memory_messages(agent, policy.agent_sessions[role])]
 
 
 class _OnLabStores(Policy):
@@ -62,7 +62,7 @@ class _OnLabStores(Policy):
     async def retained_now(self) -> list[Message]:
         kept = in_memory_history(self)
         for role, agent in self.agents.items():
-            kept += await self.stores.messages(agent, self.sessions[role])
+            kept += await self.stores.messages(agent, self.agent_sessions[role])
         return kept
 
     def on_disk(self) -> int | None:
@@ -92,16 +92,16 @@ class YourAgentsInWorkbench(FactsPolicy, _OnLabStores):
     def __init__(self, info: PolicyInfo, agents: dict[str, Agent], memory: WorkingMemory, stores: LabStores) -> None:
         """Its forget reaches the facts and the sessions (their in-memory history), not the stores the
         agents keep."""
-        sessions = agent_sessions(self._texts, self._new_sessions)
-        super().__init__(info, agents, memory, [sessions])
+        holder = agent_sessions(self._texts, self._new_agent_sessions)
+        super().__init__(info, agents, memory, [holder])
         self.stores = stores
 
     def _texts(self) -> list[str]:
         return [m.text or "" for m in self.retained()]
 
-    def _new_sessions(self, _: object) -> int:
+    def _new_agent_sessions(self, _: object) -> int:
         dropped = len(self.retained())
-        self.sessions = {role: agent.create_session() for role, agent in self.agents.items()}
+        self.agent_sessions = {role: agent.create_session() for role, agent in self.agents.items()}
         return dropped
 
     def retained(self) -> list[Message]:
