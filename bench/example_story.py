@@ -54,7 +54,7 @@ async def main() -> None:
         )
         print(
             f"\nafter the story ({story.name}, {story.turns} turns): facts "
-            f"{ {f.key: f.value for f in session.snapshot().facts} }"
+            f"{ {f.key: f.value for f in session.state().memory.facts} }"
         )
         for value in values:
             print(f"  {value!r}: {', '.join(holding(Path(data), value)) or 'in no file'}")

@@ -133,7 +133,7 @@ async def remembered(start: Start, *, as_json: bool, say: Say) -> int:
 
 async def _remembered(session: SessionController, *, as_json: bool) -> int:
     listed = await session.remembered()
-    completed = session.status.completed
+    completed = session.state().status.completed
     if as_json:
         out = RememberedOut.model_validate(
             {
@@ -166,13 +166,13 @@ async def _forget(session: SessionController, key: str | None, *, ask: Ask | Non
     if ask is not None and preview is not None and not ask(question(preview, _values(session), _value_chars(session))):
         say("nothing was forgotten")
         return NOTHING_DONE
-    before = [f.key for f in session.snapshot().facts]
+    before = [f.key for f in session.state().memory.facts]
     try:
         report = await session.forget(key if preview is None else preview)
     except PlanChanged as changed:  # a store another process writes changed after the question
         say(f"{changed}; forget again")
         return NOTHING_DONE
-    after = {f.key for f in session.snapshot().facts}
+    after = {f.key for f in session.state().memory.facts}
     gone = [k for k in before if k not in after]
     unreached = report.unreached
     if as_json:
@@ -185,7 +185,7 @@ async def _forget(session: SessionController, key: str | None, *, ask: Ask | Non
             unreached=unreached,
             outside=report.outside,
             outcomes=report.outcomes,
-            completed=session.status.completed,
+            completed=session.state().status.completed,
         )
         print(dumps(out.model_dump(mode="json")))
     else:
@@ -195,13 +195,13 @@ async def _forget(session: SessionController, key: str | None, *, ask: Ask | Non
 
 
 def _values(session: SessionController) -> dict[str, str]:
-    return {f.key: f.value for f in session.snapshot().facts}
+    return {f.key: f.value for f in session.state().memory.facts}
 
 
 def _value_chars(session: SessionController) -> int:
     """How much of a value is printed: the contract's value length (the seed's 256 at least), so a
     value a team's contract admits is printed whole."""
-    return max(LINE_CHARS, session.status.contract.max_value_chars)
+    return max(LINE_CHARS, session.state().status.contract.max_value_chars)
 
 
 def question(preview: ForgetPreview, values: Mapping[str, str], value_chars: int = LINE_CHARS) -> str:

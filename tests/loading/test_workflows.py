@@ -240,10 +240,10 @@ def test_a_switch_of_mode_or_recall_starts_the_workflows_agents_anew_as_it_says(
     async def story():
         assert (await session.ask("pair_flow", DECLARED)).result.ok
         held = await flow.texts()
-        await session.set_mode(Mode.PROVIDER)
+        await session.switch(mode=Mode.PROVIDER)
         after_mode = await flow.texts()
         assert (await session.ask("pair_flow", "hello again")).result.ok
-        assert await session.set_recall(True)
+        assert await session.switch(recall=True)
         after_recall = await flow.texts()
         third = await session.ask("pair_flow", "and once more")
         return held, after_mode, after_recall, third

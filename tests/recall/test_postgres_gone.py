@@ -59,5 +59,5 @@ async def test_turns_on_a_server_gone_away_fail_with_the_drivers_reason_in_one_l
         closed = said + "terminating connection due to administrator command"
         assert set(errors) <= {closed, said + why} and errors[0] == closed, errors
         assert all("\n" not in error and SECRET not in error for error in errors)
-        assert [fact.key for fact in session.snapshot().facts] == ["customer"]
+        assert [fact.key for fact in session.state().memory.facts] == ["customer"]
         await recall.store.close()

@@ -33,7 +33,7 @@ async def test_a_server_receives_the_contracts_keys_and_the_host_admits_them(loo
     for writer_format in (WriterFormat.JSON_SCHEMA, WriterFormat.JSON_OBJECT_SCHEMA):
         config = ModelConfig(model="loopback-model", base_url=loopback.base_url, writer_format=writer_format)
         session = assemble(build_models(config), memory=WorkingMemory(TEAM), timeout=30)
-        assert session.status.contract == TEAM
+        assert session.state().status.contract == TEAM
         assert (await session.ask("support", "service=billing-api; region=eu-west")).result.ok
         assert {f.key: f.value for f in session.runtime.memory.facts()} == {
             "service": "billing-api",

@@ -203,6 +203,6 @@ async def test_an_earlier_recall_store_that_cannot_be_read_is_named_and_every_ot
         assert list(report.failures) == ["recall store"] and why in report.failures["recall store"]
         assert "\n" not in report.failures["recall store"] and report.unreached == {}
         assert report.removed["agent sessions"] == 2 and report.removed["transcript"] == 1
-        assert [f.key for f in controller.snapshot().facts] == ["module"]
+        assert [f.key for f in controller.state().memory.facts] == ["module"]
         assert "recall store NOT reached (IOException: " in report.describe()
         assert residue([value], controller) == {}

@@ -47,8 +47,8 @@ async def test_the_confirmed_preview_of_several_keys_is_the_plan_every_holder_ap
     report = await session.forget(preview)
     assert applied == [preview.plan] and applied[0] is preview.plan  # the same object, once: one pass
     assert report.removed["a witness"] == 1
-    assert [f.key for f in session.snapshot().facts] == ["database"]
-    forgotten = [e.describe() for e in session.snapshot().ledger if e.kind.value == "forgotten"]
+    assert [f.key for f in session.state().memory.facts] == ["database"]
+    forgotten = [e.describe() for e in session.state().memory.ledger if e.kind.value == "forgotten"]
     assert forgotten == [
         "Forgot customer, module. Removed log too: it held a forgotten value. "
         "Updates issued before this point can no longer apply."
@@ -66,11 +66,11 @@ async def test_a_plan_memory_outgrew_before_the_answer_forgets_nothing_and_the_n
         await session.forget(preview)
     assert str(changed.value) == "memory changed since the forget of customer, module was asked: nothing was forgotten"
     assert "Fabrikam" not in str(changed.value)
-    assert {f.key: f.value for f in session.snapshot().facts} == {"customer": "Fabrikam", "module": "Billing"}
+    assert {f.key: f.value for f in session.state().memory.facts} == {"customer": "Fabrikam", "module": "Billing"}
     again = await session.forget_preview(["customer", "module"])
     assert again.plan == changed.value.plan
     await session.forget(again)
-    assert session.snapshot().facts == ()
+    assert session.state().memory.facts == ()
 
 
 async def test_a_plan_still_current_is_applied_though_an_unrelated_turn_ran():
@@ -79,7 +79,7 @@ async def test_a_plan_still_current_is_applied_though_an_unrelated_turn_ran():
     preview = await session.forget_preview("customer")
     assert (await session.ask("logs", "Where are the logs?")).result.ok  # declares nothing: the plan holds
     await session.forget(preview)
-    assert session.snapshot().facts == ()
+    assert session.state().memory.facts == ()
 
 
 async def test_one_key_everything_and_several_go_the_same_way_and_say_what_they_forgot():
@@ -87,10 +87,10 @@ async def test_one_key_everything_and_several_go_the_same_way_and_say_what_they_
     assert (await session.ask("support", "customer=Contoso; module=Billing; database=Oracle")).result.ok
     await session.forget("customer")  # the scripts' entry: planned when its turn comes
     await session.forget(["module", "version"])
-    details = [e.detail for e in session.snapshot().ledger if e.kind.value == "forgotten"]
+    details = [e.detail for e in session.state().memory.ledger if e.kind.value == "forgotten"]
     assert details == ["Forgot customer.", "Forgot module, version (version was not stored)."]
     await session.forget(None)
-    assert session.snapshot().facts == ()
+    assert session.state().memory.facts == ()
 
 
 def test_the_journal_records_several_keys_and_one_key_as_before(tmp_path):
@@ -147,4 +147,4 @@ async def test_the_script_refuses_in_one_line_when_memory_changed_after_its_ques
     )
     assert status == NOTHING_DONE
     assert said == ["memory changed since the forget of customer was asked: nothing was forgotten; forget again"]
-    assert [f.key for f in session.snapshot().facts] == ["customer"] and capsys.readouterr().out == ""
+    assert [f.key for f in session.state().memory.facts] == ["customer"] and capsys.readouterr().out == ""

@@ -47,7 +47,7 @@ def holding(data: Path, value: str) -> list[str]:
 
 
 def summary(session: SessionController) -> str:
-    return session.status.summary
+    return session.state().status.summary
 
 
 async def test_a_start_with_recall_keeps_the_histories_saved_without_and_says_so(tmp_path, monkeypatch):
@@ -128,7 +128,7 @@ async def test_a_switch_in_the_app_still_starts_new_sessions_and_deletes_the_one
     first.close()
     second = started(monkeypatch, data, "--mode", "provider")
     assert (await second.ask("logs", "module=Billing")).result.ok
-    await second.set_mode(Mode.MANUAL)
+    await second.switch(mode=Mode.MANUAL)
     texts = rows(data)
     assert [t for t in texts if "Contoso" in t] and not [t for t in texts if "Billing" in t]
     second.close()
@@ -200,7 +200,7 @@ async def test_two_histories_under_the_same_options_the_latest_resumed_the_other
     assert (await first.ask("support", CUSTOMER)).result.ok
     first.close()
     second = started(monkeypatch, data, "--mode", "provider")
-    await second.set_mode(Mode.MANUAL)
+    await second.switch(mode=Mode.MANUAL)
     assert (await second.ask("support", "module=Billing")).result.ok
     second.close()
     third = started(monkeypatch, data)

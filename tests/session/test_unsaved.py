@@ -74,7 +74,7 @@ async def test_a_quit_after_room_came_back_saves_what_the_full_disk_refused(smal
     filler = fill(small_disk)
     declared = await session.ask("support", "version=11.2; environment=prod")
     assert declared.result.ok and declared.result.unsaved == FULL
-    assert session.status.persisted is not None and session.status.persisted.failure == FULL
+    assert (kept := session.state().status.persisted) is not None and kept.failure == FULL
 
     still = session.unsaved()  # the quit's one more try, on a disk still full
     assert still is not None and still.startswith("the fact(s) environment, version; 2 message(s)")
@@ -82,7 +82,7 @@ async def test_a_quit_after_room_came_back_saves_what_the_full_disk_refused(smal
 
     filler.unlink()  # room again; the quit tries once more
     assert session.unsaved() is None
-    assert session.status.persisted is not None and session.status.persisted.failure is None
+    assert (kept := session.state().status.persisted) is not None and kept.failure is None
     session.close()
 
     restarted = started(monkeypatch, data)
@@ -92,7 +92,7 @@ async def test_a_quit_after_room_came_back_saves_what_the_full_disk_refused(smal
             "version": ("11.2", "version=11.2"),
             "environment": ("prod", "environment=prod"),
         }
-        assert "resumed: 4 message(s), 3 fact(s)" in restarted.status.summary
+        assert "resumed: 4 message(s), 3 fact(s)" in restarted.state().status.summary
     finally:
         restarted.close()
 
@@ -117,7 +117,7 @@ async def test_a_failing_save_is_retried_and_its_success_clears_the_failure_at_o
     assert not saved_again.is_set()
     filler.unlink()
     assert saved_again.wait(timeout=30), "the retry saved nothing once the disk had room"
-    assert session.status.persisted is not None and session.status.persisted.failure is None
+    assert (kept := session.state().status.persisted) is not None and kept.failure is None
     origins = [e.origin for e in persisted.memory.ledger.latest() if e.kind is EventKind.NOTE]
     assert origins == [NOT_SAVED, SAVED_AGAIN]
     assert session.unsaved() is None

@@ -144,7 +144,7 @@ async def test_a_user_agents_pane_runs_its_turn_and_the_facts_are_shared():
     async with host.run_test(size=(80, 24)) as pilot:
         await host.say(pilot, "module=Billing")
         session = host.session
-        assert [(f.key, f.value) for f in session.snapshot().facts] == [("module", "Billing")]
+        assert [(f.key, f.value) for f in session.state().memory.facts] == [("module", "Billing")]
         assert host.pane.turns == 1 and session.runtime.history("triage") != []
         assert session.runtime.history("planner") == []  # the planner was not asked: only the facts are shared
 

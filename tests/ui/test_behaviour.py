@@ -30,7 +30,7 @@ async def test_text_from_people_and_models_is_shown_literally():
         assert "\x1b" not in shown and "\\x1b[31mred" in shown
         (reply,) = host.pane.query(AgentAnswer)
         assert "\x1b" not in reply.text and "[bold]loud[/bold]" in reply.text
-    async with PanelHost(MemoryView(host.session.snapshot())).run_test(size=(70, 30)) as pilot:
+    async with PanelHost(MemoryView(host.session.state().memory)).run_test(size=(70, 30)) as pilot:
         table = pilot.app.query_one("#fact-table", DataTable)
         assert table.get_row_at(0)[1].plain == "[red]x"
 
@@ -66,10 +66,10 @@ async def test_a_model_error_shows_in_the_pane_and_the_ledger_and_the_pane_keeps
         assert "HTTP 500" in str(notice.render()) and "unchanged" in str(notice.render())
         assert not pane.query(AgentAnswer)
         assert session.runtime.memory.ledger.latest(1)[0].kind is EventKind.ABANDONED
-        async with PanelHost(MemoryView(session.snapshot())).run_test(size=(70, 30)) as panel:
+        async with PanelHost(MemoryView(session.state().memory)).run_test(size=(70, 30)) as panel:
             assert "HTTP 500" in str(panel.app.query_one("#ledger", Static).render())
         await host.say(pilot, "module=Billing")
-        assert [f.value for f in session.snapshot().facts] == ["Billing"]
+        assert [f.value for f in session.state().memory.facts] == ["Billing"]
         assert (pane.border_subtitle or "").startswith("2 turns · ")
         # The failed call was made, and what it used is not known: the total is unknown, never a count
         # that leaves it out (it was 0 in / 0 out plus the second turn's).
@@ -94,7 +94,7 @@ async def test_escape_cancels_a_running_turn():
         assert not pane.busy
         assert "Cancelled" in str(pane.query(Notice).last().render())
         session = host.session
-        assert session.snapshot().facts == () and session.runtime.history("support") == []
+        assert session.state().memory.facts == () and session.runtime.history("support") == []
         # The cancelled call was made and what it used is unknown: so is the pane's total, not "0 in / 0 out".
         assert session.pane("support").usage is None
         assert (pane.border_subtitle or "").endswith("tokens unknown")
@@ -111,8 +111,8 @@ async def test_command_palette_switches_mode_and_says_what_happens_to_histories(
         switch.callback()
         await app.workers.wait_for_complete()
         await pilot.pause()
-        assert app.session.status.mode is Mode.PROVIDER and "mode: provider" in app.sub_title
-        assert [f.key for f in app.session.snapshot().facts] == ["module"]
+        assert app.session.state().status.mode is Mode.PROVIDER and "mode: provider" in app.sub_title
+        assert [f.key for f in app.session.state().memory.facts] == ["module"]
         assert app.session.runtime.history("support") == []
         assert "Switched to provider mode" in str(app.pane("support").query(Notice).first().render())
 
@@ -138,7 +138,7 @@ async def test_the_drift_screen_runs_without_blocking_and_goes_back():
         await pilot.press("escape")
         await pilot.pause()
         assert not isinstance(app.screen, DriftScreen)
-        assert [f.value for f in app.session.snapshot().facts] == ["Billing"]  # the lab has its own memory
+        assert [f.value for f in app.session.state().memory.facts] == ["Billing"]  # the lab has its own memory
 
 
 async def test_a_writer_format_step_down_shows_in_the_header_and_the_ledger(loopback):
@@ -154,7 +154,7 @@ async def test_a_writer_format_step_down_shows_in_the_header_and_the_ledger(loop
         assert "writer: json_schema (auto)" in app.sub_title
         await say(pilot, "support", "module=Billing")
         assert "writer: json_object_schema (auto)" in app.sub_title
-        assert [f.value for f in app.session.snapshot().facts] == ["Billing"]
+        assert [f.value for f in app.session.state().memory.facts] == ["Billing"]
         assert "using json_object_schema from now on" in str(app.query_one("#ledger", Static).render())
 
 
@@ -181,10 +181,10 @@ async def test_the_window_opens_before_the_runtime_and_keeps_a_draft_until_it_is
         await start_ended(pilot)
         await reached(app, "settled", bool)
         assert gc.isenabled(), "the runtime has loaded: the heap is settled and collected again"
-        assert app.ready and app.session.status.mode.value == "provider"
+        assert app.ready and app.session.state().status.mode.value == "provider"
         assert "mode: provider" in app.sub_title
         await say(pilot, "support", "module=Billing")
-        assert [f.value for f in app.session.snapshot().facts] == ["Billing"]
+        assert [f.value for f in app.session.state().memory.facts] == ["Billing"]
 
 
 async def test_before_the_runtime_is_ready_a_message_waits_in_the_input(held_collections):
@@ -245,7 +245,10 @@ async def test_a_message_sent_before_the_agents_are_ready_is_asked_once_they_are
         await reached(app.pane("support"), "busy", lambda busy: not busy)
         await app.workers.wait_for_complete()
         await pilot.pause()
-        assert {f.key: f.value for f in app.session.snapshot().facts} == {"customer": "Contoso", "module": "Billing"}
+        assert {f.key: f.value for f in app.session.state().memory.facts} == {
+            "customer": "Contoso",
+            "module": "Billing",
+        }
         said = [m.text for m in app.pane("support").query(UserMessage)]
         assert said == ["customer=Contoso; module=Billing", "hello"]  # in order, one turn each
         assert prompt.text == "and"
@@ -281,9 +284,9 @@ async def test_a_writer_that_keeps_failing_is_said_once_and_the_palette_switches
             await say(pilot, "support", f"module={value}")
         assert "Use the host parse as the writer" in titles()
         await say(pilot, "support", "module=D")
-        notes = [e for e in app.session.snapshot().ledger if e.kind is EventKind.NOTE]
+        notes = [e for e in app.session.state().memory.ledger if e.kind is EventKind.NOTE]
         assert len(notes) == 1 and "failed the contract 3 times in a row" in notes[0].describe()
-        assert app.session.snapshot().facts == ()
+        assert app.session.state().memory.facts == ()
         commands = {c.title: c for c in app.get_system_commands(app.screen)}
         commands["Use the host parse as the writer"].callback()
         await pilot.pause()
@@ -291,6 +294,6 @@ async def test_a_writer_that_keeps_failing_is_said_once_and_the_palette_switches
         assert "the writer is now the host's own parse" in str(app.query_one("#ledger", Static).render())
         writer_calls = sum(1 for body in loopback.requests if is_writer(body))
         await say(pilot, "support", "module=Billing")
-        assert [f.value for f in app.session.snapshot().facts] == ["Billing"]
+        assert [f.value for f in app.session.state().memory.facts] == ["Billing"]
         assert sum(1 for body in loopback.requests if is_writer(body)) == writer_calls
         assert "Use the host parse as the writer" not in titles()

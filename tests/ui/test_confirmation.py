@@ -13,7 +13,7 @@ from workbench.ui.facts import FactTable, ForgetRequested
 
 
 def keys(app: WorkbenchApp) -> list[str]:
-    return [f.key for f in app.session.snapshot().facts]
+    return [f.key for f in app.session.state().memory.facts]
 
 
 async def drawn(pilot) -> ConfirmForget:
@@ -102,7 +102,7 @@ async def test_the_question_and_the_notice_name_a_fact_that_goes_too():
         await say(pilot, "support", "module=Billing; log=/var/log/billing/export.log; customer=Contoso")
         table = app.query_one(FactTable)
         table.focus()
-        table.move_cursor(row=[f.key for f in app.session.snapshot().facts].index("module"))
+        table.move_cursor(row=[f.key for f in app.session.state().memory.facts].index("module"))
         await pilot.press("enter")
         question = await drawn(pilot)
         said = " ".join(str(w.render()) for w in question.query("Static"))
@@ -175,7 +175,7 @@ async def test_without_other_memories_the_question_names_working_memory_and_the_
         await answer(pilot, "y")
         assert host.answers == [True]
     await session.forget(None)  # what the app does on that answer
-    assert session.snapshot().facts == ()
+    assert session.state().memory.facts == ()
 
 
 async def test_with_one_agent_the_question_counts_one_history():

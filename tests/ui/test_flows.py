@@ -13,7 +13,7 @@ def session(mode: Mode = Mode.MANUAL):
 
 
 def test_a_narrow_header_keeps_mode_and_writer_in_view():
-    status = session().status
+    status = session().state().status
     assert header_titles("workbench", status, 140) == ("workbench", status.summary)
     assert header_titles("workbench", status, 80) == ("", "scripted · manual · json_schema")
 
@@ -32,9 +32,16 @@ def test_with_your_agents_memories_the_header_keeps_its_name_and_every_part_whol
     before = set(sys.modules)
     try:
         loaded = from_folder(Path(__file__).resolve().parents[2] / "examples" / "agents")
-        status = assemble(
-            build_models(ModelConfig()), agents=[a.agent for a in loaded], mode=Mode.PROVIDER, writer=WriterKind.HOST
-        ).status
+        status = (
+            assemble(
+                build_models(ModelConfig()),
+                agents=[a.agent for a in loaded],
+                mode=Mode.PROVIDER,
+                writer=WriterKind.HOST,
+            )
+            .state()
+            .status
+        )
     finally:
         for name in set(sys.modules) - before:
             del sys.modules[name]
@@ -68,4 +75,4 @@ async def test_the_built_in_model_reads_a_correction_in_the_message_as_newest():
     assert "This message declares (newest, not yet verified): module=Billing, database=SQL Server 2022" in answer
     assert "reproduce the symptom for Billing / SQL Server 2022" in answer
     assert "Reporting / PostgreSQL" not in answer
-    assert [f.value for f in started.snapshot().facts] == ["SQL Server 2022", "Billing"]  # updated after
+    assert [f.value for f in started.state().memory.facts] == ["SQL Server 2022", "Billing"]  # updated after

@@ -23,13 +23,13 @@ async def test_a_sentence_typed_right_after_a_click_forget_is_sent_and_forgets_n
         await pilot.pause()
         assert isinstance(app.screen, ConfirmForget) and app.screen.keys == ("module",)
         await answer(pilot, "y")
-        assert [f.key for f in app.session.snapshot().facts] == ["customer"]
+        assert [f.key for f in app.session.state().memory.facts] == ["customer"]
         assert app.focused is app.pane("logs").prompt  # back in the input last typed in
         await pilot.press(*"Is my customer right?", "enter")
         await app.workers.wait_for_complete()
         await pilot.pause()
         assert not isinstance(app.screen, ConfirmForget)
-        assert [f.key for f in app.session.snapshot().facts] == ["customer"]
+        assert [f.key for f in app.session.state().memory.facts] == ["customer"]
         assert [str(m.render()) for m in app.pane("logs").query(UserMessage)] == ["Is my customer right?"]
 
 
@@ -42,7 +42,7 @@ async def test_printable_keys_on_the_fact_table_go_to_the_last_input_and_enter_i
         await app.workers.wait_for_complete()
         await pilot.pause()
         assert not isinstance(app.screen, ConfirmForget)
-        assert [f.key for f in app.session.snapshot().facts] == ["customer"]
+        assert [f.key for f in app.session.state().memory.facts] == ["customer"]
         assert [str(m.render()) for m in app.pane("support").query(UserMessage)][-1] == "why my app?"
 
 
@@ -79,9 +79,9 @@ async def test_a_forget_answer_typed_before_the_question_appeared_is_ignored():
         app.post_message(events.Key("enter", "\r"))
         app.post_message(events.Key("y", "y"))
         await pushed(app, ConfirmForget)
-        assert [f.key for f in app.session.snapshot().facts] == ["customer"]
+        assert [f.key for f in app.session.state().memory.facts] == ["customer"]
         await answer(pilot, "y")
-        assert app.session.snapshot().facts == ()
+        assert app.session.state().memory.facts == ()
         assert app.focused is app.pane("support").prompt
 
 

@@ -17,8 +17,11 @@ async def test_a_fact_replaced_while_the_question_is_up_forgets_nothing_and_asks
         await answer(pilot, "y")
         said = [n.message for n in app._notifications]
         assert "memory changed since the forget of customer was asked: nothing was forgotten; asked again." in said
-        assert {f.key: f.value for f in app.session.snapshot().facts} == {"customer": "Fabrikam", "module": "Billing"}
+        assert {f.key: f.value for f in app.session.state().memory.facts} == {
+            "customer": "Fabrikam",
+            "module": "Billing",
+        }
         again = await drawn(pilot)
         assert again is not first and isinstance(app.screen, ConfirmForget)
         await answer(pilot, "y")
-        assert [f.key for f in app.session.snapshot().facts] == ["module"]
+        assert [f.key for f in app.session.state().memory.facts] == ["module"]

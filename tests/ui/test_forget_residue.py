@@ -35,7 +35,7 @@ async def test_forget_all_in_the_app_leaves_no_residue(mode):
         await say(pilot, "support", "forget", typed=True)
         await answer(pilot, "y")
         assert residue(values, app) == {}
-        assert not app.session.snapshot().facts
+        assert not app.session.state().memory.facts
 
 
 async def test_forget_one_fact_in_the_app_keeps_the_others():

@@ -20,7 +20,9 @@ EXAMPLES = Path(__file__).resolve().parents[2] / "examples" / "agents"
 
 
 def status_of(agents: list[Agent]):
-    return assemble(build_models(ModelConfig()), agents=agents, mode=Mode.PROVIDER, writer=WriterKind.HOST).status
+    return (
+        assemble(build_models(ModelConfig()), agents=agents, mode=Mode.PROVIDER, writer=WriterKind.HOST).state().status
+    )
 
 
 def lines(said: str, start: str) -> list[str]:
@@ -68,7 +70,7 @@ def test_one_agent_and_three_are_named_and_a_memory_shared_by_two_names_both(tmp
 
 
 def test_the_built_in_pair_still_reads_both():
-    status = assemble(build_models(ModelConfig())).status
+    status = assemble(build_models(ModelConfig())).state().status
     assert status.agents == ()
     assert "the model that answers in both panes." in status.explained()
     assert "Either forget also replaces both agents' histories" in help_text(status.contract, status.agents)

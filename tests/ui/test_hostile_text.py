@@ -20,7 +20,7 @@ async def test_a_server_error_with_escape_sequences_is_shown_as_text(loopback):
         loopback.enqueue(Canned(status=400, body={"error": {"message": ECHO}}))
         await host.say(pilot, "module=Billing")
         shown = [n.message for n in host._notifications] + [str(w.render()) for w in host.pane.query(Notice)]
-    async with PanelHost(MemoryView(host.session.snapshot())).run_test(size=(70, 30)) as pilot:
+    async with PanelHost(MemoryView(host.session.state().memory)).run_test(size=(70, 30)) as pilot:
         shown.append(str(pilot.app.query_one("#ledger", Static).render()))
     assert any("[bold red]loud[/]" in text for text in shown)
     for text in shown:

@@ -76,7 +76,7 @@ async def test_enter_on_a_busy_pane_sends_the_message_once_its_turn_ends_and_wha
         await reached(pane, "turns", lambda n: n == 2)  # the counter updates: the waiting one is asked
         await pilot.press(*" today")
         await over(pilot, pane, 2)
-        facts = {f.key: f.value for f in app.session.snapshot().facts}
+        facts = {f.key: f.value for f in app.session.state().memory.facts}
         assert facts["database"] == "PostgreSQL"
         assert [m.text for m in pane.query(UserMessage)] == [FIRST[end], "database=PostgreSQL"]
         assert prompt.text == "Contoso Ltd 7731 says the export fails today" and not prompt.waiting
@@ -100,7 +100,7 @@ async def test_a_burst_of_typing_sends_each_message_apart():
         await over(pilot, pane, 2)
         said = [m.text for m in pane.query(UserMessage)]
         assert said == ["database=PostgreSQL", "Contoso Ltd 7731 says the export fails"]
-        assert {f.key: f.value for f in app.session.snapshot().facts} == {"database": "PostgreSQL"}
+        assert {f.key: f.value for f in app.session.state().memory.facts} == {"database": "PostgreSQL"}
 
 
 async def test_a_refused_message_goes_back_in_front_of_what_was_typed_after_it():
@@ -133,7 +133,10 @@ async def test_messages_sent_while_a_pane_answers_are_asked_in_order_one_turn_ea
         said = [m.text for m in pane.query(UserMessage)]
         assert said == ["customer=Contoso", "module=Billing", "module=Reporting"]
         assert any(str(n.render()).startswith("mem: 2 fact(s)") for n in pane.query(Notice))  # between them
-        assert {f.key: f.value for f in app.session.snapshot().facts} == {"customer": "Contoso", "module": "Reporting"}
+        assert {f.key: f.value for f in app.session.state().memory.facts} == {
+            "customer": "Contoso",
+            "module": "Reporting",
+        }
 
 
 @pytest.mark.parametrize("end", ["failed", "cancelled"])
@@ -154,5 +157,5 @@ async def test_a_turn_that_failed_keeps_its_message_and_f9_sends_it_again_leavin
         await pilot.press("f9")
         await over(pilot, pane, 2)
         assert [m.text for m in pane.query(UserMessage)] == ["customer=Fabrikam 2040"] * 2
-        assert {f.key: f.value for f in app.session.snapshot().facts} == {"customer": "Fabrikam 2040"}
+        assert {f.key: f.value for f in app.session.state().memory.facts} == {"customer": "Fabrikam 2040"}
         assert prompt.text == "next" and prompt.unanswered is None

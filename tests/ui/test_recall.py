@@ -27,7 +27,7 @@ async def test_forget_all_purges_recall_and_the_ledger_counts_without_values():
     await session.forget(None)
     await session.ask("logs", "Which customer was it, Contoso?")
     assert not any("Contoso" in r.text for r in session.pane("logs").recalled if r.turn == 1)
-    (note,) = [e.describe() for e in session.snapshot().ledger if e.origin == "forget"]
+    (note,) = [e.describe() for e in session.state().memory.ledger if e.origin == "forget"]
     assert "recall store: 2 stored message(s) deleted" in note and "Contoso" not in note
 
 
@@ -38,7 +38,7 @@ async def test_the_palette_turns_recall_on_and_off():
         assert "recall" not in app.sub_title
         await switch_recall(app, True)  # what the palette entry runs
         await pilot.pause()
-        assert app.sub_title == app.session.status.summary and "recall: in memory, lexical" in app.sub_title
+        assert app.sub_title == app.session.state().status.summary and "recall: in memory, lexical" in app.sub_title
         titles = [c.title for c in app.get_system_commands(app.screen)]
         assert "Turn recall off" in titles
 
@@ -47,7 +47,7 @@ async def test_the_logs_agent_recalls_what_the_user_told_support():
     """Through the session: what recall put into the logs agent's turn; on the pane: the line saying so;
     in F2: the recalled messages with their distances."""
     session = recall_session()
-    assert session.status.summary.endswith("recall: in memory, lexical")
+    assert session.state().status.summary.endswith("recall: in memory, lexical")
     await session.ask("support", "module=Reporting; database=PostgreSQL")
     recalled = session.pane("logs").recalled
     host = PaneHost(session, "logs")

@@ -121,7 +121,7 @@ async def test_a_provider_mode_history_resumes_under_provider_mode(tmp_path, mon
     assert second.pane("support").resumed is None  # it said nothing: nothing to show, no dividers either
     closed(second)
     third = cli_session()  # manual mode: the histories were shaped by the other mode, so none is resumed
-    assert third.pane("logs").resumed is None and "resumed: 0 message(s), 1 fact(s)" in third.status.summary
+    assert third.pane("logs").resumed is None and "resumed: 0 message(s), 1 fact(s)" in third.state().status.summary
     closed(third)
 
 

@@ -23,7 +23,7 @@ async def test_enter_in_a_burst_sends_every_key_typed_before_it():
         await reached(host.pane, "busy", lambda busy: not busy)
         await host.workers.wait_for_complete()
         await pilot.pause()
-        facts = {f.key: f.value for f in host.session.snapshot().facts}
+        facts = {f.key: f.value for f in host.session.state().memory.facts}
         assert facts == {"priority": "high"}
         assert host.pane.prompt.text == "customer=Contoso"
 

@@ -180,7 +180,7 @@ async def test_a_forget_while_an_answer_waits_clears_that_turn_from_the_pane():
         shown = [str(w.render()) for w in support.conversation.children if not isinstance(w, AgentAnswer)]
         assert not support.query(AgentAnswer) and not support.query(AgentReply)
         assert not any("Contoso" in text for text in shown) and "History replaced by forget customer" in shown[0]
-        assert host.session.snapshot().facts == ()
+        assert host.session.state().memory.facts == ()
 
 
 async def drawn_when(condition, turns: int = 400) -> None:

@@ -90,7 +90,7 @@ async def test_keeping_a_fact_in_the_confirmation_changes_nothing():
         assert isinstance(app.screen, ConfirmForget)
         await pilot.press("n")
         await pilot.pause()
-        assert [f.key for f in app.session.snapshot().facts] == ["module"]
+        assert [f.key for f in app.session.state().memory.facts] == ["module"]
         assert len(app.session.runtime.history("support")) == 2
 
 
@@ -105,20 +105,20 @@ async def test_typed_forget_commands_ask_the_same_question_as_a_click():
             {"module": ("Billing",)},
         )
         await answer(pilot, "n")
-        assert [f.key for f in app.session.snapshot().facts] == ["database", "module"]
+        assert [f.key for f in app.session.state().memory.facts] == ["database", "module"]
         await say(pilot, "logs", "forget module")
         await answer(pilot, "y")
-        assert [f.key for f in app.session.snapshot().facts] == ["database"]
+        assert [f.key for f in app.session.state().memory.facts] == ["database"]
         await say(pilot, "support", "forget password")  # not a key: refused, nothing asked
-        assert not isinstance(app.screen, ConfirmForget) and [f.key for f in app.session.snapshot().facts] == [
+        assert not isinstance(app.screen, ConfirmForget) and [f.key for f in app.session.state().memory.facts] == [
             "database"
         ]
         await say(pilot, "support", "forget")
         question = app.screen
         assert isinstance(question, ConfirmForget) and question.keys is None
-        assert app.session.snapshot().facts != ()
+        assert app.session.state().memory.facts != ()
         await answer(pilot, "y")
-        assert app.session.snapshot().facts == ()
+        assert app.session.state().memory.facts == ()
         await say(pilot, "support", "forget customer")  # no fact holds it: still asked, a history may
         question = app.screen
         assert isinstance(question, ConfirmForget) and question.held == {"customer": ()}

@@ -600,7 +600,7 @@ async def test_the_reply_to_a_refused_batch_is_followed_by_a_line_saying_the_fac
         assert len(answers) == 2 and refused == [answers[1] + 1] == [len(shown) - 1]
         line = str(shown[refused[0]].render())
         assert "at most 5 facts" in line and "the facts were not changed" in line
-        assert [f.value for f in session.snapshot().facts] == ["Reporting"]
+        assert [f.value for f in session.state().memory.facts] == ["Reporting"]
 
 
 async def test_a_multi_line_paste_keeps_its_lines_and_declares_every_line():
@@ -610,7 +610,7 @@ async def test_a_multi_line_paste_keeps_its_lines_and_declares_every_line():
         host.post_message(events.Paste("version=7.1\nlog=/var/log/app.log\r\nconstraint=no restarts"))
         await pilot.pause()
         await host.sent(pilot)
-        assert {f.key: f.value for f in host.session.snapshot().facts} == {
+        assert {f.key: f.value for f in host.session.state().memory.facts} == {
             "version": "7.1",
             "log": "/var/log/app.log",
             "constraint": "no restarts",
@@ -630,7 +630,7 @@ async def test_control_characters_in_a_paste_are_shown_and_the_user_is_told():
         assert prompt.text == "symptom=before \\x1b[31mRED\\x1b[0m after bell\\x07"
         assert any("3 control or invisible character(s)" in n.message for n in host._notifications)
         await host.sent(pilot)
-        (fact,) = host.session.snapshot().facts
+        (fact,) = host.session.state().memory.facts
         assert fact.value == "before \\x1b[31mRED\\x1b[0m after bell\\x07"
         host.post_message(events.Paste(f"{PASTED_ESC}[1m"))  # an ESC as the terminal reader hands it over
         await pilot.pause()
@@ -675,4 +675,4 @@ async def test_a_turn_cancelled_before_its_worker_ran_ends_as_cancelled_and_asks
         await pilot.pause()
         [ended] = [m for m in host.seen if isinstance(m, TurnEnded)]
         assert ended.cancelled and "Cancelled" in str(pane.query(Notice).last().render())
-        assert session.snapshot().facts == () and not session.transcript.entries
+        assert session.state().memory.facts == () and not session.transcript.entries

@@ -49,7 +49,7 @@ async def test_a_workflow_answers_in_its_pane_and_one_that_cannot_start_says_why
         await say(pilot, "pair_flow", "customer=Contoso Ltd 7731; hello")
         [answer] = app.pane("pair_flow").query(AgentAnswer)
         assert answer.text.startswith("**drafter**: ") and "\n\n**checker**: " in answer.text
-        assert [f.key for f in app.session.snapshot().facts] == ["customer"]
+        assert [f.key for f in app.session.state().memory.facts] == ["customer"]
         await say(pilot, "spam", "is this spam?")
         shown = " ".join(n.text for n in app.pane("spam").query(Notice))
         assert "The spam workflow's run failed: its first executor takes EmailRequest, not a message" in shown

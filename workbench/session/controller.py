@@ -13,7 +13,7 @@ from workbench.files import write_private
 from workbench.memory.forget import ForgetPlan, Holder, TextHolder, declared_in
 from workbench.memory.rules import check_message
 from workbench.runtime.forget_preview import ForgetPreview
-from workbench.session.pane import Completed, Lab, PaneView
+from workbench.session.pane import Completed, Lab, PaneView, SessionState
 from workbench.session.transcript import Transcript
 
 if TYPE_CHECKING:
@@ -24,7 +24,7 @@ if TYPE_CHECKING:
     from workbench.runtime import Mode, TurnResult
     from workbench.runtime.agents import AgentRuntime
     from workbench.runtime.remembered import Remembered
-    from workbench.runtime.view import MemorySnapshot, MemoryUpdate, RecalledMessage, RuntimeStatus
+    from workbench.runtime.view import MemoryUpdate, RecalledMessage
 
 # Receives each settled batch that is not part of an asked turn's outcome (a forget, a note, a
 # cancelled turn's abandonment).
@@ -178,15 +178,12 @@ class SessionController:
 
     # -- what the user interface asks: it reads the runtime through these only ---------------------
 
-    def snapshot(self) -> MemorySnapshot:
-        """Working memory now: its facts and the ledger's latest events."""
-        return self.runtime.snapshot()
-
-    @property
-    def status(self) -> RuntimeStatus:
-        """What the header says: the models, the mode, the writer (and whether it keeps failing), recall,
-        the other memories, the persisted sessions and what start-up completed."""
-        return self.runtime.status
+    def state(self) -> SessionState:
+        """What the fact panel and the header draw, read together (`SessionState`): working memory now (its
+        facts and the ledger's latest events) and the status (the models, the mode, the writer and whether it
+        keeps failing, recall, the other memories, the persisted sessions and what start-up completed)."""
+        runtime = self.runtime
+        return SessionState(memory=runtime.snapshot(), status=runtime.status)
 
     def pane(self, agent: str) -> PaneView:
         """`agent`'s pane as the session holds it now, in one value (`PaneView`)."""
@@ -222,10 +219,6 @@ class SessionController:
             return await run_drift(models, chronology=chronology, progress=progress)
 
         return Lab(models.agent_label, run)
-
-    def use_host_parse(self) -> bool:
-        """Read declarations with the host's parse for the rest of the session; False if it already does."""
-        return self.runtime.use_host_parse()
 
     async def forget_preview(self, keys: str | Sequence[str] | None) -> ForgetPreview:
         """What forgetting `keys` (one key, several; None: everything) will remove, from the one plan the
@@ -292,11 +285,16 @@ class SessionController:
             else:
                 close()
 
-    async def set_mode(self, mode: Mode) -> None:
-        """Switch integration mode: every agent starts a new session, a workflow's agents too; the facts stay."""
-        await self.runtime.set_mode(mode)
-
-    async def set_recall(self, on: bool) -> bool:
-        """Turn recall on or off (False when this session was started without it): every agent starts a
-        new session, a workflow's agents too; the facts stay."""
-        return await self.runtime.set_recall(on)
+    async def switch(self, *, mode: Mode | None = None, recall: bool | None = None, host_parse: bool = False) -> bool:
+        """The session's switches, one a call: the integration `mode`, or `recall` on or off (every agent
+        starts a new session, a workflow's agents too; the facts stay), or the writer to the host's own
+        parse for the rest of the session (`host_parse`: said in the ledger and the header). False when
+        nothing switched: recall asked of a session started without it, or the host's parse already on."""
+        if (mode is not None) + (recall is not None) + host_parse != 1:
+            raise TypeError("switch one of mode, recall or host_parse")
+        if mode is not None:
+            await self.runtime.set_mode(mode)
+            return True
+        if recall is not None:
+            return await self.runtime.set_recall(recall)
+        return self.runtime.use_host_parse()

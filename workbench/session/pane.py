@@ -1,6 +1,7 @@
-"""The values the session composes for the UI from the runtime's state, each read in one call: a pane's
-agent (`SessionController.pane`), what start-up completed (`SessionController.start`) and the drift lab
-on the session's models (`SessionController.lab`)."""
+"""The values the session composes for the UI from the runtime's state, each read in one call: what the
+fact panel and the header draw (`SessionController.state`), a pane's agent (`SessionController.pane`),
+what start-up completed (`SessionController.start`) and the drift lab on the session's models
+(`SessionController.lab`)."""
 
 from __future__ import annotations
 
@@ -15,7 +16,18 @@ if TYPE_CHECKING:
     from workbench.runtime.calls import CallRecord
     from workbench.runtime.context import ContextSplit
     from workbench.runtime.usage import Usage
-    from workbench.runtime.view import RecalledMessage, ResumedHistory
+    from workbench.runtime.view import MemorySnapshot, RecalledMessage, ResumedHistory, RuntimeStatus
+
+
+@dataclass(frozen=True)
+class SessionState:
+    """What the fact panel and the header draw, read at one moment: working memory (`memory`: its facts
+    and the ledger's latest events) and the status (`status`: the models, the mode, the writer and whether
+    it keeps failing, recall, the other memories, the persisted sessions, what start-up completed and the
+    contract)."""
+
+    memory: MemorySnapshot
+    status: RuntimeStatus
 
 
 @dataclass(frozen=True)

@@ -44,7 +44,7 @@ if TYPE_CHECKING:
         RuntimeStatus,
         joined,
     )
-    from workbench.session.pane import Completed, PaneView
+    from workbench.session.pane import Completed, PaneView, SessionState
     from workbench.tables import literal
     from workbench.text import clip, visible
 
@@ -65,6 +65,7 @@ _EXPORTS = {
     "PlanChanged": "workbench.memory.forget",
     "PaneView": "workbench.session.pane",
     "Completed": "workbench.session.pane",
+    "SessionState": "workbench.session.pane",
     # The memory: its contract, its events, and a value or key shown quoted, its controls visible.
     "Contract": "workbench.memory.contract",
     "MAX_MESSAGE_CHARS": "workbench.memory.contract",
@@ -135,6 +136,7 @@ __all__ = [
     "RememberedSystem",
     "ResumedHistory",
     "RuntimeStatus",
+    "SessionState",
     "Usage",
     "clip",
     "describe_size",

@@ -227,7 +227,9 @@ class WorkbenchApp(App[None]):
         return self._session is not None
 
     def show_status(self, width: int | None = None) -> None:
-        self.title, self.sub_title = header_titles(self.TITLE or "", self.session.status, width or self.size.width)
+        self.title, self.sub_title = header_titles(
+            self.TITLE or "", self.session.state().status, width or self.size.width
+        )
 
     def on_resize(self, event: events.Resize) -> None:
         if self.ready:
@@ -303,7 +305,7 @@ class WorkbenchApp(App[None]):
     def action_help(self) -> None:
         from workbench.ui.screens import HelpScreen  # loads when first opened, not at start-up
 
-        self.push_screen(HelpScreen(self.session.status if self.ready else None))
+        self.push_screen(HelpScreen(self.session.state().status if self.ready else None))
 
     def action_show_calls(self) -> None:
         from workbench.ui.screens import CallsScreen  # loads when first opened, not at start-up
@@ -315,7 +317,7 @@ class WorkbenchApp(App[None]):
         from workbench.ui.remembered_screen import RememberedScreen  # loads when first opened, not at start-up
 
         if not self.main.unavailable():
-            RememberedScreen.shown(self, self.session, self.session.status.contract.max_value_chars)
+            RememberedScreen.shown(self, self.session, self.session.state().status.contract.max_value_chars)
 
     def action_drift(self) -> None:
         if not self.main.unavailable():

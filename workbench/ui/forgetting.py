@@ -66,7 +66,7 @@ class ForgetFlow:
         key no longer stored then asks nothing."""
         if self.asking():
             return
-        facts, given = {f.key: f for f in session.snapshot().facts}, held  # asked again as given (`_forget`)
+        facts, given = {f.key: f for f in session.state().memory.facts}, held  # asked again as given (`_forget`)
         if held is None:
             if keys is not None and not all(key in facts for key in keys):
                 return
@@ -89,7 +89,7 @@ class ForgetFlow:
             reaches=preview.reaches,
             unreached=preview.unreached,
             holding=preview.holding,
-            value_chars=session.status.contract.max_value_chars,
+            value_chars=session.state().status.contract.max_value_chars,
         )
         self.app.push_screen(question, callback=confirmed)
 

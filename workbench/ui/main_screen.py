@@ -157,7 +157,7 @@ class MainScreen(Screen[object]):
         """The session the app connected: memory in the fact panel, what each agent resumed and the messages
         sent meanwhile asked; False when it runs other agents than the panes opened with (`show_agents`)."""
         self.session = session
-        self.query_one(FactPanel).view = MemoryView(session.snapshot())
+        self.query_one(FactPanel).view = MemoryView(session.state().memory)
         if session.agent_names != tuple(p.agent for p in self.query(ChatPane)):
             return False
         self._show_resumed(session)

@@ -5,7 +5,6 @@ palette offers (mode, recall, the writer)."""
 from __future__ import annotations
 
 from collections.abc import Coroutine, Iterable
-from functools import partial
 from typing import TYPE_CHECKING, Any, Protocol
 
 from textual.app import SystemCommand
@@ -60,7 +59,7 @@ def workbench_commands(app: Commanded) -> Iterable[SystemCommand]:
         "Forget all facts", f"Remove every fact and replace {both} agents' histories", app.action_forget_all
     )
     if app.ready:
-        status = app.session.status
+        status = app.session.state().status
         other = Mode.PROVIDER if status.mode is Mode.MANUAL else Mode.MANUAL
         yield SystemCommand(
             f"Switch to {other} mode",
@@ -72,7 +71,7 @@ def workbench_commands(app: Commanded) -> Iterable[SystemCommand]:
                 "Use the host parse as the writer",
                 "The writer model keeps failing the contract: read declarations with the host's own parse, "
                 "no model call, for this session (said in the ledger and the header)",
-                partial(use_host_parse, app),
+                lambda: app.run_worker(use_host_parse(app)),
             )
         recall_on = status.recall is not None
         yield SystemCommand(
@@ -109,7 +108,7 @@ async def switch_mode(app: Commanded, mode: Mode) -> None:
     if any(pane.running for pane in app.panes):
         app.notify("Wait for the running turns to finish before switching mode.", severity="warning")
         return
-    await app.session.set_mode(mode)  # a workflow's agents start new sessions too
+    await app.session.switch(mode=mode)  # a workflow's agents start new sessions too
     app.show_status()
     await replace_histories(
         app.panes,
@@ -121,7 +120,7 @@ async def switch_recall(app: Commanded, on: bool) -> None:
     if any(pane.running for pane in app.panes):
         app.notify("Wait for the running turns to finish before switching recall.", severity="warning")
         return
-    if not await app.session.set_recall(on):
+    if not await app.session.switch(recall=on):
         app.notify("This session was started without recall.", severity="warning")
         return
     app.show_status()
@@ -140,7 +139,7 @@ def capitalized(text: str) -> str:
     return text[:1].upper() + text[1:]
 
 
-def use_host_parse(app: Commanded) -> None:
+async def use_host_parse(app: Commanded) -> None:
     """The writer model keeps failing the contract: switch this session to the host's own parse."""
-    if app.session.use_host_parse():
+    if await app.session.switch(host_parse=True):
         app.show_status()
