@@ -53,6 +53,7 @@ from workbench.persist.format import SavedFileError
 from workbench.persist.legacy import move_into
 from workbench.persist.state import STATE_FILE, Saved, StateFile
 from workbench.persist.state_history import StateHistory
+from workbench.persist.unsaved import unsaved_line
 from workbench.runtime.remembered import HeldItem, history_text
 from workbench.runtime.view import NOT_SAVED, SAVED_AGAIN, Persisted
 from workbench.text import clip, json_strings
@@ -392,26 +393,7 @@ class PersistedSessions:
         with self._lock:
             if self._failure is None:
                 return None
-            parts = []
-            if self._unsaved_memory:
-                try:
-                    on_disk = self.state.memory()
-                except SavedFileError:
-                    on_disk = None
-                saved = {f.key: f.value for f in on_disk.facts} if on_disk is not None else {}
-                now = {f.key: f.value for f in self.memory.facts()}
-                changed = [k for k, v in now.items() if saved.get(k) != v]
-                removed = [k for k in saved if k not in now]
-                if changed:
-                    parts.append(f"the fact(s) {', '.join(changed)}")
-                if removed:
-                    parts.append(f"the removal of {', '.join(removed)}")
-                if not (changed or removed):
-                    parts.append("the ledger's latest event(s)")
-            if messages := sum(len(m) for m in self._unsaved_messages.values()):
-                parts.append(f"{messages:,} message(s) of the agents' histories")
-            what = "; ".join(parts) or "the agents' sessions"
-            return f"{what} (the save failed: {self._failure})"
+            return unsaved_line(self.state, self.memory, self._unsaved_memory, self._unsaved_messages, self._failure)
 
     async def held(self, agent_sessions: Mapping[str, AgentSession]) -> list[HeldItem]:
         """Each agent's history as the messages it holds, a history no agent reads, and every file under
