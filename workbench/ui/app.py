@@ -81,15 +81,14 @@ class WorkbenchApp(App[None]):
         workflows: Collection[str] | Mapping[str, Sequence[str]] = (),
         logged: LibraryLog | None = None,
     ) -> None:
-        """Give an assembled session (`workbench.session.assemble`), or `start`, which assembles one
-        right after the first frame, so the window opens before Agent Framework and pydantic have loaded;
-        then `agents` names the panes it opens with (default: the built-in agents). A session started
-        with other agents gets their panes when it connects. `notice`: what loading the user's agents has to
-        say (entries not loaded, names the workbench gave), shown once the window opens; `labels`: a pane's
-        title where it is not its agent's name alone ("weather_agent (folder name)", a workflow's); `hints`: a
-        pane's hint where it is not an agent's (a workflow's); `workflows`: the panes a workflow answers in,
-        or each with the names of the agents its executors run (a forget's note names them);
-        `logged`: what the libraries log (`workbench.notes`), said in notices while the window is open."""
+        """Give an assembled session (`workbench.build`), or `start`, which assembles one right after the first frame,
+        so the window opens before Agent Framework and pydantic have loaded; then `agents` names the panes it opens with
+        (default: the built-in agents). A session started with other agents gets their panes when it connects. `notice`:
+        what loading the user's agents has to say (entries not loaded, names the workbench gave), shown once the window
+        opens; `labels`: a pane's title where it is not its agent's name alone ("weather_agent (folder name)", a
+        workflow's); `hints`: a pane's hint where it is not an agent's (a workflow's); `workflows`: the panes a workflow
+        answers in, or each with the names of the agents its executors run (a forget's note names them); `logged`: what
+        the libraries log (`workbench.notes`), said in notices while the window is open."""
         if (session is None) == (start is None):
             raise ValueError("give the app a session, or a way to start one")
         super().__init__()
@@ -227,9 +226,8 @@ class WorkbenchApp(App[None]):
         return self._session is not None
 
     def show_status(self, width: int | None = None) -> None:
-        self.title, self.sub_title = header_titles(
-            self.TITLE or "", self.session.state().status, width or self.size.width
-        )
+        status = self.session.state().status
+        self.title, self.sub_title = header_titles(self.TITLE or "", status, width or self.size.width)
 
     def on_resize(self, event: events.Resize) -> None:
         if self.ready:
