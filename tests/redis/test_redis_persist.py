@@ -4,7 +4,9 @@ no byte of a value in the server's files nor in the data directory's."""
 
 from __future__ import annotations
 
+import gc
 import secrets
+import warnings
 from pathlib import Path
 
 from agent_framework import Message
@@ -131,3 +133,23 @@ async def test_a_server_gone_while_the_app_runs_is_said_in_the_header(tmp_path):
     assert persisted.failure.startswith(f"Redis at {own.url}: ConnectionError")
     assert "NOT saving" in runtime.status.summary
     await quit_(runtime)
+
+
+async def test_a_closed_session_closes_its_connections_to_the_server(tmp_path, monkeypatch, redis_server):
+    """`--persist redis://…` through the one start path: a turn opens the histories' connections, and
+    closing the session (every quit ends there) closes each of them, not the garbage collector later,
+    which warns of each connection it finds open."""
+    from workbench.cli.configs import model_config
+    from workbench.cli.parser import build_parser
+    from workbench.cli.start import session_start
+
+    monkeypatch.setenv("WORKBENCH_DATA_DIR", str(tmp_path / "data"))
+    args = build_parser().parse_args(["--persist", redis_server.url])
+    session = session_start(args, model_config(args))()
+    await session.ask("support", "customer=Contoso Ltd 7731; hello")
+    await session.aclose()
+    with warnings.catch_warnings(record=True) as warned:
+        warnings.simplefilter("always")
+        del session
+        gc.collect()
+    assert [str(w.message) for w in warned if issubclass(w.category, ResourceWarning)] == []

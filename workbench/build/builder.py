@@ -211,6 +211,7 @@ def starting(
         # Your agents on --model bring their tools (memory files, their own): the model calls them.
         functions = recall.on_demand or (model.is_live and (agent_memory.calls_functions or bool(loaded)))
         opened.recall = recalling = recall.memory(calls, store=opened.recall_store)  # closed with the session
+        opened.redis = redis_histories(config, opened.persisted)  # its connections too
         wrapped = build(
             build_models(model, function_calls=functions),
             around,
@@ -227,7 +228,7 @@ def starting(
             agents=[item.agent for item in loaded],
             workflows=[(flow.name, flow.workflow, flow.cannot_run) for flow in workflows],
             not_loaded=[(failed.where, failed.problem) for failed in not_loaded],
-            redis=redis_histories(config, opened.persisted),
+            redis=opened.redis,
         )
         wrapped.on_close(opened.close, opened.aclose)  # the state file written whole, recall closed, folders let go
         return wrapped

@@ -29,6 +29,7 @@ if TYPE_CHECKING:
     from agent_framework import Agent
 
     from workbench.agentmem.config import AgentMemoryConfig
+    from workbench.persist.redis_histories import RedisHistories
     from workbench.persist.sessions import PersistedSessions
     from workbench.recall.config import RecallConfig
     from workbench.recall.store import RecallStore
@@ -59,6 +60,7 @@ class Opened:
     recall_store: RecallStore | None = None  # a DuckDB store opened here; None: the config's own
     locks: list[FolderLock] = field(default_factory=list)
     recall: Recall | None = None  # what the runtime built over it: closes a store the config made too
+    redis: RedisHistories | None = None  # the agents' histories on Redis: its asyncio clients close in the loop
 
     def close(self) -> None:
         """Let another process open them (the process ending does the same, but leaves the persisted
@@ -77,11 +79,15 @@ class Opened:
                 _release(locks)
 
     async def aclose(self) -> None:
-        """As `close`, with the recall store closed in the session's loop (a PostgreSQL pool too)."""
+        """As `close`, with the recall store closed in the session's loop (a PostgreSQL pool too), and
+        the Redis histories' connections after the last save."""
+        redis, self.redis = self.redis, None
         persisted, recall, locks = self._taken()
         try:
             if persisted is not None:
                 persisted.close()
+            if redis is not None:
+                await redis.aclose()
         finally:
             try:
                 if recall is not None:
