@@ -375,3 +375,13 @@ def test_the_cli_maximum_is_the_labs():
     from workbench.cli import parser
 
     assert parser.MAX_TURNS == MAX_TURNS
+
+
+def test_a_password_in_the_server_url_is_said_nowhere(loopback, capsys):
+    """A base URL with a user name and password (as some proxies take it): the report names the model by
+    host and port only, on stdout and stderr alike."""
+    url = loopback.base_url.replace("http://", "http://user:sk-SECRETVALUE123@")
+    assert main(["drift", "--model", "loopback-model", "--base-url", url, "--policies", "full,facts"]) == 0
+    captured = capsys.readouterr()
+    assert "loopback-model @ 127.0.0.1:" in captured.out
+    assert "SECRETVALUE" not in captured.out + captured.err and "user:" not in captured.out + captured.err

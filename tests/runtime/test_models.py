@@ -165,3 +165,10 @@ def test_the_app_runs_the_function_loop_only_for_on_demand_recall(monkeypatch):
         assert start is not None
         start()
     assert asked == [False, False, True]
+
+
+def test_a_password_in_the_server_url_is_never_in_the_label():
+    """The header, F2, the drift lab's report and traces name the model by its label: a base URL with a
+    user name and password (`http://user:key@host/v1`, as some proxies take it) gives only host and port."""
+    config = ModelConfig.from_options(model="m", base_url="http://user:sk-SECRETVALUE123@127.0.0.1:9/v1")
+    assert build_models(config).agent_label == "m @ 127.0.0.1:9"

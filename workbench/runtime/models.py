@@ -57,7 +57,8 @@ class ModelSet:
 
 
 def _label(model: str, base_url: str | None) -> str:
-    host = urlsplit(base_url).netloc if base_url else "api.openai.com"
+    """`model @ host[:port]`: a URL's user name and password (`http://user:key@host/v1`) are never part of it."""
+    host = urlsplit(base_url).netloc.rpartition("@")[2] if base_url else "api.openai.com"
     return f"{model} @ {host}"
 
 
