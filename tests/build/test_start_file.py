@@ -10,7 +10,8 @@ import workbench.contract_file
 from workbench.build.config import StartConfig
 from workbench.cli import main
 from workbench.cli.parser import parse
-from workbench.cli.start import named_in_file
+from workbench.cli.start import named_in_file, notices
+from workbench.loading import Loaded
 from workbench.memory import Contract
 from workbench.runtime.config import DEFAULT_MAX_TOKENS, ConfigError, Mode, WriterFormat, WriterKind
 
@@ -57,6 +58,7 @@ def test_the_files_start_options_apply_where_the_command_line_and_the_environmen
     assert named_in_file(start) == (
         f"the model team-model is named in {team / 'workbench.toml'} [start]; --model on the command line comes first"
     )
+    assert notices(start, Loaded()) == {"workbench.toml": named_in_file(start)}  # not titled as your agents' notice
 
 
 def test_the_command_line_comes_before_the_file(team):
@@ -136,8 +138,9 @@ def test_a_model_the_file_names_is_checked_as_one_given_on_the_command_line(tmp_
         ("colour = 'teal'", "[start] colour is not a start option; the keys: model, base_url, writer_model,"),
         ("base-url = 'http://x/v1'", "[start] base-url is not a start option; the keys: "),
         ("timeout = 'fast'", "[start] timeout: expected a number of seconds, more than 0, not a string"),
-        ("timeout = 0", "[start] timeout: expected a number of seconds, more than 0, not a whole number"),
-        ("max_tokens = 1.5", "[start] max_tokens: expected a whole number of tokens, more than 0, not a number"),
+        ("timeout = 0", "[start] timeout: expected a number of seconds, more than 0, not 0"),
+        ("max_tokens = 1.5", "[start] max_tokens: expected a whole number of tokens, more than 0, not 1.5"),
+        ("max_tokens = -5", "[start] max_tokens: expected a whole number of tokens, more than 0, not -5"),
         ("recall = 'yes'", "[start] recall: expected true or false, not a string"),
         ("mode = 'auto'", '[start] mode: expected one of manual, provider, not "auto"'),
         ("model = ''", "[start] model: expected a string, not an empty string"),

@@ -21,7 +21,7 @@ def app_over(folder: Path) -> WorkbenchApp:
     flows = loaded.workflows
     return WorkbenchApp(
         session_over(folder),
-        notice=loaded.notice(),
+        notices={"Your agents": loaded.notice() or ""},
         labels={flow.name: f"{flow.label} · workflow" for flow in flows},
         workflows=[flow.name for flow in flows],
     )
@@ -37,7 +37,7 @@ async def test_a_workflow_answers_in_its_pane_and_one_that_cannot_start_says_why
     notify = app.notify
 
     def noted(message: str, **how: Any) -> None:
-        notices.append(message)
+        notices.append(f"{how.get('title')}: {message}")
         notify(message, **how)
 
     monkeypatch.setattr(app, "notify", noted)
@@ -45,7 +45,7 @@ async def test_a_workflow_answers_in_its_pane_and_one_that_cannot_start_says_why
         await pilot.pause()
         titles = [str(pane.border_title) for pane in app.query(ChatPane)]
         assert titles == ["pair_flow (folder name) · workflow", "spam (module name) · workflow"]
-        assert any(m.startswith("not loaded: broken.py: ModuleNotFoundError") for m in notices)
+        assert any(m.startswith("Your agents: not loaded: broken.py: ModuleNotFoundError") for m in notices)
         await say(pilot, "pair_flow", "customer=Contoso Ltd 7731; hello")
         [answer] = app.pane("pair_flow").query(AgentAnswer)
         assert answer.text.startswith("**drafter**: ") and "\n\n**checker**: " in answer.text

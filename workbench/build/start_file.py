@@ -90,7 +90,10 @@ def start_options(file: WorkbenchFile) -> dict[str, Any]:
         if key is None:
             raise ContractFileError(f"{file.path}: [start] {name} is not a start option; the keys: {', '.join(KEYS)}")
         if not key.check(value):
-            given_as = quoted(value, 40) if key.choice and isinstance(value, str) else _kind(value)
+            if isinstance(value, int | float) and not isinstance(value, bool):
+                given_as = str(value)  # a number of the wrong range or kind is said as it is: "not -5", "not 1.5"
+            else:
+                given_as = quoted(value, 40) if key.choice and isinstance(value, str) else _kind(value)
             raise ContractFileError(f"{file.path}: [start] {name}: expected {key.expected}, not {given_as}")
         given[name] = _resolved(value, file.path) if key.path else value
     return given

@@ -74,15 +74,20 @@ def build_app(
     return WorkbenchApp(
         start=session_start(args, start, loaded, workflows, not_loaded),
         agents=names or None,
-        notice="\n".join(
-            line for line in (found.notice(), named_in_file(start), on_your_model(start.model, found)) if line
-        )
-        or None,
+        notices=notices(start, found),
         labels=labels,
         hints=hints,
         workflows={flow.name: [agent.name for agent in flow.agents] for flow in workflows},
         logged=logged,
     )
+
+
+def notices(start: StartConfig, found: Loaded) -> dict[str, str]:
+    """What the window says once it opens, by title: what loading the user's agents had to say, and where
+    the model came from when a workbench.toml named it."""
+    yours = "\n".join(line for line in (found.notice(), on_your_model(start.model, found)) if line)
+    said = {"Your agents": yours, "workbench.toml": named_in_file(start)}
+    return {title: text for title, text in said.items() if text}
 
 
 def named_in_file(start: StartConfig) -> str | None:

@@ -75,7 +75,7 @@ class WorkbenchApp(App[None]):
         *,
         start: Callable[[], SessionController] | None = None,
         agents: Sequence[str] | None = None,
-        notice: str | None = None,
+        notices: Mapping[str, str] | None = None,
         labels: Mapping[str, str] | None = None,
         hints: Mapping[str, str] | None = None,
         workflows: Collection[str] | Mapping[str, Sequence[str]] = (),
@@ -83,9 +83,9 @@ class WorkbenchApp(App[None]):
     ) -> None:
         """Give an assembled session (`workbench.build`), or `start`, which assembles one right after the first frame,
         so the window opens before Agent Framework and pydantic have loaded; then `agents` names the panes it opens with
-        (default: the built-in agents). A session started with other agents gets their panes when it connects. `notice`:
-        what loading the user's agents has to say (entries not loaded, names the workbench gave), shown once the window
-        opens; `labels`: a pane's title where it is not its agent's name alone ("weather_agent (folder name)", a
+        (default: the built-in agents). A session started with other agents gets their panes when it connects.
+        `notices`: what the start has to say, by title (entries not loaded, names the workbench gave), shown once the
+        window opens; `labels`: a pane's title where it is not its agent's name alone ("weather_agent (folder name)", a
         workflow's); `hints`: a pane's hint where it is not an agent's (a workflow's); `workflows`: the panes a workflow
         answers in, or each with the names of the agents its executors run (a forget's note names them); `logged`: what
         the libraries log (`workbench.notes`), said in notices while the window is open."""
@@ -94,7 +94,7 @@ class WorkbenchApp(App[None]):
         super().__init__()
         self._built, self._start = session, start
         self._agents = tuple(session.agent_names if session is not None else agents or BUILT_IN)
-        self._notice = notice
+        self._notices = dict(notices or {})
         self.forgetting = ForgetFlow(self, workflows)
         self._logged = logged
         self._session: SessionController | None = None
@@ -130,8 +130,8 @@ class WorkbenchApp(App[None]):
     async def on_mount(self) -> None:
         await self.main.widgets_mounted.wait()  # composed in its own task: the session is connected to them
         self.quitting.on_signals(lambda name: self.call_later(self.quit_asked, name))
-        if self._notice:
-            self.notify(self._notice, title="Your agents", severity="warning", timeout=30, markup=False)
+        for title, notice in self._notices.items():
+            self.notify(notice, title=title, severity="warning", timeout=30, markup=False)
         if self._logged is not None:
             say_library_notes(self, self._logged)
         if self._built is not None:
