@@ -141,3 +141,22 @@ async def test_a_message_over_the_limit_is_refused_before_any_call():
     result = await runtime.ask("support", "x" * 4097)
     assert "message_too_long" in result.error
     assert runtime.calls.records() == [] and transcript(runtime, "support") == []
+
+
+def test_a_connection_refused_below_the_sdk_is_said_as_cannot_reach():
+    """The framework sometimes wraps httpx's ConnectError itself, without the SDK's APIConnectionError in
+    the chain (seen with four workers on two cores): it is the same failure, said the same way."""
+    import httpx
+    from agent_framework.exceptions import ChatClientException
+
+    from workbench.runtime.failures import cannot_reach, explain_failure
+
+    try:
+        try:
+            request = httpx.Request("POST", "http://127.0.0.1:9/v1/chat/completions")
+            raise httpx.ConnectError("All connection attempts failed", request=request)
+        except httpx.ConnectError as inner:
+            raise ChatClientException("service failed to complete the prompt", inner) from inner
+    except ChatClientException as exc:
+        assert explain_failure(exc, base_url="http://127.0.0.1:9/v1").startswith("cannot reach http://127.0.0.1:9/v1")
+        assert cannot_reach(exc)

@@ -182,9 +182,9 @@ def _request_line(cause: BaseException, name: str, status: Any, server: str, sig
         )
     if (azure := _azure_line(cause, name, status, sign_in)) is not None:
         return azure
-    if name == "APIConnectionError" and _unknown_host(cause):
+    if name in _NO_CONNECTION and _unknown_host(cause):
         return f"cannot resolve the host of {server}: check the name in --base-url / OPENAI_BASE_URL"
-    if name == "APIConnectionError":
+    if name in _NO_CONNECTION:
         return f"cannot reach {server}: check --base-url / OPENAI_BASE_URL and that the server is running"
     if status in (401, 403):
         return f"{server} refused the API key (HTTP {status}): check OPENAI_API_KEY"
@@ -212,11 +212,11 @@ def _azure_line(cause: BaseException, name: str, status: Any, sign_in: SignIn | 
     version = parse_qs(url.query).get("api-version", ["?"])[0][:40]
     body = getattr(cause, "body", None)
     code = body.get("code") if isinstance(body, dict) else None
-    if name == "APIConnectionError" and _unknown_host(cause):
+    if name in _NO_CONNECTION and _unknown_host(cause):
         return (
             f"cannot resolve the host of {server}: check the resource name in --azure-endpoint / AZURE_OPENAI_ENDPOINT"
         )
-    if name == "APIConnectionError":
+    if name in _NO_CONNECTION:
         return f"cannot reach {server}: check --azure-endpoint / AZURE_OPENAI_ENDPOINT"
     if status in (401, 403):
         return _azure_refused(server, status, sign_in)
@@ -297,6 +297,9 @@ def _filtered(body: object) -> str:
     return f", filtered: {', '.join(names)}" if names else ""
 
 
+# The SDK's name for a call that never reached the server, and httpx's, which the framework sometimes
+# wraps directly (the SDK's wrapper not in the chain): either is the same failure for the user.
+_NO_CONNECTION = ("APIConnectionError", "ConnectError")
 # httpx's names for a connection that ended before the body did.
 _CUT_CONNECTION = ("RemoteProtocolError", "ReadError", "IncompleteRead")
 # What the framework's parsing raises on a reply of the wrong shape.
@@ -306,7 +309,7 @@ _SHAPE_ERRORS = (TypeError, AttributeError, KeyError, ValueError)
 def cannot_reach(exc: BaseException) -> bool:
     """Whether the call never reached the server (refused connection, unknown host), as opposed to
     a server that answered badly or broke off mid-reply."""
-    return _cut_connection(exc) is None and any(type(c).__name__ == "APIConnectionError" for c in causes(exc))
+    return _cut_connection(exc) is None and any(type(c).__name__ in _NO_CONNECTION for c in causes(exc))
 
 
 def _asked_to_wait(exc: BaseException) -> str:
