@@ -19,6 +19,7 @@ from workbench.agentmem.extracted import unavailable
 from workbench.agentmem.mem0 import Mem0Memory
 from workbench.agentmem.mem0_config import Mem0Config
 from workbench.build.builder import lab_forget
+from workbench.drift.held_policy import HeldMemoryPolicy
 from workbench.drift.mem0_policy import Mem0Policy
 from workbench.drift.policies import NoHistoryProvider, Policy, PolicyInfo, folder_size
 from workbench.memory import Contract, WorkingMemory
@@ -76,37 +77,6 @@ class AgentMemoryPolicy(Policy):
     def retained(self) -> list[Message]:
         """Every file the memory keeps, one message each (transcripts included: they stay on disk)."""
         return [Message(role="assistant", contents=[held.content]) for held in self.memory.files()]
-
-
-class HeldMemoryPolicy(Policy):
-    """Both agents over any other agent memory: a forget is the product's, reaching the memory (the lab's
-    facts are not its); what it retains is what it holds, read when the lab asks."""
-
-    def __init__(
-        self,
-        info: PolicyInfo,
-        agents: dict[str, Agent],
-        memory: AgentMemory,
-        folder: tempfile.TemporaryDirectory[str],
-        contract: Contract,
-    ) -> None:
-        super().__init__(info, agents)
-        self.memory = memory
-        self.forgetting = lab_forget(WorkingMemory(contract), memories=[memory])
-        self._folder = folder  # deleted when the policy closes
-
-    async def forget(self, key: str | None) -> None:
-        await self.forgetting.forget(key)
-
-    async def close(self) -> None:
-        self._folder.cleanup()
-
-    def on_disk(self) -> int | None:
-        """Bytes under its folder, or None for a memory that says it keeps nothing on disk (no `location`)."""
-        return None if self.memory.location is None else folder_size(Path(self._folder.name))
-
-    async def retained_now(self) -> list[Message]:
-        return [Message(role="assistant", contents=[held.content]) for held in await self.memory.held()]
 
 
 # The choices that have a lab row, by the row's name.

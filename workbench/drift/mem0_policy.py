@@ -11,18 +11,21 @@ import tempfile
 from agent_framework import Agent, Message
 
 from workbench.agentmem.mem0 import Mem0Memory
-from workbench.build.builder import lab_forget
-from workbench.drift.policies import Policy, PolicyInfo, folder_size
-from workbench.memory import Contract, WorkingMemory
+from workbench.drift.held_policy import HeldMemoryPolicy
+from workbench.drift.policies import PolicyInfo, folder_size
+from workbench.memory import Contract
 from workbench.runtime.remembered import HeldItem
 
 MEM0_NEEDS_MODEL = "needs --model (a live model extracts Mem0's memories; the built-in script would fake them)"
 NEEDS_EMBEDDINGS = "needs --embedding-model (Mem0 finds memories by embeddings)"
 
 
-class Mem0Policy(Policy):
+class Mem0Policy(HeldMemoryPolicy):
     """Each turn: the memories Mem0 finds for the user in the request, no history; after it, Mem0
-    extracts memories from the turn. A forget goes through the product's forget, which reaches Mem0."""
+    extracts memories from the turn. A forget goes through the product's forget, which reaches Mem0 only
+    (the lab's facts are not Mem0's)."""
+
+    memory: Mem0Memory
 
     def __init__(
         self,
@@ -32,12 +35,8 @@ class Mem0Policy(Policy):
         folder: tempfile.TemporaryDirectory[str],
         contract: Contract,
     ) -> None:
-        super().__init__(info, agents)
-        self.memory = memory
-        # The lab's facts are not Mem0's: only Mem0.
-        self.forgetting = lab_forget(WorkingMemory(contract), memories=[memory])
+        super().__init__(info, agents, memory, folder, contract)
         self.kept: list[HeldItem] = []
-        self._folder = folder  # deleted when the policy closes
 
     async def answer(self, turn: int, agent: str, text: str) -> str:
         reply = await super().answer(turn, agent, text)
@@ -45,15 +44,19 @@ class Mem0Policy(Policy):
         return reply
 
     async def forget(self, key: str | None) -> None:
-        await self.forgetting.forget(key)
+        await super().forget(key)
         self.kept = await self.memory.memories()
 
     async def close(self) -> None:
         await self.memory.close()
-        self._folder.cleanup()
+        await super().close()
 
     def on_disk(self) -> int | None:
         return folder_size(self.memory.directory)
 
     def retained(self) -> list[Message]:
         return [Message(role="assistant", contents=[m.content]) for m in self.kept]
+
+    async def retained_now(self) -> list[Message]:
+        """What Mem0 found after the last turn or forget (`kept`), not a new read of the server."""
+        return self.retained()
