@@ -85,9 +85,8 @@ def test_the_app_registers_every_holder_in_the_one_order():
 
 def in_order_names(session):
     runtime = session.runtime
-    own = runtime.holders
     held = in_order(
-        agent_sessions=own[: len(own) - len(runtime.memories) - (runtime.recall is not None)],
+        agent_sessions=runtime.own_holders,
         recall=runtime.recall,
         memories=runtime.memories,
         around=session.holders,

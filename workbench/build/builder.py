@@ -161,11 +161,9 @@ def _ordered(
 ) -> tuple[Holder, ...]:
     """The runtime's holders (its sessions and call log, then recall and the other memories it runs) with
     the wrapper's and the stores', in `in_order`'s order."""
-    own = runtime.holders
-    agent_sessions = own[: len(own) - len(runtime.memories) - (runtime.recall is not None)]
     memories: Sequence[Holder] = runtime.memories
     return in_order(
-        agent_sessions=agent_sessions,
+        agent_sessions=runtime.own_holders,
         recall=runtime.recall,
         memories=memories,
         around=around,

@@ -161,14 +161,13 @@ class AgentRuntime:
         return {name: (slot.agent_session.session_id, len(self.history(name))) for name, slot in self._slots.items()}
 
     @property
-    def holders(self) -> tuple[Holder, ...]:
-        """The holders of text this runtime keeps, in the order a forget reaches them: both agents'
-        sessions (replaced by new ones), the call log, the recall store (even off: an earlier run may
-        have left one), then each other memory."""
+    def own_holders(self) -> tuple[Holder, ...]:
+        """The holders of the text this runtime keeps itself, in the order a forget reaches them: both
+        agents' sessions (replaced by new ones), the workflows' agents', the call log. Its recall store and
+        other memories are holders of their own (`recall`, `memories`); the builder orders them all."""
         sessions = agent_sessions(self._agent_session_texts, self._new_agent_sessions)
-        log = CallLogHolder(self.calls)
         flows = [WorkflowSessions(tuple(self._workflows.values()))] if self._workflows else []
-        return (sessions, *flows, log, *([self.recall] if self.recall is not None else []), *self.memories)
+        return (sessions, *flows, CallLogHolder(self.calls))
 
     def _build(self, name: str, *, resume: bool = False) -> _Slot:
         extractor = WorkingMemoryProvider(
@@ -313,7 +312,8 @@ class AgentRuntime:
 
         Refused (RuntimeError) when this runtime's holders are not registered with its forget (only the
         one assembly registers them): a forget without them would leave the histories and the call log."""
-        if unregistered := [h.name for h in self.holders if h.name not in self.forgetting.holders]:
+        reached = [*self.own_holders, *([self.recall] if self.recall is not None else []), *self.memories]
+        if unregistered := [h.name for h in reached if h.name not in self.forgetting.holders]:
             raise RuntimeError(
                 f"this runtime was not assembled: its forget would not reach {', '.join(unregistered)}; "
                 "build it with workbench.session.assemble(models, ...), which registers every holder"
