@@ -27,6 +27,14 @@ def app_over(folder: Path) -> WorkbenchApp:
     )
 
 
+def app_naming_agents(folder: Path) -> WorkbenchApp:
+    """The app over `folder`, told the agents each workflow runs (a forget's or a switch's note names them)."""
+    workflows = load_folder(folder).workflows
+    return WorkbenchApp(
+        session_over(folder), workflows={flow.name: [a.name for a in flow.agents] for flow in workflows}
+    )
+
+
 async def test_a_workflow_answers_in_its_pane_and_one_that_cannot_start_says_why(tmp_path, monkeypatch):
     folder = folder_with(
         tmp_path,
@@ -59,10 +67,7 @@ async def test_a_forget_says_the_workflows_agents_each_start_a_new_session_namin
     """It said "the pair_flow agent starts a new session" (the tester of issue 36, on the Content Review
     Workflow): a workflow's agents each start one, in its executors, named as F1 names agents."""
     folder = folder_with(tmp_path, {"pair_flow/__init__.py": pair(), "solo.py": SOLO})
-    loaded = load_folder(folder)
-    app = WorkbenchApp(
-        session_over(folder), workflows={flow.name: [a.name for a in flow.agents] for flow in loaded.workflows}
-    )
+    app = app_naming_agents(folder)
     async with app.run_test(size=(140, 40)) as pilot:
         await pilot.pause()
         await say(pilot, "pair_flow", "customer=Contoso Ltd 7731; hello")
@@ -84,10 +89,7 @@ async def test_a_switch_of_mode_or_recall_names_the_workflows_agents_starting_an
     from workbench.ui.palette import switch_mode
 
     folder = folder_with(tmp_path, {"pair_flow/__init__.py": pair(), "solo.py": SOLO})
-    loaded = load_folder(folder)
-    app = WorkbenchApp(
-        session_over(folder), workflows={flow.name: [a.name for a in flow.agents] for flow in loaded.workflows}
-    )
+    app = app_naming_agents(folder)
     async with app.run_test(size=(140, 40)) as pilot:
         await pilot.pause()
         await say(pilot, "pair_flow", "customer=Contoso Ltd 7731; hello")
