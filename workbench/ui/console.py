@@ -40,8 +40,8 @@ async def run_console_command(
     command: ConsoleCommand, pane: ChatPane, session: SessionController, forgetting: ForgetFlow
 ) -> None:
     """Run a command typed into `pane`: `mem` is answered there; a forget asks first, as a click or F8."""
-    facts = session.state().memory.facts
-    contract = session.state().status.contract
+    state = session.state()
+    facts, contract = state.memory.facts, state.status.contract
     if isinstance(command, ShowMemory):
         lines = [f"mem: {len(facts)} fact(s)"] + [
             f"{f.key} = {quoted(f.value)} (turn {f.turn}) quoting {quoted(f.evidence)}" for f in facts
